@@ -1,0 +1,184 @@
+//! Everything that happens in a run, as an append-only log of [`Event`]s.
+//!
+//! Each event carries its run id, a gap-free sequence number (starting at 1) and a
+//! timestamp. The same values are written to the [`RunStore`](crate::ports::RunStore) and
+//! published to [`EventSink`](crate::ports::EventSink)s (the CLI's live view, later SSE).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::llm::CallPurpose;
+use crate::plan::{Plan, StepStatus};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub run_id: String,
+    pub seq: u64,
+    pub at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// Where a plan came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    /// The planner LLM made it through the `planning` tool.
+    Llm,
+    /// The planner failed; the runtime used its default three-step plan.
+    Default,
+}
+
+/// Token and call counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunUsage {
+    pub llm_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    RunStarted {
+        task: String,
+        mode: String,
+        workspace: String,
+    },
+    PlanCreated {
+        plan: Plan,
+        source: PlanSource,
+        /// Why the default plan was used, when it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    PlanUpdated {
+        plan: Plan,
+        reason: String,
+    },
+    StepStarted {
+        step_id: String,
+        index: usize,
+        description: String,
+        executor: String,
+        attempt: u32,
+    },
+    StepCompleted {
+        step_id: String,
+        result: String,
+    },
+    /// The step ended `failed` or `blocked` (see `status`).
+    StepFailed {
+        step_id: String,
+        status: StepStatus,
+        error: String,
+        will_retry: bool,
+    },
+    StepSkipped {
+        step_id: String,
+        reason: String,
+    },
+    ToolCalling {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        call_id: String,
+        tool: String,
+        arguments: String,
+    },
+    ToolCalled {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        output: String,
+        duration_ms: u64,
+    },
+    LlmCalled {
+        purpose: CallPurpose,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        ok: bool,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        duration_ms: u64,
+    },
+    /// Text the model wrote for the user (not a tool call).
+    Message {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        text: String,
+    },
+    /// Something went wrong and was handled; the run goes on.
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        message: String,
+    },
+    RunCompleted {
+        summary: String,
+        usage: RunUsage,
+    },
+    RunFailed {
+        reason: String,
+        summary: String,
+        usage: RunUsage,
+    },
+}
+
+impl EventKind {
+    /// The snake_case name used as the `type` tag.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted { .. } => "run_started",
+            EventKind::PlanCreated { .. } => "plan_created",
+            EventKind::PlanUpdated { .. } => "plan_updated",
+            EventKind::StepStarted { .. } => "step_started",
+            EventKind::StepCompleted { .. } => "step_completed",
+            EventKind::StepFailed { .. } => "step_failed",
+            EventKind::StepSkipped { .. } => "step_skipped",
+            EventKind::ToolCalling { .. } => "tool_calling",
+            EventKind::ToolCalled { .. } => "tool_called",
+            EventKind::LlmCalled { .. } => "llm_called",
+            EventKind::Message { .. } => "message",
+            EventKind::Error { .. } => "error",
+            EventKind::RunCompleted { .. } => "run_completed",
+            EventKind::RunFailed { .. } => "run_failed",
+        }
+    }
+
+    /// True for the last event a run writes.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            EventKind::RunCompleted { .. } | EventKind::RunFailed { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_flat_with_a_type_tag_and_round_trip() {
+        let ev = Event {
+            run_id: "run_1".into(),
+            seq: 7,
+            at: DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+                .expect("valid time")
+                .with_timezone(&Utc),
+            kind: EventKind::StepCompleted {
+                step_id: "s1".into(),
+                result: "ok".into(),
+            },
+        };
+        let json = serde_json::to_value(&ev).expect("serializes");
+        assert_eq!(json["type"], "step_completed");
+        assert_eq!(json["seq"], 7);
+        assert_eq!(json["step_id"], "s1");
+        let back: Event = serde_json::from_value(json).expect("deserializes");
+        assert_eq!(back, ev);
+        assert_eq!(ev.kind.name(), "step_completed");
+    }
+}

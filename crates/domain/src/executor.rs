@@ -1,0 +1,345 @@
+//! The step executor: one agent's ReAct tool loop for one plan step.
+//!
+//! The loop ends only through `complete_step {success, result}` (or the turn limit, which
+//! fails the step). Every tool call gets exactly one tool message back, also when it is
+//! unknown, malformed or refused, so each request sent to the LLM is a valid transcript.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::error::{LlmError, StoreError, ToolError};
+use crate::event::EventKind;
+use crate::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
+use crate::plan::Plan;
+use crate::ports::{LlmClient, Toolbox};
+use crate::prompts;
+use crate::run::{CallError, RunContext};
+use crate::tools::{complete_step_schema, CompleteStepArgs, COMPLETE_STEP};
+
+/// An agent that executes steps: its LLM, its tools, and the step kinds it serves.
+#[derive(Clone)]
+pub struct ExecutorAgent {
+    pub name: String,
+    pub description: String,
+    /// Step tags (`CODE`, `SEARCH`, ...) routed to this agent; matched case-insensitively.
+    pub kinds: Vec<String>,
+    pub llm: Arc<dyn LlmClient>,
+    pub toolbox: Arc<dyn Toolbox>,
+}
+
+impl std::fmt::Debug for ExecutorAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorAgent")
+            .field("name", &self.name)
+            .field("kinds", &self.kinds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutorAgent {
+    pub fn serves(&self, kind: &str) -> bool {
+        self.kinds.iter().any(|k| k.eq_ignore_ascii_case(kind))
+            || self.name.eq_ignore_ascii_case(kind)
+    }
+}
+
+/// Limits of one step's tool loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepLimits {
+    /// LLM turns per step; the budget starts afresh for every step.
+    pub max_turns: u32,
+    /// Tool output beyond this many bytes is cut (head and tail kept) before the model sees it.
+    pub max_observation_bytes: usize,
+}
+
+impl Default for StepLimits {
+    fn default() -> Self {
+        StepLimits {
+            max_turns: 20,
+            max_observation_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// How a step attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StepEnd {
+    /// `complete_step` with success=true.
+    Completed(String),
+    /// `complete_step` with success=false, or the turn limit.
+    Failed(String),
+    /// The LLM could not be reached or answered an error: worth another attempt.
+    Errored(String),
+    Cancelled,
+}
+
+pub(crate) async fn run_step(
+    ctx: &RunContext,
+    limits: &StepLimits,
+    agent: &ExecutorAgent,
+    plan: &Plan,
+    index: usize,
+) -> Result<StepEnd, StoreError> {
+    let step = &plan.steps[index];
+    let span = tracing::info_span!("step", step_id = %step.id, index, agent = %agent.name);
+    run_step_inner(ctx, limits, agent, plan, index)
+        .instrument(span)
+        .await
+}
+
+async fn run_step_inner(
+    ctx: &RunContext,
+    limits: &StepLimits,
+    agent: &ExecutorAgent,
+    plan: &Plan,
+    index: usize,
+) -> Result<StepEnd, StoreError> {
+    let step = &plan.steps[index];
+    let step_id = step.id.as_str();
+    let prior: Vec<(usize, &crate::plan::Step)> = plan.steps[..index]
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.result.is_some() || s.error.is_some())
+        .collect();
+    let workspace = ctx.workspace.display().to_string();
+    let mut messages = vec![
+        ChatMessage::system(prompts::executor_system(
+            &agent.name,
+            &agent.description,
+            &workspace,
+        )),
+        ChatMessage::user(prompts::step_prompt(&ctx.task, plan, index, step, &prior)),
+    ];
+    let mut tools = agent.toolbox.schemas();
+    tools.push(complete_step_schema());
+    let tool_ctx = ctx.tool_context(Some(step_id));
+    let mut trimmed = false;
+
+    let mut turn = 0;
+    while turn < limits.max_turns {
+        turn += 1;
+        let request = ChatRequest::new(CallPurpose::Execute, messages.clone())
+            .with_tools(tools.clone(), ToolChoice::Auto);
+        let reply = match ctx.chat(agent.llm.as_ref(), request, Some(step_id)).await {
+            Ok(r) => r,
+            Err(CallError::Cancelled) => return Ok(StepEnd::Cancelled),
+            Err(CallError::Store(e)) => return Err(e),
+            Err(CallError::Llm(LlmError::ContextTooLong(msg))) if !trimmed => {
+                trimmed = true;
+                turn -= 1;
+                trim_observations(&mut messages);
+                ctx.emit(EventKind::Error {
+                    step_id: Some(step_id.to_string()),
+                    message: format!("context too long ({msg}); trimmed old tool output and retrying"),
+                })
+                .await?;
+                continue;
+            }
+            Err(CallError::Llm(e)) => return Ok(StepEnd::Errored(e.to_string())),
+        };
+        messages.push(ChatMessage::from_reply(&reply));
+        if let Some(text) = reply.text() {
+            ctx.emit(EventKind::Message {
+                step_id: Some(step_id.to_string()),
+                text: text.to_string(),
+            })
+            .await?;
+        }
+        if reply.tool_calls.is_empty() {
+            messages.push(ChatMessage::user(prompts::nudge_use_tools()));
+            continue;
+        }
+        let mut finished: Option<StepEnd> = None;
+        for call in &reply.tool_calls {
+            if finished.is_some() {
+                messages.push(ChatMessage::tool_result(
+                    &call.id,
+                    "Not executed: the step was already completed by an earlier call in this turn.",
+                ));
+                continue;
+            }
+            if call.name == COMPLETE_STEP {
+                match parse_complete_step(&call.arguments) {
+                    Ok(args) => {
+                        messages.push(ChatMessage::tool_result(&call.id, "Step finished."));
+                        finished = Some(if args.success {
+                            StepEnd::Completed(args.result)
+                        } else {
+                            StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
+                        });
+                    }
+                    Err(e) => messages.push(ChatMessage::tool_result(&call.id, e)),
+                }
+                continue;
+            }
+            let observation = run_tool(ctx, limits, agent.toolbox.as_ref(), &tool_ctx, call).await?;
+            messages.push(ChatMessage::tool_result(&call.id, observation));
+            if ctx.cancel.is_cancelled() {
+                return Ok(StepEnd::Cancelled);
+            }
+        }
+        if let Some(end) = finished {
+            return Ok(end);
+        }
+    }
+    Ok(StepEnd::Failed(format!(
+        "turn limit of {} reached without complete_step",
+        limits.max_turns
+    )))
+}
+
+/// Runs one tool call and returns what the model will read. Errors become text.
+async fn run_tool(
+    ctx: &RunContext,
+    limits: &StepLimits,
+    toolbox: &dyn Toolbox,
+    tool_ctx: &crate::ports::ToolContext,
+    call: &ToolCall,
+) -> Result<String, StoreError> {
+    ctx.emit(EventKind::ToolCalling {
+        step_id: tool_ctx.step_id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        arguments: call.arguments.clone(),
+    })
+    .await?;
+    let started = Instant::now();
+    let outcome = match parse_arguments(&call.arguments) {
+        Ok(args) => {
+            let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
+            toolbox.call(&call.name, args, tool_ctx).instrument(span).await
+        }
+        Err(e) => Err(e),
+    };
+    let (ok, text) = match outcome {
+        Ok(out) => {
+            let mut text = out.content;
+            if !out.attachments.is_empty() {
+                text.push_str(&format!("\n[files: {}]", out.attachments.join(", ")));
+            }
+            (!out.is_error, text)
+        }
+        Err(e) => (false, format!("Error: {e}")),
+    };
+    let text = truncate_bytes(&text, limits.max_observation_bytes);
+    ctx.emit(EventKind::ToolCalled {
+        step_id: tool_ctx.step_id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ok,
+        output: text.clone(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+    .await?;
+    Ok(text)
+}
+
+fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(ToolError::InvalidArguments(format!(
+            "arguments must be a JSON object, got {other}"
+        ))),
+        Err(e) => Err(ToolError::InvalidArguments(format!(
+            "arguments are not valid JSON ({e})"
+        ))),
+    }
+}
+
+fn parse_complete_step(raw: &str) -> Result<CompleteStepArgs, String> {
+    let value = parse_arguments(raw).map_err(|e| format!("Error: {e}"))?;
+    serde_json::from_value::<CompleteStepArgs>(value).map_err(|e| {
+        format!("Error: invalid arguments for complete_step ({e}); expected {{\"success\": true|false, \"result\": \"...\"}}")
+    })
+}
+
+fn non_empty(s: String, fallback: &str) -> String {
+    if s.trim().is_empty() {
+        fallback.to_string()
+    } else {
+        s
+    }
+}
+
+/// Replaces the content of all but the last two tool messages with a marker.
+fn trim_observations(messages: &mut [ChatMessage]) {
+    let tool_positions: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::Tool)
+        .map(|(i, _)| i)
+        .collect();
+    let keep_from = tool_positions.len().saturating_sub(2);
+    for &i in &tool_positions[..keep_from] {
+        messages[i].content = Some("[output trimmed to fit the context window]".to_string());
+    }
+}
+
+/// Cuts `s` to about `max` bytes, keeping the head and the tail and saying what was cut.
+pub fn truncate_bytes(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let head_len = floor_char_boundary(s, max * 2 / 3);
+    let tail_start = ceil_char_boundary(s, s.len() - (max / 3));
+    let cut = tail_start - head_len;
+    format!(
+        "{}\n[... {cut} bytes cut ...]\n{}",
+        &s[..head_len],
+        &s[tail_start..]
+    )
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_head_and_tail_on_char_boundaries() {
+        let s = "é".repeat(100);
+        let t = truncate_bytes(&s, 30);
+        assert!(t.contains("bytes cut"));
+        assert!(t.starts_with('é'));
+        assert!(t.ends_with('é'));
+        assert_eq!(truncate_bytes("short", 30), "short");
+    }
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert!(parse_arguments("").is_ok());
+        assert!(parse_arguments("{\"a\":1}").is_ok());
+        assert!(matches!(parse_arguments("[1]"), Err(ToolError::InvalidArguments(_))));
+        assert!(matches!(parse_arguments("{oops"), Err(ToolError::InvalidArguments(_))));
+    }
+
+    #[test]
+    fn complete_step_arguments_are_checked() {
+        assert_eq!(
+            parse_complete_step(r#"{"success": true, "result": "r"}"#),
+            Ok(CompleteStepArgs { success: true, result: "r".into() })
+        );
+        assert!(parse_complete_step(r#"{"success": "yes"}"#)
+            .expect_err("bad type")
+            .contains("invalid arguments for complete_step"));
+    }
+}

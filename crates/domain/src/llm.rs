@@ -1,0 +1,181 @@
+//! Provider-neutral chat types: what the domain sends to an [`LlmClient`](crate::ports::LlmClient)
+//! and what it gets back. Adapters translate these to and from their wire formats.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call requested by the model. `arguments` is the raw JSON text the model wrote
+/// (adapters turn object-valued arguments into text), parsed only when the tool runs, so a
+/// malformed call can be answered with a clear error instead of being lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Set on `tool` messages: the call this message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Reasoning text some providers return and require back (DeepSeek).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+}
+
+impl ChatMessage {
+    fn plain(role: Role, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            reasoning_content: None,
+        }
+    }
+    pub fn system(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::plain(Role::System, content)
+    }
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::plain(Role::User, content)
+    }
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::plain(Role::Assistant, content)
+    }
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            tool_call_id: Some(call_id.into()),
+            ..ChatMessage::plain(Role::Tool, content)
+        }
+    }
+    /// The assistant turn that carried `reply`, kept verbatim in the transcript.
+    pub fn from_reply(reply: &ChatResponse) -> ChatMessage {
+        ChatMessage {
+            role: Role::Assistant,
+            content: reply.content.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            tool_call_id: None,
+            reasoning_content: reply.reasoning_content.clone(),
+        }
+    }
+}
+
+/// A function the model may call: name, description and JSON-schema parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "type", content = "name")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    None,
+    Required,
+    /// Force one named function.
+    Function(String),
+}
+
+/// Asks the server to shape its reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum ResponseFormat {
+    #[default]
+    Text,
+    JsonObject,
+    JsonSchema { name: String, schema: Value },
+}
+
+/// Why a call is made; recorded with its usage and useful to adapters that route by purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPurpose {
+    Plan,
+    Execute,
+    Summarize,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSchema>,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    #[serde(default)]
+    pub response_format: ResponseFormat,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    pub purpose: CallPurpose,
+}
+
+impl ChatRequest {
+    pub fn new(purpose: CallPurpose, messages: Vec<ChatMessage>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            response_format: ResponseFormat::Text,
+            temperature: None,
+            max_tokens: None,
+            purpose,
+        }
+    }
+    pub fn with_tools(mut self, tools: Vec<ToolSchema>, choice: ToolChoice) -> ChatRequest {
+        self.tools = tools;
+        self.tool_choice = choice;
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ChatResponse {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub reasoning_content: Option<String>,
+    #[serde(default)]
+    pub usage: Usage,
+    /// As the server said it (`stop`, `tool_calls`, `length`, or anything else).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+impl ChatResponse {
+    /// The text content, trimmed; `None` when empty.
+    pub fn text(&self) -> Option<&str> {
+        self.content
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    }
+}

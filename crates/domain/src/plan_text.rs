@@ -1,0 +1,102 @@
+//! Plan text in the spirit of OpenManus's `PlanningTool._format_plan` (seed 000): title and
+//! id, progress, per-status counts and numbered steps with markers and notes.
+
+use std::fmt::Write;
+
+use crate::plan::Plan;
+
+/// The full human- and model-readable view of a plan.
+pub fn render_plan_text(plan: &Plan) -> String {
+    let mut out = String::new();
+    let header = format!("Plan: {} (ID: {})", plan.title, plan.id);
+    let _ = writeln!(out, "{header}");
+    let _ = writeln!(out, "{}", "=".repeat(header.chars().count()));
+    out.push('\n');
+    let c = plan.counts();
+    let total = plan.steps.len();
+    let pct = if total == 0 {
+        0.0
+    } else {
+        c.completed as f64 * 100.0 / total as f64
+    };
+    let _ = writeln!(
+        out,
+        "Progress: {}/{} steps completed ({:.1}%)",
+        c.completed, total, pct
+    );
+    let _ = writeln!(
+        out,
+        "Status: {} completed, {} in progress, {} blocked, {} failed, {} skipped, {} not started",
+        c.completed, c.in_progress, c.blocked, c.failed, c.skipped, c.not_started
+    );
+    out.push('\n');
+    out.push_str("Steps:\n");
+    for (i, step) in plan.steps.iter().enumerate() {
+        let _ = writeln!(out, "{i}. {} {}", step.status.marker(), step.display_text());
+        if !step.notes.trim().is_empty() {
+            let _ = writeln!(out, "   Notes: {}", step.notes.trim());
+        }
+    }
+    out
+}
+
+/// One line per step: `0. [✓] text`, for compact digests and the live CLI view.
+pub fn render_plan_digest(plan: &Plan) -> String {
+    let mut out = String::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        let _ = writeln!(out, "{i}. {} {}", step.status.marker(), step.display_text());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::StepStatus;
+
+    fn sample() -> Plan {
+        let texts: Vec<String> = [
+            "[SEARCH] Collect user behaviour data",
+            "Clean and preprocess the data",
+            "[CODE] Analyse the data",
+            "Write the report",
+            "Publish it",
+            "Announce it",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut p = Plan::from_texts("plan_1703123456", "Analyse user behaviour", "g", &texts)
+            .expect("valid plan");
+        for (id, to) in [
+            ("s1", vec![StepStatus::InProgress, StepStatus::Completed]),
+            ("s2", vec![StepStatus::InProgress, StepStatus::Completed]),
+            ("s3", vec![StepStatus::InProgress]),
+            ("s4", vec![StepStatus::InProgress, StepStatus::Blocked]),
+            ("s5", vec![StepStatus::InProgress, StepStatus::Failed]),
+            ("s6", vec![StepStatus::Skipped]),
+        ] {
+            for st in to {
+                p.transition(id, st).expect("legal transition");
+            }
+        }
+        p.steps[0].notes = "42 files collected".into();
+        p
+    }
+
+    #[test]
+    fn plan_text_snapshot() {
+        insta::assert_snapshot!(render_plan_text(&sample()));
+    }
+
+    #[test]
+    fn plan_digest_snapshot() {
+        insta::assert_snapshot!(render_plan_digest(&sample()));
+    }
+
+    #[test]
+    fn progress_of_an_untouched_plan_is_zero() {
+        let p = Plan::from_texts("p", "t", "g", &["a".to_string()]).expect("valid plan");
+        assert!(render_plan_text(&p).contains("Progress: 0/1 steps completed (0.0%)"));
+    }
+}

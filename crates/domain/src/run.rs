@@ -1,0 +1,155 @@
+//! [`RunContext`]: what every part of a run shares. It numbers and journals events (store
+//! first, then live sinks), saves plan versions, meters LLM calls and carries the run's
+//! cancellation token.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, LlmError, StoreError};
+use crate::event::{Event, EventKind, RunUsage};
+use crate::llm::{ChatRequest, ChatResponse};
+use crate::plan::Plan;
+use crate::ports::{Clock, EventSink, LlmClient, RunStore, ToolContext};
+
+/// Why an LLM call made through the context did not return a reply.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    Llm(LlmError),
+    Cancelled,
+    Store(StoreError),
+}
+
+impl From<StoreError> for CallError {
+    fn from(e: StoreError) -> Self {
+        CallError::Store(e)
+    }
+}
+
+pub(crate) struct RunContext {
+    pub run_id: String,
+    pub task: String,
+    pub workspace: PathBuf,
+    pub cancel: CancellationToken,
+    store: Arc<dyn RunStore>,
+    sink: Arc<dyn EventSink>,
+    clock: Arc<dyn Clock>,
+    /// Last sequence number written; held across the append so order = sequence.
+    seq: tokio::sync::Mutex<u64>,
+    usage: Mutex<RunUsage>,
+}
+
+impl RunContext {
+    pub fn new(
+        run_id: String,
+        task: String,
+        workspace: PathBuf,
+        cancel: CancellationToken,
+        store: Arc<dyn RunStore>,
+        sink: Arc<dyn EventSink>,
+        clock: Arc<dyn Clock>,
+    ) -> RunContext {
+        RunContext {
+            run_id,
+            task,
+            workspace,
+            cancel,
+            store,
+            sink,
+            clock,
+            seq: tokio::sync::Mutex::new(0),
+            usage: Mutex::new(RunUsage::default()),
+        }
+    }
+
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    pub fn store(&self) -> &dyn RunStore {
+        self.store.as_ref()
+    }
+
+    /// Journals one event, then hands it to the live sink.
+    pub async fn emit(&self, kind: EventKind) -> Result<(), StoreError> {
+        let mut seq = self.seq.lock().await;
+        let event = Event {
+            run_id: self.run_id.clone(),
+            seq: *seq + 1,
+            at: self.clock.now(),
+            kind,
+        };
+        self.store.append_event(&event).await?;
+        *seq += 1;
+        drop(seq);
+        self.sink.publish(&event);
+        Ok(())
+    }
+
+    pub async fn save_plan(&self, plan: &Plan) -> Result<(), StoreError> {
+        self.store.save_plan(&self.run_id, plan).await
+    }
+
+    pub fn usage(&self) -> RunUsage {
+        self.usage.lock().map(|u| *u).unwrap_or_default()
+    }
+
+    pub fn tool_context(&self, step_id: Option<&str>) -> ToolContext {
+        ToolContext {
+            run_id: self.run_id.clone(),
+            step_id: step_id.map(str::to_string),
+            workspace: self.workspace.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    /// One metered LLM call: raced against cancellation, counted, and journaled.
+    pub async fn chat(
+        &self,
+        llm: &dyn LlmClient,
+        request: ChatRequest,
+        step_id: Option<&str>,
+    ) -> Result<ChatResponse, CallError> {
+        if self.cancel.is_cancelled() {
+            return Err(CallError::Cancelled);
+        }
+        let purpose = request.purpose;
+        let started = Instant::now();
+        let result = tokio::select! {
+            r = llm.chat(request) => r,
+            _ = self.cancel.cancelled() => return Err(CallError::Cancelled),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
+        if let Ok(mut u) = self.usage.lock() {
+            u.llm_calls += 1;
+            u.prompt_tokens += usage.prompt_tokens;
+            u.completion_tokens += usage.completion_tokens;
+        }
+        self.emit(EventKind::LlmCalled {
+            purpose,
+            step_id: step_id.map(str::to_string),
+            ok: result.is_ok(),
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            duration_ms,
+        })
+        .await?;
+        if let Err(e) = &result {
+            tracing::warn!(error = %e, ?purpose, "LLM call failed");
+        }
+        result.map_err(CallError::Llm)
+    }
+}
+
+impl From<CallError> for Error {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Llm(e) => Error::Llm(e),
+            CallError::Cancelled => Error::Cancelled,
+            CallError::Store(e) => Error::Store(e),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! [`ToolSet`], the plain [`Toolbox`] over a list of [`Tool`]s, and the domain's own
+//! `complete_step` function, by which an executor ends a step.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::ToolError;
+use crate::llm::ToolSchema;
+use crate::ports::{Tool, ToolContext, ToolOutput, Toolbox};
+
+/// Name of the function that ends a step.
+pub const COMPLETE_STEP: &str = "complete_step";
+
+/// A toolbox made of individual tools; names must be unique.
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.name().to_string()))
+            .finish()
+    }
+}
+
+impl ToolSet {
+    pub fn new() -> ToolSet {
+        ToolSet::default()
+    }
+
+    /// Adds a tool; a later tool with the same name replaces the earlier one.
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> ToolSet {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn extend(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> ToolSet {
+        for t in tools {
+            self = self.with(t);
+        }
+        self
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name().to_string()).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+}
+
+#[async_trait]
+impl Toolbox for ToolSet {
+    fn schemas(&self) -> Vec<ToolSchema> {
+        self.tools
+            .iter()
+            .map(|t| ToolSchema {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        match self.get(name) {
+            Some(tool) => tool.execute(args, ctx).await,
+            None => Err(ToolError::Refused(format!(
+                "unknown tool '{name}'; available tools: {}",
+                self.names().join(", ")
+            ))),
+        }
+    }
+}
+
+/// Arguments of `complete_step`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CompleteStepArgs {
+    pub success: bool,
+    pub result: String,
+}
+
+pub fn complete_step_schema() -> ToolSchema {
+    ToolSchema {
+        name: COMPLETE_STEP.to_string(),
+        description: "Finish the current step. Call it once the step is done (success=true) or \
+                      cannot be done (success=false). `result` summarises what you did and found, \
+                      including any facts later steps need; on failure, say why."
+            .to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "success": {"type": "boolean", "description": "true if the step achieved its goal"},
+                "result": {"type": "string", "description": "what was done and found, or why it failed"}
+            },
+            "required": ["success", "result"],
+            "additionalProperties": false
+        }),
+    }
+}
