@@ -21,6 +21,8 @@ pub mod ports;
 pub mod prompts;
 mod run;
 pub mod runtime;
+#[cfg(test)]
+mod runtime_tests;
 pub mod tools;
 
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};
