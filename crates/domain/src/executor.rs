@@ -133,7 +133,9 @@ async fn run_step_inner(
                 trim_observations(&mut messages);
                 ctx.emit(EventKind::Error {
                     step_id: Some(step_id.to_string()),
-                    message: format!("context too long ({msg}); trimmed old tool output and retrying"),
+                    message: format!(
+                        "context too long ({msg}); trimmed old tool output and retrying"
+                    ),
                 })
                 .await?;
                 continue;
@@ -175,7 +177,8 @@ async fn run_step_inner(
                 }
                 continue;
             }
-            let observation = run_tool(ctx, limits, agent.toolbox.as_ref(), &tool_ctx, call).await?;
+            let observation =
+                run_tool(ctx, limits, agent.toolbox.as_ref(), &tool_ctx, call).await?;
             messages.push(ChatMessage::tool_result(&call.id, observation));
             if ctx.cancel.is_cancelled() {
                 return Ok(StepEnd::Cancelled);
@@ -210,7 +213,10 @@ async fn run_tool(
     let outcome = match parse_arguments(&call.arguments) {
         Ok(args) => {
             let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
-            toolbox.call(&call.name, args, tool_ctx).instrument(span).await
+            toolbox
+                .call(&call.name, args, tool_ctx)
+                .instrument(span)
+                .await
         }
         Err(e) => Err(e),
     };
@@ -328,15 +334,24 @@ mod tests {
     fn arguments_must_be_a_json_object() {
         assert!(parse_arguments("").is_ok());
         assert!(parse_arguments("{\"a\":1}").is_ok());
-        assert!(matches!(parse_arguments("[1]"), Err(ToolError::InvalidArguments(_))));
-        assert!(matches!(parse_arguments("{oops"), Err(ToolError::InvalidArguments(_))));
+        assert!(matches!(
+            parse_arguments("[1]"),
+            Err(ToolError::InvalidArguments(_))
+        ));
+        assert!(matches!(
+            parse_arguments("{oops"),
+            Err(ToolError::InvalidArguments(_))
+        ));
     }
 
     #[test]
     fn complete_step_arguments_are_checked() {
         assert_eq!(
             parse_complete_step(r#"{"success": true, "result": "r"}"#),
-            Ok(CompleteStepArgs { success: true, result: "r".into() })
+            Ok(CompleteStepArgs {
+                success: true,
+                result: "r".into()
+            })
         );
         assert!(parse_complete_step(r#"{"success": "yes"}"#)
             .expect_err("bad type")

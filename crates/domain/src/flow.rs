@@ -20,7 +20,9 @@ use crate::runtime::Runtime;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LoopEnd {
     /// Every step ran; `failure` names the first step that did not complete, if any.
-    Finished { failure: Option<String> },
+    Finished {
+        failure: Option<String>,
+    },
     Cancelled,
 }
 
@@ -34,7 +36,11 @@ pub(crate) async fn create_plan(
         .executors
         .iter()
         .map(|e| ExecutorCard {
-            kind: e.kinds.first().cloned().unwrap_or_else(|| e.name.to_uppercase()),
+            kind: e
+                .kinds
+                .first()
+                .cloned()
+                .unwrap_or_else(|| e.name.to_uppercase()),
             description: e.description.clone(),
         })
         .collect();
@@ -77,9 +83,9 @@ pub(crate) async fn create_plan(
         }
         if let Some(plan) = tool.active_plan() {
             if !plan.steps.is_empty() {
-                let plan = tool.take_active_plan().ok_or_else(|| {
-                    Error::Config("active plan vanished".to_string())
-                })?;
+                let plan = tool
+                    .take_active_plan()
+                    .ok_or_else(|| Error::Config("active plan vanished".to_string()))?;
                 return Ok((plan, PlanSource::Llm, None));
             }
         }
@@ -177,8 +183,12 @@ pub(crate) async fn run_steps(
             }
         };
         if let Some(failure) = failure {
-            skip_remaining(ctx, plan, &format!("an earlier step did not complete: {failure}"))
-                .await?;
+            skip_remaining(
+                ctx,
+                plan,
+                &format!("an earlier step did not complete: {failure}"),
+            )
+            .await?;
             return Ok(LoopEnd::Finished {
                 failure: Some(failure),
             });
@@ -253,7 +263,11 @@ pub(crate) async fn summarize(
     cancelled: bool,
 ) -> Result<String, StoreError> {
     if cancelled {
-        return Ok(prompts::plain_report(&ctx.task, plan, "the run was cancelled"));
+        return Ok(prompts::plain_report(
+            &ctx.task,
+            plan,
+            "the run was cancelled",
+        ));
     }
     let user = prompts::summary_user(&ctx.task, plan);
     let planner_request = ChatRequest::new(
@@ -263,14 +277,21 @@ pub(crate) async fn summarize(
             ChatMessage::user(user.clone()),
         ],
     );
-    let first_problem = match ctx.chat(rt.planner_llm.as_ref(), planner_request, None).await {
+    let first_problem = match ctx
+        .chat(rt.planner_llm.as_ref(), planner_request, None)
+        .await
+    {
         Ok(reply) => match reply.text() {
             Some(text) => return Ok(text.to_string()),
             None => "the summary reply was empty".to_string(),
         },
         Err(CallError::Store(e)) => return Err(e),
         Err(CallError::Cancelled) => {
-            return Ok(prompts::plain_report(&ctx.task, plan, "the run was cancelled"))
+            return Ok(prompts::plain_report(
+                &ctx.task,
+                plan,
+                "the run was cancelled",
+            ))
         }
         Err(CallError::Llm(e)) => format!("the summary call failed: {e}"),
     };

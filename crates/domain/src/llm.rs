@@ -101,7 +101,10 @@ pub enum ResponseFormat {
     #[default]
     Text,
     JsonObject,
-    JsonSchema { name: String, schema: Value },
+    JsonSchema {
+        name: String,
+        schema: Value,
+    },
 }
 
 /// Why a call is made; recorded with its usage and useful to adapters that route by purpose.

@@ -372,7 +372,9 @@ impl Plan {
     pub fn replace_steps(&mut self, specs: &[StepSpec]) -> Result<(), PlanError> {
         let old = self.steps.clone();
         let seq = self.next_step_seq;
-        let steps = self.build_steps(specs, &old).inspect_err(|_| self.next_step_seq = seq)?;
+        let steps = self
+            .build_steps(specs, &old)
+            .inspect_err(|_| self.next_step_seq = seq)?;
         self.steps = steps;
         self.version += 1;
         Ok(())
@@ -456,7 +458,12 @@ mod tests {
 
     #[test]
     fn kind_tags_are_parsed_from_step_text() {
-        let p = plan(&["[search] find docs", "[CODE]write it", "plain [x] text", "[not a tag] y"]);
+        let p = plan(&[
+            "[search] find docs",
+            "[CODE]write it",
+            "plain [x] text",
+            "[not a tag] y",
+        ]);
         assert_eq!(p.steps[0].kind.as_deref(), Some("SEARCH"));
         assert_eq!(p.steps[0].description, "find docs");
         assert_eq!(p.steps[1].kind.as_deref(), Some("CODE"));
@@ -471,8 +478,12 @@ mod tests {
         p.transition("s1", StepStatus::InProgress).expect("legal");
         p.transition("s1", StepStatus::Completed).expect("legal");
         p.steps[0].notes = "done".into();
-        p.replace_steps(&[StepSpec::text("a"), StepSpec::text("x"), StepSpec::text("c")])
-            .expect("valid update");
+        p.replace_steps(&[
+            StepSpec::text("a"),
+            StepSpec::text("x"),
+            StepSpec::text("c"),
+        ])
+        .expect("valid update");
         assert_eq!(p.version, 2);
         assert_eq!(p.steps[0].id, "s1");
         assert_eq!(p.steps[0].status, StepStatus::Completed);

@@ -109,8 +109,9 @@ impl PlanningTool {
 
     /// Runs one call given the raw JSON arguments text the model wrote.
     pub fn call(&mut self, arguments: &str) -> Result<String, String> {
-        let args: Value = serde_json::from_str(arguments)
-            .map_err(|e| format!("Error: arguments are not valid JSON ({e}). Send one JSON object."))?;
+        let args: Value = serde_json::from_str(arguments).map_err(|e| {
+            format!("Error: arguments are not valid JSON ({e}). Send one JSON object.")
+        })?;
         self.execute(&args)
     }
 
@@ -132,7 +133,8 @@ impl PlanningTool {
                 Ok(render_plan_text(&self.plans[&id]))
             }
             "set_active" => {
-                let id = plan_id.ok_or("Error: parameter `plan_id` is required for command: set_active")?;
+                let id = plan_id
+                    .ok_or("Error: parameter `plan_id` is required for command: set_active")?;
                 if !self.plans.contains_key(&id) {
                     return Err(format!("Error: no plan found with ID: {id}"));
                 }
@@ -144,7 +146,8 @@ impl PlanningTool {
             }
             "mark_step" => self.mark_step(plan_id, obj),
             "delete" => {
-                let id = plan_id.ok_or("Error: parameter `plan_id` is required for command: delete")?;
+                let id =
+                    plan_id.ok_or("Error: parameter `plan_id` is required for command: delete")?;
                 if self.plans.remove(&id).is_none() {
                     return Err(format!("Error: no plan found with ID: {id}"));
                 }
@@ -177,8 +180,9 @@ impl PlanningTool {
         let title = opt_str(obj.get("title"), "title")?
             .filter(|t| !t.trim().is_empty())
             .ok_or("Error: parameter `title` is required for command: create")?;
-        let specs = parse_steps(obj.get("steps"))?
-            .ok_or("Error: parameter `steps` must be a non-empty list of strings for command: create")?;
+        let specs = parse_steps(obj.get("steps"))?.ok_or(
+            "Error: parameter `steps` must be a non-empty list of strings for command: create",
+        )?;
         let mut plan = Plan {
             id: id.clone(),
             title,
@@ -188,7 +192,9 @@ impl PlanningTool {
             version: 1,
             next_step_seq: 1,
         };
-        plan.steps = plan.build_steps(&specs, &[]).map_err(|e| format!("Error: {e}"))?;
+        plan.steps = plan
+            .build_steps(&specs, &[])
+            .map_err(|e| format!("Error: {e}"))?;
         let text = render_plan_text(&plan);
         self.plans.insert(id.clone(), plan);
         self.active = Some(id.clone());
@@ -208,7 +214,8 @@ impl PlanningTool {
             .get_mut(&id)
             .ok_or_else(|| format!("Error: no plan found with ID: {id}"))?;
         if let Some(specs) = specs {
-            plan.replace_steps(&specs).map_err(|e| format!("Error: {e}"))?;
+            plan.replace_steps(&specs)
+                .map_err(|e| format!("Error: {e}"))?;
         } else if title.is_none() {
             return Err("Error: `update` needs `title` or `steps`".to_string());
         }
@@ -254,7 +261,11 @@ impl PlanningTool {
                 .as_i64()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
                 .ok_or("Error: `step_index` must be an integer")?,
-            None => return Err("Error: parameter `step_index` is required for command: mark_step".into()),
+            None => {
+                return Err(
+                    "Error: parameter `step_index` is required for command: mark_step".into(),
+                )
+            }
         };
         let status = opt_str(obj.get("step_status"), "step_status")?
             .map(|s| {
@@ -317,7 +328,11 @@ impl PlanningTool {
 /// Applies a status asked for by the model. A model often jumps straight from not_started to
 /// completed (or blocked/failed); the step is then walked through in_progress, which keeps the
 /// state machine's invariants. Any other illegal move is refused.
-fn move_step(plan: &mut Plan, step_id: &str, to: StepStatus) -> Result<(), crate::error::PlanError> {
+fn move_step(
+    plan: &mut Plan,
+    step_id: &str,
+    to: StepStatus,
+) -> Result<(), crate::error::PlanError> {
     let from = plan
         .step(step_id)
         .map(|s| s.status)
@@ -326,7 +341,10 @@ fn move_step(plan: &mut Plan, step_id: &str, to: StepStatus) -> Result<(), crate
         return Ok(());
     }
     if from == StepStatus::NotStarted
-        && matches!(to, StepStatus::Completed | StepStatus::Failed | StepStatus::Blocked)
+        && matches!(
+            to,
+            StepStatus::Completed | StepStatus::Failed | StepStatus::Blocked
+        )
     {
         plan.transition(step_id, StepStatus::InProgress)?;
     }
@@ -436,21 +454,36 @@ mod tests {
         let mut t = PlanningTool::new("plan_1", "goal");
         for (args, needle) in [
             (json!({"title": "T"}), "`command` is required"),
-            (json!({"command": "create", "steps": ["a"]}), "`title` is required"),
+            (
+                json!({"command": "create", "steps": ["a"]}),
+                "`title` is required",
+            ),
             (json!({"command": "create", "title": "T"}), "non-empty list"),
-            (json!({"command": "create", "title": "T", "steps": []}), "must not be empty"),
-            (json!({"command": "create", "title": "T", "steps": ["a", 3]}), "step 1 must be a string"),
+            (
+                json!({"command": "create", "title": "T", "steps": []}),
+                "must not be empty",
+            ),
+            (
+                json!({"command": "create", "title": "T", "steps": ["a", 3]}),
+                "step 1 must be a string",
+            ),
             (
                 json!({"command": "create", "title": "T", "steps": [{"id": "x", "description": "a"}, {"id": "x", "description": "b"}]}),
                 "duplicate step id 'x'",
             ),
-            (json!({"command": "explode"}), "unrecognized command: explode"),
+            (
+                json!({"command": "explode"}),
+                "unrecognized command: explode",
+            ),
             (json!([1, 2]), "must be a JSON object"),
         ] {
             let err = t.execute(&args).expect_err("invalid call");
             assert!(err.contains(needle), "{err:?} should mention {needle:?}");
         }
-        assert!(t.call("{not json").expect_err("bad json").contains("not valid JSON"));
+        assert!(t
+            .call("{not json")
+            .expect_err("bad json")
+            .contains("not valid JSON"));
         assert!(t.active_plan().is_none());
     }
 
@@ -458,7 +491,9 @@ mod tests {
     fn duplicate_plan_ids_are_refused() {
         let mut t = tool_with_plan();
         let err = t
-            .execute(&json!({"command": "create", "plan_id": "plan_1", "title": "T", "steps": ["a"]}))
+            .execute(
+                &json!({"command": "create", "plan_id": "plan_1", "title": "T", "steps": ["a"]}),
+            )
             .expect_err("duplicate id");
         assert!(err.contains("already exists"));
     }
@@ -484,9 +519,14 @@ mod tests {
         assert!(out.contains("0. [✓] a"));
         assert!(out.contains("Notes: n"));
         let err = t
-            .execute(&json!({"command": "mark_step", "step_index": 0, "step_status": "in_progress"}))
+            .execute(
+                &json!({"command": "mark_step", "step_index": 0, "step_status": "in_progress"}),
+            )
             .expect_err("completed -> in_progress is illegal");
-        assert!(err.contains("cannot move from completed to in_progress"), "{err}");
+        assert!(
+            err.contains("cannot move from completed to in_progress"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -512,11 +552,17 @@ mod tests {
         t.execute(&json!({"command": "create", "plan_id": "other", "title": "O", "steps": ["x"]}))
             .expect("second plan");
         let list = t.execute(&json!({"command": "list"})).expect("list");
-        assert!(list.contains("• other (active): O - 0/1 steps completed"), "{list}");
+        assert!(
+            list.contains("• other (active): O - 0/1 steps completed"),
+            "{list}"
+        );
         assert!(list.contains("• plan_1: T - 0/3 steps completed"));
         t.execute(&json!({"command": "set_active", "plan_id": "plan_1"}))
             .expect("set_active");
-        assert!(t.execute(&json!({"command": "get"})).expect("get").contains("(ID: plan_1)"));
+        assert!(t
+            .execute(&json!({"command": "get"}))
+            .expect("get")
+            .contains("(ID: plan_1)"));
         assert!(t
             .execute(&json!({"command": "set_active", "plan_id": "nope"}))
             .expect_err("unknown")

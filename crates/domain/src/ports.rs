@@ -84,8 +84,12 @@ pub trait Tool: Send + Sync {
 pub trait Toolbox: Send + Sync {
     fn schemas(&self) -> Vec<ToolSchema>;
     /// Runs tool `name`; an unknown name is `ToolError::Refused`.
-    async fn call(&self, name: &str, args: Value, ctx: &ToolContext)
-        -> Result<ToolOutput, ToolError>;
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
 }
 
 /// Lifecycle of a run as stored.

@@ -88,12 +88,20 @@ pub fn step_prompt(
     step: &Step,
     prior_results: &[(usize, &Step)],
 ) -> String {
-    let mut s = format!("THE TASK:\n{task}\n\nCURRENT PLAN STATUS:\n{}\n", render_plan_text(plan));
+    let mut s = format!(
+        "THE TASK:\n{task}\n\nCURRENT PLAN STATUS:\n{}\n",
+        render_plan_text(plan)
+    );
     if !prior_results.is_empty() {
         s.push_str("RESULTS OF EARLIER STEPS:\n");
         for (i, st) in prior_results {
             let result = st.result.as_deref().or(st.error.as_deref()).unwrap_or("");
-            let _ = writeln!(s, "Step {i} ({}): {}", st.status, truncate_chars(result, 600));
+            let _ = writeln!(
+                s,
+                "Step {i} ({}): {}",
+                st.status,
+                truncate_chars(result, 600)
+            );
         }
         s.push('\n');
     }
@@ -132,7 +140,13 @@ pub fn summary_user(task: &str, plan: &Plan) -> String {
             .as_deref()
             .or(st.error.as_deref())
             .unwrap_or("(no result)");
-        let _ = writeln!(s, "{i}. [{}] {}: {}", st.status, st.description, truncate_chars(text, 1200));
+        let _ = writeln!(
+            s,
+            "{i}. [{}] {}: {}",
+            st.status,
+            st.description,
+            truncate_chars(text, 1200)
+        );
     }
     s.push_str(
         "\nPlease provide a summary of what was accomplished and the final answer to the task. \
@@ -143,7 +157,10 @@ pub fn summary_user(task: &str, plan: &Plan) -> String {
 
 /// The last-resort summary when no LLM could write one: the plan and the step results.
 pub fn plain_report(task: &str, plan: &Plan, why: &str) -> String {
-    let mut s = format!("Task: {task}\n(No LLM summary: {why})\n\n{}", render_plan_text(plan));
+    let mut s = format!(
+        "Task: {task}\n(No LLM summary: {why})\n\n{}",
+        render_plan_text(plan)
+    );
     s.push_str("\nResults:\n");
     for (i, st) in plan.steps.iter().enumerate() {
         let text = st
@@ -192,8 +209,14 @@ mod tests {
     #[test]
     fn planner_system_lists_executors() {
         insta::assert_snapshot!(planner_system(&[
-            ExecutorCard { kind: "CODE".into(), description: "writes and runs code".into() },
-            ExecutorCard { kind: "SEARCH".into(), description: "finds information".into() },
+            ExecutorCard {
+                kind: "CODE".into(),
+                description: "writes and runs code".into()
+            },
+            ExecutorCard {
+                kind: "SEARCH".into(),
+                description: "finds information".into()
+            },
         ]));
     }
 
@@ -219,13 +242,23 @@ mod tests {
 
     #[test]
     fn executor_system_prompt() {
-        insta::assert_snapshot!(executor_system("general", "A general-purpose agent.", "/tmp/ws"));
+        insta::assert_snapshot!(executor_system(
+            "general",
+            "A general-purpose agent.",
+            "/tmp/ws"
+        ));
     }
 
     #[test]
     fn step_prompt_with_prior_results() {
         let p = plan();
-        insta::assert_snapshot!(step_prompt("make notes", &p, 1, &p.steps[1], &[(0, &p.steps[0])]));
+        insta::assert_snapshot!(step_prompt(
+            "make notes",
+            &p,
+            1,
+            &p.steps[1],
+            &[(0, &p.steps[0])]
+        ));
     }
 
     #[test]
@@ -235,7 +268,11 @@ mod tests {
 
     #[test]
     fn summary_prompts() {
-        insta::assert_snapshot!(format!("{}\n---\n{}", summary_system(), summary_user("make notes", &plan())));
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}",
+            summary_system(),
+            summary_user("make notes", &plan())
+        ));
     }
 
     #[test]

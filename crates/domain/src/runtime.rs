@@ -136,7 +136,9 @@ impl Runtime {
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
         if self.executors.is_empty() {
-            return Err(Error::Config("a runtime needs at least one executor".into()));
+            return Err(Error::Config(
+                "a runtime needs at least one executor".into(),
+            ));
         }
         let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
         self.run_inner(request, cancel).instrument(span).await

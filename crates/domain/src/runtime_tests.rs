@@ -218,7 +218,13 @@ async fn run(script: Script) -> Harness {
 
 fn assert_gap_free(events: &[Event]) {
     for (i, e) in events.iter().enumerate() {
-        assert_eq!(e.seq, i as u64 + 1, "event {i} ({}) has seq {}", e.kind.name(), e.seq);
+        assert_eq!(
+            e.seq,
+            i as u64 + 1,
+            "event {i} ({}) has seq {}",
+            e.kind.name(),
+            e.seq
+        );
         assert_eq!(e.run_id, "run_1");
     }
 }
@@ -235,7 +241,11 @@ fn assert_valid_transcripts(requests: &[ChatRequest]) {
                     .filter_map(|n| n.tool_call_id.clone())
                     .collect();
                 for call in &m.tool_calls {
-                    assert!(answers.contains(&call.id), "tool call {} unanswered", call.id);
+                    assert!(
+                        answers.contains(&call.id),
+                        "tool call {} unanswered",
+                        call.id
+                    );
                 }
             }
             if m.role == Role::Tool {
@@ -322,7 +332,10 @@ async fn planner_garbage_gives_the_default_plan() {
         .iter()
         .map(|s| s.description.as_str())
         .collect();
-    assert_eq!(descriptions, ["Analyze request", "Execute task", "Verify results"]);
+    assert_eq!(
+        descriptions,
+        ["Analyze request", "Execute task", "Verify results"]
+    );
     assert_eq!(h.outcome.status, RunStatus::Completed);
     let created = h
         .events()
@@ -366,7 +379,10 @@ async fn planner_llm_failure_gives_the_default_plan() {
 #[tokio::test]
 async fn an_invalid_planning_call_is_corrected_on_the_second_turn() {
     let h = run(vec![
-        calls(&[("planning", json!({"command": "create", "title": "T", "steps": []}))]),
+        calls(&[(
+            "planning",
+            json!({"command": "create", "title": "T", "steps": []}),
+        )]),
         create_plan(&["only step"]),
         done("ok"),
         text("summary"),
@@ -438,7 +454,10 @@ async fn the_turn_limit_fails_the_step_and_resets_per_step() {
     // The model was nudged to use tools after its text-only answer.
     let nudge = h.requests()[4].messages.last().cloned().expect("message");
     assert_eq!(nudge.role, Role::User);
-    assert!(nudge.content.unwrap_or_default().contains("did not call any tool"));
+    assert!(nudge
+        .content
+        .unwrap_or_default()
+        .contains("did not call any tool"));
 }
 
 #[tokio::test]
@@ -495,7 +514,10 @@ async fn unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on() {
         .filter_map(|m| m.content.clone())
         .collect();
     assert_eq!(tool_msgs.len(), 4);
-    assert!(tool_msgs[0].contains("unknown tool 'teleport'"), "{tool_msgs:?}");
+    assert!(
+        tool_msgs[0].contains("unknown tool 'teleport'"),
+        "{tool_msgs:?}"
+    );
     assert!(tool_msgs[1].contains("not valid JSON"));
     assert!(tool_msgs[2].contains("must be a JSON object"));
     assert!(tool_msgs[3].contains("kaboom"));
@@ -646,7 +668,11 @@ async fn cancellation_ends_the_step_skips_the_rest_and_still_summarizes() {
     assert_eq!(outcome.plan.steps[0].status, StepStatus::Failed);
     assert_eq!(outcome.plan.steps[1].status, StepStatus::Skipped);
     assert!(outcome.summary.contains("cancelled"));
-    assert_eq!(seen.lock().expect("lock").len(), 2, "no LLM call after cancel");
+    assert_eq!(
+        seen.lock().expect("lock").len(),
+        2,
+        "no LLM call after cancel"
+    );
     let events = rec.events.lock().expect("lock").clone();
     assert!(matches!(
         events.last().map(|e| &e.kind),
