@@ -1,0 +1,153 @@
+//! [`OpenAiConfig`]: where the server is, which model, and how patiently to talk to it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The public OpenAI endpoint, used when no other base URL is given.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Settings of an [`OpenAiClient`](crate::OpenAiClient).
+///
+/// `Debug` never prints the API key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    /// API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1` (Ollama);
+    /// requests go to `{base_url}/chat/completions`. A trailing `/` is ignored.
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer …` when set (and not blank). Local servers need none.
+    pub api_key: Option<String>,
+    /// The `model` field of every request.
+    pub model: String,
+    /// Limit for one HTTP attempt, from connecting to the last byte of the body.
+    pub request_timeout: Duration,
+    /// Retries after the first attempt, for rate limits and transient failures only.
+    pub max_retries: u32,
+    /// First backoff delay; it doubles per retry (with jitter) up to `max_backoff`.
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// A server's `Retry-After` is honoured up to this; longer waits are capped to it.
+    pub max_retry_after: Duration,
+}
+
+impl OpenAiConfig {
+    /// Defaults: the OpenAI endpoint, no key, 120 s timeout, 4 retries, backoff 500 ms → 30 s,
+    /// `Retry-After` capped at 60 s.
+    pub fn new(model: impl Into<String>) -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            model: model.into(),
+            request_timeout: Duration::from_secs(120),
+            max_retries: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+
+    /// An OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, DeepSeek, OpenRouter…)
+    /// at `base_url`, with the other defaults of [`OpenAiConfig::new`].
+    pub fn compatible(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        OpenAiConfig::new(model).with_base_url(base_url)
+    }
+
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> OpenAiConfig {
+        self.base_url = base_url.into();
+        self
+    }
+
+    pub fn with_api_key(mut self, api_key: impl Into<String>) -> OpenAiConfig {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    pub fn with_request_timeout(mut self, timeout: Duration) -> OpenAiConfig {
+        self.request_timeout = timeout;
+        self
+    }
+
+    pub fn with_max_retries(mut self, max_retries: u32) -> OpenAiConfig {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// Sets the first and the largest computed backoff delay.
+    pub fn with_backoff(mut self, initial: Duration, max: Duration) -> OpenAiConfig {
+        self.initial_backoff = initial;
+        self.max_backoff = max;
+        self
+    }
+
+    pub fn with_max_retry_after(mut self, max_retry_after: Duration) -> OpenAiConfig {
+        self.max_retry_after = max_retry_after;
+        self
+    }
+
+    /// The key as it will be sent: trimmed, `None` when blank.
+    pub(crate) fn effective_api_key(&self) -> Option<&str> {
+        self.api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+    }
+}
+
+/// Stands in for the API key wherever it could otherwise show.
+pub(crate) const REDACTED: &str = "[REDACTED]";
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
+            .field("model", &self.model)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("max_retry_after", &self.max_retry_after)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let c = OpenAiConfig::new("gpt-4o-mini");
+        assert_eq!(c.base_url, "https://api.openai.com/v1");
+        assert_eq!(c.api_key, None);
+        assert_eq!(c.model, "gpt-4o-mini");
+        assert_eq!(c.request_timeout, Duration::from_secs(120));
+        assert_eq!(c.max_retries, 4);
+        assert_eq!(c.initial_backoff, Duration::from_millis(500));
+        assert_eq!(c.max_backoff, Duration::from_secs(30));
+        assert_eq!(c.max_retry_after, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let c = OpenAiConfig::new("m").with_api_key("sk-secret-123");
+        let shown = format!("{c:?} {c:#?}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
+        assert!(shown.contains(REDACTED));
+    }
+
+    #[test]
+    fn blank_keys_are_not_sent() {
+        assert_eq!(
+            OpenAiConfig::new("m")
+                .with_api_key("  ")
+                .effective_api_key(),
+            None
+        );
+        assert_eq!(
+            OpenAiConfig::new("m")
+                .with_api_key("sk-1\n")
+                .effective_api_key(),
+            Some("sk-1")
+        );
+    }
+}
