@@ -1,0 +1,198 @@
+//! The `file_list` tool: a recursive, bounded listing of a folder.
+//!
+//! Output format: a header line, then one entry per line with its path relative to the
+//! listed folder, sorted by name, each folder followed by its contents: folders end with
+//! `/`, files show their size (`a.txt (12 bytes)`), symbolic links show their target
+//! (`link -> target`, never followed). Folders at the depth limit that have contents are
+//! marked `(not expanded)`.
+
+use std::fs;
+use std::path::Path;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ToolError;
+
+use super::{blocking, io_error, Target, DEFAULT_LIST_DEPTH, DEFAULT_LIST_ENTRIES};
+use crate::{args, FILE_LIST};
+
+/// Arguments of `file_list`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileListArgs {
+    /// Folder to list, relative to the workspace folder (default: the workspace itself).
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// Lists a folder of the workspace recursively.
+#[derive(Debug, Clone)]
+pub struct FileListTool {
+    max_depth: usize,
+    max_entries: usize,
+    description: String,
+}
+
+impl Default for FileListTool {
+    fn default() -> Self {
+        FileListTool::new()
+    }
+}
+
+impl FileListTool {
+    pub fn new() -> FileListTool {
+        FileListTool {
+            max_depth: 0,
+            max_entries: 0,
+            description: String::new(),
+        }
+        .with_limits(DEFAULT_LIST_DEPTH, DEFAULT_LIST_ENTRIES)
+    }
+
+    /// How deep to descend (1 = only the folder's own entries) and how many entries to show.
+    pub fn with_limits(mut self, max_depth: usize, max_entries: usize) -> FileListTool {
+        self.max_depth = max_depth.max(1);
+        self.max_entries = max_entries.max(1);
+        self.description = format!(
+            "List the files and folders in a workspace folder (default: the workspace root), \
+             recursively up to {} levels deep and at most {} entries, sorted by path. Folders \
+             end with `/`, files show their size in bytes, symbolic links show their target. \
+             To see deeper or truncated parts, list a subfolder.",
+            self.max_depth, self.max_entries
+        );
+        self
+    }
+}
+
+#[async_trait]
+impl Tool for FileListTool {
+    fn name(&self) -> &str {
+        FILE_LIST
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> Value {
+        args::schema::<FileListArgs>()
+    }
+
+    fn idempotent(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: FileListArgs = args::parse(FILE_LIST, args)?;
+        let path = args.path.unwrap_or_else(|| ".".to_string());
+        let workspace = ctx.workspace.clone();
+        let (max_depth, max_entries) = (self.max_depth, self.max_entries);
+        blocking(move || {
+            let target = Target::resolve(&workspace, &path)?;
+            list(&target, max_depth, max_entries)
+        })
+        .await
+    }
+}
+
+fn list(target: &Target, max_depth: usize, max_entries: usize) -> Result<ToolOutput, ToolError> {
+    let rel = &target.rel;
+    let meta = fs::metadata(&target.path).map_err(|e| io_error("list", rel, &e))?;
+    if !meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "'{rel}' is a file ({} bytes), not a folder; use file_read to read it",
+            meta.len()
+        )));
+    }
+    let mut walk = Walk {
+        lines: Vec::new(),
+        max_depth,
+        max_entries,
+        truncated: false,
+    };
+    let entries = read_sorted(&target.path).map_err(|e| io_error("list", rel, &e))?;
+    walk.visit(entries, "", 1);
+    let mut content = format!("Contents of '{rel}' (up to {max_depth} levels deep):\n");
+    if walk.lines.is_empty() {
+        content.push_str("(empty folder)");
+    } else {
+        content.push_str(&walk.lines.join("\n"));
+    }
+    if walk.truncated {
+        content.push_str(&format!(
+            "\n[truncated after {max_entries} entries; list a subfolder to see more]"
+        ));
+    }
+    Ok(ToolOutput::ok(content))
+}
+
+struct Walk {
+    lines: Vec<String>,
+    max_depth: usize,
+    max_entries: usize,
+    truncated: bool,
+}
+
+impl Walk {
+    /// Adds `entries` (of a folder at `depth`, shown with `prefix`) and their contents.
+    fn visit(&mut self, entries: Vec<fs::DirEntry>, prefix: &str, depth: usize) {
+        for entry in entries {
+            if self.lines.len() >= self.max_entries {
+                self.truncated = true;
+                return;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let shown = format!("{prefix}{name}");
+            // DirEntry::file_type and metadata do not follow symbolic links.
+            let Ok(file_type) = entry.file_type() else {
+                self.lines.push(format!("{shown} (unreadable)"));
+                continue;
+            };
+            if file_type.is_symlink() {
+                let target = fs::read_link(entry.path())
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".to_string());
+                self.lines.push(format!("{shown} -> {target}"));
+            } else if file_type.is_dir() {
+                self.visit_dir(&entry.path(), &shown, depth);
+            } else if file_type.is_file() {
+                let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                self.lines.push(format!("{shown} ({size} bytes)"));
+            } else {
+                self.lines.push(format!("{shown} (special file)"));
+            }
+        }
+    }
+
+    fn visit_dir(&mut self, path: &Path, shown: &str, depth: usize) {
+        let children = match read_sorted(path) {
+            Ok(children) => children,
+            Err(e) => {
+                self.lines.push(format!("{shown}/ (cannot be read: {e})"));
+                return;
+            }
+        };
+        if depth >= self.max_depth {
+            let mark = if children.is_empty() {
+                ""
+            } else {
+                " (not expanded)"
+            };
+            self.lines.push(format!("{shown}/{mark}"));
+        } else {
+            self.lines.push(format!("{shown}/"));
+            self.visit(children, &format!("{shown}/"), depth + 1);
+        }
+    }
+}
+
+/// A folder's entries sorted by name.
+fn read_sorted(path: &Path) -> std::io::Result<Vec<fs::DirEntry>> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(path)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    Ok(entries)
+}

@@ -1,0 +1,249 @@
+//! Every path argument stays inside the workspace.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use adapter_tools_shell::workspace::resolve;
+use adapter_tools_shell::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
+use common::ctx;
+use domain::ports::{Tool, ToolContext};
+use domain::ToolError;
+use serde_json::{json, Value};
+
+/// A workspace plus a sibling folder outside it holding `secret.txt`.
+struct Setup {
+    _ws: tempfile::TempDir,
+    _outside: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+fn setup() -> Setup {
+    let ws_dir = tempfile::tempdir().unwrap();
+    let outside_dir = tempfile::tempdir().unwrap();
+    let ws = ws_dir.path().canonicalize().unwrap();
+    let outside = outside_dir.path().canonicalize().unwrap();
+    fs::write(outside.join("secret.txt"), "top secret\n").unwrap();
+    fs::write(ws.join("inside.txt"), "inside\n").unwrap();
+    Setup {
+        _ws: ws_dir,
+        _outside: outside_dir,
+        ws,
+        outside,
+    }
+}
+
+fn assert_refused(result: Result<impl std::fmt::Debug, ToolError>, what: &str) {
+    match result {
+        Err(ToolError::Refused(message)) => assert!(!message.is_empty()),
+        other => panic!("{what}: expected Refused, got {other:?}"),
+    }
+}
+
+/// Calls every path-taking tool with `path`; all must refuse.
+async fn all_tools_refuse(ctx: &ToolContext, path: &str) {
+    let calls: [(&dyn Tool, Value); 4] = [
+        (&FileReadTool::new(), json!({"path": path})),
+        (
+            &FileWriteTool::new(),
+            json!({"path": path, "content": "pwned"}),
+        ),
+        (
+            &FileStrReplaceTool::new(),
+            json!({"path": path, "old": "top", "new": "no"}),
+        ),
+        (&FileListTool::new(), json!({"path": path})),
+    ];
+    for (tool, args) in calls {
+        assert_refused(
+            tool.execute(args, ctx).await,
+            &format!("{} {path}", tool.name()),
+        );
+    }
+}
+
+#[tokio::test]
+async fn climbing_out_is_refused_everywhere() {
+    let s = setup();
+    let ctx = ctx(&s.ws);
+    let outside_name = s.outside.file_name().unwrap().to_str().unwrap().to_string();
+    let secret_abs = s.outside.join("secret.txt").display().to_string();
+    for path in [
+        "..",
+        "../x",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "/",
+        &format!("../{outside_name}/secret.txt"),
+        &secret_abs,
+        "sub/../../x",
+        "missing/../../x",
+    ] {
+        all_tools_refuse(&ctx, path).await;
+    }
+    assert_eq!(
+        fs::read_to_string(s.outside.join("secret.txt")).unwrap(),
+        "top secret\n"
+    );
+    assert!(!s.ws.parent().unwrap().join("x").exists());
+}
+
+#[tokio::test]
+async fn refusal_message_names_the_path() {
+    let s = setup();
+    let err = FileReadTool::new()
+        .execute(json!({"path": "../x"}), &ctx(&s.ws))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ToolError::Refused(
+            "path '../x' resolves outside the workspace; only paths inside the workspace \
+             folder can be used"
+                .to_string()
+        )
+    );
+}
+
+#[tokio::test]
+async fn absolute_paths_inside_the_workspace_are_allowed() {
+    let s = setup();
+    let ctx = ctx(&s.ws);
+    let abs = s.ws.join("dir/abs.txt").display().to_string();
+    let out = FileWriteTool::new()
+        .execute(json!({"path": abs, "content": "via absolute"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.attachments, ["dir/abs.txt"]);
+    let out = FileReadTool::new()
+        .execute(json!({"path": abs}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "     1\tvia absolute\n");
+}
+
+#[tokio::test]
+async fn symlink_to_a_file_outside_is_refused_for_read_and_write() {
+    let s = setup();
+    symlink(s.outside.join("secret.txt"), s.ws.join("link.txt")).unwrap();
+    all_tools_refuse(&ctx(&s.ws), "link.txt").await;
+    assert_eq!(
+        fs::read_to_string(s.outside.join("secret.txt")).unwrap(),
+        "top secret\n"
+    );
+}
+
+#[tokio::test]
+async fn symlinked_folder_outside_is_refused() {
+    let s = setup();
+    symlink(&s.outside, s.ws.join("linkdir")).unwrap();
+    let ctx = ctx(&s.ws);
+    for path in [
+        "linkdir",
+        "linkdir/secret.txt",
+        "linkdir/new.txt",
+        "linkdir/new/deeper.txt",
+    ] {
+        all_tools_refuse(&ctx, path).await;
+    }
+    assert!(!s.outside.join("new.txt").exists());
+    assert!(!s.outside.join("new").exists());
+}
+
+#[tokio::test]
+async fn dangling_symlink_pointing_outside_is_refused() {
+    let s = setup();
+    symlink(s.outside.join("not-yet.txt"), s.ws.join("dangling")).unwrap();
+    all_tools_refuse(&ctx(&s.ws), "dangling").await;
+    assert!(!s.outside.join("not-yet.txt").exists());
+}
+
+#[tokio::test]
+async fn symlinks_within_the_workspace_are_fine() {
+    let s = setup();
+    fs::create_dir(s.ws.join("real")).unwrap();
+    fs::write(s.ws.join("real/data.txt"), "data\n").unwrap();
+    symlink(s.ws.join("real"), s.ws.join("alias")).unwrap();
+    let ctx = ctx(&s.ws);
+    let out = FileReadTool::new()
+        .execute(json!({"path": "alias/data.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "     1\tdata\n");
+    let out = FileWriteTool::new()
+        .execute(json!({"path": "alias/more.txt", "content": "m"}), &ctx)
+        .await
+        .unwrap();
+    // Attachments name the real location.
+    assert_eq!(out.attachments, ["real/more.txt"]);
+}
+
+#[tokio::test]
+async fn writing_through_missing_folders_creates_them() {
+    let s = setup();
+    let out = FileWriteTool::new()
+        .execute(
+            json!({"path": "./new/deep/../x.txt", "content": "no"}),
+            &ctx(&s.ws),
+        )
+        .await;
+    assert_refused(out, "'..' through a missing folder");
+    let out = FileWriteTool::new()
+        .execute(
+            json!({"path": "new/deep/x.txt", "content": "yes"}),
+            &ctx(&s.ws),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.attachments, ["new/deep/x.txt"]);
+    assert_eq!(
+        fs::read_to_string(s.ws.join("new/deep/x.txt")).unwrap(),
+        "yes"
+    );
+}
+
+#[tokio::test]
+async fn a_workspace_given_through_a_symlink_works() {
+    let s = setup();
+    let holder = tempfile::tempdir().unwrap();
+    let via = holder.path().join("ws-link");
+    symlink(&s.ws, &via).unwrap();
+    let ctx = ctx(&via);
+    let out = FileWriteTool::new()
+        .execute(json!({"path": "w.txt", "content": "ok"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.attachments, ["w.txt"]);
+    let abs_via_link = via.join("w.txt").display().to_string();
+    let out = FileReadTool::new()
+        .execute(json!({"path": abs_via_link}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "     1\tok\n");
+}
+
+#[test]
+fn resolve_directly() {
+    let s = setup();
+    let ws: &Path = &s.ws;
+    assert_eq!(resolve(ws, "inside.txt").unwrap(), ws.join("inside.txt"));
+    assert_eq!(resolve(ws, "a/b/c").unwrap(), ws.join("a/b/c"));
+    assert_eq!(
+        resolve(ws, &ws.join("inside.txt").display().to_string()).unwrap(),
+        ws.join("inside.txt")
+    );
+    for bad in ["..", "../../etc/passwd", "/etc/passwd"] {
+        let err = resolve(ws, bad).unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::Refused(format!(
+                "path '{bad}' resolves outside the workspace; only paths inside the workspace \
+                 folder can be used"
+            ))
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! The file tools on real temporary workspaces.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+
+use adapter_tools_shell::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
+use common::ctx;
+use domain::ports::Tool;
+use domain::ToolError;
+use serde_json::json;
+
+fn five_lines(dir: &std::path::Path) {
+    fs::write(dir.join("f.txt"), "one\ntwo\nthree\nfour\nfive\n").unwrap();
+}
+
+#[tokio::test]
+async fn write_creates_folders_and_reports_bytes_and_attachment() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = FileWriteTool::new()
+        .execute(json!({"path": "a/b/c.txt", "content": "hello"}), &ctx)
+        .await
+        .unwrap();
+    assert!(!out.is_error);
+    assert_eq!(out.content, "wrote (new file) 5 bytes to 'a/b/c.txt'");
+    assert_eq!(out.attachments, ["a/b/c.txt"]);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+        "hello"
+    );
+
+    let out = FileWriteTool::new()
+        .execute(
+            json!({"path": "a/b/c.txt", "content": " world", "append": true}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.content, "appended 6 bytes to 'a/b/c.txt'");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+        "hello world"
+    );
+
+    let out = FileWriteTool::new()
+        .execute(json!({"path": "a/b/c.txt", "content": "new"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.content.contains("replacing"), "{}", out.content);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+        "new"
+    );
+}
+
+#[tokio::test]
+async fn write_refuses_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("d")).unwrap();
+    let err = FileWriteTool::new()
+        .execute(json!({"path": "d", "content": "x"}), &ctx(dir.path()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(m) if m.contains("is a folder")));
+}
+
+#[tokio::test]
+async fn read_whole_file_and_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    five_lines(dir.path());
+    let ctx = ctx(dir.path());
+    let read = FileReadTool::new();
+
+    let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
+    assert_eq!(
+        out.content,
+        "     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour\n     5\tfive\n"
+    );
+
+    let out = read
+        .execute(
+            json!({"path": "f.txt", "start_line": 2, "end_line": 3}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "     2\ttwo\n     3\tthree\n[showing lines 2-3 of 5]"
+    );
+
+    let out = read
+        .execute(
+            json!({"path": "f.txt", "start_line": 4, "end_line": 400}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "     4\tfour\n     5\tfive\n[showing lines 4-5 of 5]"
+    );
+
+    let out = read
+        .execute(json!({"path": "f.txt", "end_line": 1}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "     1\tone\n[showing lines 1-1 of 5]");
+}
+
+#[tokio::test]
+async fn read_out_of_range_and_bad_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    five_lines(dir.path());
+    let ctx = ctx(dir.path());
+    let read = FileReadTool::new();
+    let cases = [
+        (json!({"path": "f.txt", "start_line": 6}), "past the end"),
+        (json!({"path": "f.txt", "start_line": 0}), "1-based"),
+        (
+            json!({"path": "f.txt", "start_line": 3, "end_line": 2}),
+            "before start_line",
+        ),
+        (json!({"path": "f.txt", "start_line": "2"}), "invalid type"),
+        (json!({"path": "f.txt", "start_line": -2}), "invalid value"),
+        (json!({"start_line": 1}), "missing field `path`"),
+    ];
+    for (args, expected) in cases {
+        let err = read.execute(args.clone(), &ctx).await.unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments(m) if m.contains(expected)),
+            "{args}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn read_caps_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=10_000).map(|i| format!("line number {i}\n")).collect();
+    fs::write(dir.path().join("big.txt"), text).unwrap();
+    let out = FileReadTool::new()
+        .with_max_bytes(1000)
+        .execute(json!({"path": "big.txt"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(out.content.len() < 1200);
+    assert!(out
+        .content
+        .contains("of 10000; output limit reached, call file_read with start_line="));
+}
+
+#[tokio::test]
+async fn read_refuses_binary_folders_and_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("bin"), b"\x7fELF\0\0\x01\x02").unwrap();
+    fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let ctx = ctx(dir.path());
+    let read = FileReadTool::new();
+    let cases = [
+        ("bin", "binary file (8 bytes)"),
+        ("latin1.txt", "binary file"),
+        ("sub", "is a folder"),
+        ("missing.txt", "does not exist"),
+    ];
+    for (path, expected) in cases {
+        let err = read.execute(json!({"path": path}), &ctx).await.unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Failed(m) if m.contains(expected)),
+            "{path}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn str_replace_needs_exactly_one_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("code.rs");
+    fs::write(&path, "fn a() {}\nfn b() {}\nlet x = 1;\n").unwrap();
+    let ctx = ctx(dir.path());
+    let tool = FileStrReplaceTool::new();
+
+    let err = tool
+        .execute(
+            json!({"path": "code.rs", "old": "fn c", "new": "fn d"}),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("not found")),
+        "{err:?}"
+    );
+
+    let err = tool
+        .execute(
+            json!({"path": "code.rs", "old": "() {}", "new": "()"}),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("occurs 2 times") && m.contains("lines 1, 2") && m.contains("more surrounding context")),
+        "{err:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "fn a() {}\nfn b() {}\nlet x = 1;\n"
+    );
+
+    let out = tool
+        .execute(
+            json!({"path": "code.rs", "old": "fn b() {}", "new": "fn b() { todo!() }"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error);
+    assert!(
+        out.content
+            .starts_with("replaced 1 occurrence in 'code.rs' at line 2"),
+        "{}",
+        out.content
+    );
+    assert_eq!(out.attachments, ["code.rs"]);
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "fn a() {}\nfn b() { todo!() }\nlet x = 1;\n"
+    );
+}
+
+#[tokio::test]
+async fn str_replace_argument_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let tool = FileStrReplaceTool::new();
+    let err = tool
+        .execute(json!({"path": "x", "old": "", "new": "y"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(m) if m.contains("must not be empty")));
+    let err = tool
+        .execute(json!({"path": "x", "old": "a"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(m) if m.contains("missing field `new`")));
+    let err = tool
+        .execute(json!({"path": "missing", "old": "a", "new": "b"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(m) if m.contains("does not exist")));
+}
+
+#[tokio::test]
+async fn write_argument_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let cases = [
+        (json!({"path": "a"}), "missing field `content`"),
+        (json!({"path": "a", "content": 1}), "invalid type"),
+        (
+            json!({"path": "a", "content": "x", "append": "yes"}),
+            "invalid type",
+        ),
+        (json!({"path": ["a"], "content": "x"}), "invalid type"),
+    ];
+    for (args, expected) in cases {
+        let err = FileWriteTool::new()
+            .execute(args.clone(), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments(m) if m.contains(expected)),
+            "{args}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_is_sorted_recursive_and_depth_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("b/c/d/e")).unwrap();
+    fs::write(root.join("b/c/d/e/deep.txt"), "x").unwrap();
+    fs::write(root.join("b/c/file.txt"), "12345").unwrap();
+    fs::write(root.join("a.txt"), "abc").unwrap();
+    fs::create_dir(root.join("empty")).unwrap();
+    std::os::unix::fs::symlink("a.txt", root.join("link")).unwrap();
+
+    let out = FileListTool::new()
+        .execute(json!({}), &ctx(root))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "Contents of '.' (up to 3 levels deep):\n\
+         a.txt (3 bytes)\n\
+         b/\n\
+         b/c/\n\
+         b/c/d/ (not expanded)\n\
+         b/c/file.txt (5 bytes)\n\
+         empty/\n\
+         link -> a.txt"
+    );
+
+    let out = FileListTool::new()
+        .execute(json!({"path": "b/c"}), &ctx(root))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "Contents of 'b/c' (up to 3 levels deep):\n\
+         d/\n\
+         d/e/\n\
+         d/e/deep.txt (1 bytes)\n\
+         file.txt (5 bytes)"
+    );
+
+    let out = FileListTool::new()
+        .execute(json!({"path": "empty"}), &ctx(root))
+        .await
+        .unwrap();
+    assert!(out.content.ends_with("(empty folder)"));
+}
+
+#[tokio::test]
+async fn list_is_truncated_at_the_entry_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..600 {
+        fs::write(dir.path().join(format!("f{i:03}.txt")), "").unwrap();
+    }
+    let out = FileListTool::new()
+        .execute(json!({"path": "."}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    let lines: Vec<&str> = out.content.lines().collect();
+    assert_eq!(lines.len(), 1 + 500 + 1);
+    assert_eq!(lines[1], "f000.txt (0 bytes)");
+    assert_eq!(lines[500], "f499.txt (0 bytes)");
+    assert_eq!(
+        lines[501],
+        "[truncated after 500 entries; list a subfolder to see more]"
+    );
+
+    let out = FileListTool::new()
+        .with_limits(1, 3)
+        .execute(json!({}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert_eq!(out.content.lines().count(), 5);
+}
+
+#[tokio::test]
+async fn list_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("f"), "x").unwrap();
+    let ctx = ctx(dir.path());
+    let err = FileListTool::new()
+        .execute(json!({"path": "f"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(m) if m.contains("not a folder")));
+    let err = FileListTool::new()
+        .execute(json!({"path": "nope"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(m) if m.contains("does not exist")));
+    let err = FileListTool::new()
+        .execute(json!({"path": 3}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(_)));
+}

@@ -1,0 +1,304 @@
+//! `shell_exec` against a real bash.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use adapter_tools_shell::{FileReadTool, ShellExecTool, ShellToolsConfig};
+use common::{ctx, has_lines, process_gone, read_pids, wait_until};
+use domain::ports::Tool;
+use domain::ToolError;
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(15);
+
+fn shell() -> ShellExecTool {
+    ShellExecTool::default()
+}
+
+#[tokio::test]
+async fn echo_to_a_file_and_read_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let out = shell()
+        .execute(
+            json!({"command": "echo hello > greeting.txt && echo written"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        out.content,
+        "exit code: 0\n--- stdout ---\nwritten\n--- stderr: (empty) ---"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greeting.txt")).unwrap(),
+        "hello\n"
+    );
+    let read = FileReadTool::new()
+        .execute(json!({"path": "greeting.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(read.content, "     1\thello\n");
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_with_pwd_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let canonical = dir.path().canonicalize().unwrap();
+    let out = shell()
+        .execute(json!({"command": "pwd; echo \"$PWD\""}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    let expected = format!("{}\n{}", canonical.display(), canonical.display());
+    assert!(out.content.contains(&expected), "{}", out.content);
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_an_error_output_with_both_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = shell()
+        .execute(
+            json!({"command": "echo to-out; echo to-err >&2; exit 3"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error);
+    assert_eq!(
+        out.content,
+        "exit code: 3\n--- stdout ---\nto-out\n--- stderr ---\nto-err"
+    );
+}
+
+#[tokio::test]
+async fn stdin_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = shell()
+        .execute(json!({"command": "cat; echo end"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(
+        out.content.contains("--- stdout ---\nend"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let command = "sleep 30 & echo $! >> pids; sleep 30 & echo $! >> pids; echo $$ >> pids; \
+                   echo started; sleep 30";
+    let started = Instant::now();
+    let out = shell()
+        .execute(
+            json!({"command": command, "timeout_secs": 1}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert!(out.is_error);
+    assert!(
+        out.content
+            .starts_with("timed out after 1 s; process group killed"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("started"),
+        "partial output kept: {}",
+        out.content
+    );
+    let pids = read_pids(&pids);
+    assert_eq!(pids.len(), 3);
+    for pid in pids {
+        wait_until(&format!("process {pid} to die"), LIMIT, || {
+            process_gone(pid)
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_background_child_does_not_hang_the_call_and_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = shell()
+        .execute(
+            json!({"command": "sleep 100 & echo $! > bg.pid; echo done"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content.contains("--- stdout ---\ndone"),
+        "{}",
+        out.content
+    );
+    let pid = read_pids(&dir.path().join("bg.pid"))[0];
+    wait_until("the background sleep to die", LIMIT, || process_gone(pid)).await;
+}
+
+#[tokio::test]
+async fn huge_output_is_capped_keeping_head_and_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = shell()
+        .execute(
+            json!({"command": "yes | head -c 100000000; printf 'THE-END'; seq 1 200000 >&2"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error);
+    assert!(
+        out.content.len() < 3 * 64 * 1024,
+        "{} bytes",
+        out.content.len()
+    );
+    let (stdout, stderr) = out.content.split_once("--- stderr ---").unwrap();
+    assert!(stdout.starts_with("exit code: 0\n--- stdout ---\ny\ny\n"));
+    assert!(stdout.contains("bytes omitted from the middle (100000007 bytes in total)"));
+    assert!(
+        stdout.trim_end().ends_with("y\nTHE-END"),
+        "{}",
+        &stdout[stdout.len() - 50..]
+    );
+    assert!(stderr.contains("\n1\n2\n3\n"));
+    assert!(stderr.contains("bytes omitted"));
+    assert!(stderr.ends_with("199999\n200000"));
+}
+
+#[tokio::test]
+async fn output_cap_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = ShellExecTool::new(Duration::from_secs(5)).with_max_output_bytes(10);
+    let out = tool
+        .execute(
+            json!({"command": "echo 0123456789abcdefghij"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.contains("01234\n[... 11 bytes omitted"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("...]\nghij\n--- stderr"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn default_timeout_comes_from_the_constructor() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = adapter_tools_shell::shell_tools_with(&ShellToolsConfig {
+        default_timeout: Duration::from_secs(1),
+        ..ShellToolsConfig::default()
+    });
+    let out = tools[0]
+        .execute(json!({"command": "sleep 30"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(
+        out.content.starts_with("timed out after 1 s"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_group_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let pids = dir.path().join("pids");
+    let task = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            shell()
+                .execute(
+                    json!({"command": "echo $$ >> pids; sleep 30 & echo $! >> pids; wait"}),
+                    &ctx,
+                )
+                .await
+        })
+    };
+    wait_until("the command to start", LIMIT, || has_lines(&pids, 2)).await;
+    let started = Instant::now();
+    ctx.cancel.cancel();
+    let result = task.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        matches!(&result, Err(ToolError::Failed(m)) if m.contains("cancelled")),
+        "{result:?}"
+    );
+    for pid in read_pids(&pids) {
+        wait_until(&format!("process {pid} to die"), LIMIT, || {
+            process_gone(pid)
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn bad_arguments_are_invalid_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let cases = [
+        (json!({}), "missing field `command`"),
+        (json!({"command": 5}), "invalid type"),
+        (
+            json!({"command": "ls", "timeout_secs": "ten"}),
+            "invalid type",
+        ),
+        (
+            json!({"command": "ls", "timeout_secs": -1}),
+            "invalid value",
+        ),
+        (json!({"command": "ls", "timeout_secs": 0}), "at least 1"),
+        (json!({"command": "  "}), "must not be empty"),
+        (json!({"command": "ls", "cwd": "/"}), "unknown field `cwd`"),
+        (json!("ls"), "invalid type"),
+    ];
+    for (args, expected) in cases {
+        let err = shell().execute(args.clone(), &ctx).await.unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments(m) if m.contains(expected)),
+            "{args}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn too_long_timeouts_are_capped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = shell()
+        .execute(
+            json!({"command": "echo ok", "timeout_secs": 100000}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error);
+    assert!(out.content.contains("using 600 s"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_missing_workspace_is_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = shell()
+        .execute(json!({"command": "ls"}), &ctx(&dir.path().join("nope")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(m) if m.contains("not accessible")));
+}

@@ -1,0 +1,41 @@
+//! Secrets in the parent environment do not reach `shell_exec`.
+//!
+//! A test binary of its own: it changes the process environment.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use adapter_tools_shell::ShellExecTool;
+use common::ctx;
+use domain::ports::Tool;
+use serde_json::json;
+
+#[tokio::test]
+async fn secret_variables_are_removed() {
+    let secrets = [
+        "OPENAI_API_KEY",
+        "MY_TOKEN",
+        "anthropic_base_url",
+        "PLANWRIGHT_DB",
+        "DB_Password",
+        "AWS_SECRET_ACCESS_KEY",
+        "GCP_CREDENTIALS_FILE",
+    ];
+    for name in secrets {
+        std::env::set_var(name, "s3cr3t-value");
+    }
+    std::env::set_var("PLAIN_SETTING", "visible-value");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = ShellExecTool::default()
+        .execute(json!({"command": "env"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert!(!out.content.contains("s3cr3t-value"), "{}", out.content);
+    for name in secrets {
+        assert!(!out.content.contains(&format!("{name}=")), "{name} leaked");
+    }
+    assert!(out.content.contains("PLAIN_SETTING=visible-value"));
+    assert!(out.content.contains("PATH="));
+}
