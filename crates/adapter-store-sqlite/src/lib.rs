@@ -1,1 +1,58 @@
-//! placeholder
+//! # adapter-store-sqlite
+//!
+//! [`SqliteStore`] implements the domain port [`domain::ports::RunStore`] over one embedded
+//! SQLite file. It keeps:
+//!
+//! - **runs**: one row per run (task, mode, status, workspace, timestamps, summary, error,
+//!   token usage);
+//! - **plan versions**: every `(plan id, version)` a run saved, each with the full plan JSON
+//!   (re-saving a version replaces that version's row, so each version holds its latest state);
+//! - **steps**: the steps of each plan's newest version, one row per step, for querying;
+//! - **the event log**: append-only and gap-free; an event is accepted only if its `seq` is
+//!   exactly the run's last `seq + 1`.
+//!
+//! The dependency points one way: this crate depends on `domain`, and `domain` must never
+//! depend on this crate (nor on rusqlite). The app wires a [`SqliteStore`] in as an
+//! `Arc<dyn RunStore>`.
+//!
+//! ## Concurrency
+//!
+//! rusqlite is blocking, so each handle keeps its `Connection` behind a `std::sync::Mutex`
+//! in an `Arc` and runs every operation on `tokio::task::spawn_blocking`. Clones of a
+//! [`SqliteStore`] share one connection. Separate [`SqliteStore::open`] calls on the same
+//! file get separate connections; thanks to WAL, readers never block the writer, and
+//! writers wait for each other (`busy_timeout`) instead of failing with "database is locked".
+//! Writes use `BEGIN IMMEDIATE`, so two writers never deadlock on a lock upgrade.
+//!
+//! ## Durability
+//!
+//! Every connection sets `journal_mode=WAL`, `busy_timeout=5000` (ms), `foreign_keys=ON` and
+//! `synchronous=NORMAL`. With WAL, `NORMAL` fsyncs the WAL only at checkpoints, not at every
+//! commit. Consequences:
+//!
+//! - an **application crash** (panic, kill, OOM) loses nothing that was committed: committed
+//!   transactions are in the WAL file, which the OS already has;
+//! - a **power loss or OS crash** may lose the last transactions committed since the latest
+//!   checkpoint (the database stays consistent, it just rolls back to an earlier point);
+//! - commits are much cheaper than with `synchronous=FULL`, which matters because every
+//!   event is its own transaction.
+//!
+//! This is a deliberate trade-off for a run journal; its real cost is to be measured.
+//!
+//! ## Schema
+//!
+//! The schema version lives in `PRAGMA user_version`. Migrations are an ordered list of SQL
+//! scripts, each applied in its own transaction that also bumps `user_version`. Opening a
+//! file whose version is newer than [`SCHEMA_VERSION`] fails with
+//! [`Error::SchemaTooNew`] rather than guessing.
+
+mod codec;
+mod connection;
+mod error;
+mod migrations;
+mod queries;
+mod store;
+
+pub use error::Error;
+pub use migrations::SCHEMA_VERSION;
+pub use store::SqliteStore;

@@ -1,0 +1,83 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong opening or using a [`SqliteStore`](crate::SqliteStore).
+///
+/// Through the [`RunStore`](domain::ports::RunStore) port these become
+/// [`domain::StoreError`]s whose message also names the operation, the run and the file.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot create folder {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open SQLite database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot set PRAGMA {pragma} on {path}: {source}")]
+    Pragma {
+        path: PathBuf,
+        pragma: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("{path}: journal_mode is '{actual}', expected 'wal' (is this a regular file?)")]
+    NotWal { path: PathBuf, actual: String },
+    #[error("migration {number} of {path} failed: {source}")]
+    Migration {
+        path: PathBuf,
+        number: u32,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path} has schema version {found}, newer than version {supported} known to this build; \
+         use a newer Planwright or another database file"
+    )]
+    SchemaTooNew {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path} has an invalid schema version {found}")]
+    InvalidSchemaVersion { path: PathBuf, found: i64 },
+    /// A statement failed; `context` says which.
+    #[error("{context}: {source}")]
+    Sqlite {
+        context: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("{what}: invalid JSON: {source}")]
+    Json {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    /// A stored value could not be turned back into a domain value.
+    #[error("invalid stored {what}: {detail}")]
+    Corrupt { what: &'static str, detail: String },
+    #[error("{what} = {value} does not fit an SQLite integer")]
+    OutOfRange { what: &'static str, value: u64 },
+    #[error("run '{run_id}' already exists")]
+    RunExists { run_id: String },
+    #[error("run '{run_id}' does not exist")]
+    UnknownRun { run_id: String },
+    /// The event log of a run is gap-free: only `last seq + 1` is accepted.
+    #[error(
+        "event seq {got} of run '{run_id}' refused ({}): the next seq is {expected}",
+        if got < expected { "duplicate" } else { "gap" }
+    )]
+    OutOfOrderEvent {
+        run_id: String,
+        expected: u64,
+        got: u64,
+    },
+    #[error("the blocking store task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// Wraps a rusqlite error with what was being done.
+pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
+    move |source| Error::Sqlite { context, source }
+}

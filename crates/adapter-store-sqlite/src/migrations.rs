@@ -1,0 +1,188 @@
+//! The schema, as an ordered list of migrations versioned by `PRAGMA user_version`.
+//!
+//! Migration `n` (1-based) is `MIGRATIONS[n - 1]`; after it, `user_version` is `n`. Each runs
+//! in its own `BEGIN IMMEDIATE` transaction together with its `user_version` bump, so a
+//! failed migration leaves the file at the previous version, and two processes opening a
+//! fresh file at once cannot both apply it. Never edit a released migration: append one.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::Error;
+
+/// Migration 1: runs, plan versions, steps, events.
+const MIGRATION_1: &str = r#"
+CREATE TABLE runs (
+    run_id            TEXT NOT NULL PRIMARY KEY,
+    task              TEXT NOT NULL,
+    mode              TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    workspace         TEXT NOT NULL,
+    created_at        TEXT NOT NULL,   -- RFC 3339, UTC, 9 fractional digits
+    finished_at       TEXT,
+    summary           TEXT,
+    error             TEXT,
+    llm_calls         INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0
+);
+-- list_runs: newest first.
+CREATE INDEX runs_by_created_at ON runs (created_at DESC, run_id);
+
+-- Every version of every plan of a run; the row of a version holds its latest state.
+CREATE TABLE plans (
+    run_id   TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    plan_id  TEXT NOT NULL,
+    version  INTEGER NOT NULL,
+    title    TEXT NOT NULL,
+    json     TEXT NOT NULL,             -- the whole domain Plan
+    saved_at TEXT NOT NULL,
+    save_seq INTEGER NOT NULL,          -- per-run save counter: orders saves exactly
+    PRIMARY KEY (run_id, plan_id, version)
+);
+-- latest_plan: the most recently saved plan of a run.
+CREATE INDEX plans_by_run_save_seq ON plans (run_id, save_seq);
+
+-- The steps of the newest version of each plan.
+CREATE TABLE steps (
+    run_id      TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    plan_id     TEXT NOT NULL,
+    step_id     TEXT NOT NULL,
+    position    INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    kind        TEXT,
+    status      TEXT NOT NULL,
+    result      TEXT,
+    error       TEXT,
+    notes       TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    depends_on  TEXT NOT NULL,          -- JSON array of step ids
+    attachments TEXT NOT NULL,          -- JSON array of workspace-relative paths
+    PRIMARY KEY (run_id, plan_id, step_id)
+);
+
+-- The append-only, gap-free event log. The primary key (run_id, seq) is the index used to
+-- read a run's events in order and to find its last seq.
+CREATE TABLE events (
+    run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL CHECK (seq >= 1),
+    at     TEXT NOT NULL,
+    type   TEXT NOT NULL,
+    json   TEXT NOT NULL,               -- the whole domain Event
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TRIGGER events_are_append_only BEFORE UPDATE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'events are append-only');
+END;
+"#;
+
+/// All migrations, in order.
+const MIGRATIONS: &[&str] = &[MIGRATION_1];
+
+/// The schema version this build creates and understands.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The file's `user_version`.
+pub(crate) fn user_version(conn: &Connection, path: &Path) -> Result<u32, Error> {
+    let raw: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(crate::error::sql("read PRAGMA user_version"))?;
+    u32::try_from(raw).map_err(|_| Error::InvalidSchemaVersion {
+        path: path.to_path_buf(),
+        found: raw,
+    })
+}
+
+fn refuse_newer(version: u32, known: u32, path: &Path) -> Result<(), Error> {
+    if version > known {
+        return Err(Error::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: known,
+        });
+    }
+    Ok(())
+}
+
+/// Brings the file up to [`SCHEMA_VERSION`]; returns the version it ends at.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<u32, Error> {
+    apply(conn, path, MIGRATIONS)
+}
+
+/// Applies the `migrations` the file does not have yet.
+fn apply(conn: &mut Connection, path: &Path, migrations: &[&str]) -> Result<u32, Error> {
+    let known = u32::try_from(migrations.len()).unwrap_or(u32::MAX);
+    let current = user_version(conn, path)?;
+    refuse_newer(current, known, path)?;
+    if current == known {
+        tracing::debug!(path = %path.display(), version = current, "schema is up to date");
+        return Ok(current);
+    }
+    loop {
+        let failed = |number: u32| {
+            move |source| Error::Migration {
+                path: path.to_path_buf(),
+                number,
+                source,
+            }
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed(current + 1))?;
+        // Read again under the write lock: another connection may have migrated meanwhile.
+        let version = user_version(&tx, path)?;
+        refuse_newer(version, known, path)?;
+        let Some(script) = migrations.get(version as usize) else {
+            return Ok(version);
+        };
+        let number = version + 1;
+        tx.execute_batch(script).map_err(failed(number))?;
+        tx.pragma_update(None, "user_version", number)
+            .map_err(failed(number))?;
+        tx.commit().map_err(failed(number))?;
+        tracing::info!(path = %path.display(), migration = number, "applied schema migration");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(conn: &Connection) -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .expect("prepare");
+        stmt.query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn a_failing_migration_rolls_back_and_leaves_the_previous_version() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("m.db");
+        let mut conn = Connection::open(&path).expect("open");
+        let scripts = [
+            "CREATE TABLE a (x INTEGER);",
+            "CREATE TABLE b (x INTEGER); CREATE TABLE broken (;",
+        ];
+        let err = apply(&mut conn, &path, &scripts).expect_err("migration 2 is broken");
+        assert!(matches!(err, Error::Migration { number: 2, .. }), "{err:?}");
+        assert!(err.to_string().contains("migration 2"), "{err}");
+        assert_eq!(user_version(&conn, &path).expect("version"), 1);
+        assert_eq!(tables(&conn), ["a"], "migration 2 left nothing behind");
+
+        let fixed = ["CREATE TABLE a (x INTEGER);", "CREATE TABLE b (x INTEGER);"];
+        assert_eq!(apply(&mut conn, &path, &fixed).expect("applies"), 2);
+        assert_eq!(tables(&conn), ["a", "b"]);
+        assert_eq!(apply(&mut conn, &path, &fixed).expect("no-op"), 2);
+    }
+
+    #[test]
+    fn the_schema_version_is_the_number_of_migrations() {
+        assert_eq!(SCHEMA_VERSION as usize, MIGRATIONS.len());
+    }
+}
