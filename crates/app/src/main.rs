@@ -1,1 +1,191 @@
-fn main() {}
+//! # planwright
+//!
+//! The `planwright` binary: reads the command line and environment, wires adapters into the
+//! domain's ports (adapters are picked with cargo features), runs tasks and prints results.
+//! Only this crate's output layer (`view`, `report`) writes to the terminal.
+//!
+//! Exit codes: 0 the run completed, 1 the run failed, 2 a usage or configuration error.
+
+mod cli;
+mod ids;
+mod report;
+mod view;
+mod wiring;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use domain::ports::{RunStatus, RunStore};
+use domain::{RunRequest, Runtime};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, RunArgs, RunsCommand};
+
+/// The app's error enum; each variant maps to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// Bad usage or configuration: exit code 2.
+    #[error("{0}")]
+    Config(String),
+    /// The run could not be carried out (store failure): exit code 1.
+    #[error("{0}")]
+    Run(String),
+}
+
+impl AppError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Config(_) => 2,
+            AppError::Run(_) => 1,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return fail(&AppError::Run(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &AppError) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "error: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANWRIGHT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
+    match cli.command {
+        Command::Run(args) => run(&cli.db, args).await,
+        Command::Runs { command } => runs(&cli.db, command).await,
+    }
+}
+
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
+    let task = args.task.join(" ").trim().to_string();
+    if task.is_empty() {
+        return Err(AppError::Config("the task is empty".into()));
+    }
+    let llm = wiring::llm(&args.model)?;
+    let store = wiring::store(db)?;
+    let runtime: Runtime = wiring::runtime(llm, store, &args)?;
+    let run_id = runtime.new_run_id();
+    let workspace = prepare_workspace(args.workspace.as_deref(), &run_id)?;
+
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "\ninterrupted: cancelling the run (press Ctrl-C again to quit now)"
+            );
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+
+    let outcome = runtime
+        .run(
+            RunRequest {
+                run_id,
+                task,
+                workspace: workspace.clone(),
+            },
+            cancel,
+        )
+        .await
+        .map_err(|e| AppError::Run(format!("the run could not go on: {e}")))?;
+    if args.json {
+        let value = report::outcome_json(&outcome, &workspace.display().to_string());
+        print_stdout(&format!("{value}\n"));
+    } else {
+        print_stdout(&report::outcome_text(&outcome));
+    }
+    Ok(match outcome.status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+/// The run's workspace: the given folder, or `./.planwright/runs/<run_id>/workspace`;
+/// created when missing and returned as an absolute path.
+fn prepare_workspace(given: Option<&Path>, run_id: &str) -> Result<PathBuf, AppError> {
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from(".planwright")
+            .join("runs")
+            .join(run_id)
+            .join("workspace"),
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| AppError::Config(format!("cannot create workspace {}: {e}", dir.display())))?;
+    std::fs::canonicalize(&dir)
+        .map_err(|e| AppError::Config(format!("cannot resolve workspace {}: {e}", dir.display())))
+}
+
+async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
+    let store: Arc<dyn RunStore> = wiring::store(db)?;
+    let store_err = |e: domain::StoreError| AppError::Run(format!("reading {}: {e}", db.display()));
+    match command {
+        RunsCommand::List { json } => {
+            let runs = store.list_runs().await.map_err(store_err)?;
+            if json {
+                print_stdout(&format!("{}\n", report::runs_list_json(&runs)));
+            } else {
+                print_stdout(&report::runs_list_text(&runs));
+            }
+        }
+        RunsCommand::Show { run_id, json } => {
+            let run = store
+                .get_run(&run_id)
+                .await
+                .map_err(store_err)?
+                .ok_or_else(|| {
+                    AppError::Config(format!("no run with id '{run_id}' in {}", db.display()))
+                })?;
+            let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
+            let events = store.events(&run_id, 0).await.map_err(store_err)?;
+            if json {
+                let value = report::run_show_json(&run, plan.as_ref(), &events);
+                print_stdout(&format!("{value}\n"));
+            } else {
+                print_stdout(&report::run_show_text(&run, plan.as_ref(), &events));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

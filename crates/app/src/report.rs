@@ -1,0 +1,215 @@
+//! What the CLI prints on stdout: the run outcome (text or one JSON object) and the
+//! `runs list` / `runs show` views.
+
+use std::fmt::Write as _;
+
+use domain::event::{Event, EventKind, RunUsage};
+use domain::plan::Plan;
+use domain::plan_text::render_plan_text;
+use domain::ports::{RunRecord, RunStatus};
+use domain::RunOutcome;
+use serde_json::{json, Value};
+
+fn usage_json(u: &RunUsage) -> Value {
+    json!({
+        "llm_calls": u.llm_calls,
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+    })
+}
+
+fn plan_json(plan: &Plan) -> Value {
+    json!({
+        "id": plan.id,
+        "title": plan.title,
+        "steps": plan.steps.iter().map(|s| json!({
+            "id": s.id,
+            "description": s.description,
+            "kind": s.kind,
+            "status": s.status,
+            "result": s.result,
+            "error": s.error,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The one JSON object `run --json` prints.
+pub fn outcome_json(outcome: &RunOutcome, workspace: &str) -> Value {
+    json!({
+        "run_id": outcome.run_id,
+        "status": outcome.status,
+        "summary": outcome.summary,
+        "error": outcome.error,
+        "workspace": workspace,
+        "plan": plan_json(&outcome.plan),
+        "usage": usage_json(&outcome.usage),
+    })
+}
+
+/// `run` without `--json`: the summary, and the reason when the run failed.
+pub fn outcome_text(outcome: &RunOutcome) -> String {
+    let mut s = outcome.summary.trim_end().to_string();
+    s.push('\n');
+    if outcome.status == RunStatus::Failed {
+        if let Some(e) = &outcome.error {
+            let _ = writeln!(s, "\nRun failed: {e}");
+        }
+    }
+    s
+}
+
+pub fn runs_list_json(runs: &[RunRecord]) -> Value {
+    Value::Array(
+        runs.iter()
+            .map(|r| {
+                json!({
+                    "run_id": r.run_id,
+                    "status": r.status,
+                    "task": r.task,
+                    "created_at": r.created_at.to_rfc3339(),
+                })
+            })
+            .collect(),
+    )
+}
+
+pub fn runs_list_text(runs: &[RunRecord]) -> String {
+    if runs.is_empty() {
+        return "No runs yet.\n".to_string();
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<34} {:<10} {:<20} TASK",
+        "RUN ID", "STATUS", "CREATED"
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "{:<34} {:<10} {:<20} {}",
+            r.run_id,
+            r.status.as_str(),
+            r.created_at.format("%Y-%m-%d %H:%M:%S"),
+            domain::prompts::truncate_chars(&r.task.replace('\n', " "), 80)
+        );
+    }
+    s
+}
+
+/// Tool calls of a run, paired by call id, in order.
+fn tool_calls(events: &[Event]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for e in events {
+        match &e.kind {
+            EventKind::ToolCalling {
+                step_id,
+                call_id,
+                tool,
+                arguments,
+            } => out.push(json!({
+                "step_id": step_id,
+                "call_id": call_id,
+                "tool": tool,
+                "arguments": arguments,
+                "ok": null,
+                "output": null,
+            })),
+            EventKind::ToolCalled {
+                call_id,
+                ok,
+                output,
+                ..
+            } => {
+                if let Some(v) = out
+                    .iter_mut()
+                    .rev()
+                    .find(|v| v["call_id"] == json!(call_id))
+                {
+                    v["ok"] = json!(ok);
+                    v["output"] = json!(output);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> Value {
+    json!({
+        "run_id": run.run_id,
+        "status": run.status,
+        "task": run.task,
+        "mode": run.mode,
+        "workspace": run.workspace,
+        "created_at": run.created_at.to_rfc3339(),
+        "finished_at": run.finished_at.map(|t| t.to_rfc3339()),
+        "summary": run.summary,
+        "error": run.error,
+        "usage": usage_json(&run.usage),
+        "plan": plan.map(plan_json),
+        "tool_calls": tool_calls(events),
+        "events": events.len(),
+    })
+}
+
+pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Run:       {}", run.run_id);
+    let _ = writeln!(s, "Task:      {}", run.task);
+    let _ = writeln!(s, "Status:    {}", run.status.as_str());
+    let _ = writeln!(s, "Mode:      {}", run.mode);
+    let _ = writeln!(s, "Workspace: {}", run.workspace);
+    let _ = writeln!(s, "Created:   {}", run.created_at.to_rfc3339());
+    if let Some(f) = run.finished_at {
+        let _ = writeln!(s, "Finished:  {}", f.to_rfc3339());
+    }
+    let _ = writeln!(
+        s,
+        "Usage:     {} LLM calls, {} prompt + {} completion tokens",
+        run.usage.llm_calls, run.usage.prompt_tokens, run.usage.completion_tokens
+    );
+    if let Some(e) = &run.error {
+        let _ = writeln!(s, "Error:     {e}");
+    }
+    s.push('\n');
+    let calls = tool_calls(events);
+    match plan {
+        Some(plan) => {
+            s.push_str(&render_plan_text(plan));
+            s.push('\n');
+            for (i, step) in plan.steps.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "Step {i} {} {}",
+                    step.status.marker(),
+                    step.display_text()
+                );
+                if let Some(r) = &step.result {
+                    let _ = writeln!(s, "  result: {r}");
+                }
+                if let Some(e) = &step.error {
+                    let _ = writeln!(s, "  error:  {e}");
+                }
+                for c in calls.iter().filter(|c| c["step_id"] == json!(step.id)) {
+                    let ok = match c["ok"].as_bool() {
+                        Some(true) => "✓",
+                        Some(false) => "✗",
+                        None => "?",
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  {ok} {} {}",
+                        c["tool"].as_str().unwrap_or(""),
+                        domain::prompts::truncate_chars(c["arguments"].as_str().unwrap_or(""), 160)
+                    );
+                }
+            }
+        }
+        None => s.push_str("(no plan was stored)\n"),
+    }
+    if let Some(summary) = &run.summary {
+        let _ = writeln!(s, "\nSummary:\n{summary}");
+    }
+    s
+}

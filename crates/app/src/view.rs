@@ -1,0 +1,224 @@
+//! The live view on stderr: the plan with its markers, redrawn as steps move, and one line
+//! per tool call. This module and `report` are the CLI's output layer.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use domain::event::{Event, EventKind, PlanSource};
+use domain::plan::{Plan, StepStatus};
+use domain::plan_text::render_plan_digest;
+use domain::ports::EventSink;
+use domain::prompts::truncate_chars;
+
+/// Writes a human-readable account of a run to stderr.
+#[derive(Debug, Default)]
+pub struct ConsoleView {
+    plan: Mutex<Option<Plan>>,
+}
+
+impl ConsoleView {
+    pub fn new() -> ConsoleView {
+        ConsoleView::default()
+    }
+
+    fn with_plan(&self, f: impl FnOnce(&mut Plan)) -> Option<Plan> {
+        let mut guard = self.plan.lock().ok()?;
+        let plan = guard.as_mut()?;
+        f(plan);
+        Some(plan.clone())
+    }
+
+    fn set_status(&self, step_id: &str, status: StepStatus) -> Option<(usize, String)> {
+        let plan = self.with_plan(|p| {
+            if let Some(s) = p.step_mut(step_id) {
+                s.status = status;
+            }
+        })?;
+        let i = plan.index_of(step_id)?;
+        Some((i, plan.steps[i].display_text()))
+    }
+
+    fn render(&self, event: &Event) -> String {
+        match &event.kind {
+            EventKind::RunStarted {
+                task,
+                workspace,
+                mode,
+                ..
+            } => format!(
+                "▶ run {} ({mode}): {task}\n  workspace: {workspace}\n",
+                event.run_id
+            ),
+            EventKind::PlanCreated {
+                plan,
+                source,
+                reason,
+            } => {
+                if let Ok(mut g) = self.plan.lock() {
+                    *g = Some(plan.clone());
+                }
+                let origin = match (source, reason) {
+                    (PlanSource::Default, Some(r)) => format!(" (default plan: {r})"),
+                    (PlanSource::Default, None) => " (default plan)".to_string(),
+                    (PlanSource::Llm, _) => String::new(),
+                };
+                format!(
+                    "\nPlan: {}{origin}\n{}\n",
+                    plan.title,
+                    indent(&render_plan_digest(plan))
+                )
+            }
+            EventKind::PlanUpdated { plan, reason } => {
+                if let Ok(mut g) = self.plan.lock() {
+                    *g = Some(plan.clone());
+                }
+                format!(
+                    "\nPlan updated ({reason}):\n{}\n",
+                    indent(&render_plan_digest(plan))
+                )
+            }
+            EventKind::StepStarted {
+                step_id,
+                index,
+                description,
+                executor,
+                attempt,
+            } => {
+                self.set_status(step_id, StepStatus::InProgress);
+                let retry = if *attempt > 1 {
+                    format!(", attempt {attempt}")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} {index}. {description}  ({executor}{retry})\n",
+                    StepStatus::InProgress.marker()
+                )
+            }
+            EventKind::ToolCalling {
+                tool, arguments, ..
+            } => format!("      ↳ {tool} {}\n", one_line(arguments, 120)),
+            EventKind::ToolCalled { ok, output, .. } => {
+                let mark = if *ok { "✓" } else { "✗" };
+                format!("        {mark} {}\n", one_line(output, 120))
+            }
+            EventKind::StepCompleted { step_id, result } => {
+                let (i, text) = self
+                    .set_status(step_id, StepStatus::Completed)
+                    .unwrap_or((0, step_id.clone()));
+                format!(
+                    "{} {i}. {text}\n        result: {}\n",
+                    StepStatus::Completed.marker(),
+                    one_line(result, 200)
+                )
+            }
+            EventKind::StepFailed {
+                step_id,
+                status,
+                error,
+                will_retry,
+            } => {
+                let (i, text) = self
+                    .set_status(step_id, *status)
+                    .unwrap_or((0, step_id.clone()));
+                let retry = if *will_retry { " (will retry)" } else { "" };
+                format!(
+                    "{} {i}. {text}{retry}\n        {}: {}\n",
+                    status.marker(),
+                    status,
+                    one_line(error, 200)
+                )
+            }
+            EventKind::StepSkipped { step_id, .. } => {
+                self.set_status(step_id, StepStatus::Skipped);
+                String::new()
+            }
+            EventKind::Message { text, .. } => format!("      “{}”\n", one_line(text, 160)),
+            EventKind::Error { message, .. } => format!("  ! {}\n", one_line(message, 200)),
+            EventKind::LlmCalled { .. } => String::new(),
+            EventKind::RunCompleted { usage, .. } | EventKind::RunFailed { usage, .. } => {
+                let plan = self
+                    .plan
+                    .lock()
+                    .ok()
+                    .and_then(|g| g.as_ref().map(render_plan_digest))
+                    .unwrap_or_default();
+                let verdict = match &event.kind {
+                    EventKind::RunFailed { reason, .. } => format!("✗ run failed: {reason}"),
+                    _ => "✓ run completed".to_string(),
+                };
+                format!(
+                    "\nFinal plan:\n{}\n{verdict}\n  {} LLM calls, {} prompt + {} completion tokens\n",
+                    indent(&plan),
+                    usage.llm_calls,
+                    usage.prompt_tokens,
+                    usage.completion_tokens
+                )
+            }
+        }
+    }
+}
+
+impl EventSink for ConsoleView {
+    fn publish(&self, event: &Event) {
+        let text = self.render(event);
+        if !text.is_empty() {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(text.as_bytes());
+            let _ = err.flush();
+        }
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text on one line, cut to `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate_chars(&flat, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    fn ev(kind: EventKind) -> Event {
+        Event {
+            run_id: "run_1".into(),
+            seq: 1,
+            at: Utc::now(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn markers_follow_the_steps() {
+        let view = ConsoleView::new();
+        let plan = Plan::from_texts("p", "Title", "g", &["one".to_string(), "two".to_string()])
+            .expect("plan");
+        let created = view.render(&ev(EventKind::PlanCreated {
+            plan,
+            source: PlanSource::Llm,
+            reason: None,
+        }));
+        assert!(created.contains("0. [ ] one"), "{created}");
+        let done = view.render(&ev(EventKind::StepCompleted {
+            step_id: "s1".into(),
+            result: "did\nit".into(),
+        }));
+        assert!(done.starts_with("[✓] 0. one"), "{done}");
+        assert!(done.contains("result: did it"));
+        let end = view.render(&ev(EventKind::RunCompleted {
+            summary: "s".into(),
+            usage: Default::default(),
+        }));
+        assert!(end.contains("0. [✓] one"), "{end}");
+        assert!(end.contains("1. [ ] two"), "{end}");
+    }
+}
