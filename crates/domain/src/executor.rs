@@ -177,8 +177,7 @@ async fn run_step_inner(
                 }
                 continue;
             }
-            let observation =
-                run_tool(ctx, limits, agent.toolbox.as_ref(), &tool_ctx, call).await?;
+            let observation = run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call).await?;
             messages.push(ChatMessage::tool_result(&call.id, observation));
             if ctx.cancel.is_cancelled() {
                 return Ok(StepEnd::Cancelled);
@@ -198,7 +197,7 @@ async fn run_step_inner(
 async fn run_tool(
     ctx: &RunContext,
     limits: &StepLimits,
-    toolbox: &dyn Toolbox,
+    toolbox: &Arc<dyn Toolbox>,
     tool_ctx: &crate::ports::ToolContext,
     call: &ToolCall,
 ) -> Result<String, StoreError> {
@@ -211,13 +210,7 @@ async fn run_tool(
     .await?;
     let started = Instant::now();
     let outcome = match parse_arguments(&call.arguments) {
-        Ok(args) => {
-            let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
-            toolbox
-                .call(&call.name, args, tool_ctx)
-                .instrument(span)
-                .await
-        }
+        Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
     let (ok, text) = match outcome {
@@ -241,6 +234,42 @@ async fn run_tool(
     })
     .await?;
     Ok(text)
+}
+
+/// Runs a tool call in its own task, so a tool that panics fails the call (the model is told)
+/// instead of the run. The task is aborted if the step is dropped midway.
+async fn call_isolated(
+    toolbox: &Arc<dyn Toolbox>,
+    name: &str,
+    args: Value,
+    ctx: &crate::ports::ToolContext,
+) -> Result<crate::ports::ToolOutput, ToolError> {
+    let span = tracing::info_span!("tool", tool = %name);
+    let (toolbox, name_owned, ctx) = (toolbox.clone(), name.to_string(), ctx.clone());
+    let handle =
+        tokio::spawn(async move { toolbox.call(&name_owned, args, &ctx).await }.instrument(span));
+    let guard = AbortOnDrop(handle.abort_handle());
+    let joined = handle.await;
+    drop(guard);
+    match joined {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => {
+            tracing::error!(tool = %name, "tool panicked");
+            Err(ToolError::Failed(format!(
+                "the tool '{name}' crashed; try another way"
+            )))
+        }
+        Err(_) => Err(ToolError::Failed(format!("the tool '{name}' was stopped"))),
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn parse_arguments(raw: &str) -> Result<Value, ToolError> {

@@ -146,6 +146,7 @@ fn toolbox() -> MockToolbox {
             args["command"].as_str().unwrap_or("?")
         ))),
         "boom" => Err(ToolError::Failed("kaboom".into())),
+        "panic" => panic!("tool bug"),
         other => Err(ToolError::Refused(format!("unknown tool '{other}'"))),
     });
     tb
@@ -499,6 +500,7 @@ async fn unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on() {
             ("shell_exec", "{\"command\": ".to_string()),
             ("shell_exec", "[1,2]".to_string()),
             ("boom", "{}".to_string()),
+            ("panic", "{}".to_string()),
         ]),
         raw_calls(&[("complete_step", "{\"success\": \"yes\"}".to_string())]),
         done("finally"),
@@ -513,7 +515,7 @@ async fn unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on() {
         .filter(|m| m.role == Role::Tool)
         .filter_map(|m| m.content.clone())
         .collect();
-    assert_eq!(tool_msgs.len(), 4);
+    assert_eq!(tool_msgs.len(), 5);
     assert!(
         tool_msgs[0].contains("unknown tool 'teleport'"),
         "{tool_msgs:?}"
@@ -521,6 +523,10 @@ async fn unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on() {
     assert!(tool_msgs[1].contains("not valid JSON"));
     assert!(tool_msgs[2].contains("must be a JSON object"));
     assert!(tool_msgs[3].contains("kaboom"));
+    assert!(
+        tool_msgs[4].contains("the tool 'panic' crashed"),
+        "{tool_msgs:?}"
+    );
     let bad_complete = reqs[3].messages.last().and_then(|m| m.content.clone());
     assert!(bad_complete
         .unwrap_or_default()
@@ -530,7 +536,7 @@ async fn unknown_tools_and_bad_arguments_are_answered_and_the_run_goes_on() {
         .iter()
         .filter(|e| matches!(e.kind, EventKind::ToolCalled { ok: false, .. }))
         .count();
-    assert_eq!(failed_calls, 4);
+    assert_eq!(failed_calls, 5);
     assert_valid_transcripts(&reqs);
 }
 
