@@ -104,13 +104,8 @@ async fn run_step_inner(
         .enumerate()
         .filter(|(_, s)| s.result.is_some() || s.error.is_some())
         .collect();
-    let workspace = ctx.workspace.display().to_string();
     let mut messages = vec![
-        ChatMessage::system(prompts::executor_system(
-            &agent.name,
-            &agent.description,
-            &workspace,
-        )),
+        ChatMessage::system(prompts::executor_system(&agent.name, &agent.description)),
         ChatMessage::user(prompts::step_prompt(&ctx.task, plan, index, step, &prior)),
     ];
     let mut tools = agent.toolbox.schemas();

@@ -307,7 +307,6 @@ pub(crate) async fn summarize(
             ChatMessage::system(prompts::executor_system(
                 &primary.name,
                 &primary.description,
-                &ctx.workspace.display().to_string(),
             )),
             ChatMessage::user(user),
         ],

@@ -64,12 +64,12 @@ pub fn default_plan_steps() -> Vec<String> {
 }
 
 /// System prompt of an executor agent.
-pub fn executor_system(agent_name: &str, agent_description: &str, workspace: &str) -> String {
+pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     format!(
         "You are {agent_name}, an execution agent of Planwright. {agent_description}\n\n\
          You carry out ONE step of a larger plan at a time, using the tools you are given.\n\
-         Your working directory is the run's workspace: {workspace}\n\
-         File paths are relative to it, and files outside it cannot be reached.\n\n\
+         Your working directory is the run's workspace folder. Use paths relative to it; \
+         files outside it cannot be reached.\n\n\
          Rules:\n\
          - Act with tools; do not just describe what you would do.\n\
          - Check the outcome of what you did before you finish (read the file, look at the output).\n\
@@ -242,11 +242,7 @@ mod tests {
 
     #[test]
     fn executor_system_prompt() {
-        insta::assert_snapshot!(executor_system(
-            "general",
-            "A general-purpose agent.",
-            "/tmp/ws"
-        ));
+        insta::assert_snapshot!(executor_system("general", "A general-purpose agent."));
     }
 
     #[test]

@@ -179,7 +179,9 @@ impl Runtime {
         .await?;
         tracing::info!(task = %request.task, "run started");
 
-        let plan_id = self.ids.new_id("plan");
+        // Plan ids only need to be unique within their run; a fixed id keeps the requests of a
+        // run reproducible (record/replay).
+        let plan_id = "plan_1".to_string();
         let (mut plan, source, reason) = flow::create_plan(&ctx, self, plan_id).await?;
         ctx.save_plan(&plan).await?;
         if let Some(r) = &reason {
