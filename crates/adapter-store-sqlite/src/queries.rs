@@ -267,6 +267,11 @@ fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), 
             notes,
             attachments,
             attempts,
+            // Edges and fallbacks are kept in the plan's JSON, not projected into `steps`.
+            fallback: _,
+            condition: _,
+            rollback_of: _,
+            group: _,
         } = step;
         upsert
             .execute(params![

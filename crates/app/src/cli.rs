@@ -36,6 +36,30 @@ pub enum Command {
 pub enum ModeArg {
     /// One upfront plan through the `planning` tool, steps in order.
     Flow,
+    /// A JSON plan, one step at a time, unfinished steps revised as results come in.
+    PlanAct,
+    /// Start with 1-3 TODOs and add more as the work reveals them.
+    Todo,
+    /// Goal, sub-goals and actions with edges; independent actions run in parallel.
+    Dag,
+    /// Classify the task and pick flow, dag or todo.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleArg {
+    /// A step starts the moment its dependencies are done.
+    Event,
+    /// Waves: the next wave starts when the slowest step of this one ends.
+    Superstep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviseArg {
+    /// Revise after a failure, or when the executor flags that the plan no longer fits.
+    OnFailure,
+    /// Revise after every completed step too.
+    EveryStep,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +79,42 @@ pub struct RunArgs {
     /// Most LLM turns an executor may take for one plan step (OpenManus's max_steps).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
+
+    /// How ready steps of a dag are released.
+    #[arg(long, value_enum, default_value = "event")]
+    pub schedule: ScheduleArg,
+
+    /// Steps running at once in the dag style.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub parallel: u32,
+
+    /// Retries of a failed step before its fallback and a re-plan.
+    #[arg(long, default_value_t = 3)]
+    pub retries: u32,
+
+    /// Backoff before retry n, in milliseconds (multiplied by n).
+    #[arg(long, default_value_t = 1000)]
+    pub retry_delay_ms: u64,
+
+    /// Plan revisions (re-plans and plan-act revisions) allowed per run.
+    #[arg(long, default_value_t = 5)]
+    pub max_revisions: u32,
+
+    /// When plan-act revises the plan after a successful step.
+    #[arg(long, value_enum, default_value = "on-failure")]
+    pub revise: ReviseArg,
+
+    /// Most items on the todo style's list.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+    pub max_todos: u32,
+
+    /// Ask a verifier call to confirm each step the executor reports done.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
 
     /// Print one JSON object with the outcome on stdout instead of the summary text.
     #[arg(long)]

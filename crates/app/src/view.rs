@@ -133,6 +133,39 @@ impl ConsoleView {
                 self.set_status(step_id, StepStatus::Skipped);
                 String::new()
             }
+            EventKind::ModeChosen {
+                mode,
+                class,
+                by,
+                reason,
+            } => format!(
+                "  auto: {class} task → {mode} ({by}: {})\n",
+                one_line(reason, 160)
+            ),
+            EventKind::StepAdapted {
+                step_id,
+                action,
+                detail,
+            } => format!(
+                "  ↻ {step_id}: {} — {}\n",
+                match action {
+                    domain::event::AdaptAction::Retry => "retry",
+                    domain::event::AdaptAction::Fallback => "fallback",
+                    domain::event::AdaptAction::Replan => "re-plan",
+                    domain::event::AdaptAction::GiveUp => "give up",
+                },
+                one_line(detail, 160)
+            ),
+            EventKind::StepVerified {
+                step_id,
+                ok,
+                reason,
+            } => format!(
+                "        verifier {} {step_id}: {}\n",
+                if *ok { "accepted" } else { "rejected" },
+                one_line(reason, 160)
+            ),
+            EventKind::Nudge { reason, .. } => format!("      ⚑ {}\n", one_line(reason, 160)),
             EventKind::Message { text, .. } => format!("      “{}”\n", one_line(text, 160)),
             EventKind::Error { message, .. } => format!("  ! {}\n", one_line(message, 200)),
             EventKind::LlmCalled { .. } => String::new(),

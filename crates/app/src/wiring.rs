@@ -2,12 +2,13 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{ModeArg, RunArgs};
+use crate::cli::{ModeArg, ReviseArg, RunArgs, ScheduleArg};
 use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
@@ -84,7 +85,26 @@ pub fn runtime(
     let mut config = RunConfig {
         mode: match args.mode {
             ModeArg::Flow => domain::Mode::Flow,
+            ModeArg::PlanAct => domain::Mode::PlanAct,
+            ModeArg::Todo => domain::Mode::Todo,
+            ModeArg::Dag => domain::Mode::Dag,
+            ModeArg::Auto => domain::Mode::Auto,
         },
+        schedule: match args.schedule {
+            ScheduleArg::Event => domain::Schedule::EventDriven,
+            ScheduleArg::Superstep => domain::Schedule::Superstep,
+        },
+        parallelism: args.parallel as usize,
+        retries: args.retries,
+        retry_delay: Duration::from_millis(args.retry_delay_ms),
+        max_revisions: args.max_revisions,
+        revise: match args.revise {
+            ReviseArg::OnFailure => domain::Revise::OnFailure,
+            ReviseArg::EveryStep => domain::Revise::EveryStep,
+        },
+        max_todos: args.max_todos as usize,
+        verify: args.verify,
+        max_tokens: args.max_tokens,
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;

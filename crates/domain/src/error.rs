@@ -89,6 +89,8 @@ pub enum PlanError {
     UnknownStep(String),
     #[error("step '{0}' depends on itself")]
     SelfDependency(String),
+    #[error("the steps {0} form a dependency cycle")]
+    Cycle(String),
     #[error("step '{step}' depends on unknown step '{dependency}'")]
     UnknownDependency { step: String, dependency: String },
     #[error("step '{step}' cannot move from {from} to {to}")]

@@ -37,6 +37,20 @@ pub struct RunUsage {
     pub completion_tokens: u64,
 }
 
+/// What the runtime did about a step that did not succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptAction {
+    /// Run the step again after a backoff.
+    Retry,
+    /// Run the step's fallback instead.
+    Fallback,
+    /// Ask the planner to revise the remaining steps.
+    Replan,
+    /// Give up on the step; what depends on it is blocked.
+    GiveUp,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
@@ -75,6 +89,32 @@ pub enum EventKind {
         will_retry: bool,
     },
     StepSkipped {
+        step_id: String,
+        reason: String,
+    },
+    /// `auto` picked a planning style.
+    ModeChosen {
+        mode: String,
+        /// simple | complex | emergent
+        class: String,
+        /// rules | llm | fallback
+        by: String,
+        reason: String,
+    },
+    /// A branch of the adapt loop was taken for a step that did not succeed.
+    StepAdapted {
+        step_id: String,
+        action: AdaptAction,
+        detail: String,
+    },
+    /// The verifier checked a step's claimed result.
+    StepVerified {
+        step_id: String,
+        ok: bool,
+        reason: String,
+    },
+    /// The executor was nudged: stuck in a loop, or a tool kept failing.
+    Nudge {
         step_id: String,
         reason: String,
     },
@@ -137,6 +177,10 @@ impl EventKind {
             EventKind::StepCompleted { .. } => "step_completed",
             EventKind::StepFailed { .. } => "step_failed",
             EventKind::StepSkipped { .. } => "step_skipped",
+            EventKind::ModeChosen { .. } => "mode_chosen",
+            EventKind::StepAdapted { .. } => "step_adapted",
+            EventKind::StepVerified { .. } => "step_verified",
+            EventKind::Nudge { .. } => "nudge",
             EventKind::ToolCalling { .. } => "tool_calling",
             EventKind::ToolCalled { .. } => "tool_called",
             EventKind::LlmCalled { .. } => "llm_called",

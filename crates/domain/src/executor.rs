@@ -4,6 +4,7 @@
 //! fails the step). Every tool call gets exactly one tool message back, also when it is
 //! unknown, malformed or refused, so each request sent to the LLM is a valid transcript.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use tracing::Instrument;
 use crate::error::{LlmError, StoreError, ToolError};
 use crate::event::EventKind;
 use crate::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
-use crate::plan::Plan;
+use crate::plan::{Plan, Step};
 use crate::ports::{LlmClient, Toolbox};
 use crate::prompts;
 use crate::run::{CallError, RunContext};
@@ -53,6 +54,8 @@ pub struct StepLimits {
     pub max_turns: u32,
     /// Tool output beyond this many bytes is cut (head and tail kept) before the model sees it.
     pub max_observation_bytes: usize,
+    /// Characters of each dependency's result shown to a step.
+    pub max_dependency_chars: usize,
 }
 
 impl Default for StepLimits {
@@ -60,6 +63,47 @@ impl Default for StepLimits {
         StepLimits {
             max_turns: 20,
             max_observation_bytes: 16 * 1024,
+            max_dependency_chars: 1200,
+        }
+    }
+}
+
+/// Everything an executor sees of the run: the task, a one-line-per-step digest, the step,
+/// and the (truncated) results of what it depends on. Never the whole run's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepInput {
+    pub step: Step,
+    pub index: usize,
+    pub digest: String,
+    /// (label, result) of the step's dependencies.
+    pub dependencies: Vec<(String, String)>,
+}
+
+impl StepInput {
+    /// Builds the input of step `index`: explicit dependencies, or for a flat plan the
+    /// step right before it.
+    pub fn new(plan: &Plan, index: usize, limits: &StepLimits) -> StepInput {
+        let step = plan.steps[index].clone();
+        let mut upstream: Vec<usize> = step.upstream().filter_map(|id| plan.index_of(id)).collect();
+        if upstream.is_empty() && step.depends_on.is_empty() && index > 0 {
+            upstream.push(index - 1);
+        }
+        let dependencies = upstream
+            .into_iter()
+            .filter_map(|i| {
+                let s = &plan.steps[i];
+                let text = s.result.as_deref().or(s.error.as_deref())?;
+                Some((
+                    format!("step {i} \"{}\" ({})", s.description, s.status),
+                    prompts::truncate_chars(text, limits.max_dependency_chars),
+                ))
+            })
+            .collect();
+        StepInput {
+            step,
+            index,
+            digest: crate::plan_text::render_plan_header_and_digest(plan),
+            dependencies,
         }
     }
 }
@@ -68,8 +112,11 @@ impl Default for StepLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StepEnd {
     /// `complete_step` with success=true.
-    Completed(String),
-    /// `complete_step` with success=false, or the turn limit.
+    Completed {
+        result: String,
+        revise_plan: bool,
+    },
+    /// `complete_step` with success=false, the turn limit, or a stuck loop.
     Failed(String),
     /// The LLM could not be reached or answered an error: worth another attempt.
     Errored(String),
@@ -80,38 +127,76 @@ pub(crate) async fn run_step(
     ctx: &RunContext,
     limits: &StepLimits,
     agent: &ExecutorAgent,
-    plan: &Plan,
-    index: usize,
+    input: &StepInput,
 ) -> Result<StepEnd, StoreError> {
-    let step = &plan.steps[index];
-    let span = tracing::info_span!("step", step_id = %step.id, index, agent = %agent.name);
-    run_step_inner(ctx, limits, agent, plan, index)
+    let span = tracing::info_span!("step", step_id = %input.step.id, index = input.index, agent = %agent.name);
+    run_step_inner(ctx, limits, agent, input)
         .instrument(span)
         .await
+}
+
+/// Watches a step's loop for repetition and failing tools (seed 003's tool router).
+#[derive(Debug, Default)]
+struct LoopWatch {
+    /// (tool, arguments) → times called in this attempt.
+    calls: HashMap<(String, String), u32>,
+    texts: HashSet<String>,
+    /// tool → failures in a row.
+    failures_in_a_row: HashMap<String, u32>,
+    nudged: bool,
+}
+
+impl LoopWatch {
+    /// Records a call; returns a description when the same call was made 3 times.
+    fn call(&mut self, name: &str, arguments: &str) -> Option<String> {
+        let normalized = serde_json::from_str::<Value>(arguments)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| arguments.trim().to_string());
+        let n = self
+            .calls
+            .entry((name.to_string(), normalized))
+            .or_insert(0);
+        *n += 1;
+        (*n >= 3).then(|| format!("`{name}` was called {n} times with the same arguments"))
+    }
+
+    /// Records assistant text; returns a description when the same text came twice.
+    fn text(&mut self, text: &str) -> Option<String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return None;
+        }
+        (!self.texts.insert(t.to_string())).then(|| "the same answer was given twice".to_string())
+    }
+
+    /// Records a tool outcome; returns the tool's name when it just failed twice in a row.
+    fn outcome(&mut self, name: &str, ok: bool) -> Option<String> {
+        let n = self.failures_in_a_row.entry(name.to_string()).or_insert(0);
+        if ok {
+            *n = 0;
+            return None;
+        }
+        *n += 1;
+        (*n == 2).then(|| name.to_string())
+    }
 }
 
 async fn run_step_inner(
     ctx: &RunContext,
     limits: &StepLimits,
     agent: &ExecutorAgent,
-    plan: &Plan,
-    index: usize,
+    input: &StepInput,
 ) -> Result<StepEnd, StoreError> {
-    let step = &plan.steps[index];
-    let step_id = step.id.as_str();
-    let prior: Vec<(usize, &crate::plan::Step)> = plan.steps[..index]
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.result.is_some() || s.error.is_some())
-        .collect();
+    let step_id = input.step.id.as_str();
     let mut messages = vec![
         ChatMessage::system(prompts::executor_system(&agent.name, &agent.description)),
-        ChatMessage::user(prompts::step_prompt(&ctx.task, plan, index, step, &prior)),
+        ChatMessage::user(prompts::step_prompt(&ctx.task, input)),
     ];
     let mut tools = agent.toolbox.schemas();
     tools.push(complete_step_schema());
     let tool_ctx = ctx.tool_context(Some(step_id));
     let mut trimmed = false;
+    let mut watch = LoopWatch::default();
 
     let mut turn = 0;
     while turn < limits.max_turns {
@@ -138,18 +223,17 @@ async fn run_step_inner(
             Err(CallError::Llm(e)) => return Ok(StepEnd::Errored(e.to_string())),
         };
         messages.push(ChatMessage::from_reply(&reply));
+        let mut stuck: Option<String> = None;
         if let Some(text) = reply.text() {
             ctx.emit(EventKind::Message {
                 step_id: Some(step_id.to_string()),
                 text: text.to_string(),
             })
             .await?;
-        }
-        if reply.tool_calls.is_empty() {
-            messages.push(ChatMessage::user(prompts::nudge_use_tools()));
-            continue;
+            stuck = watch.text(text);
         }
         let mut finished: Option<StepEnd> = None;
+        let mut hints: Vec<String> = Vec::new();
         for call in &reply.tool_calls {
             if finished.is_some() {
                 messages.push(ChatMessage::tool_result(
@@ -163,7 +247,10 @@ async fn run_step_inner(
                     Ok(args) => {
                         messages.push(ChatMessage::tool_result(&call.id, "Step finished."));
                         finished = Some(if args.success {
-                            StepEnd::Completed(args.result)
+                            StepEnd::Completed {
+                                result: args.result,
+                                revise_plan: args.revise_plan,
+                            }
                         } else {
                             StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
                         });
@@ -172,14 +259,44 @@ async fn run_step_inner(
                 }
                 continue;
             }
-            let observation = run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call).await?;
+            if let Some(s) = watch.call(&call.name, &call.arguments) {
+                stuck = Some(s);
+            }
+            let (ok, observation) = run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call).await?;
             messages.push(ChatMessage::tool_result(&call.id, observation));
+            if let Some(tool) = watch.outcome(&call.name, ok) {
+                let hint = prompts::tool_failed_twice_hint(&tool);
+                ctx.emit(EventKind::Nudge {
+                    step_id: step_id.to_string(),
+                    reason: format!("`{tool}` failed twice in a row"),
+                })
+                .await?;
+                hints.push(hint);
+            }
             if ctx.cancel.is_cancelled() {
                 return Ok(StepEnd::Cancelled);
             }
         }
         if let Some(end) = finished {
             return Ok(end);
+        }
+        if let Some(reason) = stuck {
+            if watch.nudged {
+                return Ok(StepEnd::Failed(format!("stuck in a loop: {reason}")));
+            }
+            watch.nudged = true;
+            ctx.emit(EventKind::Nudge {
+                step_id: step_id.to_string(),
+                reason: reason.clone(),
+            })
+            .await?;
+            hints.push(prompts::stuck_nudge(&reason));
+        }
+        if reply.tool_calls.is_empty() {
+            hints.push(prompts::nudge_use_tools());
+        }
+        if !hints.is_empty() {
+            messages.push(ChatMessage::user(hints.join("\n\n")));
         }
     }
     Ok(StepEnd::Failed(format!(
@@ -195,7 +312,7 @@ async fn run_tool(
     toolbox: &Arc<dyn Toolbox>,
     tool_ctx: &crate::ports::ToolContext,
     call: &ToolCall,
-) -> Result<String, StoreError> {
+) -> Result<(bool, String), StoreError> {
     ctx.emit(EventKind::ToolCalling {
         step_id: tool_ctx.step_id.clone(),
         call_id: call.id.clone(),
@@ -228,7 +345,7 @@ async fn run_tool(
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
     .await?;
-    Ok(text)
+    Ok((ok, text))
 }
 
 /// Runs a tool call in its own task, so a tool that panics fails the call (the model is told)
@@ -355,6 +472,26 @@ mod tests {
     }
 
     #[test]
+    fn loop_watch_spots_repeats_and_failing_tools() {
+        let mut w = LoopWatch::default();
+        assert_eq!(w.call("shell_exec", r#"{"command":"ls"}"#), None);
+        assert_eq!(w.call("shell_exec", r#"{ "command": "ls" }"#), None);
+        assert!(w.call("shell_exec", r#"{"command":"ls"}"#).is_some());
+        assert_eq!(w.text("thinking"), None);
+        assert!(w.text(" thinking ").is_some());
+        assert_eq!(w.outcome("file_read", false), None);
+        assert_eq!(w.outcome("file_read", false).as_deref(), Some("file_read"));
+        assert_eq!(
+            w.outcome("file_read", false),
+            None,
+            "hinted once per streak"
+        );
+        assert_eq!(w.outcome("file_read", true), None);
+        assert_eq!(w.outcome("file_read", false), None);
+        assert_eq!(w.outcome("file_read", false).as_deref(), Some("file_read"));
+    }
+
+    #[test]
     fn arguments_must_be_a_json_object() {
         assert!(parse_arguments("").is_ok());
         assert!(parse_arguments("{\"a\":1}").is_ok());
@@ -374,7 +511,8 @@ mod tests {
             parse_complete_step(r#"{"success": true, "result": "r"}"#),
             Ok(CompleteStepArgs {
                 success: true,
-                result: "r".into()
+                result: "r".into(),
+                revise_plan: false
             })
         );
         assert!(parse_complete_step(r#"{"success": "yes"}"#)

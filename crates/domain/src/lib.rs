@@ -2,31 +2,41 @@
 //!
 //! Planwright's core: the plan model and step state machine ([`plan`]), the `planning` tool
 //! ([`planning_tool`]), prompts ([`prompts`]), the step executor ([`executor`]), the planning
-//! styles ([`flow`]), the run orchestration ([`runtime`]) and the **port traits** ([`ports`])
-//! through which it reaches the world.
+//! styles (flow, plan-act, todo, dag, [`auto`]) as strategies of one [`scheduler`], the run
+//! orchestration ([`runtime`]) and the **port traits** ([`ports`]) through which it reaches
+//! the world.
 //!
 //! This crate must not depend on any adapter crate, on HTTP (reqwest, axum), on a database
 //! (rusqlite) or on a browser driver. It talks to LLMs, tools, storage, clocks and id
 //! generators only through [`ports`]. Swapping a provider never touches this crate.
 
+pub mod auto;
+mod dag;
 pub mod error;
 pub mod event;
 pub mod executor;
 mod flow;
 pub mod llm;
 pub mod plan;
+mod plan_act;
 pub mod plan_text;
 pub mod planning_tool;
 pub mod ports;
 pub mod prompts;
+mod revise;
 mod run;
 pub mod runtime;
 #[cfg(test)]
 mod runtime_tests;
+pub mod scheduler;
+pub mod structured;
+mod summary;
+mod todo;
 pub mod tools;
 
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};
 pub use event::{Event, EventKind, PlanSource, RunUsage};
 pub use executor::{ExecutorAgent, StepLimits};
 pub use plan::{Plan, Step, StepStatus};
-pub use runtime::{Mode, RunConfig, RunOutcome, RunRequest, Runtime};
+pub use runtime::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};
+pub use scheduler::Schedule;

@@ -17,6 +17,7 @@ use crate::error::PlanError;
 /// not_started ─▶ in_progress ─▶ completed | failed | blocked
 /// failed ─▶ not_started (retry)        blocked ─▶ not_started
 /// not_started | in_progress ─▶ skipped
+/// not_started ─▶ blocked (a dependency failed or was blocked)
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -89,6 +90,7 @@ impl StepStatus {
                 | (Blocked, NotStarted)
                 | (NotStarted, Skipped)
                 | (InProgress, Skipped)
+                | (NotStarted, Blocked)
         )
     }
 }
@@ -123,6 +125,36 @@ pub struct Step {
     /// How many times the step has been started.
     #[serde(default)]
     pub attempts: u32,
+    /// Another way to do the step, tried once when retries are used up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// A conditional edge: the step runs only if its upstream step's result matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<StepCondition>,
+    /// A rollback edge: the step runs only if this target step fails (or is blocked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_of: Option<String>,
+    /// The sub-goal the step belongs to (DAG plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// "Run only if step `step` completed with a result containing `contains`"
+/// (case-insensitive). An empty `contains` only asks that the step completed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCondition {
+    pub step: String,
+    #[serde(default)]
+    pub contains: String,
+}
+
+impl StepCondition {
+    pub fn is_met_by(&self, result: &str) -> bool {
+        self.contains.trim().is_empty()
+            || result
+                .to_lowercase()
+                .contains(&self.contains.trim().to_lowercase())
+    }
 }
 
 impl Step {
@@ -140,7 +172,20 @@ impl Step {
             notes: String::new(),
             attachments: Vec::new(),
             attempts: 0,
+            fallback: None,
+            condition: None,
+            rollback_of: None,
+            group: None,
         }
+    }
+
+    /// Every step this one waits for: dependencies, the condition's step, the rollback target.
+    pub fn upstream(&self) -> impl Iterator<Item = &str> {
+        self.depends_on
+            .iter()
+            .map(String::as_str)
+            .chain(self.condition.as_ref().map(|c| c.step.as_str()))
+            .chain(self.rollback_of.as_deref())
     }
 
     /// The step as the model wrote it: `[KIND] description`.
@@ -267,6 +312,61 @@ impl Plan {
     /// True when no step can run any more.
     pub fn is_finished(&self) -> bool {
         self.steps.iter().all(|s| s.status.is_terminal())
+    }
+
+    /// Checks the step graph: every reference names a step of the plan, no step waits on
+    /// itself, and there is no cycle. The error names the offending steps.
+    pub fn validate_graph(&self) -> Result<(), PlanError> {
+        for s in &self.steps {
+            for up in s.upstream() {
+                if up == s.id {
+                    return Err(PlanError::SelfDependency(s.id.clone()));
+                }
+                if self.step(up).is_none() {
+                    return Err(PlanError::UnknownDependency {
+                        step: s.id.clone(),
+                        dependency: up.to_string(),
+                    });
+                }
+            }
+        }
+        // Kahn's algorithm; whatever cannot be ordered sits on a cycle.
+        let n = self.steps.len();
+        let index = |id: &str| self.steps.iter().position(|s| s.id == id);
+        let mut indegree = vec![0usize; n];
+        let mut downstream: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, s) in self.steps.iter().enumerate() {
+            for up in s.upstream() {
+                if let Some(j) = index(up) {
+                    indegree[i] += 1;
+                    downstream[j].push(i);
+                }
+            }
+        }
+        let mut queue: Vec<usize> = (0..n).filter(|i| indegree[*i] == 0).collect();
+        let mut seen = 0;
+        while let Some(i) = queue.pop() {
+            seen += 1;
+            for &d in &downstream[i] {
+                indegree[d] -= 1;
+                if indegree[d] == 0 {
+                    queue.push(d);
+                }
+            }
+        }
+        if seen < n {
+            let cycle: Vec<String> = (0..n)
+                .filter(|i| indegree[*i] > 0)
+                .map(|i| self.steps[i].id.clone())
+                .collect();
+            return Err(PlanError::Cycle(cycle.join(", ")));
+        }
+        Ok(())
+    }
+
+    /// Mints a step id that no step of this plan has ever had.
+    pub fn fresh_step_id(&mut self) -> String {
+        self.mint_step_id(&[], &[])
     }
 
     /// Moves a step along the state machine; an illegal move is an error and changes nothing.
@@ -420,6 +520,7 @@ mod tests {
             (Blocked, NotStarted),
             (NotStarted, Skipped),
             (InProgress, Skipped),
+            (NotStarted, Blocked),
         ];
         for from in StepStatus::ALL {
             for to in StepStatus::ALL {

@@ -40,6 +40,18 @@ pub fn render_plan_text(plan: &Plan) -> String {
     out
 }
 
+/// Title, progress and one line per step: what an executor sees of the plan.
+pub fn render_plan_header_and_digest(plan: &Plan) -> String {
+    let c = plan.counts();
+    let total = plan.steps.len();
+    let mut out = format!(
+        "Plan: {} (ID: {})\nProgress: {}/{} steps completed\n",
+        plan.title, plan.id, c.completed, total
+    );
+    out.push_str(&render_plan_digest(plan));
+    out
+}
+
 /// One line per step: `0. [✓] text`, for compact digests and the live CLI view.
 pub fn render_plan_digest(plan: &Plan) -> String {
     let mut out = String::new();
@@ -92,6 +104,11 @@ mod tests {
     #[test]
     fn plan_digest_snapshot() {
         insta::assert_snapshot!(render_plan_digest(&sample()));
+    }
+
+    #[test]
+    fn header_and_digest_snapshot() {
+        insta::assert_snapshot!(render_plan_header_and_digest(&sample()));
     }
 
     #[test]

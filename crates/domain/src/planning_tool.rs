@@ -45,6 +45,20 @@ impl PlanningTool {
         }
     }
 
+    /// A tool holding `plan` as its active plan (for `update` during a re-plan).
+    pub fn with_plan(plan: Plan) -> PlanningTool {
+        let id = plan.id.clone();
+        let goal = plan.goal.clone();
+        let mut plans = BTreeMap::new();
+        plans.insert(id.clone(), plan);
+        PlanningTool {
+            plans,
+            active: Some(id.clone()),
+            default_plan_id: id,
+            goal,
+        }
+    }
+
     pub fn schema() -> ToolSchema {
         ToolSchema {
             name: PLANNING.to_string(),

@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::plan::{Plan, Step};
+use crate::executor::StepInput;
+use crate::plan::Plan;
 use crate::plan_text::render_plan_text;
 
 /// An executor as the planner sees it: the tag it serves and what it is good at.
@@ -41,10 +42,15 @@ pub fn planner_user(task: &str) -> String {
 }
 
 /// Sent back to the planner when its `planning` call did not produce a plan.
-pub fn planner_retry(error: &str) -> String {
+pub fn planner_retry(command: &str, error: &str) -> String {
     format!(
-        "The plan was not created: {error}\nCall the `planning` tool again with command `create`, \
-         a `title` and a non-empty list of `steps`."
+        "The plan was not {}: {error}\nCall the `planning` tool again with command \
+         `{command}`, a `title` and a non-empty list of `steps`.",
+        if command == "update" {
+            "updated"
+        } else {
+            "created"
+        }
     )
 }
 
@@ -80,39 +86,217 @@ pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     )
 }
 
-/// The per-step prompt (seed 002's `_execute_step`), with the results the step builds on.
-pub fn step_prompt(
-    task: &str,
-    plan: &Plan,
-    index: usize,
-    step: &Step,
-    prior_results: &[(usize, &Step)],
-) -> String {
+/// The per-step prompt (seed 002's `_execute_step`): the task, the plan digest, the results
+/// the step depends on, and the step itself.
+pub fn step_prompt(task: &str, input: &StepInput) -> String {
     let mut s = format!(
         "THE TASK:\n{task}\n\nCURRENT PLAN STATUS:\n{}\n",
-        render_plan_text(plan)
+        input.digest
     );
-    if !prior_results.is_empty() {
-        s.push_str("RESULTS OF EARLIER STEPS:\n");
-        for (i, st) in prior_results {
-            let result = st.result.as_deref().or(st.error.as_deref()).unwrap_or("");
-            let _ = writeln!(
-                s,
-                "Step {i} ({}): {}",
-                st.status,
-                truncate_chars(result, 600)
-            );
+    if !input.dependencies.is_empty() {
+        s.push_str("RESULTS THIS STEP BUILDS ON:\n");
+        for (label, result) in &input.dependencies {
+            let _ = writeln!(s, "- {label}: {result}");
         }
         s.push('\n');
     }
     let _ = write!(
         s,
-        "YOUR CURRENT TASK:\nYou are now working on step {index}: \"{}\"\n\n\
+        "YOUR CURRENT TASK:\nYou are now working on step {}: \"{}\"\n\n\
          Please execute this step using the appropriate tools. When you're done, call \
          `complete_step` with success and a summary of what you accomplished.",
-        step.display_text()
+        input.index,
+        input.step.display_text()
     );
     s
+}
+
+/// Added when a tool failed twice in a row (seed 003's tool router).
+pub fn tool_failed_twice_hint(tool: &str) -> String {
+    format!(
+        "IMPORTANT: `{tool}` failed twice in a row. Do not call it the same way again: try a \
+         different tool or a different approach."
+    )
+}
+
+/// Sent once when the executor repeats itself; the next repeat fails the step.
+pub fn stuck_nudge(reason: &str) -> String {
+    format!(
+        "You seem stuck: {reason}. Change your approach now. If the step cannot be done, \
+         call `complete_step` with success=false and explain why."
+    )
+}
+
+/// The one repair re-ask after an answer without valid JSON.
+pub fn json_repair(problem: &str) -> String {
+    format!(
+        "Your answer could not be used: {problem}. Answer again with only one valid JSON \
+         object in the requested shape, no other text."
+    )
+}
+
+/// Flow re-plan: ask the planner to `update` the plan after a step failed.
+pub fn flow_replan(plan_text: &str, index: usize, step: &str, reason: &str) -> String {
+    format!(
+        "Step {index} (\"{step}\") failed: {reason}\n\nThe plan so far:\n{plan_text}\n\
+         Call the `planning` tool with command `update` and the full new list of `steps`. Keep \
+         the completed steps exactly as they are; change, replace or drop the steps that are \
+         not done so that the task can still be accomplished despite this failure."
+    )
+}
+
+/// System prompt of the plan-act planner (seed 001).
+pub fn plan_act_system(executors: &[ExecutorCard]) -> String {
+    let mut s = String::from(
+        "You are the planner of an autonomous agent. You turn a user's request into a short \
+         plan of concrete steps that an execution agent carries out with tools (a shell and \
+         file tools in a workspace folder), and you revise the remaining steps as results \
+         come in.\n\nAlways answer with ONE JSON object and nothing else.",
+    );
+    if executors.len() > 1 {
+        s.push_str(
+            "\n\nStart each step description with the tag of the agent best suited to it:\n",
+        );
+        for e in executors {
+            let _ = writeln!(s, "- [{}] {}", e.kind, e.description);
+        }
+    }
+    s
+}
+
+pub fn plan_act_create(task: &str) -> String {
+    format!(
+        "Create an execution plan for this request.\n\nUser request: {task}\n\n\
+         Answer with a JSON object:\n\
+         {{\"title\": \"brief plan title\", \"goal\": \"what success looks like\", \
+         \"language\": \"the user's language, e.g. en or zh\", \
+         \"steps\": [{{\"id\": \"1\", \"description\": \"a concrete, checkable step\", \
+         \"fallback\": \"optional: another way to do it if it fails\"}}]}}\n\
+         Use 1 to 8 steps."
+    )
+}
+
+/// Asks the planner to revise the unfinished steps (plan-act and DAG re-plans).
+pub fn revise_plan(task: &str, plan_json: &str, trigger: &str) -> String {
+    format!(
+        "Revise the remaining steps of the plan.\n\nUser request: {task}\n\n\
+         Current plan (JSON; completed steps are final and must not change):\n{plan_json}\n\n\
+         What just happened: {trigger}\n\n\
+         Answer with a JSON object {{\"steps\": [...]}} listing ONLY the steps that are still \
+         to be done, in order. Keep the `id` of a remaining step you keep (you may reword it); \
+         omit `id` for a new step. Each step: {{\"id\"?: \"...\", \"description\": \"...\", \
+         \"depends_on\"?: [ids], \"fallback\"?: \"...\"}}. An empty list means the task is done."
+    )
+}
+
+/// Re-ask after a revision named a step id that does not exist.
+pub fn revise_invalid(error: &str, valid_ids: &[String]) -> String {
+    format!(
+        "That revision cannot be applied: {error}. Remaining step ids you may keep: [{}]. \
+         Omit `id` for new steps. Answer again with the JSON object.",
+        valid_ids.join(", ")
+    )
+}
+
+pub fn todo_system() -> String {
+    "You manage the TODO list of an autonomous agent that works like a careful engineer: it \
+     starts with a few TODOs, does them one at a time with tools, and adds, changes or blocks \
+     TODOs as the work reveals what is needed. Always answer with ONE JSON object and nothing else."
+        .to_string()
+}
+
+/// Seed 003's TODO initialisation.
+pub fn todo_init(task: &str) -> String {
+    format!(
+        "Initialize a TODO list for this task.\nCreate 1-3 high-level TODO items to get \
+         started. We will add more during execution if needed.\n\nTask: {task}\n\n\
+         Respond with JSON:\n{{\"todos\": [{{\"description\": \"First TODO item\", \
+         \"dependencies\": []}}]}}\n\
+         `dependencies` lists the 1-based positions of earlier TODOs in this list that must be \
+         done first."
+    )
+}
+
+/// Seed 003's TODO update, with modify/block/close and the compression request near the cap.
+pub fn todo_update(task: &str, last: &str, todo_list: &str, count: usize, max: usize) -> String {
+    let mut s = format!(
+        "Review the execution progress and determine if the TODO list needs updates.\n\n\
+         Current task: {task}\nLast execution result: {last}\nCurrent TODO list ({count} of at \
+         most {max} items):\n{todo_list}\n\
+         Do you need to:\n- Add new TODOs (discovered additional work)?\n\
+         - Modify existing TODO descriptions?\n- Mark any TODOs as blocked?\n\n\
+         Respond with JSON:\n{{\"needs_update\": true/false, \"reason\": \"why\", \
+         \"new_todos\": [{{\"description\": \"...\", \"dependencies\": [\"s1\"]}}], \
+         \"modify_todos\": [{{\"id\": \"s2\", \"description\": \"...\", \"dependencies\"?: [...]}}], \
+         \"blocked_todos\": [{{\"id\": \"s3\", \"reason\": \"...\"}}], \
+         \"close_todos\": [{{\"id\": \"s4\", \"reason\": \"...\"}}]}}\n\
+         Only TODOs that have not started can be modified, blocked or closed. Dependencies name \
+         TODO ids. Do not add a TODO for work that is already done."
+    );
+    if count * 5 >= max * 4 {
+        let _ = write!(
+            s,
+            "\n\nThe list is nearly full ({count}/{max}). Merge related TODOs (modify one, \
+             close the others) or close TODOs that are no longer needed before adding any."
+        );
+    }
+    s
+}
+
+pub fn dag_system() -> String {
+    "You are the planner of an autonomous agent. You decompose a goal into sub-goals and \
+     concrete actions connected by edges, so that independent actions can run in parallel. \
+     Always answer with ONE JSON object and nothing else."
+        .to_string()
+}
+
+/// Seed 003's DAG planning: goal → sub-goals → actions with dependency, conditional and
+/// rollback edges.
+pub fn dag_create(task: &str) -> String {
+    format!(
+        "Plan this task as a graph.\n\nTask: {task}\n\n\
+         Answer with JSON:\n{{\"goal\": \"...\", \"subgoals\": [{{\"id\": \"g1\", \
+         \"description\": \"...\", \"actions\": [{{\"id\": \"a1\", \"description\": \"...\", \
+         \"depends_on\": [], \"condition\"?: {{\"step\": \"a0\", \"contains\": \"text the \
+         upstream result must contain\"}}, \"rollback_of\"?: \"a2\", \"fallback\"?: \"...\"}}]}}]}}\n\
+         Edges: `depends_on` (dependency: runs after those actions complete), `condition` \
+         (conditional: runs only if that action's result contains the text), `rollback_of` \
+         (rollback: runs only if that action fails, to undo or repair). Action ids are unique \
+         across the whole plan. Actions without dependencies run in parallel; keep the graph \
+         acyclic."
+    )
+}
+
+/// Re-ask after an invalid DAG (cycle, dangling reference, duplicate id).
+pub fn dag_invalid(error: &str) -> String {
+    format!(
+        "That plan cannot be used: {error}. Fix it and answer again with the whole JSON object."
+    )
+}
+
+/// `auto`: the LLM classification, asked only when the rules are unsure.
+pub fn classify_task(task: &str) -> String {
+    format!(
+        "Classify this task for an autonomous agent.\n\nTask: {task}\n\n\
+         - simple: one clear goal reached in a few sequential steps\n\
+         - complex: a clear goal with several parts, some of which can be done in parallel\n\
+         - emergent: exploratory or open-ended; the work is discovered while doing it\n\n\
+         Answer with JSON: {{\"class\": \"simple|complex|emergent\", \"reason\": \"...\"}}"
+    )
+}
+
+pub fn verify_system() -> String {
+    "You are a strict reviewer. You check whether an agent's claimed result really \
+     accomplishes the step it was given. Answer with ONE JSON object and nothing else."
+        .to_string()
+}
+
+pub fn verify_step(task: &str, step: &str, result: &str) -> String {
+    format!(
+        "Task: {task}\nStep: {step}\nThe agent reports: {result}\n\n\
+         Does the report show the step was accomplished? Answer with JSON: \
+         {{\"ok\": true/false, \"reason\": \"...\"}}"
+    )
 }
 
 /// Sent when the model answered without any tool call.
@@ -225,7 +409,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n---\n{}",
             planner_user("count lines"),
-            planner_retry("no steps")
+            planner_retry("create", "no steps")
         ));
     }
 
@@ -246,14 +430,58 @@ mod tests {
     }
 
     #[test]
-    fn step_prompt_with_prior_results() {
+    fn step_prompt_with_dependency_results() {
         let p = plan();
-        insta::assert_snapshot!(step_prompt(
-            "make notes",
-            &p,
-            1,
-            &p.steps[1],
-            &[(0, &p.steps[0])]
+        let input = StepInput::new(&p, 1, &crate::executor::StepLimits::default());
+        insta::assert_snapshot!(step_prompt("make notes", &input));
+    }
+
+    #[test]
+    fn adapt_and_loop_prompts() {
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}\n---\n{}\n---\n{}",
+            tool_failed_twice_hint("file_read"),
+            stuck_nudge("`shell_exec` was called 3 times with the same arguments"),
+            json_repair("the answer contained no valid JSON object"),
+            flow_replan("<plan text>", 1, "Count its lines", "wc is missing")
+        ));
+    }
+
+    #[test]
+    fn plan_act_prompts() {
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}\n---\n{}\n---\n{}",
+            plan_act_system(&[]),
+            plan_act_create("count lines"),
+            revise_plan("count lines", "{\"steps\": []}", "step s1 failed: no file"),
+            revise_invalid(
+                "unknown step id 's9'",
+                &["s2".to_string(), "s3".to_string()]
+            )
+        ));
+    }
+
+    #[test]
+    fn todo_prompts() {
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}\n---\n{}\n---\n{}",
+            todo_system(),
+            todo_init("research rust web frameworks"),
+            todo_update("t", "found 3 frameworks", "s1 [✓] list frameworks", 3, 20),
+            todo_update("t", "r", "...", 16, 20)
+        ));
+    }
+
+    #[test]
+    fn dag_auto_and_verify_prompts() {
+        insta::assert_snapshot!(format!(
+            "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
+            dag_system(),
+            dag_create("compare two repos"),
+            dag_invalid("the steps a1, a2 form a dependency cycle"),
+            classify_task("compare two repos"),
+            verify_system(),
+            verify_step("t", "write x", "wrote x")
         ));
     }
 

@@ -3,6 +3,7 @@
 //! cancellation token.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -39,14 +40,21 @@ pub(crate) struct RunContext {
     /// Last sequence number written; held across the append so order = sequence.
     seq: tokio::sync::Mutex<u64>,
     usage: Mutex<RunUsage>,
+    /// Prompt + completion tokens after which the run stops.
+    max_tokens: Option<u64>,
+    stop_reason: Mutex<Option<String>>,
+    json_format_rejected: AtomicBool,
 }
 
 impl RunContext {
+    /// `cancel` is the caller's token; the run stops on it, or by itself on a spent budget.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         run_id: String,
         task: String,
         workspace: PathBuf,
-        cancel: CancellationToken,
+        cancel: &CancellationToken,
+        max_tokens: Option<u64>,
         store: Arc<dyn RunStore>,
         sink: Arc<dyn EventSink>,
         clock: Arc<dyn Clock>,
@@ -55,13 +63,46 @@ impl RunContext {
             run_id,
             task,
             workspace,
-            cancel,
+            cancel: cancel.child_token(),
             store,
             sink,
             clock,
             seq: tokio::sync::Mutex::new(0),
             usage: Mutex::new(RunUsage::default()),
+            max_tokens,
+            stop_reason: Mutex::new(None),
+            json_format_rejected: AtomicBool::new(false),
         }
+    }
+
+    /// Stops the run: in-flight steps end, nothing new starts. The first reason wins.
+    pub fn stop(&self, reason: impl Into<String>) {
+        if let Ok(mut r) = self.stop_reason.lock() {
+            if r.is_none() {
+                *r = Some(reason.into());
+            }
+        }
+        self.cancel.cancel();
+    }
+
+    /// Why the run was stopped, if it was.
+    pub fn stop_reason(&self) -> Option<String> {
+        if !self.cancel.is_cancelled() {
+            return None;
+        }
+        self.stop_reason
+            .lock()
+            .ok()
+            .and_then(|r| r.clone())
+            .or_else(|| Some("the run was cancelled".to_string()))
+    }
+
+    pub fn json_format_rejected(&self) -> bool {
+        self.json_format_rejected.load(Ordering::Relaxed)
+    }
+
+    pub fn mark_json_format_rejected(&self) {
+        self.json_format_rejected.store(true, Ordering::Relaxed);
     }
 
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
@@ -123,11 +164,15 @@ impl RunContext {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
-        if let Ok(mut u) = self.usage.lock() {
-            u.llm_calls += 1;
-            u.prompt_tokens += usage.prompt_tokens;
-            u.completion_tokens += usage.completion_tokens;
-        }
+        let spent = match self.usage.lock() {
+            Ok(mut u) => {
+                u.llm_calls += 1;
+                u.prompt_tokens += usage.prompt_tokens;
+                u.completion_tokens += usage.completion_tokens;
+                u.prompt_tokens + u.completion_tokens
+            }
+            Err(_) => 0,
+        };
         self.emit(EventKind::LlmCalled {
             purpose,
             step_id: step_id.map(str::to_string),
@@ -139,6 +184,13 @@ impl RunContext {
         .await?;
         if let Err(e) = &result {
             tracing::warn!(error = %e, ?purpose, "LLM call failed");
+        }
+        if let Some(max) = self.max_tokens {
+            if spent >= max {
+                self.stop(format!(
+                    "the token budget of {max} tokens is exhausted ({spent} used)"
+                ));
+            }
         }
         result.map_err(CallError::Llm)
     }

@@ -1,14 +1,16 @@
 //! [`Runtime`]: runs one task from start to summary, whatever the planning style.
 //!
 //! ```text
-//! run_started ─▶ plan (planner LLM + `planning` tool, or the default plan)
-//!             ─▶ steps (executor tool loops, journaled) ─▶ summary ─▶ run_completed | run_failed
+//! run_started ─▶ [auto: mode_chosen] ─▶ plan (the style's planner, or the default plan)
+//!             ─▶ scheduler (executor tool loops, verify, adapt, revise; journaled)
+//!             ─▶ summary ─▶ run_completed | run_failed
 //! ```
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -17,10 +19,10 @@ use tracing::Instrument;
 use crate::error::Error;
 use crate::event::{EventKind, RunUsage};
 use crate::executor::{ExecutorAgent, StepLimits};
-use crate::flow::{self, LoopEnd};
 use crate::plan::{Plan, StepStatus};
 use crate::ports::{Clock, EventSink, IdGen, LlmClient, RunRecord, RunStatus, RunStore};
 use crate::run::RunContext;
+use crate::scheduler::{self, InitialPlan, LoopEnd, Schedule, Strategy};
 
 /// The planning style of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -29,12 +31,26 @@ pub enum Mode {
     /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
     #[default]
     Flow,
+    /// JSON plan, one step at a time, unfinished steps revised as results come (seed 001).
+    PlanAct,
+    /// 1-3 TODOs to start, more added as work reveals them (seed 003, emergent).
+    Todo,
+    /// Goal → sub-goals → actions with edges; independent actions in parallel (seed 003).
+    Dag,
+    /// Classify the task and pick flow, dag or todo.
+    Auto,
 }
 
 impl Mode {
+    pub const ALL: [Mode; 5] = [Mode::Flow, Mode::PlanAct, Mode::Todo, Mode::Dag, Mode::Auto];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Flow => "flow",
+            Mode::PlanAct => "plan-act",
+            Mode::Todo => "todo",
+            Mode::Dag => "dag",
+            Mode::Auto => "auto",
         }
     }
 }
@@ -48,23 +64,52 @@ impl fmt::Display for Mode {
 impl FromStr for Mode {
     type Err = Error;
     fn from_str(s: &str) -> Result<Mode, Error> {
-        match s {
-            "flow" => Ok(Mode::Flow),
-            other => Err(Error::Config(format!(
-                "unknown mode '{other}' (available: flow)"
-            ))),
-        }
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto)"
+                ))
+            })
     }
+}
+
+/// When plan-act revises the plan after a successful step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Revise {
+    /// Only when the executor flags `revise_plan` (failures always lead to a re-plan).
+    #[default]
+    OnFailure,
+    /// After every completed step.
+    EveryStep,
 }
 
 /// Knobs of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
     pub mode: Mode,
+    pub schedule: Schedule,
+    /// Steps running at once in parallel styles (dag).
+    pub parallelism: usize,
     pub limits: StepLimits,
-    /// Attempts of a step whose LLM calls fail (after the adapter's own retries).
-    pub step_attempts: u32,
-    /// Planner turns before falling back to the default plan.
+    /// Retries of a step that failed, before its fallback and a re-plan.
+    pub retries: u32,
+    /// Backoff before retry n is `retry_delay × n`.
+    pub retry_delay: Duration,
+    /// Plan revisions (re-plans and plan-act revisions) per run.
+    pub max_revisions: u32,
+    pub revise: Revise,
+    /// Cap of the todo style's list.
+    pub max_todos: usize,
+    /// The todo style stops after this many rounds without a completed TODO.
+    pub todo_stall_rounds: u32,
+    /// Ask a verifier LLM call to confirm each completed step.
+    pub verify: bool,
+    /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
+    pub max_tokens: Option<u64>,
+    /// Planner turns (re-asks) before falling back to the default plan.
     pub planner_attempts: u32,
 }
 
@@ -72,8 +117,17 @@ impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
             mode: Mode::Flow,
+            schedule: Schedule::EventDriven,
+            parallelism: 4,
             limits: StepLimits::default(),
-            step_attempts: 2,
+            retries: 3,
+            retry_delay: Duration::from_secs(1),
+            max_revisions: 5,
+            revise: Revise::OnFailure,
+            max_todos: 20,
+            todo_stall_rounds: 3,
+            verify: false,
+            max_tokens: None,
             planner_attempts: 2,
         }
     }
@@ -153,7 +207,8 @@ impl Runtime {
             request.run_id.clone(),
             request.task.clone(),
             request.workspace.clone(),
-            cancel,
+            &cancel,
+            self.config.max_tokens,
             self.store.clone(),
             self.sink.clone(),
             self.clock.clone(),
@@ -179,10 +234,21 @@ impl Runtime {
         .await?;
         tracing::info!(task = %request.task, "run started");
 
-        // Plan ids only need to be unique within their run; a fixed id keeps the requests of a
-        // run reproducible (record/replay).
-        let plan_id = "plan_1".to_string();
-        let (mut plan, source, reason) = flow::create_plan(&ctx, self, plan_id).await?;
+        let mode = match self.config.mode {
+            Mode::Auto => crate::auto::choose(&ctx, self).await?,
+            m => m,
+        };
+        let mut strategy: Box<dyn Strategy> = match mode {
+            Mode::Flow | Mode::Auto => Box::new(crate::flow::Flow),
+            Mode::PlanAct => Box::new(crate::plan_act::PlanAct),
+            Mode::Todo => Box::new(crate::todo::Todo::new(self.config.todo_stall_rounds)),
+            Mode::Dag => Box::new(crate::dag::Dag),
+        };
+        let InitialPlan {
+            mut plan,
+            source,
+            reason,
+        } = strategy.initial_plan(&ctx, self).await?;
         ctx.save_plan(&plan).await?;
         if let Some(r) = &reason {
             ctx.emit(EventKind::Error {
@@ -198,18 +264,13 @@ impl Runtime {
         })
         .await?;
 
-        let end = flow::run_steps(&ctx, self, &mut plan).await?;
-        let cancelled = end == LoopEnd::Cancelled;
-        let summary = flow::summarize(&ctx, self, &plan, cancelled).await?;
-        let failure = match end {
-            LoopEnd::Cancelled => Some("the run was cancelled".to_string()),
-            LoopEnd::Finished { failure } => failure.or_else(|| {
-                plan.steps
-                    .iter()
-                    .find(|s| s.status != StepStatus::Completed)
-                    .map(|s| format!("step '{}' ended {}", s.id, s.status))
-            }),
+        let end = scheduler::execute(&ctx, self, strategy.as_mut(), &mut plan).await?;
+        let stopped = match &end {
+            LoopEnd::Stopped(reason) => Some(reason.clone()),
+            LoopEnd::Finished => None,
         };
+        let summary = crate::summary::summarize(&ctx, self, &plan, stopped.as_deref()).await?;
+        let failure = stopped.or_else(|| first_failure(&plan));
         let usage = ctx.usage();
         let status = if failure.is_none() {
             RunStatus::Completed
@@ -249,4 +310,20 @@ impl Runtime {
             usage,
         })
     }
+}
+
+/// Why the run failed, from its plan: the first step that failed or was blocked.
+fn first_failure(plan: &Plan) -> Option<String> {
+    plan.steps
+        .iter()
+        .enumerate()
+        .find(|(_, s)| matches!(s.status, StepStatus::Failed | StepStatus::Blocked))
+        .map(|(i, s)| {
+            format!(
+                "step {i} (\"{}\") {}: {}",
+                s.description,
+                s.status,
+                s.error.as_deref().unwrap_or("no reason given")
+            )
+        })
 }

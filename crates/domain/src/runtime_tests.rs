@@ -213,8 +213,18 @@ async fn run_with(script: Script, config: RunConfig) -> Harness {
     Harness { outcome, rec, seen }
 }
 
+/// The spine's behaviour: no retries, no re-plans, no waiting.
+fn base_config() -> RunConfig {
+    RunConfig {
+        retries: 0,
+        retry_delay: std::time::Duration::ZERO,
+        max_revisions: 0,
+        ..RunConfig::default()
+    }
+}
+
 async fn run(script: Script) -> Harness {
-    run_with(script, RunConfig::default()).await
+    run_with(script, base_config()).await
 }
 
 fn assert_gap_free(events: &[Event]) {
@@ -429,7 +439,7 @@ async fn executor_failure_fails_the_step_and_the_run_with_the_reason() {
 
 #[tokio::test]
 async fn the_turn_limit_fails_the_step_and_resets_per_step() {
-    let mut config = RunConfig::default();
+    let mut config = base_config();
     config.limits.max_turns = 2;
     // Step 1 uses both of its turns and finishes on the second; step 2 again gets two.
     let h = run_with(
@@ -463,12 +473,19 @@ async fn the_turn_limit_fails_the_step_and_resets_per_step() {
 
 #[tokio::test]
 async fn llm_errors_during_a_step_are_retried_then_block_the_step() {
-    let h = run(vec![
-        create_plan(&["one", "two"]),
-        Err(LlmError::Transient("503".into())),
-        Err(LlmError::Transient("503 again".into())),
-        text("summary"),
-    ])
+    let config = RunConfig {
+        retries: 1,
+        ..base_config()
+    };
+    let h = run_with(
+        vec![
+            create_plan(&["one", "two"]),
+            Err(LlmError::Transient("503".into())),
+            Err(LlmError::Transient("503 again".into())),
+            text("summary"),
+        ],
+        config,
+    )
     .await;
     let step = &h.outcome.plan.steps[0];
     assert_eq!(step.status, StepStatus::Blocked);
@@ -607,7 +624,7 @@ async fn steps_are_routed_by_kind_tag() {
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
         ids: Arc::new(SequentialIds::default()),
-        config: RunConfig::default(),
+        config: base_config(),
     };
     let outcome = rt
         .run(
@@ -656,7 +673,7 @@ async fn cancellation_ends_the_step_skips_the_rest_and_still_summarizes() {
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
         ids: Arc::new(SequentialIds::default()),
-        config: RunConfig::default(),
+        config: base_config(),
     };
     let outcome = rt
         .run(
@@ -701,7 +718,7 @@ async fn a_store_failure_ends_the_run_with_an_error() {
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
         ids: Arc::new(SequentialIds::default()),
-        config: RunConfig::default(),
+        config: base_config(),
     };
     let err = rt
         .run(

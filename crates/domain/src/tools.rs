@@ -90,6 +90,9 @@ impl Toolbox for ToolSet {
 pub struct CompleteStepArgs {
     pub success: bool,
     pub result: String,
+    /// The executor learned that the remaining plan no longer fits.
+    #[serde(default)]
+    pub revise_plan: bool,
 }
 
 pub fn complete_step_schema() -> ToolSchema {
@@ -103,7 +106,8 @@ pub fn complete_step_schema() -> ToolSchema {
             "type": "object",
             "properties": {
                 "success": {"type": "boolean", "description": "true if the step achieved its goal"},
-                "result": {"type": "string", "description": "what was done and found, or why it failed"}
+                "result": {"type": "string", "description": "what was done and found, or why it failed"},
+                "revise_plan": {"type": "boolean", "description": "optional: true if what you found means the remaining steps of the plan no longer fit"}
             },
             "required": ["success", "result"],
             "additionalProperties": false

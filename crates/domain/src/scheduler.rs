@@ -1,0 +1,730 @@
+//! The one scheduler behind every planning style.
+//!
+//! It is event-driven: steps run as futures in one [`FuturesUnordered`]; the moment one ends,
+//! its outcome is applied (verify, adapt, let the strategy revise), statuses are propagated
+//! along the graph, and every step that became ready is dispatched, up to the concurrency
+//! limit. No super-step barrier and no polling, unless [`Schedule::Superstep`] is asked for
+//! (for comparison), in which case a new wave starts only when the whole previous wave ended.
+//!
+//! Adapt loop for a step that did not succeed (seed 004): retry with backoff (`retries`,
+//! `retry_delay` × attempt), then the step's `fallback`, then a re-plan by the strategy, then
+//! give up: the step stays `failed` (or `blocked` when it could not run at all) and what
+//! depends on it is blocked. Every branch emits a `step_adapted` event.
+
+use std::collections::{HashMap, HashSet};
+
+use async_trait::async_trait;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, StoreError};
+use crate::event::{AdaptAction, EventKind, PlanSource};
+use crate::executor::{run_step, ExecutorAgent, StepEnd, StepInput};
+use crate::llm::CallPurpose;
+use crate::llm::ChatMessage;
+use crate::plan::{Plan, StepStatus};
+use crate::prompts;
+use crate::run::RunContext;
+use crate::runtime::Runtime;
+use crate::structured::ask_json;
+
+/// How ready steps are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// A step starts the moment its dependencies are done.
+    #[default]
+    EventDriven,
+    /// Seed 003's super-steps: all ready steps start together; the next wave waits for the
+    /// slowest step of this one.
+    Superstep,
+}
+
+/// A plan as a strategy first made it.
+#[derive(Debug, Clone)]
+pub(crate) struct InitialPlan {
+    pub plan: Plan,
+    pub source: PlanSource,
+    /// Why the default plan was used, when it was.
+    pub reason: Option<String>,
+}
+
+/// How a finished step went, as strategies see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StepReport {
+    pub step_id: String,
+    pub description: String,
+    pub success: bool,
+    /// The result, or the error.
+    pub text: String,
+    /// The executor said the remaining plan no longer fits.
+    pub revise_requested: bool,
+}
+
+/// Plan revisions allowed per run, shared by every kind of revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Revisions {
+    pub used: u32,
+    pub max: u32,
+}
+
+impl Revisions {
+    /// Takes one revision if any is left.
+    pub fn take(&mut self) -> bool {
+        if self.used < self.max {
+            self.used += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// What makes planning styles differ: when to plan, when to revise, what may run in parallel.
+#[async_trait]
+pub(crate) trait Strategy: Send {
+    async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error>;
+
+    /// Whether independent ready steps may run at the same time.
+    fn parallel(&self) -> bool {
+        false
+    }
+
+    /// Whether a step given up on ends the run (the rest is skipped) or only blocks what
+    /// depends on it.
+    fn stop_on_give_up(&self) -> bool {
+        true
+    }
+
+    /// Called when a step ended for good. Returns why the plan changed, if it did.
+    async fn after_step(
+        &mut self,
+        _ctx: &RunContext,
+        _rt: &Runtime,
+        _plan: &mut Plan,
+        _report: &StepReport,
+        _revisions: &mut Revisions,
+    ) -> Result<Option<String>, Error> {
+        Ok(None)
+    }
+
+    /// The adapt loop's re-plan after `failed` could not be done. The failed step is still
+    /// `failed`/`blocked`; a revision that keeps it must reset it to `not_started`.
+    async fn replan(
+        &mut self,
+        _ctx: &RunContext,
+        _rt: &Runtime,
+        _plan: &mut Plan,
+        _failed: &StepReport,
+        _revisions: &mut Revisions,
+    ) -> Result<Option<String>, Error> {
+        Ok(None)
+    }
+
+    /// A reason to stop early (e.g. no progress for several rounds).
+    fn should_stop(&self) -> Option<String> {
+        None
+    }
+}
+
+/// How the scheduler ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LoopEnd {
+    /// No step can run any more.
+    Finished,
+    /// Cancelled, out of budget, or stopped by the strategy.
+    Stopped(String),
+}
+
+enum Task {
+    Done {
+        step_id: String,
+        end: Result<StepEnd, StoreError>,
+    },
+    /// A retry's backoff is over.
+    Wake { step_id: String },
+}
+
+/// Picks the executor for a step kind: a matching agent, else the first executor.
+pub(crate) fn route<'a>(executors: &'a [ExecutorAgent], kind: Option<&str>) -> &'a ExecutorAgent {
+    kind.and_then(|k| executors.iter().find(|e| e.serves(k)))
+        .unwrap_or(&executors[0])
+}
+
+struct Scheduler<'a> {
+    ctx: &'a RunContext,
+    rt: &'a Runtime,
+    /// Steps running or waiting for a retry.
+    busy: HashSet<String>,
+    /// Failed attempts since the step was last reset by a fallback or re-plan.
+    tries: HashMap<String, u32>,
+    used_fallback: HashSet<String>,
+    revisions: Revisions,
+}
+
+/// Runs `plan` to the end with `strategy`.
+pub(crate) async fn execute(
+    ctx: &RunContext,
+    rt: &Runtime,
+    strategy: &mut dyn Strategy,
+    plan: &mut Plan,
+) -> Result<LoopEnd, Error> {
+    let cfg = &rt.config;
+    let parallel = strategy.parallel();
+    let limit = if parallel { cfg.parallelism.max(1) } else { 1 };
+    let superstep = parallel && cfg.schedule == Schedule::Superstep;
+    let mut s = Scheduler {
+        ctx,
+        rt,
+        busy: HashSet::new(),
+        tries: HashMap::new(),
+        used_fallback: HashSet::new(),
+        revisions: Revisions {
+            used: 0,
+            max: cfg.max_revisions,
+        },
+    };
+    let mut running: FuturesUnordered<BoxFuture<'_, Task>> = FuturesUnordered::new();
+    let mut stopped: Option<String> = None;
+    loop {
+        if stopped.is_none() {
+            stopped = ctx.stop_reason().or_else(|| strategy.should_stop());
+        }
+        if stopped.is_none() {
+            propagate(ctx, plan, strategy.stop_on_give_up(), &s.busy).await?;
+            let wave_open = !superstep || running.is_empty();
+            if wave_open {
+                for index in ready_steps(plan, parallel, &s.busy) {
+                    if running.len() >= limit {
+                        break;
+                    }
+                    running.push(s.start(plan, index).await?);
+                }
+            }
+        }
+        let Some(task) = running.next().await else {
+            break;
+        };
+        match task {
+            Task::Wake { step_id } => {
+                s.busy.remove(&step_id);
+            }
+            Task::Done { step_id, end } => {
+                s.busy.remove(&step_id);
+                let end = end?;
+                if let Some(retry) = s.finish(strategy, plan, &step_id, end).await? {
+                    running.push(retry);
+                }
+            }
+        }
+    }
+    if let Some(reason) = stopped.or_else(|| ctx.stop_reason()) {
+        skip_remaining(ctx, plan, &reason).await?;
+        return Ok(LoopEnd::Stopped(reason));
+    }
+    // Whatever is still waiting could never become ready.
+    let stranded: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|st| st.status == StepStatus::NotStarted)
+        .map(|st| st.id.clone())
+        .collect();
+    for id in stranded {
+        set_status(
+            ctx,
+            plan,
+            &id,
+            StepStatus::Blocked,
+            "its dependencies can never be satisfied",
+        )
+        .await?;
+    }
+    Ok(LoopEnd::Finished)
+}
+
+impl<'a> Scheduler<'a> {
+    /// Marks step `index` in progress and returns the future that runs it.
+    async fn start(&mut self, plan: &mut Plan, index: usize) -> Result<BoxFuture<'a, Task>, Error> {
+        let step_id = plan.steps[index].id.clone();
+        plan.transition(&step_id, StepStatus::InProgress)?;
+        self.ctx.save_plan(plan).await?;
+        let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
+        self.ctx
+            .emit(EventKind::StepStarted {
+                step_id: step_id.clone(),
+                index,
+                description: plan.steps[index].description.clone(),
+                executor: agent.name.clone(),
+                attempt: plan.steps[index].attempts,
+            })
+            .await?;
+        self.busy.insert(step_id.clone());
+        let input = StepInput::new(plan, index, &self.rt.config.limits);
+        let (ctx, limits) = (self.ctx, &self.rt.config.limits);
+        Ok(Box::pin(async move {
+            let end = run_step(ctx, limits, agent, &input).await;
+            Task::Done { step_id, end }
+        }))
+    }
+
+    /// Applies a step's outcome; returns a backoff timer when the step will be retried.
+    async fn finish(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        plan: &mut Plan,
+        step_id: &str,
+        end: StepEnd,
+    ) -> Result<Option<BoxFuture<'a, Task>>, Error> {
+        let Some(index) = plan.index_of(step_id) else {
+            return Ok(None);
+        };
+        let (failure, status) = match end {
+            StepEnd::Completed {
+                result,
+                revise_plan,
+            } => match self.verify(plan, index, &result).await? {
+                None => {
+                    plan.transition(step_id, StepStatus::Completed)?;
+                    let step = &mut plan.steps[index];
+                    step.result = Some(result.clone());
+                    step.error = None;
+                    self.ctx.save_plan(plan).await?;
+                    self.ctx
+                        .emit(EventKind::StepCompleted {
+                            step_id: step_id.to_string(),
+                            result: result.clone(),
+                        })
+                        .await?;
+                    self.tries.remove(step_id);
+                    let report = StepReport {
+                        step_id: step_id.to_string(),
+                        description: plan.steps[index].description.clone(),
+                        success: true,
+                        text: result,
+                        revise_requested: revise_plan,
+                    };
+                    self.after_step(strategy, plan, &report).await?;
+                    return Ok(None);
+                }
+                Some(rejection) => (rejection, StepStatus::Failed),
+            },
+            StepEnd::Cancelled => {
+                fail(
+                    self.ctx,
+                    plan,
+                    index,
+                    StepStatus::Failed,
+                    "cancelled",
+                    false,
+                )
+                .await?;
+                return Ok(None);
+            }
+            StepEnd::Failed(reason) => (reason, StepStatus::Failed),
+            StepEnd::Errored(reason) => (reason, StepStatus::Blocked),
+        };
+        self.adapt(strategy, plan, index, failure, status).await
+    }
+
+    /// The optional verifier: `Some(reason)` when it rejects the claimed result.
+    async fn verify(
+        &mut self,
+        plan: &Plan,
+        index: usize,
+        result: &str,
+    ) -> Result<Option<String>, Error> {
+        if !self.rt.config.verify {
+            return Ok(None);
+        }
+        let step = &plan.steps[index];
+        let messages = vec![
+            ChatMessage::system(prompts::verify_system()),
+            ChatMessage::user(prompts::verify_step(
+                &self.ctx.task,
+                &step.display_text(),
+                &prompts::truncate_chars(result, 2000),
+            )),
+        ];
+        let verdict = ask_json(
+            self.ctx,
+            self.rt.planner_llm.as_ref(),
+            CallPurpose::Other,
+            messages,
+            Some(&step.id),
+        )
+        .await;
+        let (ok, reason) = match verdict {
+            Ok(answer) => (
+                answer.value["ok"].as_bool().unwrap_or(true),
+                answer.value["reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Err(crate::structured::AskError::Call(crate::run::CallError::Store(e))) => {
+                return Err(e.into())
+            }
+            Err(e) => (true, format!("verifier unavailable ({e}); result accepted")),
+        };
+        self.ctx
+            .emit(EventKind::StepVerified {
+                step_id: step.id.clone(),
+                ok,
+                reason: reason.clone(),
+            })
+            .await?;
+        Ok((!ok).then(|| format!("the verifier rejected the result: {reason}")))
+    }
+
+    /// Retry, fallback, re-plan, give up — in that order.
+    async fn adapt(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        plan: &mut Plan,
+        index: usize,
+        reason: String,
+        status: StepStatus,
+    ) -> Result<Option<BoxFuture<'a, Task>>, Error> {
+        let cfg = &self.rt.config;
+        let step_id = plan.steps[index].id.clone();
+        let tries = self.tries.entry(step_id.clone()).or_insert(0);
+        *tries += 1;
+        let tries = *tries;
+        let stopping = self.ctx.cancel.is_cancelled();
+        let retry = tries <= cfg.retries && !stopping;
+        fail(self.ctx, plan, index, status, &reason, retry).await?;
+        if stopping {
+            return Ok(None);
+        }
+        if retry {
+            let delay = cfg.retry_delay.saturating_mul(tries);
+            self.ctx
+                .emit(EventKind::StepAdapted {
+                    step_id: step_id.clone(),
+                    action: AdaptAction::Retry,
+                    detail: format!(
+                        "retry {tries} of {} in {} ms",
+                        cfg.retries,
+                        delay.as_millis()
+                    ),
+                })
+                .await?;
+            plan.transition(&step_id, StepStatus::NotStarted)?;
+            self.ctx.save_plan(plan).await?;
+            self.busy.insert(step_id.clone());
+            let cancel = self.ctx.cancel.clone();
+            return Ok(Some(Box::pin(async move {
+                if !delay.is_zero() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = cancel.cancelled() => {}
+                    }
+                }
+                Task::Wake { step_id }
+            })));
+        }
+        if let Some(fallback) = plan.steps[index].fallback.clone() {
+            if self.used_fallback.insert(step_id.clone()) {
+                self.tries.remove(&step_id);
+                self.ctx
+                    .emit(EventKind::StepAdapted {
+                        step_id: step_id.clone(),
+                        action: AdaptAction::Fallback,
+                        detail: fallback.clone(),
+                    })
+                    .await?;
+                plan.transition(&step_id, StepStatus::NotStarted)?;
+                let step = &mut plan.steps[index];
+                step.notes = format!("fallback for: {}", step.description);
+                step.description = fallback;
+                step.fallback = None;
+                self.ctx.save_plan(plan).await?;
+                return Ok(None);
+            }
+        }
+        let report = StepReport {
+            step_id: step_id.clone(),
+            description: plan.steps[index].description.clone(),
+            success: false,
+            text: reason.clone(),
+            revise_requested: false,
+        };
+        if let Some(why) = strategy
+            .replan(self.ctx, self.rt, plan, &report, &mut self.revisions)
+            .await?
+        {
+            self.tries.remove(&step_id);
+            self.ctx
+                .emit(EventKind::StepAdapted {
+                    step_id: step_id.clone(),
+                    action: AdaptAction::Replan,
+                    detail: why.clone(),
+                })
+                .await?;
+            self.plan_changed(plan, why).await?;
+            return Ok(None);
+        }
+        self.ctx
+            .emit(EventKind::StepAdapted {
+                step_id,
+                action: AdaptAction::GiveUp,
+                detail: reason,
+            })
+            .await?;
+        self.after_step(strategy, plan, &report).await?;
+        Ok(None)
+    }
+
+    async fn after_step(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        plan: &mut Plan,
+        report: &StepReport,
+    ) -> Result<(), Error> {
+        if self.ctx.cancel.is_cancelled() {
+            return Ok(());
+        }
+        if let Some(why) = strategy
+            .after_step(self.ctx, self.rt, plan, report, &mut self.revisions)
+            .await?
+        {
+            self.plan_changed(plan, why).await?;
+        }
+        Ok(())
+    }
+
+    async fn plan_changed(&mut self, plan: &Plan, reason: String) -> Result<(), Error> {
+        self.ctx.save_plan(plan).await?;
+        self.ctx
+            .emit(EventKind::PlanUpdated {
+                plan: plan.clone(),
+                reason,
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+/// Steps that may start now, in plan order (only the first one for sequential styles).
+fn ready_steps(plan: &Plan, parallel: bool, busy: &HashSet<String>) -> Vec<usize> {
+    let status: HashMap<&str, StepStatus> = plan
+        .steps
+        .iter()
+        .map(|s| (s.id.as_str(), s.status))
+        .collect();
+    let result_of = |id: &str| {
+        plan.step(id)
+            .and_then(|s| s.result.as_deref())
+            .unwrap_or("")
+    };
+    let mut ready = Vec::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
+            continue;
+        }
+        let deps_done = step
+            .depends_on
+            .iter()
+            .all(|d| status.get(d.as_str()) == Some(&StepStatus::Completed));
+        let condition_met = step.condition.as_ref().is_none_or(|c| {
+            status.get(c.step.as_str()) == Some(&StepStatus::Completed)
+                && c.is_met_by(result_of(&c.step))
+        });
+        let rollback_due = step.rollback_of.as_ref().is_none_or(|t| {
+            matches!(
+                status.get(t.as_str()),
+                Some(StepStatus::Failed | StepStatus::Blocked)
+            ) && !busy.contains(t)
+        });
+        if deps_done && condition_met && rollback_due {
+            ready.push(i);
+            if !parallel {
+                break;
+            }
+        }
+    }
+    ready
+}
+
+/// Settles steps that can no longer run: dependents of failed/blocked steps are blocked,
+/// dependents of skipped steps and unmet conditions are skipped, rollbacks whose target did
+/// not fail are skipped, and — for sequential styles — everything after a step given up on.
+async fn propagate(
+    ctx: &RunContext,
+    plan: &mut Plan,
+    stop_on_give_up: bool,
+    busy: &HashSet<String>,
+) -> Result<(), Error> {
+    loop {
+        let status: HashMap<String, StepStatus> = plan
+            .steps
+            .iter()
+            .map(|s| (s.id.clone(), s.status))
+            .collect();
+        let given_up = |id: &str| {
+            matches!(
+                status.get(id),
+                Some(StepStatus::Failed | StepStatus::Blocked)
+            ) && !busy.contains(id)
+        };
+        let first_given_up = plan
+            .steps
+            .iter()
+            .position(|s| given_up(&s.id))
+            .map(|i| (i, plan.steps[i].clone()));
+        let mut change: Option<(String, StepStatus, String)> = None;
+        for step in &plan.steps {
+            if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
+                continue;
+            }
+            let verdict = if let Some(target) = &step.rollback_of {
+                match status.get(target) {
+                    Some(StepStatus::Completed | StepStatus::Skipped) => Some((
+                        StepStatus::Skipped,
+                        format!("'{target}' did not fail; no rollback needed"),
+                    )),
+                    _ => None,
+                }
+            } else if let (true, Some((i, failed))) = (stop_on_give_up, &first_given_up) {
+                Some((
+                    StepStatus::Skipped,
+                    format!(
+                        "an earlier step did not complete: step {i} (\"{}\") {}: {}",
+                        failed.description,
+                        failed.status,
+                        failed.error.as_deref().unwrap_or("")
+                    ),
+                ))
+            } else if let Some(d) = step.depends_on.iter().find(|d| given_up(d)) {
+                Some((
+                    StepStatus::Blocked,
+                    format!("dependency '{d}' did not complete"),
+                ))
+            } else if let Some(d) = step
+                .depends_on
+                .iter()
+                .find(|d| status.get(d.as_str()) == Some(&StepStatus::Skipped))
+            {
+                Some((StepStatus::Skipped, format!("dependency '{d}' was skipped")))
+            } else if let Some(c) = &step.condition {
+                match status.get(&c.step) {
+                    Some(StepStatus::Completed) => {
+                        let result = plan
+                            .step(&c.step)
+                            .and_then(|s| s.result.as_deref())
+                            .unwrap_or("");
+                        (!c.is_met_by(result)).then(|| {
+                            (
+                                StepStatus::Skipped,
+                                format!(
+                                    "condition not met: the result of '{}' does not contain \"{}\"",
+                                    c.step, c.contains
+                                ),
+                            )
+                        })
+                    }
+                    Some(StepStatus::Failed | StepStatus::Blocked | StepStatus::Skipped)
+                        if !busy.contains(&c.step) =>
+                    {
+                        Some((
+                            StepStatus::Skipped,
+                            format!("condition step '{}' did not complete", c.step),
+                        ))
+                    }
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            if let Some((to, why)) = verdict {
+                change = Some((step.id.clone(), to, why));
+                break;
+            }
+        }
+        match change {
+            Some((id, to, why)) => set_status(ctx, plan, &id, to, &why).await?,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Moves a not-started step to skipped or blocked, with its event.
+async fn set_status(
+    ctx: &RunContext,
+    plan: &mut Plan,
+    step_id: &str,
+    to: StepStatus,
+    reason: &str,
+) -> Result<(), Error> {
+    plan.transition(step_id, to)?;
+    if let Some(s) = plan.step_mut(step_id) {
+        s.error = Some(reason.to_string());
+    }
+    ctx.save_plan(plan).await?;
+    let event = if to == StepStatus::Skipped {
+        EventKind::StepSkipped {
+            step_id: step_id.to_string(),
+            reason: reason.to_string(),
+        }
+    } else {
+        EventKind::StepFailed {
+            step_id: step_id.to_string(),
+            status: to,
+            error: reason.to_string(),
+            will_retry: false,
+        }
+    };
+    ctx.emit(event).await?;
+    Ok(())
+}
+
+async fn fail(
+    ctx: &RunContext,
+    plan: &mut Plan,
+    index: usize,
+    status: StepStatus,
+    reason: &str,
+    will_retry: bool,
+) -> Result<(), Error> {
+    let step_id = plan.steps[index].id.clone();
+    plan.transition(&step_id, status)?;
+    plan.steps[index].error = Some(reason.to_string());
+    ctx.save_plan(plan).await?;
+    ctx.emit(EventKind::StepFailed {
+        step_id,
+        status,
+        error: reason.to_string(),
+        will_retry,
+    })
+    .await?;
+    Ok(())
+}
+
+/// Marks every step that has not started as skipped.
+async fn skip_remaining(ctx: &RunContext, plan: &mut Plan, reason: &str) -> Result<(), Error> {
+    let pending: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s.status, StepStatus::NotStarted | StepStatus::InProgress))
+        .map(|s| s.id.clone())
+        .collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    for id in &pending {
+        plan.transition(id, StepStatus::Skipped)?;
+        if let Some(s) = plan.step_mut(id) {
+            s.error = Some(reason.to_string());
+        }
+    }
+    ctx.save_plan(plan).await?;
+    for id in pending {
+        ctx.emit(EventKind::StepSkipped {
+            step_id: id,
+            reason: reason.to_string(),
+        })
+        .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The final summary: the planner LLM, else the primary agent, else a plain report.
+
+use crate::error::StoreError;
+use crate::event::EventKind;
+use crate::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
+use crate::plan::Plan;
+use crate::prompts;
+use crate::run::{CallError, RunContext};
+use crate::runtime::Runtime;
+
+/// Writes the run's summary. `stopped` (cancelled, out of budget) skips the LLM entirely.
+pub(crate) async fn summarize(
+    ctx: &RunContext,
+    rt: &Runtime,
+    plan: &Plan,
+    stopped: Option<&str>,
+) -> Result<String, StoreError> {
+    if let Some(why) = stopped {
+        return Ok(prompts::plain_report(&ctx.task, plan, why));
+    }
+    let user = prompts::summary_user(&ctx.task, plan);
+    let planner_request = ChatRequest::new(
+        CallPurpose::Summarize,
+        vec![
+            ChatMessage::system(prompts::summary_system()),
+            ChatMessage::user(user.clone()),
+        ],
+    );
+    let first_problem = match ctx
+        .chat(rt.planner_llm.as_ref(), planner_request, None)
+        .await
+    {
+        Ok(reply) => match reply.text() {
+            Some(text) => return Ok(text.to_string()),
+            None => "the summary reply was empty".to_string(),
+        },
+        Err(CallError::Store(e)) => return Err(e),
+        Err(CallError::Cancelled) => {
+            let why = ctx
+                .stop_reason()
+                .unwrap_or_else(|| "the run was cancelled".into());
+            return Ok(prompts::plain_report(&ctx.task, plan, &why));
+        }
+        Err(CallError::Llm(e)) => format!("the summary call failed: {e}"),
+    };
+    ctx.emit(EventKind::Error {
+        step_id: None,
+        message: format!("{first_problem}; asking the primary agent"),
+    })
+    .await?;
+    let primary = &rt.executors[0];
+    let agent_request = ChatRequest::new(
+        CallPurpose::Summarize,
+        vec![
+            ChatMessage::system(prompts::executor_system(
+                &primary.name,
+                &primary.description,
+            )),
+            ChatMessage::user(user),
+        ],
+    )
+    .with_tools(Vec::new(), ToolChoice::None);
+    let second_problem = match ctx.chat(primary.llm.as_ref(), agent_request, None).await {
+        Ok(reply) => match reply.text() {
+            Some(text) => return Ok(text.to_string()),
+            None => "the primary agent's summary was empty".to_string(),
+        },
+        Err(CallError::Store(e)) => return Err(e),
+        Err(CallError::Cancelled) => "the run was stopped".to_string(),
+        Err(CallError::Llm(e)) => format!("the primary agent's summary failed: {e}"),
+    };
+    ctx.emit(EventKind::Error {
+        step_id: None,
+        message: format!("{second_problem}; writing a plain report"),
+    })
+    .await?;
+    Ok(prompts::plain_report(&ctx.task, plan, &second_problem))
+}
