@@ -183,7 +183,11 @@ async fn executor_failure_fails_the_run_with_the_reason() {
     .await;
     let pw = Planwright::new();
     let res = pw
-        .run(&server, "analyse data", &["--retries", "0", "--max-revisions", "0"])
+        .run(
+            &server,
+            "analyse data",
+            &["--retries", "0", "--max-revisions", "0"],
+        )
         .await;
     assert_eq!(res.code(), 1, "{}", res.stderr());
     let j = &res.json;

@@ -30,6 +30,8 @@ pub mod runtime;
 mod runtime_tests;
 pub mod scheduler;
 pub mod structured;
+#[cfg(test)]
+mod styles_tests;
 mod summary;
 mod todo;
 pub mod tools;
