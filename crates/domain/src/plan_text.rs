@@ -44,21 +44,35 @@ pub fn render_plan_text(plan: &Plan) -> String {
 pub fn render_plan_header_and_digest(plan: &Plan) -> String {
     let c = plan.counts();
     let total = plan.steps.len();
-    let mut out = format!(
+    let mut out = String::with_capacity(64 + plan.steps.len() * 48);
+    let _ = write!(
+        out,
         "Plan: {} (ID: {})\nProgress: {}/{} steps completed\n",
         plan.title, plan.id, c.completed, total
     );
-    out.push_str(&render_plan_digest(plan));
+    write_digest(&mut out, plan);
     out
 }
 
 /// One line per step: `0. [✓] text`, for compact digests and the live CLI view.
 pub fn render_plan_digest(plan: &Plan) -> String {
-    let mut out = String::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        let _ = writeln!(out, "{i}. {} {}", step.status.marker(), step.display_text());
-    }
+    let mut out = String::with_capacity(plan.steps.len() * 48);
+    write_digest(&mut out, plan);
     out
+}
+
+/// Appends the digest lines to `out` (no allocation per step: this runs at every dispatch).
+fn write_digest(out: &mut String, plan: &Plan) {
+    for (i, step) in plan.steps.iter().enumerate() {
+        let _ = write!(out, "{i}. {} ", step.status.marker());
+        if let Some(k) = &step.kind {
+            out.push('[');
+            out.push_str(k);
+            out.push_str("] ");
+        }
+        out.push_str(&step.description);
+        out.push('\n');
+    }
 }
 
 #[cfg(test)]

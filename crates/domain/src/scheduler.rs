@@ -152,6 +152,42 @@ pub(crate) fn route<'a>(executors: &'a [ExecutorAgent], kind: Option<&str>) -> &
         .unwrap_or(&executors[0])
 }
 
+/// Position of each step id, rebuilt only when the plan's shape changes (a revision bumps
+/// the version), so lookups on the hot path neither scan nor allocate.
+#[derive(Debug, Default)]
+struct StepIndex {
+    version: u32,
+    len: usize,
+    map: HashMap<String, usize>,
+}
+
+impl StepIndex {
+    fn refresh(&mut self, plan: &Plan) {
+        if self.version == plan.version && self.len == plan.steps.len() && !self.map.is_empty() {
+            return;
+        }
+        self.version = plan.version;
+        self.len = plan.steps.len();
+        self.map = plan
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
+    }
+
+    fn status(&self, plan: &Plan, id: &str) -> Option<StepStatus> {
+        self.map.get(id).map(|&i| plan.steps[i].status)
+    }
+
+    fn result<'p>(&self, plan: &'p Plan, id: &str) -> &'p str {
+        self.map
+            .get(id)
+            .and_then(|&i| plan.steps[i].result.as_deref())
+            .unwrap_or("")
+    }
+}
+
 struct Scheduler<'a> {
     ctx: &'a RunContext,
     rt: &'a Runtime,
@@ -161,6 +197,7 @@ struct Scheduler<'a> {
     tries: HashMap<String, u32>,
     used_fallback: HashSet<String>,
     revisions: Revisions,
+    index: StepIndex,
 }
 
 /// Runs `plan` to the end with `strategy`.
@@ -184,6 +221,7 @@ pub(crate) async fn execute(
             used: 0,
             max: cfg.max_revisions,
         },
+        index: StepIndex::default(),
     };
     let mut running: FuturesUnordered<BoxFuture<'_, Task>> = FuturesUnordered::new();
     let mut stopped: Option<String> = None;
@@ -192,10 +230,11 @@ pub(crate) async fn execute(
             stopped = ctx.stop_reason().or_else(|| strategy.should_stop());
         }
         if stopped.is_none() {
-            propagate(ctx, plan, strategy.stop_on_give_up(), &s.busy).await?;
+            propagate(ctx, plan, strategy.stop_on_give_up(), &s.busy, &mut s.index).await?;
             let wave_open = !superstep || running.is_empty();
             if wave_open {
-                for index in ready_steps(plan, parallel, &s.busy) {
+                s.index.refresh(plan);
+                for index in ready_steps(plan, parallel, &s.busy, &s.index) {
                     if running.len() >= limit {
                         break;
                     }
@@ -507,17 +546,13 @@ impl<'a> Scheduler<'a> {
 }
 
 /// Steps that may start now, in plan order (only the first one for sequential styles).
-fn ready_steps(plan: &Plan, parallel: bool, busy: &HashSet<String>) -> Vec<usize> {
-    let status: HashMap<&str, StepStatus> = plan
-        .steps
-        .iter()
-        .map(|s| (s.id.as_str(), s.status))
-        .collect();
-    let result_of = |id: &str| {
-        plan.step(id)
-            .and_then(|s| s.result.as_deref())
-            .unwrap_or("")
-    };
+fn ready_steps(
+    plan: &Plan,
+    parallel: bool,
+    busy: &HashSet<String>,
+    index: &StepIndex,
+) -> Vec<usize> {
+    let status = |id: &str| index.status(plan, id);
     let mut ready = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
@@ -526,16 +561,13 @@ fn ready_steps(plan: &Plan, parallel: bool, busy: &HashSet<String>) -> Vec<usize
         let deps_done = step
             .depends_on
             .iter()
-            .all(|d| status.get(d.as_str()) == Some(&StepStatus::Completed));
+            .all(|d| status(d) == Some(StepStatus::Completed));
         let condition_met = step.condition.as_ref().is_none_or(|c| {
-            status.get(c.step.as_str()) == Some(&StepStatus::Completed)
-                && c.is_met_by(result_of(&c.step))
+            status(&c.step) == Some(StepStatus::Completed)
+                && c.is_met_by(index.result(plan, &c.step))
         });
         let rollback_due = step.rollback_of.as_ref().is_none_or(|t| {
-            matches!(
-                status.get(t.as_str()),
-                Some(StepStatus::Failed | StepStatus::Blocked)
-            ) && !busy.contains(t)
+            matches!(status(t), Some(StepStatus::Failed | StepStatus::Blocked)) && !busy.contains(t)
         });
         if deps_done && condition_met && rollback_due {
             ready.push(i);
@@ -555,98 +587,109 @@ async fn propagate(
     plan: &mut Plan,
     stop_on_give_up: bool,
     busy: &HashSet<String>,
+    index: &mut StepIndex,
 ) -> Result<(), Error> {
+    let given_up = |plan: &Plan, i: usize| {
+        matches!(
+            plan.steps[i].status,
+            StepStatus::Failed | StepStatus::Blocked
+        ) && !busy.contains(&plan.steps[i].id)
+    };
+    // Fast path: nothing waits on an edge and nothing was given up on.
+    let has_edges = plan.steps.iter().any(|s| {
+        s.status == StepStatus::NotStarted
+            && (!s.depends_on.is_empty() || s.condition.is_some() || s.rollback_of.is_some())
+    });
+    let gave_up_any = stop_on_give_up && (0..plan.steps.len()).any(|i| given_up(plan, i));
+    if !has_edges && !gave_up_any {
+        return Ok(());
+    }
     loop {
-        let status: HashMap<String, StepStatus> = plan
-            .steps
-            .iter()
-            .map(|s| (s.id.clone(), s.status))
-            .collect();
-        let given_up = |id: &str| {
-            matches!(
-                status.get(id),
-                Some(StepStatus::Failed | StepStatus::Blocked)
-            ) && !busy.contains(id)
-        };
-        let first_given_up = plan
-            .steps
-            .iter()
-            .position(|s| given_up(&s.id))
-            .map(|i| (i, plan.steps[i].clone()));
-        let mut change: Option<(String, StepStatus, String)> = None;
-        for step in &plan.steps {
-            if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
-                continue;
-            }
-            let verdict = if let Some(target) = &step.rollback_of {
-                match status.get(target) {
-                    Some(StepStatus::Completed | StepStatus::Skipped) => Some((
-                        StepStatus::Skipped,
-                        format!("'{target}' did not fail; no rollback needed"),
-                    )),
-                    _ => None,
-                }
-            } else if let (true, Some((i, failed))) = (stop_on_give_up, &first_given_up) {
-                Some((
-                    StepStatus::Skipped,
-                    format!(
-                        "an earlier step did not complete: step {i} (\"{}\") {}: {}",
-                        failed.description,
-                        failed.status,
-                        failed.error.as_deref().unwrap_or("")
-                    ),
-                ))
-            } else if let Some(d) = step.depends_on.iter().find(|d| given_up(d)) {
-                Some((
-                    StepStatus::Blocked,
-                    format!("dependency '{d}' did not complete"),
-                ))
-            } else if let Some(d) = step
-                .depends_on
-                .iter()
-                .find(|d| status.get(d.as_str()) == Some(&StepStatus::Skipped))
-            {
-                Some((StepStatus::Skipped, format!("dependency '{d}' was skipped")))
-            } else if let Some(c) = &step.condition {
-                match status.get(&c.step) {
-                    Some(StepStatus::Completed) => {
-                        let result = plan
-                            .step(&c.step)
-                            .and_then(|s| s.result.as_deref())
-                            .unwrap_or("");
-                        (!c.is_met_by(result)).then(|| {
-                            (
-                                StepStatus::Skipped,
-                                format!(
-                                    "condition not met: the result of '{}' does not contain \"{}\"",
-                                    c.step, c.contains
-                                ),
-                            )
-                        })
-                    }
-                    Some(StepStatus::Failed | StepStatus::Blocked | StepStatus::Skipped)
-                        if !busy.contains(&c.step) =>
-                    {
-                        Some((
-                            StepStatus::Skipped,
-                            format!("condition step '{}' did not complete", c.step),
-                        ))
-                    }
-                    _ => None,
-                }
-            } else {
-                None
-            };
-            if let Some((to, why)) = verdict {
-                change = Some((step.id.clone(), to, why));
-                break;
-            }
-        }
+        index.refresh(plan);
+        let change = settle_one(plan, stop_on_give_up, busy, index, &given_up);
         match change {
             Some((id, to, why)) => set_status(ctx, plan, &id, to, &why).await?,
             None => return Ok(()),
         }
     }
+}
+
+/// The first not-started step that can no longer run, with its new status and why.
+fn settle_one(
+    plan: &Plan,
+    stop_on_give_up: bool,
+    busy: &HashSet<String>,
+    index: &StepIndex,
+    given_up: &dyn Fn(&Plan, usize) -> bool,
+) -> Option<(String, StepStatus, String)> {
+    let status = |id: &str| index.status(plan, id);
+    let gave_up = |id: &str| index.map.get(id).is_some_and(|&i| given_up(plan, i));
+    let first_given_up = (0..plan.steps.len()).find(|&i| given_up(plan, i));
+    for step in &plan.steps {
+        if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
+            continue;
+        }
+        let verdict = if let Some(target) = &step.rollback_of {
+            match status(target) {
+                Some(StepStatus::Completed | StepStatus::Skipped) => Some((
+                    StepStatus::Skipped,
+                    format!("'{target}' did not fail; no rollback needed"),
+                )),
+                _ => None,
+            }
+        } else if let (true, Some(i)) = (stop_on_give_up, first_given_up) {
+            let failed = &plan.steps[i];
+            Some((
+                StepStatus::Skipped,
+                format!(
+                    "an earlier step did not complete: step {i} (\"{}\") {}: {}",
+                    failed.description,
+                    failed.status,
+                    failed.error.as_deref().unwrap_or("")
+                ),
+            ))
+        } else if let Some(d) = step.depends_on.iter().find(|d| gave_up(d)) {
+            Some((
+                StepStatus::Blocked,
+                format!("dependency '{d}' did not complete"),
+            ))
+        } else if let Some(d) = step
+            .depends_on
+            .iter()
+            .find(|d| status(d) == Some(StepStatus::Skipped))
+        {
+            Some((StepStatus::Skipped, format!("dependency '{d}' was skipped")))
+        } else if let Some(c) = &step.condition {
+            match status(&c.step) {
+                Some(StepStatus::Completed) => {
+                    (!c.is_met_by(index.result(plan, &c.step))).then(|| {
+                        (
+                            StepStatus::Skipped,
+                            format!(
+                                "condition not met: the result of '{}' does not contain \"{}\"",
+                                c.step, c.contains
+                            ),
+                        )
+                    })
+                }
+                Some(StepStatus::Failed | StepStatus::Blocked | StepStatus::Skipped)
+                    if !busy.contains(&c.step) =>
+                {
+                    Some((
+                        StepStatus::Skipped,
+                        format!("condition step '{}' did not complete", c.step),
+                    ))
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some((to, why)) = verdict {
+            return Some((step.id.clone(), to, why));
+        }
+    }
+    None
 }
 
 /// Moves a not-started step to skipped or blocked, with its event.

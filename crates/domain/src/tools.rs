@@ -14,10 +14,12 @@ use crate::ports::{Tool, ToolContext, ToolOutput, Toolbox};
 /// Name of the function that ends a step.
 pub const COMPLETE_STEP: &str = "complete_step";
 
-/// A toolbox made of individual tools; names must be unique.
+/// A toolbox made of individual tools; names must be unique. Schemas are computed once,
+/// when a tool is added, not at every step.
 #[derive(Clone, Default)]
 pub struct ToolSet {
     tools: Vec<Arc<dyn Tool>>,
+    schemas: Vec<ToolSchema>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -36,6 +38,12 @@ impl ToolSet {
     /// Adds a tool; a later tool with the same name replaces the earlier one.
     pub fn with(mut self, tool: Arc<dyn Tool>) -> ToolSet {
         self.tools.retain(|t| t.name() != tool.name());
+        self.schemas.retain(|s| s.name != tool.name());
+        self.schemas.push(ToolSchema {
+            name: tool.name().to_string(),
+            description: tool.description().to_string(),
+            parameters: tool.parameters(),
+        });
         self.tools.push(tool);
         self
     }
@@ -59,14 +67,7 @@ impl ToolSet {
 #[async_trait]
 impl Toolbox for ToolSet {
     fn schemas(&self) -> Vec<ToolSchema> {
-        self.tools
-            .iter()
-            .map(|t| ToolSchema {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: t.parameters(),
-            })
-            .collect()
+        self.schemas.clone()
     }
 
     async fn call(
@@ -95,7 +96,14 @@ pub struct CompleteStepArgs {
     pub revise_plan: bool,
 }
 
+/// The `complete_step` schema, built once.
 pub fn complete_step_schema() -> ToolSchema {
+    static SCHEMA: std::sync::LazyLock<ToolSchema> =
+        std::sync::LazyLock::new(build_complete_step_schema);
+    SCHEMA.clone()
+}
+
+fn build_complete_step_schema() -> ToolSchema {
     ToolSchema {
         name: COMPLETE_STEP.to_string(),
         description: "Finish the current step. Call it once the step is done (success=true) or \

@@ -1,0 +1,408 @@
+//! Scheduler benchmarks with an in-process scripted LLM (run by `cargo xtask bench`).
+//!
+//! 1. Dispatch overhead per step of a 100-step flow run with a zero-latency LLM, and the
+//!    process's peak RSS. Targets: ≤ 20 µs per step, ≤ 10 MB.
+//! 2. DAG makespan against the critical-path lower bound, event-driven and super-step, on
+//!    generated DAGs of width 1..16 with 5% stragglers. Target: ≤ 1.05 × bound + 5 ms.
+//! 3. Prompt tokens per step over a 30-step plan-act run. Target: step 30 ≤ 1.5 × step 2.
+//!
+//! Prints a Markdown section on stdout.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use domain::error::{LlmError, StoreError};
+use domain::event::Event;
+use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
+use domain::plan::Plan;
+use domain::ports::{LlmClient, NoEventSink, RunRecord, RunStore, SequentialIds, SystemClock};
+use domain::tools::ToolSet;
+use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, Schedule};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A store that keeps nothing: the benchmark measures the runtime, not SQLite.
+struct NullStore;
+
+#[async_trait]
+impl RunStore for NullStore {
+    async fn create_run(&self, _: &RunRecord) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn update_run(&self, _: &RunRecord) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn save_plan(&self, _: &str, _: &Plan) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn append_event(&self, _: &Event) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn get_run(&self, _: &str) -> Result<Option<RunRecord>, StoreError> {
+        Ok(None)
+    }
+    async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        Ok(Vec::new())
+    }
+    async fn latest_plan(&self, _: &str) -> Result<Option<Plan>, StoreError> {
+        Ok(None)
+    }
+    async fn events(&self, _: &str, _: u64) -> Result<Vec<Event>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Answers the planner with a fixed reply, every step with `complete_step` after the step's
+/// latency, and records the prompt size of each step's first call.
+struct ScriptedLlm {
+    plan_reply: ChatResponse,
+    /// Count prompt tokens (benchmark 3); off where the LLM's own cost would blur timing.
+    count_tokens: bool,
+    latency: HashMap<String, Duration>,
+    prompt_tokens: Mutex<Vec<(String, u64)>>,
+}
+
+fn step_of(req: &ChatRequest) -> String {
+    let prompt = req
+        .messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .and_then(|m| m.content.as_deref())
+        .unwrap_or_default();
+    prompt
+        .split_once("You are now working on step ")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(text, _)| text.to_string())
+        .unwrap_or_default()
+}
+
+/// A rough token count: 4 characters per token, as tokenizers average on English text.
+fn tokens(req: &ChatRequest) -> u64 {
+    let chars: usize = req
+        .messages
+        .iter()
+        .map(|m| m.content.as_deref().map_or(0, str::len))
+        .sum::<usize>()
+        + req
+            .tools
+            .iter()
+            .map(|t| t.parameters.to_string().len() + t.description.len())
+            .sum::<usize>();
+    (chars / 4) as u64
+}
+
+#[async_trait]
+impl LlmClient for ScriptedLlm {
+    async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let usage = Usage {
+            prompt_tokens: if self.count_tokens { tokens(&req) } else { 0 },
+            completion_tokens: 10,
+        };
+        match req.purpose {
+            CallPurpose::Execute => {
+                let step = step_of(&req);
+                if self.count_tokens {
+                    self.prompt_tokens
+                        .lock()
+                        .unwrap()
+                        .push((step.clone(), usage.prompt_tokens));
+                }
+                if let Some(d) = self.latency.get(&step) {
+                    tokio::time::sleep(*d).await;
+                }
+                Ok(ChatResponse {
+                    tool_calls: vec![ToolCall {
+                        id: "c".into(),
+                        name: "complete_step".into(),
+                        arguments: json!({"success": true, "result": format!("done: {step}")})
+                            .to_string(),
+                    }],
+                    usage,
+                    ..ChatResponse::default()
+                })
+            }
+            CallPurpose::Summarize => Ok(ChatResponse {
+                content: Some("summary".into()),
+                usage,
+                ..ChatResponse::default()
+            }),
+            _ => Ok(ChatResponse {
+                usage,
+                ..self.plan_reply.clone()
+            }),
+        }
+    }
+}
+
+fn runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
+    Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "bench".into(),
+            kinds: vec![],
+            llm,
+            toolbox: Arc::new(ToolSet::new()),
+        }],
+        store: Arc::new(NullStore),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(SequentialIds::default()),
+        config,
+    }
+}
+
+async fn run(rt: &Runtime) -> Duration {
+    let started = Instant::now();
+    let outcome = rt
+        .run(
+            RunRequest {
+                run_id: "bench".into(),
+                task: "benchmark".into(),
+                workspace: PathBuf::from("/tmp"),
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        outcome.status,
+        domain::ports::RunStatus::Completed,
+        "{:?}",
+        outcome.error
+    );
+    started.elapsed()
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// xorshift64*: a small deterministic generator for the DAG shapes and latencies.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+struct GeneratedDag {
+    actions: Vec<serde_json::Value>,
+    latency: HashMap<String, Duration>,
+    critical_path: Duration,
+}
+
+/// `layers` layers of `width` actions; each depends on 1-2 actions of the previous layer.
+/// Latencies 20-40 ms; 5% stragglers take 5×.
+fn generate(width: usize, layers: usize, seed: u64) -> GeneratedDag {
+    let mut rng = Rng(seed);
+    let mut actions = Vec::new();
+    let mut latency = HashMap::new();
+    let mut finish: HashMap<String, Duration> = HashMap::new();
+    let mut all_layers: Vec<Vec<String>> = Vec::new();
+    for l in 0..layers {
+        let mut layer = Vec::new();
+        for w in 0..width {
+            let id = format!("a{l}_{w}");
+            let mut ms = 20 + rng.below(21);
+            if rng.below(100) < 5 {
+                ms *= 5;
+            }
+            let d = Duration::from_millis(ms);
+            let mut deps: Vec<String> = Vec::new();
+            if l > 0 {
+                let prev = &all_layers[l - 1];
+                for _ in 0..(1 + rng.below(2)) {
+                    let dep = prev[rng.below(prev.len() as u64) as usize].clone();
+                    if !deps.contains(&dep) {
+                        deps.push(dep);
+                    }
+                }
+            }
+            let start = deps.iter().map(|d| finish[d]).max().unwrap_or_default();
+            finish.insert(id.clone(), start + d);
+            latency.insert(id.clone(), d);
+            actions.push(json!({"id": id, "description": id, "depends_on": deps}));
+            layer.push(id);
+        }
+        all_layers.push(layer);
+    }
+    GeneratedDag {
+        actions,
+        latency,
+        critical_path: finish.values().copied().max().unwrap_or_default(),
+    }
+}
+
+fn plan_reply(value: serde_json::Value) -> ChatResponse {
+    ChatResponse {
+        content: Some(value.to_string()),
+        ..ChatResponse::default()
+    }
+}
+
+fn flow_reply(n: usize) -> ChatResponse {
+    let steps: Vec<String> = (0..n).map(|i| format!("step number {i}")).collect();
+    ChatResponse {
+        tool_calls: vec![ToolCall {
+            id: "p".into(),
+            name: "planning".into(),
+            arguments: json!({"command": "create", "title": "bench", "steps": steps}).to_string(),
+        }],
+        ..ChatResponse::default()
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "meets"
+    } else {
+        "MISSES"
+    }
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        println!("## Scheduler (`crates/domain/benches/scheduler.rs`)\n");
+
+        // 1. Dispatch overhead of a 100-step flow with a zero-latency LLM.
+        let llm = Arc::new(ScriptedLlm {
+            plan_reply: flow_reply(100),
+            count_tokens: false,
+            latency: HashMap::new(),
+            prompt_tokens: Mutex::default(),
+        });
+        let flow = runtime(llm, RunConfig::default());
+        run(&flow).await; // warm-up
+        let mut per_step: Vec<f64> = Vec::new();
+        for _ in 0..20 {
+            let t = run(&flow).await;
+            per_step.push(t.as_secs_f64() * 1e6 / 100.0);
+        }
+        per_step.sort_by(|a, b| a.total_cmp(b));
+        let median = per_step[per_step.len() / 2];
+        let rss_mib = peak_rss_kib() as f64 / 1024.0;
+        println!("### 1. Dispatch overhead, 100-step flow, zero-latency LLM\n");
+        println!("Whole run (plan, 100 steps with one LLM turn each, summary) with an in-memory");
+        println!("null store, median of 20 runs after a warm-up.\n");
+        println!("| metric | measured | target | |");
+        println!("| --- | --- | --- | --- |");
+        println!(
+            "| time per step | {median:.1} µs (min {:.1}, max {:.1}) | ≤ 20 µs | {} |",
+            per_step[0],
+            per_step[per_step.len() - 1],
+            verdict(median <= 20.0)
+        );
+        println!(
+            "| peak RSS of the process | {rss_mib:.1} MiB | ≤ 10 MB | {} |\n",
+            verdict(rss_mib * 1.048_576 <= 10.0)
+        );
+
+        // 2. DAG makespan vs the critical path, event-driven and super-step.
+        println!("### 2. DAG makespan vs the critical-path lower bound\n");
+        println!("6 layers × width w; each action depends on 1-2 actions of the layer before;");
+        println!("latency 20-40 ms, 5% stragglers at 5×; concurrency limit 16 (≥ width), so the");
+        println!("bound is the critical path. Target: event-driven ≤ 1.05 × bound + 5 ms.\n");
+        println!("| width | actions | bound (ms) | event-driven (ms) | ratio | super-step (ms) | ratio | |");
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for (i, width) in [1usize, 2, 4, 8, 16].into_iter().enumerate() {
+            let dag = generate(width, 6, 0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1));
+            let reply = plan_reply(json!({"goal": "bench", "actions": dag.actions}));
+            let mut times = Vec::new();
+            for schedule in [Schedule::EventDriven, Schedule::Superstep] {
+                let llm = Arc::new(ScriptedLlm {
+                    plan_reply: reply.clone(),
+                    count_tokens: false,
+                    latency: dag.latency.clone(),
+                    prompt_tokens: Mutex::default(),
+                });
+                let config = RunConfig {
+                    mode: Mode::Dag,
+                    schedule,
+                    parallelism: 16,
+                    ..RunConfig::default()
+                };
+                times.push(run(&runtime(llm, config)).await);
+            }
+            let bound = dag.critical_path;
+            let ok = ms(times[0]) <= 1.05 * ms(bound) + 5.0;
+            println!(
+                "| {width} | {} | {:.1} | {:.1} | {:.3} | {:.1} | {:.3} | {} |",
+                dag.actions.len(),
+                ms(bound),
+                ms(times[0]),
+                ms(times[0]) / ms(bound),
+                ms(times[1]),
+                ms(times[1]) / ms(bound),
+                verdict(ok)
+            );
+        }
+        println!();
+
+        // 3. Prompt tokens per step over a 30-step plan-act run.
+        let steps: Vec<serde_json::Value> = (1..=30)
+            .map(|i| json!({"id": i.to_string(), "description": format!("step number {i}")}))
+            .collect();
+        let llm = Arc::new(ScriptedLlm {
+            plan_reply: plan_reply(json!({"title": "bench", "goal": "bench", "steps": steps})),
+            count_tokens: true,
+            latency: HashMap::new(),
+            prompt_tokens: Mutex::default(),
+        });
+        let config = RunConfig {
+            mode: Mode::PlanAct,
+            ..RunConfig::default()
+        };
+        run(&runtime(llm.clone(), config)).await;
+        let seen = llm.prompt_tokens.lock().unwrap().clone();
+        let at = |n: usize| {
+            seen.iter()
+                .find(|(s, _)| s == &format!("step number {n}"))
+                .map(|(_, t)| *t)
+                .unwrap_or(0)
+        };
+        let (t2, t30) = (at(2), at(30));
+        let ratio = t30 as f64 / t2.max(1) as f64;
+        println!("### 3. Prompt tokens per step, 30-step plan-act run\n");
+        println!("Prompt size of each step's first executor call (characters / 4, tool schemas included).\n");
+        println!("| step 1 | step 2 | step 10 | step 20 | step 30 | step 30 / step 2 | target | |");
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        println!(
+            "| {} | {t2} | {} | {} | {t30} | {ratio:.2} | ≤ 1.5 | {} |",
+            at(1),
+            at(10),
+            at(20),
+            verdict(ratio <= 1.5)
+        );
+    });
+}
