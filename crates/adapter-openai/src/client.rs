@@ -1,6 +1,8 @@
-//! [`OpenAiClient`]: one `POST /chat/completions` per attempt, classified errors, retries.
+//! [`OpenAiClient`]: one `POST /chat/completions` per attempt, classified errors, retries;
+//! around it the transcript repair, the text tool protocol and structured output.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,10 +16,13 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::Url;
 use serde_json::Value;
 
-use crate::classify::{self, ServerError};
-use crate::config::{OpenAiConfig, REDACTED};
+use crate::classify::{self, excerpt, ServerError};
+use crate::config::{OpenAiConfig, ToolProtocol, REDACTED};
 use crate::error::Error;
-use crate::wire;
+use crate::sse::{self, SseAssembler};
+use crate::structured::{self, JsonMode};
+use crate::wire::{self, WireOptions};
+use crate::{text_tools, transcript};
 
 /// An [`LlmClient`] talking to an OpenAI-compatible Chat Completions endpoint.
 ///
@@ -34,6 +39,10 @@ struct Inner {
     endpoint: Url,
     /// The endpoint without any userinfo, for messages and logs.
     endpoint_shown: String,
+    /// `response_format: json_schema` not yet rejected by the server.
+    json_schema_ok: AtomicBool,
+    /// `response_format: json_object` not yet rejected by the server.
+    json_object_ok: AtomicBool,
 }
 
 impl OpenAiClient {
@@ -72,6 +81,8 @@ impl OpenAiClient {
         Ok(OpenAiClient {
             inner: Arc::new(Inner {
                 http,
+                json_schema_ok: AtomicBool::new(config.json_schema),
+                json_object_ok: AtomicBool::new(config.json_object),
                 config,
                 endpoint,
                 endpoint_shown,
@@ -87,6 +98,15 @@ impl OpenAiClient {
     /// The URL requests are posted to (without credentials).
     pub fn endpoint(&self) -> &str {
         &self.inner.endpoint_shown
+    }
+
+    /// Whether `json_schema` / `json_object` response formats are still sent (a server that
+    /// rejected one is not asked again by this client).
+    pub fn response_formats(&self) -> (bool, bool) {
+        (
+            self.inner.json_schema_ok.load(Ordering::Relaxed),
+            self.inner.json_object_ok.load(Ordering::Relaxed),
+        )
     }
 
     fn backoff(&self) -> ExponentialBuilder {
@@ -129,6 +149,14 @@ impl OpenAiClient {
         let status = response.status().as_u16();
         *status_seen = Some(status);
         let retry_after = classify::retry_after(response.headers(), Utc::now());
+        let event_stream = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+        if (200..300).contains(&status) && event_stream {
+            return self.read_stream(response, status).await;
+        }
         let raw = response
             .bytes()
             .await
@@ -143,6 +171,12 @@ impl OpenAiClient {
         if !(200..300).contains(&status) {
             let err = ServerError::from_raw_body(&raw);
             return Err(classify::classify_status(status, retry_after, &err));
+        }
+        if sse::looks_like_sse(&raw) {
+            // An event stream under another content type.
+            let mut stream = SseAssembler::new(status);
+            stream.push(&raw)?;
+            return stream.finish();
         }
 
         let value: Value = serde_json::from_slice(&raw).map_err(|e| {
@@ -161,6 +195,26 @@ impl OpenAiClient {
             ));
         }
         wire::parse_response(value).map_err(LlmError::InvalidResponse)
+    }
+
+    /// Reads an event stream chunk by chunk until `[DONE]` or the end of the body.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        status: u16,
+    ) -> Result<ChatResponse, LlmError> {
+        let mut stream = SseAssembler::new(status);
+        while let Some(bytes) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport_error("reading the event stream", &e))?
+        {
+            stream.push(&bytes)?;
+            if stream.is_done() {
+                break;
+            }
+        }
+        stream.finish()
     }
 
     fn transport_error(&self, doing: &str, err: &reqwest::Error) -> LlmError {
@@ -217,14 +271,117 @@ impl OpenAiClient {
 #[async_trait]
 impl LlmClient for OpenAiClient {
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let request = repaired(request);
+        let text_protocol = self.inner.config.tool_protocol == ToolProtocol::Text
+            && (!request.tools.is_empty() || has_tool_turns(&request));
+        if !text_protocol {
+            return self.structured(request).await.map_err(hint);
+        }
+        let reply = self.structured(text_tools::encode(&request)).await?;
+        Ok(if text_tools::applies(&request) {
+            text_tools::decode(reply, &request)
+        } else {
+            reply
+        })
+    }
+}
+
+impl OpenAiClient {
+    /// Sends `request`, asking for JSON the best way the server still accepts when it wants
+    /// JSON: a rejected `response_format` is downgraded for the client's life
+    /// (`json_schema` → `json_object` → prompt only) and the request sent again.
+    async fn structured(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        loop {
+            let inner = &*self.inner;
+            let Some(mode) = structured::mode_for(
+                &request.response_format,
+                inner.json_schema_ok.load(Ordering::Relaxed),
+                inner.json_object_ok.load(Ordering::Relaxed),
+            ) else {
+                return self.send(&request).await;
+            };
+            let sent = structured::prepare(&request, mode);
+            match self.send(&sent).await {
+                Err(err) if mode != JsonMode::Prompt && structured::is_format_rejection(&err) => {
+                    let flag = match mode {
+                        JsonMode::Schema => &inner.json_schema_ok,
+                        _ => &inner.json_object_ok,
+                    };
+                    flag.store(false, Ordering::Relaxed);
+                    tracing::warn!(
+                        model = %inner.config.model,
+                        rejected = ?mode,
+                        error = %err,
+                        "the server rejected the response format; not asking for it again"
+                    );
+                }
+                Err(err) => return Err(err),
+                Ok(reply) => return self.ensure_json(&sent, &request, reply).await,
+            }
+        }
+    }
+
+    /// Leaves only the JSON in the reply's content; when there is none, asks once more with
+    /// the parse error, then gives up with `InvalidResponse`.
+    async fn ensure_json(
+        &self,
+        sent: &ChatRequest,
+        request: &ChatRequest,
+        mut reply: ChatResponse,
+    ) -> Result<ChatResponse, LlmError> {
+        if !reply.tool_calls.is_empty() {
+            return Ok(reply);
+        }
+        let problem = match structured::extract(reply.content.as_deref(), &request.response_format)
+        {
+            Ok(json) => {
+                reply.content = Some(json);
+                return Ok(reply);
+            }
+            Err(problem) => problem,
+        };
+        tracing::warn!(
+            model = %self.inner.config.model,
+            problem = %problem,
+            "the reply held no valid JSON; asking once more"
+        );
+        let bad = reply.content.clone().unwrap_or_default();
+        let again = structured::repair_request(sent, &bad, &problem);
+        let mut second = self.send(&again).await?;
+        second.usage.prompt_tokens += reply.usage.prompt_tokens;
+        second.usage.completion_tokens += reply.usage.completion_tokens;
+        if !second.tool_calls.is_empty() {
+            return Ok(second);
+        }
+        match structured::extract(second.content.as_deref(), &request.response_format) {
+            Ok(json) => {
+                second.content = Some(json);
+                Ok(second)
+            }
+            Err(problem) => Err(LlmError::InvalidResponse(format!(
+                "no valid JSON in the reply, even after asking again: {problem}; the reply \
+                 starts with {:?}",
+                excerpt(second.content.as_deref().unwrap_or_default(), 200)
+            ))),
+        }
+    }
+
+    /// One logical call: the body built once, then attempts with retries.
+    async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let config = &self.inner.config;
-        let body = serde_json::to_vec(&wire::build_request(&config.model, &request))
+        let options = WireOptions {
+            stream: config.stream,
+            stream_usage: config.stream_usage,
+            reasoning_echo: config.reasoning_echo,
+        };
+        let body = serde_json::to_vec(&wire::build_request(&config.model, request, options))
             .map_err(|e| LlmError::Permanent(format!("could not encode the request: {e}")))?;
         tracing::debug!(
             model = %config.model,
             purpose = ?request.purpose,
             messages = request.messages.len(),
             tools = request.tools.len(),
+            stream = config.stream,
             bytes = body.len(),
             "chat completion request"
         );
@@ -273,6 +430,36 @@ impl LlmClient for OpenAiClient {
             Err(err) => tracing::debug!(error = %err, "chat completion failed"),
         }
         result
+    }
+}
+
+/// The request with its transcript made valid (see [`transcript::repair`]), each repair
+/// logged as a warning.
+fn repaired(mut request: ChatRequest) -> ChatRequest {
+    let (messages, repairs) = transcript::repair(std::mem::take(&mut request.messages));
+    for repair in &repairs {
+        tracing::warn!(purpose = ?request.purpose, repair = %repair, "repaired the transcript before sending");
+    }
+    request.messages = messages;
+    request
+}
+
+fn has_tool_turns(request: &ChatRequest) -> bool {
+    request
+        .messages
+        .iter()
+        .any(|m| m.tool_call_id.is_some() || !m.tool_calls.is_empty())
+}
+
+/// Adds a way out to the error of a model that cannot call tools natively.
+fn hint(err: LlmError) -> LlmError {
+    match err {
+        LlmError::Permanent(m) if m.to_ascii_lowercase().contains("does not support tools") => {
+            LlmError::Permanent(format!(
+                "{m} (this model has no native tool calling: use the text tool protocol)"
+            ))
+        }
+        other => other,
     }
 }
 

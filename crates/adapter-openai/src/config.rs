@@ -6,6 +6,31 @@ use std::time::Duration;
 /// The public OpenAI endpoint, used when no other base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// How tools are offered to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolProtocol {
+    /// The server's own tool calling (`tools` in the request, `tool_calls` in the reply).
+    #[default]
+    Native,
+    /// For models without tool calling: the tools are described in the system prompt, the
+    /// model writes `{"tool": NAME, "arguments": {...}}` (or a list of them) in its reply,
+    /// and tool results go back as user messages.
+    Text,
+}
+
+/// Which assistant turns keep their `reasoning_content` when sent back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningEcho {
+    /// Every assistant turn that has some (compatible servers ignore what they do not use).
+    #[default]
+    Always,
+    /// Only the turns after the last user message: the tool loop of the current question
+    /// (DeepSeek's thinking mode wants exactly these back).
+    CurrentTurn,
+    /// Never (OpenAI, which has no such field).
+    Never,
+}
+
 /// Settings of an [`OpenAiClient`](crate::OpenAiClient).
 ///
 /// `Debug` never prints the API key.
@@ -27,11 +52,27 @@ pub struct OpenAiConfig {
     pub max_backoff: Duration,
     /// A server's `Retry-After` is honoured up to this; longer waits are capped to it.
     pub max_retry_after: Duration,
+    /// Ask for a server-sent-event stream (`"stream": true`) and assemble it.
+    pub stream: bool,
+    /// With `stream`, also send `stream_options: {"include_usage": true}` so the last chunk
+    /// carries the token usage (OpenAI, vLLM, DeepSeek, OpenRouter understand it).
+    pub stream_usage: bool,
+    /// Native tool calling, or the text protocol for models without it.
+    pub tool_protocol: ToolProtocol,
+    /// Try `response_format: {"type": "json_schema"}` for schema requests. Cleared for the
+    /// client's life when the server rejects it.
+    pub json_schema: bool,
+    /// Try `response_format: {"type": "json_object"}`. Cleared for the client's life when
+    /// the server rejects it; without either, JSON is asked for in the prompt.
+    pub json_object: bool,
+    /// Which assistant turns carry `reasoning_content` back to the server.
+    pub reasoning_echo: ReasoningEcho,
 }
 
 impl OpenAiConfig {
     /// Defaults: the OpenAI endpoint, no key, 120 s timeout, 4 retries, backoff 500 ms → 30 s,
-    /// `Retry-After` capped at 60 s.
+    /// `Retry-After` capped at 60 s; no streaming, native tool calling, both JSON
+    /// `response_format`s tried, reasoning sent back on every turn that has some.
     pub fn new(model: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig {
             base_url: DEFAULT_BASE_URL.to_owned(),
@@ -42,6 +83,12 @@ impl OpenAiConfig {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
+            stream: false,
+            stream_usage: true,
+            tool_protocol: ToolProtocol::Native,
+            json_schema: true,
+            json_object: true,
+            reasoning_echo: ReasoningEcho::Always,
         }
     }
 
@@ -83,6 +130,28 @@ impl OpenAiConfig {
         self
     }
 
+    pub fn with_stream(mut self, stream: bool) -> OpenAiConfig {
+        self.stream = stream;
+        self
+    }
+
+    pub fn with_tool_protocol(mut self, protocol: ToolProtocol) -> OpenAiConfig {
+        self.tool_protocol = protocol;
+        self
+    }
+
+    /// Which `response_format` types to try before asking for JSON in the prompt.
+    pub fn with_response_formats(mut self, json_schema: bool, json_object: bool) -> OpenAiConfig {
+        self.json_schema = json_schema;
+        self.json_object = json_object;
+        self
+    }
+
+    pub fn with_reasoning_echo(mut self, echo: ReasoningEcho) -> OpenAiConfig {
+        self.reasoning_echo = echo;
+        self
+    }
+
     /// The key as it will be sent: trimmed, `None` when blank.
     pub(crate) fn effective_api_key(&self) -> Option<&str> {
         self.api_key
@@ -106,6 +175,12 @@ impl fmt::Debug for OpenAiConfig {
             .field("initial_backoff", &self.initial_backoff)
             .field("max_backoff", &self.max_backoff)
             .field("max_retry_after", &self.max_retry_after)
+            .field("stream", &self.stream)
+            .field("stream_usage", &self.stream_usage)
+            .field("tool_protocol", &self.tool_protocol)
+            .field("json_schema", &self.json_schema)
+            .field("json_object", &self.json_object)
+            .field("reasoning_echo", &self.reasoning_echo)
             .finish()
     }
 }
@@ -125,6 +200,10 @@ mod tests {
         assert_eq!(c.initial_backoff, Duration::from_millis(500));
         assert_eq!(c.max_backoff, Duration::from_secs(30));
         assert_eq!(c.max_retry_after, Duration::from_secs(60));
+        assert!(!c.stream);
+        assert_eq!(c.tool_protocol, ToolProtocol::Native);
+        assert!(c.json_schema && c.json_object);
+        assert_eq!(c.reasoning_echo, ReasoningEcho::Always);
     }
 
     #[test]

@@ -12,6 +12,13 @@ pub enum Error {
     InvalidApiKey,
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    #[error("unknown provider '{0}' (known: openai, ollama, vllm, llamacpp, deepseek, openrouter, lmstudio)")]
+    UnknownProvider(String),
+    #[error("the {provider} provider needs an API key: set {vars}")]
+    MissingApiKey {
+        provider: &'static str,
+        vars: String,
+    },
     #[error("could not build the HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
 }

@@ -12,6 +12,18 @@
 //! - Failures are classified into [`domain::LlmError`] (rate limit, transient, context too
 //!   long, auth, permanent, invalid reply); rate limits and transient failures are retried
 //!   with jittered exponential backoff, honouring `Retry-After`.
+//! - Replies may be streamed (server-sent events, [`OpenAiConfig::stream`]): content,
+//!   reasoning and tool-call deltas are assembled (by `index`, else id, else position), and a
+//!   stream cut short is a transient failure, retried.
+//! - Every outgoing transcript is made valid first: an assistant tool call without its tool
+//!   message gets `"(no result recorded)"`, an orphaned tool message is dropped (with a
+//!   warning).
+//! - Structured output: `json_schema` where supported, else `json_object`, else the JSON is
+//!   asked for in the prompt and extracted from the reply, with one repair re-ask; a format
+//!   the server rejects is not asked for again by that client.
+//! - [`ToolProtocol::Text`] lets models without tool calling call tools by writing JSON.
+//! - [`Provider`] presets (OpenAI, Ollama, vLLM, llama.cpp, DeepSeek, OpenRouter, LM Studio)
+//!   set the base URL, key requirement and quirks.
 //! - The API key never appears in errors, logs or `Debug` output.
 //!
 //! This is an adapter: the app depends on it, and `domain` must never depend on it (nor on
@@ -21,8 +33,15 @@ mod classify;
 mod client;
 mod config;
 mod error;
+mod json_text;
+mod provider;
+mod sse;
+mod structured;
+mod text_tools;
+mod transcript;
 mod wire;
 
 pub use client::OpenAiClient;
-pub use config::{OpenAiConfig, DEFAULT_BASE_URL};
+pub use config::{OpenAiConfig, ReasoningEcho, ToolProtocol, DEFAULT_BASE_URL};
 pub use error::Error;
+pub use provider::{Provider, API_KEY_VAR, BASE_URL_VAR};

@@ -12,6 +12,8 @@ use domain::llm::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::ReasoningEcho;
+
 // ---------------------------------------------------------------------------------------------
 // Request
 // ---------------------------------------------------------------------------------------------
@@ -32,6 +34,22 @@ pub(crate) struct WireRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<WireStreamOptions>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireStreamOptions {
+    include_usage: bool,
+}
+
+/// How a request body is written, beyond the request itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct WireOptions {
+    pub stream: bool,
+    /// With `stream`: ask for usage in the last chunk.
+    pub stream_usage: bool,
+    pub reasoning_echo: ReasoningEcho,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,17 +124,42 @@ struct WireJsonSchema<'a> {
 
 /// Translates a domain request into the wire body. `purpose` is domain metadata and is not
 /// sent.
-pub(crate) fn build_request<'a>(model: &'a str, request: &'a ChatRequest) -> WireRequest<'a> {
+pub(crate) fn build_request<'a>(
+    model: &'a str,
+    request: &'a ChatRequest,
+    options: WireOptions,
+) -> WireRequest<'a> {
     let has_tools = !request.tools.is_empty();
+    // Assistant turns after this index belong to the current question.
+    let last_user = request
+        .messages
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .unwrap_or(0);
     WireRequest {
         model,
-        messages: request.messages.iter().map(wire_message).collect(),
+        messages: request
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let echo = match options.reasoning_echo {
+                    ReasoningEcho::Always => true,
+                    ReasoningEcho::CurrentTurn => i > last_user,
+                    ReasoningEcho::Never => false,
+                };
+                wire_message(m, echo)
+            })
+            .collect(),
         tools: request.tools.iter().map(wire_tool).collect(),
         tool_choice: has_tools.then(|| wire_tool_choice(&request.tool_choice)),
         response_format: wire_response_format(&request.response_format),
         temperature: request.temperature,
         max_tokens: request.max_tokens,
-        stream: false,
+        stream: options.stream,
+        stream_options: (options.stream && options.stream_usage).then_some(WireStreamOptions {
+            include_usage: true,
+        }),
     }
 }
 
@@ -129,7 +172,7 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
+fn wire_message(m: &ChatMessage, echo_reasoning: bool) -> WireMessage<'_> {
     let is_assistant = m.role == Role::Assistant;
     // `content: null` is only valid on an assistant turn that carries tool calls; everywhere
     // else servers expect a string, so a missing text becomes "".
@@ -161,7 +204,7 @@ fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
         } else {
             None
         },
-        reasoning_content: if is_assistant {
+        reasoning_content: if is_assistant && echo_reasoning {
             m.reasoning_content.as_deref()
         } else {
             None
@@ -239,6 +282,9 @@ struct WireReply {
     function_call: Option<WireFunctionIn>,
     #[serde(default)]
     reasoning_content: Option<Value>,
+    /// What vLLM (newer versions) and OpenRouter call `reasoning_content`.
+    #[serde(default)]
+    reasoning: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -300,7 +346,10 @@ pub(crate) fn parse_response(body: Value) -> Result<ChatResponse, String> {
     Ok(ChatResponse {
         content,
         tool_calls,
-        reasoning_content: message.reasoning_content.and_then(text_of),
+        reasoning_content: message
+            .reasoning_content
+            .and_then(text_of)
+            .or_else(|| message.reasoning.and_then(text_of)),
         usage: wire.usage.map(usage).unwrap_or_default(),
         finish_reason: choice.finish_reason.and_then(text_of),
     })
@@ -323,7 +372,7 @@ fn tool_call(index: usize, id: Option<Value>, function: Option<WireFunctionIn>) 
 
 /// Arguments as raw JSON text: strings verbatim, objects (and anything else) serialized,
 /// missing or null as `{}`.
-fn arguments_text(arguments: Option<Value>) -> String {
+pub(crate) fn arguments_text(arguments: Option<Value>) -> String {
     match arguments {
         None | Some(Value::Null) => "{}".to_owned(),
         Some(Value::String(s)) if s.trim().is_empty() => "{}".to_owned(),
@@ -333,7 +382,7 @@ fn arguments_text(arguments: Option<Value>) -> String {
 }
 
 /// Message content: a string, or the texts of an array of parts joined together.
-fn content_text(content: Value) -> Option<String> {
+pub(crate) fn content_text(content: Value) -> Option<String> {
     match content {
         Value::Null => None,
         Value::String(s) => Some(s),
@@ -363,7 +412,7 @@ fn part_text(part: Value) -> Option<String> {
 }
 
 /// A string value as is, null as `None`, anything else as its JSON text.
-fn text_of(value: Value) -> Option<String> {
+pub(crate) fn text_of(value: Value) -> Option<String> {
     match value {
         Value::Null => None,
         Value::String(s) => Some(s),
@@ -379,7 +428,7 @@ fn usage(u: WireUsage) -> Usage {
 }
 
 /// A token count; missing, null, negative or non-numeric counts as 0.
-fn count(value: Option<Value>) -> u64 {
+pub(crate) fn count(value: Option<Value>) -> u64 {
     match value {
         Some(Value::Number(n)) => n
             .as_u64()
@@ -398,7 +447,7 @@ mod tests {
     use serde_json::json;
 
     fn body(request: &ChatRequest) -> Value {
-        serde_json::to_value(build_request("m", request)).unwrap()
+        serde_json::to_value(build_request("m", request, WireOptions::default())).unwrap()
     }
 
     #[test]

@@ -48,7 +48,7 @@ async fn plain_text_reply_is_parsed_and_usage_counted() {
 
 #[tokio::test]
 async fn full_request_body_is_serialized_exactly() {
-    let (server, _seq) = serve(vec![ok(text_completion("ok"))]).await;
+    let (server, _seq) = serve(vec![ok(text_completion("{\"temp\": 18}"))]).await;
     let client = OpenAiClient::new(config(&server)).unwrap();
 
     let assistant = ChatMessage {
@@ -66,7 +66,7 @@ async fn full_request_body_is_serialized_exactly() {
         CallPurpose::Execute,
         vec![
             ChatMessage::system("sys"),
-            ChatMessage::user("weather in Paris?"),
+            ChatMessage::user("weather in Paris? Answer in JSON."),
             assistant,
             ChatMessage::tool_result("call_abc123", "18°C, sunny"),
             ChatMessage::assistant("It is 18°C."),
@@ -96,7 +96,7 @@ async fn full_request_body_is_serialized_exactly() {
             "model": MODEL,
             "messages": [
                 {"role": "system", "content": "sys"},
-                {"role": "user", "content": "weather in Paris?"},
+                {"role": "user", "content": "weather in Paris? Answer in JSON."},
                 {"role": "assistant", "content": null, "tool_calls": [{
                     "id": "call_abc123",
                     "type": "function",
@@ -125,7 +125,7 @@ async fn full_request_body_is_serialized_exactly() {
 
 #[tokio::test]
 async fn tool_choice_modes_and_json_schema_format() {
-    let (server, _seq) = serve(vec![ok(text_completion("ok"))]).await;
+    let (server, _seq) = serve(vec![ok(text_completion("{\"ok\": true}"))]).await;
     let client = OpenAiClient::new(config(&server)).unwrap();
     let tool = ToolSchema {
         name: "f".into(),

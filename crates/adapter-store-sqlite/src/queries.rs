@@ -92,6 +92,26 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     tx.commit().map_err(sql("commit run update"))
 }
 
+pub(crate) fn set_run_status(
+    conn: &mut Connection,
+    run_id: &str,
+    status: RunStatus,
+) -> Result<(), Error> {
+    let tx = write_tx(conn)?;
+    let changed = tx
+        .execute(
+            "UPDATE runs SET status = ?2 WHERE run_id = ?1",
+            params![run_id, status.as_str()],
+        )
+        .map_err(sql("set run status"))?;
+    if changed == 0 {
+        return Err(Error::UnknownRun {
+            run_id: run_id.to_string(),
+        });
+    }
+    tx.commit().map_err(sql("commit run status"))
+}
+
 const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at, finished_at,
                            summary, error, llm_calls, prompt_tokens, completion_tokens";
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use domain::ports::{RunRecord, RunStore};
+use domain::ports::{RunRecord, RunStatus, RunStore};
 use domain::{Event, Plan, StoreError};
 use rusqlite::Connection;
 
@@ -118,6 +118,14 @@ impl RunStore for SqliteStore {
         let run_id = run.run_id.clone();
         self.call("update_run", Some(&run_id), move |conn| {
             queries::update_run(conn, &run)
+        })
+        .await
+    }
+
+    async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError> {
+        let id = run_id.to_string();
+        self.call("set_run_status", Some(run_id), move |conn| {
+            queries::set_run_status(conn, &id, status)
         })
         .await
     }

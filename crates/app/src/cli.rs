@@ -120,6 +120,40 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// OpenAI-compatible server preset: sets the base URL and the server's quirks
+    /// (OPENAI_BASE_URL still overrides the URL). Without it, OPENAI_API_KEY or
+    /// OPENAI_BASE_URL must be set.
+    #[arg(long, value_enum, env = "PLANWRIGHT_PROVIDER")]
+    pub provider: Option<ProviderArg>,
+
+    /// Endpoint of the OpenAI-compatible server, e.g. http://localhost:11434/v1
+    /// (overrides OPENAI_BASE_URL and the preset's URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Ask the server to stream its replies (server-sent events).
+    #[arg(long)]
+    pub stream: bool,
+
+    /// How tools are offered to the model: the server's native tool calling, or a text
+    /// protocol for models without it.
+    #[arg(
+        long,
+        value_enum,
+        env = "PLANWRIGHT_TOOL_PROTOCOL",
+        default_value = "native"
+    )]
+    pub tool_protocol: ToolProtocolArg,
+
+    /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+
+    /// Serve the LLM from a file written by --record, with no network and no key; a run
+    /// whose requests differ from the recorded ones fails naming the first difference.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+
     /// The task, in plain words.
     #[arg(required = true, num_args = 1.., value_name = "TASK")]
     pub task: Vec<String>,
@@ -138,4 +172,39 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// OpenAI-compatible server presets (`--provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// https://api.openai.com/v1 (key required)
+    #[value(name = "openai")]
+    OpenAi,
+    /// http://localhost:11434/v1 (no key)
+    #[value(name = "ollama")]
+    Ollama,
+    /// http://localhost:8000/v1
+    #[value(name = "vllm")]
+    Vllm,
+    /// llama.cpp's llama-server, http://localhost:8080/v1
+    #[value(name = "llamacpp", alias = "llama.cpp", alias = "llama-cpp")]
+    LlamaCpp,
+    /// https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)
+    #[value(name = "deepseek")]
+    DeepSeek,
+    /// https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)
+    #[value(name = "openrouter")]
+    OpenRouter,
+    /// http://localhost:1234/v1 (no key)
+    #[value(name = "lmstudio", alias = "lm-studio")]
+    LmStudio,
+}
+
+/// How tools are offered to the model (`--tool-protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolProtocolArg {
+    /// The server's tool calling (`tools` / `tool_calls`).
+    Native,
+    /// Tools described in the prompt; the model writes {"tool": ..., "arguments": ...}.
+    Text,
 }

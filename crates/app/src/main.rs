@@ -9,6 +9,7 @@
 mod cli;
 mod ids;
 mod report;
+mod terminal_user;
 mod view;
 mod wiring;
 
@@ -97,9 +98,9 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
     if task.is_empty() {
         return Err(AppError::Config("the task is empty".into()));
     }
-    let llm = wiring::llm(&args.model)?;
+    let llm = wiring::llm(&args)?;
     let store = wiring::store(db)?;
-    let runtime: Runtime = wiring::runtime(llm, store, &args)?;
+    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, &args)?;
     let run_id = runtime.new_run_id();
     let workspace = prepare_workspace(args.workspace.as_deref(), &run_id)?;
 
@@ -134,6 +135,10 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
         print_stdout(&format!("{value}\n"));
     } else {
         print_stdout(&report::outcome_text(&outcome));
+    }
+    // A replay that diverged (or a recording that failed) fails the run, even a completed one.
+    if let Some(problem) = llm.problem() {
+        return Err(AppError::Run(problem));
     }
     Ok(match outcome.status {
         RunStatus::Completed => ExitCode::SUCCESS,

@@ -165,6 +165,14 @@ impl ConsoleView {
                 if *ok { "accepted" } else { "rejected" },
                 one_line(reason, 160)
             ),
+            EventKind::UserNotified { text, .. } => format!("  ✉ {text}\n"),
+            // The terminal channel prints the question itself, as the prompt.
+            EventKind::WaitingForUser { .. } => String::new(),
+            EventKind::UserReplied { answer, error, .. } => match (answer, error) {
+                (Some(a), _) => format!("      user: {}\n", one_line(a, 160)),
+                (None, Some(e)) => format!("  ! could not ask the user: {}\n", one_line(e, 160)),
+                (None, None) => String::new(),
+            },
             EventKind::Nudge { reason, .. } => format!("      ⚑ {}\n", one_line(reason, 160)),
             EventKind::Message { text, .. } => format!("      “{}”\n", one_line(text, 160)),
             EventKind::Error { message, .. } => format!("  ! {}\n", one_line(message, 200)),

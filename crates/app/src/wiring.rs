@@ -13,34 +13,118 @@ use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
 
-/// The OpenAI-compatible client from `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
+/// The LLM client of a run, and what to check once the run is over.
+pub struct LlmSetup {
+    pub client: Arc<dyn LlmClient>,
+    recorder: Option<Arc<adapter_replay::RecordingLlm>>,
+    replay: Option<Arc<adapter_replay::ReplayLlm>>,
+}
+
+impl LlmSetup {
+    /// What went wrong with `--replay` (a divergence, or recorded requests never made) or
+    /// `--record` (a line that could not be written); the run then exits 1.
+    pub fn problem(&self) -> Option<String> {
+        self.replay
+            .as_ref()
+            .and_then(|r| r.verdict())
+            .or_else(|| self.recorder.as_ref().and_then(|r| r.failure()))
+    }
+}
+
+/// The run's LLM: the cassette with `--replay` (no network, no key), else the
+/// OpenAI-compatible client, wrapped in a recorder with `--record`.
+pub fn llm(args: &RunArgs) -> Result<LlmSetup, AppError> {
+    if let Some(path) = &args.replay {
+        let replay = adapter_replay::ReplayLlm::open(path)
+            .map_err(|e| AppError::Config(format!("cannot replay: {e}")))?;
+        let replay = Arc::new(replay);
+        return Ok(LlmSetup {
+            client: replay.clone(),
+            recorder: None,
+            replay: Some(replay),
+        });
+    }
+    let (client, api_key) = live_llm(args)?;
+    let Some(path) = &args.record else {
+        return Ok(LlmSetup {
+            client,
+            recorder: None,
+            replay: None,
+        });
+    };
+    let recorder = adapter_replay::RecordingLlm::create(path, client, Some(&args.model))
+        .map_err(|e| AppError::Config(format!("cannot record: {e}")))?
+        .with_secrets(api_key);
+    let recorder = Arc::new(recorder);
+    Ok(LlmSetup {
+        client: recorder.clone(),
+        recorder: Some(recorder),
+        replay: None,
+    })
+}
+
+/// The OpenAI-compatible client, and its API key (to keep it out of recordings).
+///
+/// With `--provider`, the preset (base URL overridable by `--base-url` / `OPENAI_BASE_URL`,
+/// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
+/// `OPENAI_BASE_URL` (or `--base-url`) must be set.
 #[cfg(feature = "openai")]
-pub fn llm(model: &str) -> Result<Arc<dyn LlmClient>, AppError> {
-    let key = std::env::var("OPENAI_API_KEY")
-        .ok()
-        .filter(|k| !k.trim().is_empty());
-    let base = std::env::var("OPENAI_BASE_URL")
-        .ok()
-        .filter(|b| !b.trim().is_empty());
-    if key.is_none() && base.is_none() {
-        return Err(AppError::Config(
-            "no LLM endpoint configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL \
-             (any OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama)"
-                .into(),
-        ));
-    }
-    let mut config = adapter_openai::OpenAiConfig::new(model);
-    config.api_key = key;
-    if let Some(base) = base {
-        config.base_url = base;
-    }
+fn live_llm(args: &RunArgs) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+    use crate::cli::{ProviderArg, ToolProtocolArg};
+    use adapter_openai::{OpenAiConfig, Provider, ToolProtocol, API_KEY_VAR, BASE_URL_VAR};
+
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
+    let mut config = match args.provider {
+        Some(arg) => {
+            let provider = match arg {
+                ProviderArg::OpenAi => Provider::OpenAi,
+                ProviderArg::Ollama => Provider::Ollama,
+                ProviderArg::Vllm => Provider::Vllm,
+                ProviderArg::LlamaCpp => Provider::LlamaCpp,
+                ProviderArg::DeepSeek => Provider::DeepSeek,
+                ProviderArg::OpenRouter => Provider::OpenRouter,
+                ProviderArg::LmStudio => Provider::LmStudio,
+            };
+            provider
+                .from_env(&args.model, |var| match var {
+                    BASE_URL_VAR => base_flag.clone().or_else(|| env(var)),
+                    _ => env(var),
+                })
+                .map_err(|e| AppError::Config(e.to_string()))?
+        }
+        None => {
+            let key = env(API_KEY_VAR);
+            let base = base_flag.or_else(|| env(BASE_URL_VAR));
+            if key.is_none() && base.is_none() {
+                return Err(AppError::Config(
+                    "no LLM endpoint configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL \
+                     (any OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama), \
+                     or pick a server with --provider"
+                        .into(),
+                ));
+            }
+            let mut config = OpenAiConfig::new(&args.model);
+            config.api_key = key;
+            if let Some(base) = base {
+                config.base_url = base;
+            }
+            config
+        }
+    };
+    config.stream |= args.stream;
+    config.tool_protocol = match args.tool_protocol {
+        ToolProtocolArg::Native => ToolProtocol::Native,
+        ToolProtocolArg::Text => ToolProtocol::Text,
+    };
+    let api_key = config.api_key.clone();
     let client = adapter_openai::OpenAiClient::new(config)
         .map_err(|e| AppError::Config(format!("cannot set up the OpenAI client: {e}")))?;
-    Ok(Arc::new(client))
+    Ok((Arc::new(client), api_key))
 }
 
 #[cfg(not(feature = "openai"))]
-pub fn llm(_model: &str) -> Result<Arc<dyn LlmClient>, AppError> {
+fn live_llm(_args: &RunArgs) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
     Err(AppError::Config(
         "this planwright was built without an LLM adapter (enable the `openai` feature)".into(),
     ))
@@ -128,6 +212,7 @@ pub fn runtime(
         sink: Arc::new(ConsoleView::new()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(TimeRandomIds),
+        user: Arc::new(crate::terminal_user::TerminalUser),
         config,
     })
 }

@@ -20,7 +20,9 @@ use domain::error::{LlmError, StoreError};
 use domain::event::Event;
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
 use domain::plan::Plan;
-use domain::ports::{LlmClient, NoEventSink, RunRecord, RunStore, SequentialIds, SystemClock};
+use domain::ports::{
+    LlmClient, NoEventSink, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
+};
 use domain::tools::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, Schedule};
 use serde_json::json;
@@ -35,6 +37,9 @@ impl RunStore for NullStore {
         Ok(())
     }
     async fn update_run(&self, _: &RunRecord) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn set_run_status(&self, _: &str, _: RunStatus) -> Result<(), StoreError> {
         Ok(())
     }
     async fn save_plan(&self, _: &str, _: &Plan) -> Result<(), StoreError> {
@@ -153,6 +158,7 @@ fn runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
         store: Arc::new(NullStore),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(domain::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config,
     }

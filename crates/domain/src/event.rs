@@ -143,6 +143,24 @@ pub enum EventKind {
         completion_tokens: u64,
         duration_ms: u64,
     },
+    /// `message_notify_user`: the agent told the user something.
+    UserNotified {
+        step_id: String,
+        text: String,
+    },
+    /// `message_ask_user`: the run waits for the user's answer.
+    WaitingForUser {
+        step_id: String,
+        question: String,
+    },
+    /// The user's answer to `message_ask_user`, or why there was none.
+    UserReplied {
+        step_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// Text the model wrote for the user (not a tool call).
     Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -184,6 +202,9 @@ impl EventKind {
             EventKind::ToolCalling { .. } => "tool_calling",
             EventKind::ToolCalled { .. } => "tool_called",
             EventKind::LlmCalled { .. } => "llm_called",
+            EventKind::UserNotified { .. } => "user_notified",
+            EventKind::WaitingForUser { .. } => "waiting_for_user",
+            EventKind::UserReplied { .. } => "user_replied",
             EventKind::Message { .. } => "message",
             EventKind::Error { .. } => "error",
             EventKind::RunCompleted { .. } => "run_completed",

@@ -18,7 +18,10 @@ use crate::plan::{Plan, Step};
 use crate::ports::{LlmClient, Toolbox};
 use crate::prompts;
 use crate::run::{CallError, RunContext};
-use crate::tools::{complete_step_schema, CompleteStepArgs, COMPLETE_STEP};
+use crate::tools::{
+    complete_step_schema, user_message_schemas, AskUserArgs, CompleteStepArgs, NotifyUserArgs,
+    ASK_USER, COMPLETE_STEP, NOTIFY_USER,
+};
 
 /// An agent that executes steps: its LLM, its tools, and the step kinds it serves.
 #[derive(Clone)]
@@ -193,6 +196,7 @@ async fn run_step_inner(
         ChatMessage::user(prompts::step_prompt(&ctx.task, input)),
     ];
     let mut tools = agent.toolbox.schemas();
+    tools.extend(user_message_schemas());
     tools.push(complete_step_schema());
     let tool_ctx = ctx.tool_context(Some(step_id));
     let mut trimmed = false;
@@ -259,6 +263,16 @@ async fn run_step_inner(
                 }
                 continue;
             }
+            if call.name == NOTIFY_USER || call.name == ASK_USER {
+                match talk_to_user(ctx, step_id, call).await? {
+                    Ok(reply) => messages.push(ChatMessage::tool_result(&call.id, reply)),
+                    Err(why) => {
+                        messages.push(ChatMessage::tool_result(&call.id, format!("Error: {why}")));
+                        finished = Some(StepEnd::Failed(why));
+                    }
+                }
+                continue;
+            }
             if let Some(s) = watch.call(&call.name, &call.arguments) {
                 stuck = Some(s);
             }
@@ -303,6 +317,37 @@ async fn run_step_inner(
         "turn limit of {} reached without complete_step",
         limits.max_turns
     )))
+}
+
+/// `message_notify_user` and `message_ask_user`. `Ok(Err(reason))` when the step cannot go
+/// on: the user was needed and nobody could answer.
+async fn talk_to_user(
+    ctx: &RunContext,
+    step_id: &str,
+    call: &ToolCall,
+) -> Result<Result<String, String>, StoreError> {
+    let args = match parse_arguments(&call.arguments) {
+        Ok(v) => v,
+        Err(e) => return Ok(Ok(format!("Error: {e}"))),
+    };
+    if call.name == NOTIFY_USER {
+        return Ok(match serde_json::from_value::<NotifyUserArgs>(args) {
+            Ok(a) => {
+                ctx.notify_user(step_id, &a.text).await?;
+                Ok("Delivered to the user.".to_string())
+            }
+            Err(e) => Ok(format!("Error: invalid arguments for {NOTIFY_USER} ({e})")),
+        });
+    }
+    let question = match serde_json::from_value::<AskUserArgs>(args) {
+        Ok(a) if !a.question.trim().is_empty() => a.question,
+        Ok(_) => return Ok(Ok("Error: `question` is empty".to_string())),
+        Err(e) => return Ok(Ok(format!("Error: invalid arguments for {ASK_USER} ({e})"))),
+    };
+    Ok(match ctx.ask_user(step_id, &question).await? {
+        Ok(answer) => Ok(format!("The user answered: {answer}")),
+        Err(why) => Err(format!("the step needed the user's answer, but {why}")),
+    })
 }
 
 /// Runs one tool call and returns what the model will read. Errors become text.

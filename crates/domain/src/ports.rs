@@ -97,22 +97,30 @@ pub trait Toolbox: Send + Sync {
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
+    /// Paused on `message_ask_user` until the user answers.
+    Waiting,
     Completed,
     Failed,
 }
 
 impl RunStatus {
+    pub const ALL: [RunStatus; 4] = [
+        RunStatus::Running,
+        RunStatus::Waiting,
+        RunStatus::Completed,
+        RunStatus::Failed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
+            RunStatus::Waiting => "waiting",
             RunStatus::Completed => "completed",
             RunStatus::Failed => "failed",
         }
     }
     pub fn parse(s: &str) -> Option<RunStatus> {
-        [RunStatus::Running, RunStatus::Completed, RunStatus::Failed]
-            .into_iter()
-            .find(|st| st.as_str() == s)
+        RunStatus::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
 
@@ -142,6 +150,8 @@ pub trait RunStore: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
     /// Overwrites status, summary, error, usage and finish time.
     async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Changes only the status of a run (running ⇄ waiting).
+    async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError>;
     /// Stores the plan under its `version` (replacing that version's row) and its steps.
     async fn save_plan(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
     /// Appends one event; its `seq` must be the next of its run.
@@ -152,6 +162,58 @@ pub trait RunStore: Send + Sync {
     async fn latest_plan(&self, run_id: &str) -> Result<Option<Plan>, StoreError>;
     /// Events with `seq > after_seq`, in order.
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<Event>, StoreError>;
+}
+
+/// Why the user could not be asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskUserError {
+    /// Nobody can answer: no terminal, no client connected, stdin closed.
+    #[error("the user cannot be asked: {0}")]
+    Unavailable(String),
+    #[error("no answer from the user: {0}")]
+    NoAnswer(String),
+}
+
+/// The human in the loop: how `message_ask_user` reaches the user and gets an answer.
+#[cfg_attr(test, mockall::automock)]
+#[async_trait]
+pub trait UserChannel: Send + Sync {
+    /// Tells the user something; nothing comes back (`message_notify_user`).
+    async fn notify(&self, run_id: &str, text: &str);
+    /// Asks and waits for the answer. Must fail, never hang, when nobody can answer.
+    async fn ask(&self, run_id: &str, question: &str) -> Result<String, AskUserError>;
+}
+
+/// No user: questions fail at once with a clear reason (batch runs, tests).
+#[derive(Debug, Default)]
+pub struct NoUser;
+
+#[async_trait]
+impl UserChannel for NoUser {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Err(AskUserError::Unavailable(
+            "this run has no interactive user".to_string(),
+        ))
+    }
+}
+
+/// One web search hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub title: String,
+    pub url: String,
+    #[serde(default)]
+    pub snippet: String,
+}
+
+/// A web search engine (SearxNG, Brave, Tavily ...) behind `web_search`.
+#[cfg_attr(test, mockall::automock)]
+#[async_trait]
+pub trait SearchProvider: Send + Sync {
+    /// A short name shown to users (`searxng`, `brave`).
+    fn name(&self) -> &str;
+    async fn search(&self, query: &str, max_results: usize) -> Result<Vec<SearchHit>, ToolError>;
 }
 
 /// A live listener for events (the CLI view, later the SSE stream). Must not block.

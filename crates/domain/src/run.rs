@@ -13,7 +13,8 @@ use crate::error::{Error, LlmError, StoreError};
 use crate::event::{Event, EventKind, RunUsage};
 use crate::llm::{ChatRequest, ChatResponse};
 use crate::plan::Plan;
-use crate::ports::{Clock, EventSink, LlmClient, RunStore, ToolContext};
+use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
+use crate::runtime::{RunRequest, Runtime};
 
 /// Why an LLM call made through the context did not return a reply.
 #[derive(Debug)]
@@ -37,6 +38,7 @@ pub(crate) struct RunContext {
     store: Arc<dyn RunStore>,
     sink: Arc<dyn EventSink>,
     clock: Arc<dyn Clock>,
+    user: Arc<dyn UserChannel>,
     /// Last sequence number written; held across the append so order = sequence.
     seq: tokio::sync::Mutex<u64>,
     usage: Mutex<RunUsage>,
@@ -47,32 +49,65 @@ pub(crate) struct RunContext {
 }
 
 impl RunContext {
-    /// `cancel` is the caller's token; the run stops on it, or by itself on a spent budget.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        run_id: String,
-        task: String,
-        workspace: PathBuf,
-        cancel: &CancellationToken,
-        max_tokens: Option<u64>,
-        store: Arc<dyn RunStore>,
-        sink: Arc<dyn EventSink>,
-        clock: Arc<dyn Clock>,
-    ) -> RunContext {
+    /// The context of `request` on `rt`'s ports. `cancel` is the caller's token; the run
+    /// stops on it, or by itself on a spent budget.
+    pub fn new(rt: &Runtime, request: &RunRequest, cancel: &CancellationToken) -> RunContext {
         RunContext {
-            run_id,
-            task,
-            workspace,
+            run_id: request.run_id.clone(),
+            task: request.task.clone(),
+            workspace: request.workspace.clone(),
             cancel: cancel.child_token(),
-            store,
-            sink,
-            clock,
+            store: rt.store.clone(),
+            sink: rt.sink.clone(),
+            clock: rt.clock.clone(),
+            user: rt.user.clone(),
             seq: tokio::sync::Mutex::new(0),
             usage: Mutex::new(RunUsage::default()),
-            max_tokens,
+            max_tokens: rt.config.max_tokens,
             stop_reason: Mutex::new(None),
             json_format_rejected: AtomicBool::new(false),
         }
+    }
+
+    /// `message_notify_user`: tells the user, journals it.
+    pub async fn notify_user(&self, step_id: &str, text: &str) -> Result<(), StoreError> {
+        self.user.notify(&self.run_id, text).await;
+        self.emit(EventKind::UserNotified {
+            step_id: step_id.to_string(),
+            text: text.to_string(),
+        })
+        .await
+    }
+
+    /// `message_ask_user`: the run waits (status `waiting`) until the user answers, nobody
+    /// can, or the run is stopped.
+    pub async fn ask_user(
+        &self,
+        step_id: &str,
+        question: &str,
+    ) -> Result<Result<String, String>, StoreError> {
+        self.emit(EventKind::WaitingForUser {
+            step_id: step_id.to_string(),
+            question: question.to_string(),
+        })
+        .await?;
+        self.store
+            .set_run_status(&self.run_id, RunStatus::Waiting)
+            .await?;
+        let answer = tokio::select! {
+            a = self.user.ask(&self.run_id, question) => a.map_err(|e| e.to_string()),
+            _ = self.cancel.cancelled() => Err("the run was stopped while waiting for the user".to_string()),
+        };
+        self.store
+            .set_run_status(&self.run_id, RunStatus::Running)
+            .await?;
+        self.emit(EventKind::UserReplied {
+            step_id: step_id.to_string(),
+            answer: answer.as_ref().ok().cloned(),
+            error: answer.as_ref().err().cloned(),
+        })
+        .await?;
+        Ok(answer)
     }
 
     /// Stops the run: in-flight steps end, nothing new starts. The first reason wins.

@@ -20,7 +20,9 @@ use crate::error::Error;
 use crate::event::{EventKind, RunUsage};
 use crate::executor::{ExecutorAgent, StepLimits};
 use crate::plan::{Plan, StepStatus};
-use crate::ports::{Clock, EventSink, IdGen, LlmClient, RunRecord, RunStatus, RunStore};
+use crate::ports::{
+    Clock, EventSink, IdGen, LlmClient, RunRecord, RunStatus, RunStore, UserChannel,
+};
 use crate::run::RunContext;
 use crate::scheduler::{self, InitialPlan, LoopEnd, Schedule, Strategy};
 
@@ -143,6 +145,8 @@ pub struct Runtime {
     pub sink: Arc<dyn EventSink>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGen>,
+    /// The human in the loop (`message_ask_user`); `NoUser` when nobody can answer.
+    pub user: Arc<dyn UserChannel>,
     pub config: RunConfig,
 }
 
@@ -203,16 +207,7 @@ impl Runtime {
         request: RunRequest,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
-        let ctx = RunContext::new(
-            request.run_id.clone(),
-            request.task.clone(),
-            request.workspace.clone(),
-            &cancel,
-            self.config.max_tokens,
-            self.store.clone(),
-            self.sink.clone(),
-            self.clock.clone(),
-        );
+        let ctx = RunContext::new(self, &request, &cancel);
         let mut record = RunRecord {
             run_id: request.run_id.clone(),
             task: request.task.clone(),

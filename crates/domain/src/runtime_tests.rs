@@ -117,6 +117,7 @@ fn recording_store() -> (MockRunStore, Arc<Recorded>) {
         r.plans.lock().expect("lock").push(p.clone());
         Ok(())
     });
+    store.expect_set_run_status().returning(|_, _| Ok(()));
     let r = rec.clone();
     store.expect_create_run().returning(move |run| {
         r.runs.lock().expect("lock").push(run.clone());
@@ -196,6 +197,7 @@ async fn run_with(script: Script, config: RunConfig) -> Harness {
         store: Arc::new(store),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config,
     };
@@ -623,6 +625,7 @@ async fn steps_are_routed_by_kind_tag() {
         store: Arc::new(store),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config: base_config(),
     };
@@ -672,6 +675,7 @@ async fn cancellation_ends_the_step_skips_the_rest_and_still_summarizes() {
         store: Arc::new(store),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config: base_config(),
     };
@@ -708,6 +712,7 @@ async fn a_store_failure_ends_the_run_with_an_error() {
     let (llm, _) = scripted(vec![]);
     let mut store = MockRunStore::new();
     store.expect_create_run().returning(|_| Ok(()));
+    store.expect_set_run_status().returning(|_, _| Ok(()));
     store
         .expect_append_event()
         .returning(|_| Err(crate::error::StoreError("disk full".into())));
@@ -717,6 +722,7 @@ async fn a_store_failure_ends_the_run_with_an_error() {
         store: Arc::new(store),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config: base_config(),
     };

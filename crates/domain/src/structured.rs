@@ -75,6 +75,8 @@ pub(crate) async fn ask_json(
                 tracing::warn!(error = %e, "server rejected the JSON response format; using a plain prompt");
                 continue;
             }
+            // The adapter already extracted JSON and made its one repair re-ask.
+            Err(CallError::Llm(LlmError::InvalidResponse(m))) => return Err(AskError::Invalid(m)),
             Err(e) => return Err(AskError::Call(e)),
         };
         let text = reply.content.clone().unwrap_or_default();

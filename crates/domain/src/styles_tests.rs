@@ -181,6 +181,7 @@ fn toolbox() -> MockToolbox {
 fn store(events: Arc<Mutex<Vec<Event>>>) -> MockRunStore {
     let mut store = MockRunStore::new();
     store.expect_create_run().returning(|_| Ok(()));
+    store.expect_set_run_status().returning(|_, _| Ok(()));
     store.expect_update_run().returning(|_| Ok(()));
     store.expect_save_plan().returning(|_, _| Ok(()));
     store.expect_append_event().returning(move |e| {
@@ -260,6 +261,7 @@ async fn run_cancellable(
         store: Arc::new(store(events.clone())),
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config,
     };

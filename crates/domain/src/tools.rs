@@ -9,10 +9,16 @@ use serde_json::{json, Value};
 
 use crate::error::ToolError;
 use crate::llm::ToolSchema;
-use crate::ports::{Tool, ToolContext, ToolOutput, Toolbox};
+use crate::ports::{SearchProvider, Tool, ToolContext, ToolOutput, Toolbox};
 
 /// Name of the function that ends a step.
 pub const COMPLETE_STEP: &str = "complete_step";
+/// Tells the user something without waiting (handled by the executor).
+pub const NOTIFY_USER: &str = "message_notify_user";
+/// Asks the user and waits for the answer (handled by the executor).
+pub const ASK_USER: &str = "message_ask_user";
+/// Searches the web through the configured [`SearchProvider`].
+pub const WEB_SEARCH: &str = "web_search";
 
 /// A toolbox made of individual tools; names must be unique. Schemas are computed once,
 /// when a tool is added, not at every step.
@@ -120,5 +126,194 @@ fn build_complete_step_schema() -> ToolSchema {
             "required": ["success", "result"],
             "additionalProperties": false
         }),
+    }
+}
+
+/// Arguments of `message_notify_user`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct NotifyUserArgs {
+    pub text: String,
+}
+
+/// Arguments of `message_ask_user`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AskUserArgs {
+    pub question: String,
+}
+
+/// The two human-in-the-loop functions, built once.
+pub fn user_message_schemas() -> Vec<ToolSchema> {
+    static SCHEMAS: std::sync::LazyLock<Vec<ToolSchema>> = std::sync::LazyLock::new(|| {
+        vec![
+            ToolSchema {
+                name: NOTIFY_USER.to_string(),
+                description: "Send a short progress message or a result to the user. Does not \
+                              wait for a reply."
+                    .to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string", "description": "the message"}},
+                    "required": ["text"],
+                    "additionalProperties": false
+                }),
+            },
+            ToolSchema {
+                name: ASK_USER.to_string(),
+                description: "Ask the user a question and wait for the answer. Use it only when \
+                              the step cannot go on without information or a decision only the \
+                              user has. If nobody can answer, the step fails."
+                    .to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"question": {"type": "string", "description": "one clear question"}},
+                    "required": ["question"],
+                    "additionalProperties": false
+                }),
+            },
+        ]
+    });
+    SCHEMAS.clone()
+}
+
+/// `web_search {query, max_results?}` over a [`SearchProvider`]. Offer it only when a
+/// provider is configured.
+pub struct WebSearch {
+    provider: Arc<dyn SearchProvider>,
+}
+
+impl std::fmt::Debug for WebSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSearch")
+            .field("provider", &self.provider.name())
+            .finish()
+    }
+}
+
+impl WebSearch {
+    pub const MAX_RESULTS: usize = 20;
+
+    pub fn new(provider: Arc<dyn SearchProvider>) -> WebSearch {
+        WebSearch { provider }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebSearchArgs {
+    query: String,
+    #[serde(default)]
+    max_results: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for WebSearch {
+    fn name(&self) -> &str {
+        WEB_SEARCH
+    }
+
+    fn description(&self) -> &str {
+        "Search the web. Returns titles, URLs and snippets of the best matches; open a URL \
+         with the browser tools to read a page."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what to search for"},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": Self::MAX_RESULTS, "description": "how many results (default 5)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn idempotent(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: WebSearchArgs =
+            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        let query = args.query.trim();
+        if query.is_empty() {
+            return Err(ToolError::InvalidArguments("`query` is empty".to_string()));
+        }
+        let max = args
+            .max_results
+            .map_or(5, |n| usize::try_from(n).unwrap_or(Self::MAX_RESULTS))
+            .clamp(1, Self::MAX_RESULTS);
+        let hits = self.provider.search(query, max).await?;
+        if hits.is_empty() {
+            return Ok(ToolOutput::ok(format!(
+                "No results for \"{query}\" ({}).",
+                self.provider.name()
+            )));
+        }
+        let mut out = format!("Results for \"{query}\" ({}):\n", self.provider.name());
+        for (i, h) in hits.iter().take(max).enumerate() {
+            out.push_str(&format!(
+                "{}. {}\n   {}\n",
+                i + 1,
+                h.title.trim(),
+                h.url.trim()
+            ));
+            if !h.snippet.trim().is_empty() {
+                out.push_str(&format!("   {}\n", h.snippet.trim()));
+            }
+        }
+        Ok(ToolOutput::ok(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::{MockSearchProvider, SearchHit};
+    use tokio_util::sync::CancellationToken;
+
+    fn ctx() -> ToolContext {
+        ToolContext {
+            run_id: "r".into(),
+            step_id: None,
+            workspace: std::path::PathBuf::from("/tmp"),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn web_search_formats_hits_and_checks_arguments() {
+        let mut provider = MockSearchProvider::new();
+        provider.expect_name().return_const("searxng".to_string());
+        provider.expect_search().returning(|q, n| {
+            assert_eq!(q, "rust async");
+            assert_eq!(n, 2);
+            Ok(vec![SearchHit {
+                title: "Tokio".into(),
+                url: "https://tokio.rs".into(),
+                snippet: "An async runtime".into(),
+            }])
+        });
+        let tool = WebSearch::new(Arc::new(provider));
+        let out = tool
+            .execute(json!({"query": " rust async ", "max_results": 2}), &ctx())
+            .await
+            .expect("searches");
+        assert!(
+            out.content
+                .contains("1. Tokio\n   https://tokio.rs\n   An async runtime"),
+            "{}",
+            out.content
+        );
+        let err = tool
+            .execute(json!({"query": ""}), &ctx())
+            .await
+            .expect_err("empty query");
+        assert!(matches!(err, ToolError::InvalidArguments(_)));
+        let err = tool
+            .execute(json!({"q": "x"}), &ctx())
+            .await
+            .expect_err("unknown field");
+        assert!(err.to_string().contains("unknown field"), "{err}");
     }
 }

@@ -139,3 +139,45 @@ pub async fn received_bodies(server: &MockServer) -> Vec<Value> {
         .map(|r| r.body_json::<Value>().unwrap())
         .collect()
 }
+
+/// A `text/event-stream` reply: one `data:` event per chunk, then `data: [DONE]`.
+pub fn sse(chunks: &[Value]) -> ResponseTemplate {
+    let mut body = String::new();
+    for c in chunks {
+        body.push_str(&format!("data: {c}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    sse_raw(&body)
+}
+
+/// A `text/event-stream` reply with exactly `body`.
+pub fn sse_raw(body: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.to_owned(), "text/event-stream")
+}
+
+/// One `chat.completion.chunk` as OpenAI streams it, around `delta`.
+pub fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-AzS2lVqsRmJbq0vaL3Gn5uYDnUeLQ",
+        "object": "chat.completion.chunk",
+        "created": 1739350000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "service_tier": "default",
+        "system_fingerprint": "fp_72ed7ab54c",
+        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": null
+    })
+}
+
+/// OpenAI's last chunk with `stream_options.include_usage`: no choices, the usage.
+pub fn usage_chunk(prompt: u64, completion: u64) -> Value {
+    json!({
+        "id": "chatcmpl-AzS2lVqsRmJbq0vaL3Gn5uYDnUeLQ",
+        "object": "chat.completion.chunk",
+        "created": 1739350000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_72ed7ab54c",
+        "choices": [],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    })
+}

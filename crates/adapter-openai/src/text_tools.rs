@@ -1,0 +1,302 @@
+//! The text tool protocol, for models without native tool calling (some Ollama models): the
+//! tools are described in the system prompt, the model answers with
+//! `{"tool": NAME, "arguments": {...}}` (or a list of them) in its content, and tool results
+//! go back as user messages.
+
+use std::collections::HashMap;
+
+use domain::llm::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolChoice};
+use serde_json::Value;
+
+use crate::json_text;
+use crate::structured::add_to_system_prompt;
+use crate::wire::arguments_text;
+
+/// Whether `request` goes out through the text protocol (it offers tools to call).
+pub(crate) fn applies(request: &ChatRequest) -> bool {
+    !request.tools.is_empty() && request.tool_choice != ToolChoice::None
+}
+
+/// The request as sent under the text protocol: no `tools`, the tools and the protocol in
+/// the system prompt, past calls written as the JSON the model would write, results as user
+/// messages.
+pub(crate) fn encode(request: &ChatRequest) -> ChatRequest {
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    for m in &request.messages {
+        match m.role {
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                for c in &m.tool_calls {
+                    names.insert(&c.id, &c.name);
+                }
+                let calls = calls_json(&m.tool_calls);
+                let content = match m.content.as_deref().map(str::trim) {
+                    Some(text) if !text.is_empty() => format!("{text}\n{calls}"),
+                    _ => calls,
+                };
+                messages.push(ChatMessage {
+                    content: Some(content),
+                    tool_calls: Vec::new(),
+                    ..m.clone()
+                });
+            }
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref().unwrap_or_default();
+                let name = names.get(id).copied().unwrap_or("the tool");
+                messages.push(ChatMessage::user(format!(
+                    "Result of {name} (call {id}):\n{}",
+                    m.content.as_deref().unwrap_or_default()
+                )));
+            }
+            _ => messages.push(m.clone()),
+        }
+    }
+    add_to_system_prompt(&mut messages, &instructions(request));
+    ChatRequest {
+        messages,
+        tools: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+        ..request.clone()
+    }
+}
+
+fn calls_json(calls: &[ToolCall]) -> String {
+    // Written by hand so `tool` comes first, as the instructions show it.
+    let as_json = |c: &ToolCall| {
+        let arguments = serde_json::from_str::<Value>(&c.arguments)
+            .unwrap_or_else(|_| Value::String(c.arguments.clone()));
+        format!(
+            "{{\"tool\":{},\"arguments\":{arguments}}}",
+            Value::String(c.name.clone())
+        )
+    };
+    match calls {
+        [one] => as_json(one),
+        many => format!(
+            "[{}]",
+            many.iter().map(as_json).collect::<Vec<_>>().join(",")
+        ),
+    }
+}
+
+fn instructions(request: &ChatRequest) -> String {
+    let mut text = String::from(
+        "You can call tools. To call one, reply with only a JSON object \
+         {\"tool\": \"<name>\", \"arguments\": {...}} and nothing else; to call several, reply \
+         with a JSON list of such objects. Each tool's result comes back in the next message. \
+         To answer without a tool, reply in plain text.\n\nTools:",
+    );
+    for t in &request.tools {
+        text.push_str(&format!(
+            "\n- {}: {}\n  arguments (JSON schema): {}",
+            t.name, t.description, t.parameters
+        ));
+    }
+    match &request.tool_choice {
+        ToolChoice::Required => text.push_str("\n\nYou must call a tool in this reply."),
+        ToolChoice::Function(name) => {
+            text.push_str(&format!("\n\nYou must call the tool {name} in this reply."))
+        }
+        ToolChoice::Auto | ToolChoice::None => {}
+    }
+    text
+}
+
+/// Turns the tool calls the model wrote in its content into [`ToolCall`]s. Ids are
+/// `call_t<N>`, numbered after the calls already in the transcript, so they are unique
+/// within a conversation and the same on every run (record and replay rely on that).
+pub(crate) fn decode(mut reply: ChatResponse, request: &ChatRequest) -> ChatResponse {
+    if !reply.tool_calls.is_empty() {
+        return reply; // the server called natively after all
+    }
+    let Some(content) = reply.content.clone() else {
+        return reply;
+    };
+    let Ok(found) = json_text::find_json(&content, |v| parse_calls(v).is_some()) else {
+        return reply;
+    };
+    let Some(calls) = parse_calls(&found.value) else {
+        return reply;
+    };
+    // After every call already in the transcript, and after the highest `call_tN` in it (in
+    // case older turns were dropped), so ids never collide.
+    let calls_so_far = request.messages.iter().flat_map(|m| &m.tool_calls);
+    let count = calls_so_far.clone().count();
+    let highest = calls_so_far
+        .filter_map(|c| c.id.strip_prefix("call_t")?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
+    let before = count.max(highest);
+    reply.tool_calls = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, arguments))| ToolCall {
+            id: format!("call_t{}", before + i + 1),
+            name,
+            arguments,
+        })
+        .collect();
+    let prose = content[..found.span.start].trim_end();
+    let prose = ["```json", "```", "<tool_call>"]
+        .into_iter()
+        .find_map(|fence| prose.strip_suffix(fence))
+        .unwrap_or(prose)
+        .trim();
+    reply.content = (!prose.is_empty()).then(|| prose.to_owned());
+    reply.finish_reason = Some("tool_calls".to_owned());
+    reply
+}
+
+/// `(name, arguments text)` of a call object or a non-empty list of them.
+fn parse_calls(value: &Value) -> Option<Vec<(String, String)>> {
+    match value {
+        Value::Array(items) if !items.is_empty() => items.iter().map(parse_call).collect(),
+        Value::Object(_) => parse_call(value).map(|c| vec![c]),
+        _ => None,
+    }
+}
+
+/// `{"tool": NAME, "arguments": ...}`; also `{"name": NAME, "arguments"|"parameters": ...}`
+/// as models trained on other formats write it.
+fn parse_call(value: &Value) -> Option<(String, String)> {
+    let obj = value.as_object()?;
+    let args_key = ["arguments", "parameters", "args"]
+        .into_iter()
+        .find(|k| obj.contains_key(*k));
+    let name = match obj.get("tool") {
+        Some(Value::String(name)) => name,
+        _ if args_key.is_some() => obj.get("name")?.as_str()?,
+        _ => return None,
+    };
+    let arguments = args_key.and_then(|k| obj.get(k)).cloned();
+    Some((name.to_owned(), arguments_text(arguments)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use domain::llm::{CallPurpose, ToolSchema};
+    use serde_json::json;
+
+    fn request() -> ChatRequest {
+        ChatRequest::new(
+            CallPurpose::Execute,
+            vec![
+                ChatMessage::system("Be useful."),
+                ChatMessage::user("List files."),
+            ],
+        )
+        .with_tools(
+            vec![ToolSchema {
+                name: "file_list".into(),
+                description: "List a folder".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+            ToolChoice::Required,
+        )
+    }
+
+    fn reply(text: &str) -> ChatResponse {
+        ChatResponse {
+            content: Some(text.into()),
+            finish_reason: Some("stop".into()),
+            ..ChatResponse::default()
+        }
+    }
+
+    #[test]
+    fn encode_describes_tools_and_rewrites_the_transcript() {
+        let mut r = request();
+        r.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: Some("Looking.".into()),
+            tool_calls: vec![ToolCall {
+                id: "call_t1".into(),
+                name: "file_list".into(),
+                arguments: "{\"path\":\".\"}".into(),
+            }],
+            tool_call_id: None,
+            reasoning_content: None,
+        });
+        r.messages
+            .push(ChatMessage::tool_result("call_t1", "a.txt"));
+        let sent = encode(&r);
+        assert!(sent.tools.is_empty());
+        assert_eq!(sent.tool_choice, ToolChoice::Auto);
+        let system = sent.messages[0].content.clone().unwrap();
+        assert!(system.starts_with("Be useful.\n\nYou can call tools."));
+        assert!(system.contains("- file_list: List a folder"), "{system}");
+        assert!(system.contains("You must call a tool"), "{system}");
+        assert_eq!(
+            sent.messages[2].content.as_deref(),
+            Some("Looking.\n{\"tool\":\"file_list\",\"arguments\":{\"path\":\".\"}}")
+        );
+        assert!(sent.messages[2].tool_calls.is_empty());
+        assert_eq!(sent.messages[3].role, Role::User);
+        assert_eq!(
+            sent.messages[3].content.as_deref(),
+            Some("Result of file_list (call call_t1):\na.txt")
+        );
+    }
+
+    #[test]
+    fn decode_reads_one_call_a_list_or_other_key_names() {
+        let r = request();
+        let one = decode(
+            reply("I'll look.\n```json\n{\"tool\": \"file_list\", \"arguments\": {\"path\": \"src\"}}\n```"),
+            &r,
+        );
+        assert_eq!(one.content.as_deref(), Some("I'll look."));
+        assert_eq!(one.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            one.tool_calls,
+            vec![ToolCall {
+                id: "call_t1".into(),
+                name: "file_list".into(),
+                arguments: "{\"path\":\"src\"}".into()
+            }]
+        );
+
+        let many = decode(
+            reply(
+                r#"[{"tool": "file_list", "arguments": {}}, {"name": "file_list", "parameters": "{\"path\": \"b\"}"}]"#,
+            ),
+            &r,
+        );
+        assert_eq!(many.content, None);
+        assert_eq!(many.tool_calls.len(), 2);
+        assert_eq!(many.tool_calls[1].id, "call_t2");
+        assert_eq!(many.tool_calls[1].arguments, "{\"path\": \"b\"}");
+    }
+
+    #[test]
+    fn ids_never_collide_when_older_turns_were_dropped() {
+        let mut r = request();
+        r.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: "call_t7".into(),
+                name: "file_list".into(),
+                arguments: "{}".into(),
+            }],
+            tool_call_id: None,
+            reasoning_content: None,
+        });
+        r.messages.push(ChatMessage::tool_result("call_t7", "x"));
+        let out = decode(reply("{\"tool\": \"file_list\", \"arguments\": {}}"), &r);
+        assert_eq!(out.tool_calls[0].id, "call_t8");
+    }
+
+    #[test]
+    fn plain_answers_and_other_json_stay_content() {
+        let r = request();
+        for text in ["All done.", "{\"files\": 3}", "[1, 2]"] {
+            let out = decode(reply(text), &r);
+            assert!(out.tool_calls.is_empty(), "{text}");
+            assert_eq!(out.content.as_deref(), Some(text));
+            assert_eq!(out.finish_reason.as_deref(), Some("stop"));
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The human in the loop on a terminal: `message_ask_user` questions are asked on stderr and
+//! answered on stdin — only when stdin is a terminal. Otherwise (a pipe, /dev/null, a closed
+//! stdin) the question fails at once with a clear reason; nothing ever blocks on it.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use async_trait::async_trait;
+use domain::ports::{AskUserError, UserChannel};
+
+#[derive(Debug, Default)]
+pub struct TerminalUser;
+
+#[async_trait]
+impl UserChannel for TerminalUser {
+    /// Notifications reach the terminal as `user_notified` events, through the live view.
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+
+    async fn ask(&self, _run_id: &str, question: &str) -> Result<String, AskUserError> {
+        if !std::io::stdin().is_terminal() {
+            return Err(AskUserError::Unavailable(
+                "stdin is not an interactive terminal".to_string(),
+            ));
+        }
+        let question = question.to_string();
+        let line = tokio::task::spawn_blocking(move || {
+            {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\n  ? {question}\n  > ");
+                let _ = err.flush();
+            }
+            let mut line = String::new();
+            std::io::stdin()
+                .lock()
+                .read_line(&mut line)
+                .map(|n| (n, line))
+        })
+        .await
+        .map_err(|e| AskUserError::NoAnswer(format!("the terminal reader failed: {e}")))?;
+        match line {
+            Ok((0, _)) => Err(AskUserError::NoAnswer("stdin was closed".to_string())),
+            Ok((_, line)) => Ok(line.trim_end_matches(['\r', '\n']).to_string()),
+            Err(e) => Err(AskUserError::NoAnswer(format!("reading stdin failed: {e}"))),
+        }
+    }
+}
