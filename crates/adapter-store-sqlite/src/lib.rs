@@ -56,3 +56,14 @@ mod store;
 pub use error::Error;
 pub use migrations::SCHEMA_VERSION;
 pub use store::SqliteStore;
+
+/// Creates `path` at schema `version` only (an earlier one), as an older Planwright left
+/// it: for tests of upgrades from every earlier version.
+#[doc(hidden)]
+pub fn create_at_schema_version(path: &std::path::Path, version: u32) -> Result<u32, Error> {
+    let mut conn = rusqlite::Connection::open(path).map_err(|source| Error::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    migrations::migrate_to(&mut conn, path, version)
+}

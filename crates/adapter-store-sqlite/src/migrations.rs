@@ -78,8 +78,21 @@ BEGIN
 END;
 "#;
 
+/// Migration 2: the process that runs a run, so a `running` run whose process is gone can be
+/// shown as interrupted (and resumed).
+const MIGRATION_2: &str = r#"
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+"#;
+
 /// All migrations, in order.
-const MIGRATIONS: &[&str] = &[MIGRATION_1];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+
+/// The migrations up to `version`, for tests that build a file of an earlier version.
+#[doc(hidden)]
+pub fn migrate_to(conn: &mut Connection, path: &Path, version: u32) -> Result<u32, Error> {
+    let n = (version as usize).min(MIGRATIONS.len());
+    apply(conn, path, &MIGRATIONS[..n])
+}
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -44,8 +44,9 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     }
     tx.execute(
         "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
-                           summary, error, llm_calls, prompt_tokens, completion_tokens)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                           summary, error, llm_calls, prompt_tokens, completion_tokens,
+                           owner_pid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             run.run_id,
             run.task,
@@ -59,6 +60,7 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
             int_to_sql("llm_calls", run.usage.llm_calls)?,
             int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
             int_to_sql("completion_tokens", run.usage.completion_tokens)?,
+            run.owner_pid,
         ],
     )
     .map_err(sql("insert run"))?;
@@ -70,7 +72,8 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     let changed = tx
         .execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, summary = ?4, error = ?5,
-                             llm_calls = ?6, prompt_tokens = ?7, completion_tokens = ?8
+                             llm_calls = ?6, prompt_tokens = ?7, completion_tokens = ?8,
+                             owner_pid = ?9
              WHERE run_id = ?1",
             params![
                 run.run_id,
@@ -81,6 +84,7 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 int_to_sql("llm_calls", run.usage.llm_calls)?,
                 int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
                 int_to_sql("completion_tokens", run.usage.completion_tokens)?,
+                run.owner_pid,
             ],
         )
         .map_err(sql("update run"))?;
@@ -113,7 +117,8 @@ pub(crate) fn set_run_status(
 }
 
 const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at, finished_at,
-                           summary, error, llm_calls, prompt_tokens, completion_tokens";
+                           summary, error, llm_calls, prompt_tokens, completion_tokens,
+                           owner_pid";
 
 /// A `runs` row as SQLite hands it back, before validation.
 struct RunRow {
@@ -129,6 +134,7 @@ struct RunRow {
     llm_calls: i64,
     prompt_tokens: i64,
     completion_tokens: i64,
+    owner_pid: Option<u32>,
 }
 
 impl RunRow {
@@ -146,6 +152,7 @@ impl RunRow {
             llm_calls: row.get(9)?,
             prompt_tokens: row.get(10)?,
             completion_tokens: row.get(11)?,
+            owner_pid: row.get(12)?,
         })
     }
 
@@ -173,8 +180,19 @@ impl RunRow {
             workspace: self.workspace,
             summary: self.summary,
             error: self.error,
+            owner_pid: self.owner_pid,
         })
     }
+}
+
+/// Deletes a run with its plans, steps and events; false when there was no such run.
+pub(crate) fn delete_run(conn: &mut Connection, run_id: &str) -> Result<bool, Error> {
+    let tx = write_tx(conn)?;
+    let changed = tx
+        .execute("DELETE FROM runs WHERE run_id = ?1", [run_id])
+        .map_err(sql("delete run"))?;
+    tx.commit().map_err(sql("commit run deletion"))?;
+    Ok(changed > 0)
 }
 
 pub(crate) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecord>, Error> {

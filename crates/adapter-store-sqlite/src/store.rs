@@ -122,6 +122,14 @@ impl RunStore for SqliteStore {
         .await
     }
 
+    async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
+        let id = run_id.to_string();
+        self.call("delete_run", Some(run_id), move |conn| {
+            queries::delete_run(conn, &id)
+        })
+        .await
+    }
+
     async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError> {
         let id = run_id.to_string();
         self.call("set_run_status", Some(run_id), move |conn| {

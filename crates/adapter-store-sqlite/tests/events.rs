@@ -33,6 +33,7 @@ fn sample_events(run_id: &str) -> Vec<Event> {
             ok: true,
             output: "ünïcödé ✓\nline 2".into(),
             duration_ms: 12,
+            journal_key: Some("exec:s1:1#1/call_1".into()),
         },
         EventKind::LlmCalled {
             purpose: CallPurpose::Execute,
@@ -41,6 +42,12 @@ fn sample_events(run_id: &str) -> Vec<Event> {
             prompt_tokens: 100,
             completion_tokens: 20,
             duration_ms: 900,
+            key: Some("exec:s1:1#1".into()),
+            request_hash: Some("00ff".into()),
+            response: Some(domain::llm::ChatResponse {
+                content: Some("hi".into()),
+                ..Default::default()
+            }),
         },
         EventKind::StepFailed {
             step_id: "s1".into(),

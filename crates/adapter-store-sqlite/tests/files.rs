@@ -204,3 +204,35 @@ fn several_handles_opening_a_fresh_file_at_once_migrate_it_once() {
         assert_eq!(store.schema_version().expect("version"), SCHEMA_VERSION);
     }
 }
+
+#[tokio::test]
+async fn every_earlier_schema_version_is_upgraded_and_keeps_its_runs() {
+    for version in 1..adapter_store_sqlite::SCHEMA_VERSION {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        assert_eq!(
+            adapter_store_sqlite::create_at_schema_version(&path, version).expect("old schema"),
+            version
+        );
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            conn.execute(
+                "INSERT INTO runs (run_id, task, mode, status, workspace, created_at)
+                 VALUES ('old', 'an old task', 'flow', 'completed', '/tmp/ws', '2026-01-01T00:00:00.000000000Z')",
+                [],
+            )
+            .expect("insert with the old columns");
+        }
+        let store = adapter_store_sqlite::SqliteStore::open(&path).expect("upgrade");
+        assert_eq!(
+            store.schema_version().expect("version"),
+            adapter_store_sqlite::SCHEMA_VERSION
+        );
+        let run = domain::ports::RunStore::get_run(&store, "old")
+            .await
+            .expect("read")
+            .expect("the old run survived the upgrade");
+        assert_eq!(run.task, "an old task");
+        assert_eq!(run.owner_pid, None);
+    }
+}

@@ -25,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Plan and execute a task, then print a summary.
     Run(RunArgs),
+    /// Continue a run that was killed or cancelled, from its last durable point.
+    Resume(ResumeArgs),
     /// Inspect stored runs.
     Runs {
         #[command(subcommand)]
@@ -64,6 +66,27 @@ pub enum ReviseArg {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub opts: RunOptions,
+
+    /// The task, in plain words.
+    #[arg(required = true, num_args = 1.., value_name = "TASK")]
+    pub task: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run to continue (see `planwright runs list`).
+    pub run_id: String,
+
+    /// Options as for `run`; the mode and the workspace are the run's own.
+    #[command(flatten)]
+    pub opts: RunOptions,
+}
+
+/// Options shared by `run` and `resume`.
+#[derive(Debug, Args)]
+pub struct RunOptions {
     /// Planning style.
     #[arg(long, value_enum, default_value = "flow")]
     pub mode: ModeArg,
@@ -153,10 +176,6 @@ pub struct RunArgs {
     /// whose requests differ from the recorded ones fails naming the first difference.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
-
-    /// The task, in plain words.
-    #[arg(required = true, num_args = 1.., value_name = "TASK")]
-    pub task: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,6 +191,18 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print a run's event log.
+    Events {
+        run_id: String,
+        /// Keep printing new events until the run ends (follows a run of another process).
+        #[arg(long)]
+        follow: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a run, its plans and events (and its workspace when it is the default one).
+    Delete { run_id: String },
 }
 
 /// OpenAI-compatible server presets (`--provider`).

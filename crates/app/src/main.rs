@@ -23,7 +23,7 @@ use domain::ports::{RunStatus, RunStore};
 use domain::{RunRequest, Runtime};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Cli, Command, RunArgs, RunsCommand};
+use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand};
 
 /// The app's error enum; each variant maps to an exit code.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,7 @@ fn init_tracing() {
 async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
     match cli.command {
         Command::Run(args) => run(&cli.db, args).await,
+        Command::Resume(args) => resume(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
     }
 }
@@ -98,12 +99,65 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
     if task.is_empty() {
         return Err(AppError::Config("the task is empty".into()));
     }
-    let llm = wiring::llm(&args)?;
+    let opts = &args.opts;
+    let llm = wiring::llm(opts)?;
     let store = wiring::store(db)?;
-    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, &args)?;
+    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
     let run_id = runtime.new_run_id();
-    let workspace = prepare_workspace(args.workspace.as_deref(), &run_id)?;
+    let workspace = prepare_workspace(opts.workspace.as_deref(), &run_id)?;
+    let cancel = cancel_on_ctrl_c();
+    let outcome = runtime
+        .run(
+            RunRequest {
+                run_id,
+                task,
+                workspace: workspace.clone(),
+            },
+            cancel,
+        )
+        .await
+        .map_err(|e| AppError::Run(format!("the run could not go on: {e}")))?;
+    finish(&outcome, &workspace.display().to_string(), opts.json, &llm)
+}
 
+async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
+    let opts = &args.opts;
+    let llm = wiring::llm(opts)?;
+    let store = wiring::store(db)?;
+    let record = store
+        .get_run(&args.run_id)
+        .await
+        .map_err(|e| AppError::Run(format!("reading {}: {e}", db.display())))?
+        .ok_or_else(|| {
+            AppError::Config(format!(
+                "no run with id '{}' in {}",
+                args.run_id,
+                db.display()
+            ))
+        })?;
+    if report::shown_status(&record) != "interrupted"
+        && matches!(record.status, RunStatus::Running | RunStatus::Waiting)
+    {
+        return Err(AppError::Config(format!(
+            "run '{}' is still running (process {})",
+            args.run_id,
+            record.owner_pid.unwrap_or_default()
+        )));
+    }
+    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
+    let cancel = cancel_on_ctrl_c();
+    let outcome = runtime
+        .resume(&args.run_id, cancel)
+        .await
+        .map_err(|e| match e {
+            domain::Error::Config(m) => AppError::Config(m),
+            other => AppError::Run(format!("the run could not go on: {other}")),
+        })?;
+    finish(&outcome, &record.workspace, opts.json, &llm)
+}
+
+/// Ctrl-C cancels the run cleanly (a summary is still written); a second Ctrl-C quits.
+fn cancel_on_ctrl_c() -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -118,23 +172,21 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
             }
         }
     });
+    cancel
+}
 
-    let outcome = runtime
-        .run(
-            RunRequest {
-                run_id,
-                task,
-                workspace: workspace.clone(),
-            },
-            cancel,
-        )
-        .await
-        .map_err(|e| AppError::Run(format!("the run could not go on: {e}")))?;
-    if args.json {
-        let value = report::outcome_json(&outcome, &workspace.display().to_string());
+/// Prints the outcome and picks the exit code.
+fn finish(
+    outcome: &domain::RunOutcome,
+    workspace: &str,
+    json: bool,
+    llm: &wiring::LlmSetup,
+) -> Result<ExitCode, AppError> {
+    if json {
+        let value = report::outcome_json(outcome, workspace);
         print_stdout(&format!("{value}\n"));
     } else {
-        print_stdout(&report::outcome_text(&outcome));
+        print_stdout(&report::outcome_text(outcome));
     }
     // A replay that diverged (or a recording that failed) fails the run, even a completed one.
     if let Some(problem) = llm.problem() {
@@ -190,6 +242,74 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
             } else {
                 print_stdout(&report::run_show_text(&run, plan.as_ref(), &events));
             }
+        }
+        RunsCommand::Events {
+            run_id,
+            follow,
+            json,
+        } => {
+            if store.get_run(&run_id).await.map_err(store_err)?.is_none() {
+                return Err(AppError::Config(format!(
+                    "no run with id '{run_id}' in {}",
+                    db.display()
+                )));
+            }
+            let mut after = 0;
+            let mut polls: u32 = 0;
+            loop {
+                let events = store.events(&run_id, after).await.map_err(store_err)?;
+                let mut ended = false;
+                for e in &events {
+                    if json {
+                        print_stdout(&format!(
+                            "{}\n",
+                            serde_json::to_string(e).unwrap_or_default()
+                        ));
+                    } else {
+                        print_stdout(&report::event_line(e));
+                    }
+                    after = e.seq;
+                    ended |= e.kind.is_final();
+                }
+                if !follow || ended {
+                    break;
+                }
+                // A followed run that stopped without a final event (killed) ends the follow.
+                polls += 1;
+                if polls % 10 == 0 {
+                    let run = store.get_run(&run_id).await.map_err(store_err)?;
+                    if run.is_none_or(|r| report::shown_status(&r) == "interrupted") {
+                        break;
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        RunsCommand::Delete { run_id } => {
+            let run = store
+                .get_run(&run_id)
+                .await
+                .map_err(store_err)?
+                .ok_or_else(|| {
+                    AppError::Config(format!("no run with id '{run_id}' in {}", db.display()))
+                })?;
+            if report::shown_status(&run) == "running" {
+                return Err(AppError::Config(format!(
+                    "run '{run_id}' is still running; stop it first"
+                )));
+            }
+            store.delete_run(&run_id).await.map_err(store_err)?;
+            let default_ws = Path::new(".planwright").join("runs").join(&run_id);
+            let ws = Path::new(&run.workspace);
+            let removed = match (
+                std::fs::canonicalize(&default_ws),
+                std::fs::canonicalize(ws),
+            ) {
+                (Ok(d), Ok(w)) if w.starts_with(&d) => std::fs::remove_dir_all(&d).is_ok(),
+                _ => false,
+            };
+            let note = if removed { " and its workspace" } else { "" };
+            print_stdout(&format!("deleted run {run_id}{note}\n"));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -64,7 +64,7 @@ pub fn runs_list_json(runs: &[RunRecord]) -> Value {
             .map(|r| {
                 json!({
                     "run_id": r.run_id,
-                    "status": r.status,
+                    "status": shown_status(r),
                     "task": r.task,
                     "created_at": r.created_at.to_rfc3339(),
                 })
@@ -88,7 +88,7 @@ pub fn runs_list_text(runs: &[RunRecord]) -> String {
             s,
             "{:<34} {:<10} {:<20} {}",
             r.run_id,
-            r.status.as_str(),
+            shown_status(r),
             r.created_at.format("%Y-%m-%d %H:%M:%S"),
             domain::prompts::truncate_chars(&r.task.replace('\n', " "), 80)
         );
@@ -106,6 +106,7 @@ fn tool_calls(events: &[Event]) -> Vec<Value> {
                 call_id,
                 tool,
                 arguments,
+                ..
             } => out.push(json!({
                 "step_id": step_id,
                 "call_id": call_id,
@@ -138,7 +139,7 @@ fn tool_calls(events: &[Event]) -> Vec<Value> {
 pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> Value {
     json!({
         "run_id": run.run_id,
-        "status": run.status,
+        "status": shown_status(run),
         "task": run.task,
         "mode": run.mode,
         "workspace": run.workspace,
@@ -157,7 +158,7 @@ pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
     let mut s = String::new();
     let _ = writeln!(s, "Run:       {}", run.run_id);
     let _ = writeln!(s, "Task:      {}", run.task);
-    let _ = writeln!(s, "Status:    {}", run.status.as_str());
+    let _ = writeln!(s, "Status:    {}", shown_status(run));
     let _ = writeln!(s, "Mode:      {}", run.mode);
     let _ = writeln!(s, "Workspace: {}", run.workspace);
     let _ = writeln!(s, "Created:   {}", run.created_at.to_rfc3339());
@@ -212,4 +213,45 @@ pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
         let _ = writeln!(s, "\nSummary:\n{summary}");
     }
     s
+}
+
+/// One line per event for `runs events`: sequence, time, type and the rest on one line.
+pub fn event_line(e: &Event) -> String {
+    let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        for k in ["run_id", "seq", "at", "type"] {
+            o.remove(k);
+        }
+        // Full LLM responses are for resuming, not for reading.
+        o.remove("response");
+    }
+    format!(
+        "{:>5} {} {:<16} {}\n",
+        e.seq,
+        e.at.format("%H:%M:%S%.3f"),
+        e.kind.name(),
+        domain::prompts::truncate_chars(&v.to_string(), 200)
+    )
+}
+
+/// A run's status as users see it: a `running`/`waiting` run whose process is gone was
+/// interrupted (and can be resumed).
+pub fn shown_status(run: &RunRecord) -> &'static str {
+    let live = matches!(run.status, RunStatus::Running | RunStatus::Waiting);
+    if live && !run.owner_pid.is_some_and(process_alive) {
+        "interrupted"
+    } else {
+        run.status.as_str()
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
 }

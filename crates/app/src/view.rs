@@ -165,6 +165,20 @@ impl ConsoleView {
                 if *ok { "accepted" } else { "rejected" },
                 one_line(reason, 160)
             ),
+            EventKind::RunResumed {
+                after_seq,
+                interrupted_calls,
+            } => {
+                let calls = if interrupted_calls.is_empty() {
+                    String::new()
+                } else {
+                    format!("; interrupted calls: {}", interrupted_calls.join(", "))
+                };
+                format!(
+                    "↻ run {} resumed after event {after_seq}{calls}\n",
+                    event.run_id
+                )
+            }
             EventKind::UserNotified { text, .. } => format!("  ✉ {text}\n"),
             // The terminal channel prints the question itself, as the prompt.
             EventKind::WaitingForUser { .. } => String::new(),

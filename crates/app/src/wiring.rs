@@ -8,7 +8,7 @@ use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{ModeArg, ReviseArg, RunArgs, ScheduleArg};
+use crate::cli::{ModeArg, ReviseArg, RunOptions, ScheduleArg};
 use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
@@ -33,7 +33,7 @@ impl LlmSetup {
 
 /// The run's LLM: the cassette with `--replay` (no network, no key), else the
 /// OpenAI-compatible client, wrapped in a recorder with `--record`.
-pub fn llm(args: &RunArgs) -> Result<LlmSetup, AppError> {
+pub fn llm(args: &RunOptions) -> Result<LlmSetup, AppError> {
     if let Some(path) = &args.replay {
         let replay = adapter_replay::ReplayLlm::open(path)
             .map_err(|e| AppError::Config(format!("cannot replay: {e}")))?;
@@ -69,7 +69,7 @@ pub fn llm(args: &RunArgs) -> Result<LlmSetup, AppError> {
 /// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
 /// `OPENAI_BASE_URL` (or `--base-url`) must be set.
 #[cfg(feature = "openai")]
-fn live_llm(args: &RunArgs) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
     use crate::cli::{ProviderArg, ToolProtocolArg};
     use adapter_openai::{OpenAiConfig, Provider, ToolProtocol, API_KEY_VAR, BASE_URL_VAR};
 
@@ -124,7 +124,7 @@ fn live_llm(args: &RunArgs) -> Result<(Arc<dyn LlmClient>, Option<String>), AppE
 }
 
 #[cfg(not(feature = "openai"))]
-fn live_llm(_args: &RunArgs) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+fn live_llm(_args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
     Err(AppError::Config(
         "this planwright was built without an LLM adapter (enable the `openai` feature)".into(),
     ))
@@ -164,7 +164,7 @@ fn tools(observation_budget: usize) -> ToolSet {
 pub fn runtime(
     llm: Arc<dyn LlmClient>,
     store: Arc<dyn RunStore>,
-    args: &RunArgs,
+    args: &RunOptions,
 ) -> Result<Runtime, AppError> {
     let mut config = RunConfig {
         mode: match args.mode {

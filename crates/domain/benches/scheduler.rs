@@ -39,6 +39,9 @@ impl RunStore for NullStore {
     async fn update_run(&self, _: &RunRecord) -> Result<(), StoreError> {
         Ok(())
     }
+    async fn delete_run(&self, _: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
     async fn set_run_status(&self, _: &str, _: RunStatus) -> Result<(), StoreError> {
         Ok(())
     }

@@ -129,6 +129,7 @@ pub(crate) async fn choose(ctx: &RunContext, rt: &Runtime) -> Result<Mode, Error
             let messages = vec![ChatMessage::user(prompts::classify_task(&ctx.task))];
             match ask_json(
                 ctx,
+                "classify",
                 rt.planner_llm.as_ref(),
                 CallPurpose::Plan,
                 messages,

@@ -129,6 +129,7 @@ impl Strategy for Dag {
         for _ in 0..rt.config.planner_attempts.max(1) {
             let answer = match ask_json(
                 ctx,
+                "plan",
                 rt.planner_llm.as_ref(),
                 CallPurpose::Plan,
                 messages,

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::llm::CallPurpose;
+use crate::llm::{CallPurpose, ChatResponse};
 use crate::plan::{Plan, StepStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,13 +118,18 @@ pub enum EventKind {
         step_id: String,
         reason: String,
     },
+    /// Written before the tool runs (journal: started).
     ToolCalling {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         step_id: Option<String>,
         call_id: String,
         tool: String,
         arguments: String,
+        /// Unique within the run: the LLM call's key and the call id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal_key: Option<String>,
     },
+    /// Written after the tool ran (journal: finished).
     ToolCalled {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         step_id: Option<String>,
@@ -133,6 +138,8 @@ pub enum EventKind {
         ok: bool,
         output: String,
         duration_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal_key: Option<String>,
     },
     LlmCalled {
         purpose: CallPurpose,
@@ -142,6 +149,20 @@ pub enum EventKind {
         prompt_tokens: u64,
         completion_tokens: u64,
         duration_ms: u64,
+        /// Stable key of the call site (`exec:s2:1#3`): a resumed run reuses the response.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// Hash of the request; a resumed run reuses the response only for the same request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_hash: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<ChatResponse>,
+    },
+    /// `planwright resume` picked the run up again after the event with `after_seq`.
+    RunResumed {
+        after_seq: u64,
+        /// Tool calls that had started but not finished when the run stopped.
+        interrupted_calls: Vec<String>,
     },
     /// `message_notify_user`: the agent told the user something.
     UserNotified {
@@ -160,6 +181,8 @@ pub enum EventKind {
         answer: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal_key: Option<String>,
     },
     /// Text the model wrote for the user (not a tool call).
     Message {
@@ -202,6 +225,7 @@ impl EventKind {
             EventKind::ToolCalling { .. } => "tool_calling",
             EventKind::ToolCalled { .. } => "tool_called",
             EventKind::LlmCalled { .. } => "llm_called",
+            EventKind::RunResumed { .. } => "run_resumed",
             EventKind::UserNotified { .. } => "user_notified",
             EventKind::WaitingForUser { .. } => "waiting_for_user",
             EventKind::UserReplied { .. } => "user_replied",

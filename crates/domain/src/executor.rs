@@ -13,6 +13,7 @@ use tracing::Instrument;
 
 use crate::error::{LlmError, StoreError, ToolError};
 use crate::event::EventKind;
+use crate::journal::ToolEntry;
 use crate::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
 use crate::plan::{Plan, Step};
 use crate::ports::{LlmClient, Toolbox};
@@ -201,14 +202,19 @@ async fn run_step_inner(
     let tool_ctx = ctx.tool_context(Some(step_id));
     let mut trimmed = false;
     let mut watch = LoopWatch::default();
+    // The attempt's call-site scope: a resumed run finds this attempt's calls under it.
+    let scope = format!("exec:{}:{}", input.step.id, input.step.attempts);
 
     let mut turn = 0;
     while turn < limits.max_turns {
         turn += 1;
         let request = ChatRequest::new(CallPurpose::Execute, messages.clone())
             .with_tools(tools.clone(), ToolChoice::Auto);
-        let reply = match ctx.chat(agent.llm.as_ref(), request, Some(step_id)).await {
-            Ok(r) => r,
+        let (reply, replayed, llm_key) = match ctx
+            .chat_replayable(&scope, agent.llm.as_ref(), request, Some(step_id))
+            .await
+        {
+            Ok(r) => (r.response, r.replayed, r.key),
             Err(CallError::Cancelled) => return Ok(StepEnd::Cancelled),
             Err(CallError::Store(e)) => return Err(e),
             Err(CallError::Llm(LlmError::ContextTooLong(msg))) if !trimmed => {
@@ -229,11 +235,13 @@ async fn run_step_inner(
         messages.push(ChatMessage::from_reply(&reply));
         let mut stuck: Option<String> = None;
         if let Some(text) = reply.text() {
-            ctx.emit(EventKind::Message {
-                step_id: Some(step_id.to_string()),
-                text: text.to_string(),
-            })
-            .await?;
+            if !replayed {
+                ctx.emit(EventKind::Message {
+                    step_id: Some(step_id.to_string()),
+                    text: text.to_string(),
+                })
+                .await?;
+            }
             stuck = watch.text(text);
         }
         let mut finished: Option<StepEnd> = None;
@@ -264,7 +272,7 @@ async fn run_step_inner(
                 continue;
             }
             if call.name == NOTIFY_USER || call.name == ASK_USER {
-                match talk_to_user(ctx, step_id, call).await? {
+                match talk_to_user(ctx, &scope, step_id, call, replayed).await? {
                     Ok(reply) => messages.push(ChatMessage::tool_result(&call.id, reply)),
                     Err(why) => {
                         messages.push(ChatMessage::tool_result(&call.id, format!("Error: {why}")));
@@ -276,15 +284,19 @@ async fn run_step_inner(
             if let Some(s) = watch.call(&call.name, &call.arguments) {
                 stuck = Some(s);
             }
-            let (ok, observation) = run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call).await?;
+            let journal_key = format!("{llm_key}/{}", call.id);
+            let (ok, observation) =
+                run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call, &journal_key).await?;
             messages.push(ChatMessage::tool_result(&call.id, observation));
             if let Some(tool) = watch.outcome(&call.name, ok) {
                 let hint = prompts::tool_failed_twice_hint(&tool);
-                ctx.emit(EventKind::Nudge {
-                    step_id: step_id.to_string(),
-                    reason: format!("`{tool}` failed twice in a row"),
-                })
-                .await?;
+                if !replayed {
+                    ctx.emit(EventKind::Nudge {
+                        step_id: step_id.to_string(),
+                        reason: format!("`{tool}` failed twice in a row"),
+                    })
+                    .await?;
+                }
                 hints.push(hint);
             }
             if ctx.cancel.is_cancelled() {
@@ -299,11 +311,13 @@ async fn run_step_inner(
                 return Ok(StepEnd::Failed(format!("stuck in a loop: {reason}")));
             }
             watch.nudged = true;
-            ctx.emit(EventKind::Nudge {
-                step_id: step_id.to_string(),
-                reason: reason.clone(),
-            })
-            .await?;
+            if !replayed {
+                ctx.emit(EventKind::Nudge {
+                    step_id: step_id.to_string(),
+                    reason: reason.clone(),
+                })
+                .await?;
+            }
             hints.push(prompts::stuck_nudge(&reason));
         }
         if reply.tool_calls.is_empty() {
@@ -323,8 +337,10 @@ async fn run_step_inner(
 /// on: the user was needed and nobody could answer.
 async fn talk_to_user(
     ctx: &RunContext,
+    scope: &str,
     step_id: &str,
     call: &ToolCall,
+    replayed: bool,
 ) -> Result<Result<String, String>, StoreError> {
     let args = match parse_arguments(&call.arguments) {
         Ok(v) => v,
@@ -333,7 +349,9 @@ async fn talk_to_user(
     if call.name == NOTIFY_USER {
         return Ok(match serde_json::from_value::<NotifyUserArgs>(args) {
             Ok(a) => {
-                ctx.notify_user(step_id, &a.text).await?;
+                if !replayed {
+                    ctx.notify_user(step_id, &a.text).await?;
+                }
                 Ok("Delivered to the user.".to_string())
             }
             Err(e) => Ok(format!("Error: invalid arguments for {NOTIFY_USER} ({e})")),
@@ -344,27 +362,63 @@ async fn talk_to_user(
         Ok(_) => return Ok(Ok("Error: `question` is empty".to_string())),
         Err(e) => return Ok(Ok(format!("Error: invalid arguments for {ASK_USER} ({e})"))),
     };
-    Ok(match ctx.ask_user(step_id, &question).await? {
-        Ok(answer) => Ok(format!("The user answered: {answer}")),
-        Err(why) => Err(format!("the step needed the user's answer, but {why}")),
-    })
+    Ok(
+        match ctx
+            .ask_user(&format!("{scope}:ask"), step_id, &question)
+            .await?
+        {
+            Ok(answer) => Ok(format!("The user answered: {answer}")),
+            Err(why) => Err(format!("the step needed the user's answer, but {why}")),
+        },
+    )
 }
 
-/// Runs one tool call and returns what the model will read. Errors become text.
+/// What the model reads for a call that started before the run was stopped and whose
+/// outcome nobody recorded.
+pub const INTERRUPTED_CALL: &str = "Interrupted, outcome unknown: the run was stopped while \
+this call was running, before it reported back. It may or may not have taken effect: check \
+(e.g. look at the files) before deciding whether to do it again.";
+
+/// Runs one tool call and returns (ok, what the model will read). Errors become text.
+/// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
+/// call's output and never runs it again.
 async fn run_tool(
     ctx: &RunContext,
     limits: &StepLimits,
     toolbox: &Arc<dyn Toolbox>,
     tool_ctx: &crate::ports::ToolContext,
     call: &ToolCall,
+    journal_key: &str,
 ) -> Result<(bool, String), StoreError> {
-    ctx.emit(EventKind::ToolCalling {
-        step_id: tool_ctx.step_id.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        arguments: call.arguments.clone(),
-    })
-    .await?;
+    let started_before = match ctx.journal().tool(journal_key) {
+        Some(ToolEntry::Finished { ok, output }) => return Ok((*ok, output.clone())),
+        Some(ToolEntry::Started) => true,
+        None => false,
+    };
+    if started_before && !toolbox.idempotent(&call.name) {
+        let text = INTERRUPTED_CALL.to_string();
+        ctx.emit(EventKind::ToolCalled {
+            step_id: tool_ctx.step_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: false,
+            output: text.clone(),
+            duration_ms: 0,
+            journal_key: Some(journal_key.to_string()),
+        })
+        .await?;
+        return Ok((false, text));
+    }
+    if !started_before {
+        ctx.emit(EventKind::ToolCalling {
+            step_id: tool_ctx.step_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            journal_key: Some(journal_key.to_string()),
+        })
+        .await?;
+    }
     let started = Instant::now();
     let outcome = match parse_arguments(&call.arguments) {
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
@@ -388,6 +442,7 @@ async fn run_tool(
         ok,
         output: text.clone(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        journal_key: Some(journal_key.to_string()),
     })
     .await?;
     Ok((ok, text))

@@ -60,7 +60,7 @@ impl Strategy for Flow {
             ChatMessage::system(prompts::planner_system(&executor_cards(rt))),
             ChatMessage::user(prompts::planner_user(&ctx.task)),
         ];
-        match converse_with_planning_tool(ctx, rt, &mut tool, messages).await? {
+        match converse_with_planning_tool(ctx, "plan", rt, &mut tool, messages).await? {
             Ok(plan) => Ok(InitialPlan {
                 plan,
                 source: PlanSource::Llm,
@@ -92,17 +92,18 @@ impl Strategy for Flow {
                 &failed.text,
             )),
         ];
-        let revised = match converse_with_planning_tool(ctx, rt, &mut tool, messages).await? {
-            Ok(p) => p,
-            Err(problem) => {
-                ctx.emit(EventKind::Error {
-                    step_id: Some(failed.step_id.clone()),
-                    message: format!("re-plan failed: {problem}"),
-                })
-                .await?;
-                return Ok(None);
-            }
-        };
+        let revised =
+            match converse_with_planning_tool(ctx, "replan", rt, &mut tool, messages).await? {
+                Ok(p) => p,
+                Err(problem) => {
+                    ctx.emit(EventKind::Error {
+                        step_id: Some(failed.step_id.clone()),
+                        message: format!("re-plan failed: {problem}"),
+                    })
+                    .await?;
+                    return Ok(None);
+                }
+            };
         // Completed steps are history: a revision may not drop or change them.
         let lost: Vec<&str> = plan
             .steps
@@ -143,6 +144,7 @@ impl Strategy for Flow {
 /// with one correction turn. `Ok(Err(problem))` when it did not.
 async fn converse_with_planning_tool(
     ctx: &RunContext,
+    scope: &str,
     rt: &Runtime,
     tool: &mut PlanningTool,
     mut messages: Vec<ChatMessage>,
@@ -157,7 +159,10 @@ async fn converse_with_planning_tool(
     for _attempt in 0..rt.config.planner_attempts.max(1) {
         let request = ChatRequest::new(CallPurpose::Plan, messages.clone())
             .with_tools(vec![PlanningTool::schema()], ToolChoice::Auto);
-        let reply = match ctx.chat(rt.planner_llm.as_ref(), request, None).await {
+        let reply = match ctx
+            .chat(scope, rt.planner_llm.as_ref(), request, None)
+            .await
+        {
             Ok(r) => r,
             Err(CallError::Llm(e)) => {
                 last_problem = format!("the planner LLM call failed: {e}");

@@ -16,6 +16,7 @@ pub mod error;
 pub mod event;
 pub mod executor;
 mod flow;
+mod journal;
 pub mod llm;
 pub mod plan;
 mod plan_act;

@@ -18,6 +18,7 @@ use crate::error::PlanError;
 /// failed ─▶ not_started (retry)        blocked ─▶ not_started
 /// not_started | in_progress ─▶ skipped
 /// not_started ─▶ blocked (a dependency failed or was blocked)
+/// skipped ─▶ not_started (a resumed run reopens what its cancellation skipped)
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -91,6 +92,7 @@ impl StepStatus {
                 | (NotStarted, Skipped)
                 | (InProgress, Skipped)
                 | (NotStarted, Blocked)
+                | (Skipped, NotStarted)
         )
     }
 }
@@ -521,6 +523,7 @@ mod tests {
             (NotStarted, Skipped),
             (InProgress, Skipped),
             (NotStarted, Blocked),
+            (Skipped, NotStarted),
         ];
         for from in StepStatus::ALL {
             for to in StepStatus::ALL {

@@ -90,6 +90,11 @@ pub trait Toolbox: Send + Sync {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError>;
+
+    /// Whether tool `name` may simply run again after an interruption (reads, listings).
+    fn idempotent(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// Lifecycle of a run as stored.
@@ -141,6 +146,9 @@ pub struct RunRecord {
     pub error: Option<String>,
     #[serde(default)]
     pub usage: RunUsage,
+    /// The process running the run; a `running` run whose process is gone was interrupted.
+    #[serde(default)]
+    pub owner_pid: Option<u32>,
 }
 
 /// Durable home of runs, plan versions, steps and the event log.
@@ -150,6 +158,8 @@ pub trait RunStore: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
     /// Overwrites status, summary, error, usage and finish time.
     async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Deletes a run with its plans, steps and events; false when there was no such run.
+    async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError>;
     /// Changes only the status of a run (running ⇄ waiting).
     async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError>;
     /// Stores the plan under its `version` (replacing that version's row) and its steps.

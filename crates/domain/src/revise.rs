@@ -172,6 +172,7 @@ pub(crate) async fn revise_unfinished(
     ];
     let mut answer = match ask_json(
         ctx,
+        "revise",
         rt.planner_llm.as_ref(),
         CallPurpose::Plan,
         messages,
@@ -216,6 +217,7 @@ pub(crate) async fn revise_unfinished(
         messages.push(ChatMessage::user(prompts::revise_invalid(&problem, &valid)));
         answer = match ask_json(
             ctx,
+            "revise",
             rt.planner_llm.as_ref(),
             CallPurpose::Plan,
             messages,

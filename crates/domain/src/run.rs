@@ -2,6 +2,7 @@
 //! first, then live sinks), saves plan versions, meters LLM calls and carries the run's
 //! cancellation token.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,10 +12,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, LlmError, StoreError};
 use crate::event::{Event, EventKind, RunUsage};
+use crate::journal::{request_hash, Journal};
 use crate::llm::{ChatRequest, ChatResponse};
 use crate::plan::Plan;
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
 use crate::runtime::{RunRequest, Runtime};
+
+/// An LLM reply and where it came from.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub response: ChatResponse,
+    /// Served from the journal of a resumed run: its events are in the log already.
+    pub replayed: bool,
+    /// The call's journal key; tool calls it asked for are keyed under it.
+    pub key: String,
+}
 
 /// Why an LLM call made through the context did not return a reply.
 #[derive(Debug)]
@@ -42,6 +54,10 @@ pub(crate) struct RunContext {
     /// Last sequence number written; held across the append so order = sequence.
     seq: tokio::sync::Mutex<u64>,
     usage: Mutex<RunUsage>,
+    /// What a resumed run already did (empty for a new run).
+    journal: Journal,
+    /// Calls made so far per call-site scope; scope + count = the call's journal key.
+    scopes: Mutex<HashMap<String, u32>>,
     /// Prompt + completion tokens after which the run stops.
     max_tokens: Option<u64>,
     stop_reason: Mutex<Option<String>>,
@@ -63,10 +79,46 @@ impl RunContext {
             user: rt.user.clone(),
             seq: tokio::sync::Mutex::new(0),
             usage: Mutex::new(RunUsage::default()),
+            journal: Journal::default(),
+            scopes: Mutex::new(HashMap::new()),
             max_tokens: rt.config.max_tokens,
             stop_reason: Mutex::new(None),
             json_format_rejected: AtomicBool::new(false),
         }
+    }
+
+    /// The context of a run picked up again: sequence numbers go on after `last_seq`, usage
+    /// after `usage`, and `journal` serves what was already done.
+    pub fn resumed(
+        rt: &Runtime,
+        request: &RunRequest,
+        cancel: &CancellationToken,
+        last_seq: u64,
+        usage: RunUsage,
+        journal: Journal,
+    ) -> RunContext {
+        let mut ctx = RunContext::new(rt, request, cancel);
+        ctx.seq = tokio::sync::Mutex::new(last_seq);
+        ctx.usage = Mutex::new(usage);
+        ctx.journal = journal;
+        ctx
+    }
+
+    /// The next journal key of call-site `scope` (`exec:s2:1#3`).
+    fn next_key(&self, scope: &str) -> String {
+        let n = match self.scopes.lock() {
+            Ok(mut m) => {
+                let n = m.entry(scope.to_string()).or_insert(0);
+                *n += 1;
+                *n
+            }
+            Err(_) => 0,
+        };
+        format!("{scope}#{n}")
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// `message_notify_user`: tells the user, journals it.
@@ -83,9 +135,14 @@ impl RunContext {
     /// can, or the run is stopped.
     pub async fn ask_user(
         &self,
+        scope: &str,
         step_id: &str,
         question: &str,
     ) -> Result<Result<String, String>, StoreError> {
+        let key = self.next_key(scope);
+        if let Some(answer) = self.journal.answer(&key) {
+            return Ok(Ok(answer.to_string()));
+        }
         self.emit(EventKind::WaitingForUser {
             step_id: step_id.to_string(),
             question: question.to_string(),
@@ -105,6 +162,7 @@ impl RunContext {
             step_id: step_id.to_string(),
             answer: answer.as_ref().ok().cloned(),
             error: answer.as_ref().err().cloned(),
+            journal_key: Some(key),
         })
         .await?;
         Ok(answer)
@@ -129,7 +187,7 @@ impl RunContext {
             .lock()
             .ok()
             .and_then(|r| r.clone())
-            .or_else(|| Some("the run was cancelled".to_string()))
+            .or_else(|| Some(crate::runtime::CANCELLED.to_string()))
     }
 
     pub fn json_format_rejected(&self) -> bool {
@@ -181,13 +239,38 @@ impl RunContext {
         }
     }
 
-    /// One metered LLM call: raced against cancellation, counted, and journaled.
+    /// One metered LLM call at call-site `scope`: served from the journal when a resumed run
+    /// made this very request before, else raced against cancellation, counted and journaled.
     pub async fn chat(
         &self,
+        scope: &str,
         llm: &dyn LlmClient,
         request: ChatRequest,
         step_id: Option<&str>,
     ) -> Result<ChatResponse, CallError> {
+        self.chat_replayable(scope, llm, request, step_id)
+            .await
+            .map(|r| r.response)
+    }
+
+    /// As [`RunContext::chat`], also saying whether the reply came from the journal (its
+    /// events are in the log already and must not be written again).
+    pub async fn chat_replayable(
+        &self,
+        scope: &str,
+        llm: &dyn LlmClient,
+        request: ChatRequest,
+        step_id: Option<&str>,
+    ) -> Result<Reply, CallError> {
+        let key = self.next_key(scope);
+        let hash = request_hash(&request);
+        if let Some(recorded) = self.journal.llm(&key, &hash) {
+            return Ok(Reply {
+                response: recorded,
+                replayed: true,
+                key,
+            });
+        }
         if self.cancel.is_cancelled() {
             return Err(CallError::Cancelled);
         }
@@ -215,6 +298,9 @@ impl RunContext {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             duration_ms,
+            key: Some(key.clone()),
+            request_hash: Some(hash),
+            response: result.as_ref().ok().cloned(),
         })
         .await?;
         if let Err(e) = &result {
@@ -227,7 +313,13 @@ impl RunContext {
                 ));
             }
         }
-        result.map_err(CallError::Llm)
+        result
+            .map(|response| Reply {
+                response,
+                replayed: false,
+                key,
+            })
+            .map_err(CallError::Llm)
     }
 }
 

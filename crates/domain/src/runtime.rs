@@ -19,6 +19,7 @@ use tracing::Instrument;
 use crate::error::Error;
 use crate::event::{EventKind, RunUsage};
 use crate::executor::{ExecutorAgent, StepLimits};
+use crate::journal::Journal;
 use crate::plan::{Plan, StepStatus};
 use crate::ports::{
     Clock, EventSink, IdGen, LlmClient, RunRecord, RunStatus, RunStore, UserChannel,
@@ -208,7 +209,7 @@ impl Runtime {
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
         let ctx = RunContext::new(self, &request, &cancel);
-        let mut record = RunRecord {
+        let record = RunRecord {
             run_id: request.run_id.clone(),
             task: request.task.clone(),
             mode: self.config.mode.to_string(),
@@ -219,6 +220,7 @@ impl Runtime {
             summary: None,
             error: None,
             usage: RunUsage::default(),
+            owner_pid: Some(std::process::id()),
         };
         ctx.store().create_run(&record).await?;
         ctx.emit(EventKind::RunStarted {
@@ -233,38 +235,151 @@ impl Runtime {
             Mode::Auto => crate::auto::choose(&ctx, self).await?,
             m => m,
         };
+        self.drive(&ctx, record, mode, None).await
+    }
+
+    /// Picks a stopped run up again from its last durable point: the latest saved plan, the
+    /// journal of finished LLM and tool calls (reused, never repeated), the same workspace,
+    /// and the same event log, whose sequence numbers go on without a gap. A run that was
+    /// killed (status still `running` or `waiting`) or cancelled can be resumed.
+    pub async fn resume(
+        &self,
+        run_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, Error> {
+        if self.executors.is_empty() {
+            return Err(Error::Config(
+                "a runtime needs at least one executor".into(),
+            ));
+        }
+        let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
+        self.resume_inner(run_id, cancel).instrument(span).await
+    }
+
+    async fn resume_inner(
+        &self,
+        run_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, Error> {
+        let mut record = self
+            .store
+            .get_run(run_id)
+            .await?
+            .ok_or_else(|| Error::Config(format!("no run with id '{run_id}'")))?;
+        let events = self.store.events(run_id, 0).await?;
+        let last = events.last();
+        let cancelled = matches!(
+            last.map(|e| &e.kind),
+            Some(EventKind::RunFailed { reason, .. }) if reason == CANCELLED
+        );
+        if record.status == RunStatus::Completed
+            || (last.is_some_and(|e| e.kind.is_final()) && !cancelled)
+        {
+            return Err(Error::Config(format!(
+                "run '{run_id}' already ended ({}); there is nothing to resume",
+                record.status.as_str()
+            )));
+        }
+        let last_seq = last.map_or(0, |e| e.seq);
+        let mut usage = RunUsage::default();
+        let mut chosen: Option<Mode> = None;
+        for e in &events {
+            match &e.kind {
+                EventKind::LlmCalled {
+                    prompt_tokens,
+                    completion_tokens,
+                    ..
+                } => {
+                    usage.llm_calls += 1;
+                    usage.prompt_tokens += prompt_tokens;
+                    usage.completion_tokens += completion_tokens;
+                }
+                EventKind::ModeChosen { mode, .. } => chosen = mode.parse().ok(),
+                _ => {}
+            }
+        }
+        let journal = Journal::from_events(&events);
+        let interrupted_calls = journal.interrupted();
+        let request = RunRequest {
+            run_id: run_id.to_string(),
+            task: record.task.clone(),
+            workspace: PathBuf::from(&record.workspace),
+        };
+        let ctx = RunContext::resumed(self, &request, &cancel, last_seq, usage, journal);
+        record.status = RunStatus::Running;
+        record.finished_at = None;
+        record.summary = None;
+        record.error = None;
+        record.owner_pid = Some(std::process::id());
+        ctx.store().update_run(&record).await?;
+        ctx.emit(EventKind::RunResumed {
+            after_seq: last_seq,
+            interrupted_calls,
+        })
+        .await?;
+        tracing::info!(after_seq = last_seq, "run resumed");
+        let mode = match record.mode.parse::<Mode>()? {
+            Mode::Auto => match chosen {
+                Some(m) => m,
+                None => crate::auto::choose(&ctx, self).await?,
+            },
+            m => m,
+        };
+        let mut plan = self.store.latest_plan(run_id).await?;
+        if let (true, Some(p)) = (cancelled, plan.as_mut()) {
+            reopen_after_cancel(p)?;
+            ctx.save_plan(p).await?;
+        }
+        self.drive(&ctx, record, mode, plan).await
+    }
+
+    /// Plans (unless the run already has a plan), runs the scheduler, writes the summary and
+    /// closes the run.
+    async fn drive(
+        &self,
+        ctx: &RunContext,
+        mut record: RunRecord,
+        mode: Mode,
+        plan: Option<Plan>,
+    ) -> Result<RunOutcome, Error> {
         let mut strategy: Box<dyn Strategy> = match mode {
             Mode::Flow | Mode::Auto => Box::new(crate::flow::Flow),
             Mode::PlanAct => Box::new(crate::plan_act::PlanAct),
             Mode::Todo => Box::new(crate::todo::Todo::new(self.config.todo_stall_rounds)),
             Mode::Dag => Box::new(crate::dag::Dag),
         };
-        let InitialPlan {
-            mut plan,
-            source,
-            reason,
-        } = strategy.initial_plan(&ctx, self).await?;
-        ctx.save_plan(&plan).await?;
-        if let Some(r) = &reason {
-            ctx.emit(EventKind::Error {
-                step_id: None,
-                message: format!("{r}; using the default plan"),
-            })
-            .await?;
-        }
-        ctx.emit(EventKind::PlanCreated {
-            plan: plan.clone(),
-            source,
-            reason,
-        })
-        .await?;
+        let mut plan = match plan {
+            Some(p) => p,
+            None => {
+                let InitialPlan {
+                    plan,
+                    source,
+                    reason,
+                } = strategy.initial_plan(ctx, self).await?;
+                ctx.save_plan(&plan).await?;
+                if let Some(r) = &reason {
+                    ctx.emit(EventKind::Error {
+                        step_id: None,
+                        message: format!("{r}; using the default plan"),
+                    })
+                    .await?;
+                }
+                ctx.emit(EventKind::PlanCreated {
+                    plan: plan.clone(),
+                    source,
+                    reason,
+                })
+                .await?;
+                plan
+            }
+        };
 
-        let end = scheduler::execute(&ctx, self, strategy.as_mut(), &mut plan).await?;
+        let end = scheduler::execute(ctx, self, strategy.as_mut(), &mut plan).await?;
         let stopped = match &end {
             LoopEnd::Stopped(reason) => Some(reason.clone()),
             LoopEnd::Finished => None,
         };
-        let summary = crate::summary::summarize(&ctx, self, &plan, stopped.as_deref()).await?;
+        let summary = crate::summary::summarize(ctx, self, &plan, stopped.as_deref()).await?;
         let failure = stopped.or_else(|| first_failure(&plan));
         let usage = ctx.usage();
         let status = if failure.is_none() {
@@ -297,7 +412,7 @@ impl Runtime {
         ctx.store().update_run(&record).await?;
         tracing::info!(status = status.as_str(), "run finished");
         Ok(RunOutcome {
-            run_id: request.run_id,
+            run_id: record.run_id.clone(),
             status,
             summary,
             error: failure,
@@ -305,6 +420,33 @@ impl Runtime {
             usage,
         })
     }
+}
+
+/// The stop reason of a cancelled run.
+pub const CANCELLED: &str = "the run was cancelled";
+
+/// Reopens what a cancellation ended: the in-flight steps (failed "cancelled") get their
+/// attempt back, so a resumed run finds the attempt's journal; skipped steps wait again.
+fn reopen_after_cancel(plan: &mut Plan) -> Result<(), Error> {
+    let ids: Vec<(String, StepStatus)> = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            (s.status == StepStatus::Failed && s.error.as_deref() == Some("cancelled"))
+                || (s.status == StepStatus::Skipped && s.error.as_deref() == Some(CANCELLED))
+        })
+        .map(|s| (s.id.clone(), s.status))
+        .collect();
+    for (id, status) in ids {
+        plan.transition(&id, StepStatus::NotStarted)?;
+        if let Some(s) = plan.step_mut(&id) {
+            s.error = None;
+            if status == StepStatus::Failed {
+                s.attempts = s.attempts.saturating_sub(1);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why the run failed, from its plan: the first step that failed or was blocked.

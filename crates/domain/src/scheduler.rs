@@ -224,6 +224,14 @@ pub(crate) async fn execute(
         index: StepIndex::default(),
     };
     let mut running: FuturesUnordered<BoxFuture<'_, Task>> = FuturesUnordered::new();
+    // A resumed run goes on with the steps that were in progress, in the same attempt, so
+    // the executor finds that attempt's journal.
+    let in_progress: Vec<usize> = (0..plan.steps.len())
+        .filter(|&i| plan.steps[i].status == StepStatus::InProgress)
+        .collect();
+    for index in in_progress {
+        running.push(s.continue_step(plan, index));
+    }
     let mut stopped: Option<String> = None;
     loop {
         if stopped.is_none() {
@@ -307,6 +315,19 @@ impl<'a> Scheduler<'a> {
         }))
     }
 
+    /// The future that continues step `index`, already in progress (a resumed run).
+    fn continue_step(&mut self, plan: &Plan, index: usize) -> BoxFuture<'a, Task> {
+        let step_id = plan.steps[index].id.clone();
+        let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
+        self.busy.insert(step_id.clone());
+        let input = StepInput::new(plan, index, &self.rt.config.limits);
+        let (ctx, limits) = (self.ctx, &self.rt.config.limits);
+        Box::pin(async move {
+            let end = run_step(ctx, limits, agent, &input).await;
+            Task::Done { step_id, end }
+        })
+    }
+
     /// Applies a step's outcome; returns a backoff timer when the step will be retried.
     async fn finish(
         &mut self,
@@ -385,8 +406,13 @@ impl<'a> Scheduler<'a> {
                 &prompts::truncate_chars(result, 2000),
             )),
         ];
+        let scope = format!(
+            "verify:{}:{}",
+            plan.steps[index].id, plan.steps[index].attempts
+        );
         let verdict = ask_json(
             self.ctx,
+            &scope,
             self.rt.planner_llm.as_ref(),
             CallPurpose::Other,
             messages,

@@ -55,6 +55,7 @@ fn rejects_response_format(e: &LlmError) -> bool {
 /// Asks `messages` for one JSON value. The last message should say what JSON to write.
 pub(crate) async fn ask_json(
     ctx: &RunContext,
+    scope: &str,
     llm: &dyn LlmClient,
     purpose: CallPurpose,
     mut messages: Vec<ChatMessage>,
@@ -66,7 +67,7 @@ pub(crate) async fn ask_json(
         if !ctx.json_format_rejected() {
             request.response_format = ResponseFormat::JsonObject;
         }
-        let reply = match ctx.chat(llm, request, step_id).await {
+        let reply = match ctx.chat(scope, llm, request, step_id).await {
             Ok(r) => r,
             Err(CallError::Llm(e))
                 if rejects_response_format(&e) && !ctx.json_format_rejected() =>

@@ -27,7 +27,7 @@ pub(crate) async fn summarize(
         ],
     );
     let first_problem = match ctx
-        .chat(rt.planner_llm.as_ref(), planner_request, None)
+        .chat("summary", rt.planner_llm.as_ref(), planner_request, None)
         .await
     {
         Ok(reply) => match reply.text() {
@@ -38,7 +38,7 @@ pub(crate) async fn summarize(
         Err(CallError::Cancelled) => {
             let why = ctx
                 .stop_reason()
-                .unwrap_or_else(|| "the run was cancelled".into());
+                .unwrap_or_else(|| crate::runtime::CANCELLED.into());
             return Ok(prompts::plain_report(&ctx.task, plan, &why));
         }
         Err(CallError::Llm(e)) => format!("the summary call failed: {e}"),
@@ -60,7 +60,10 @@ pub(crate) async fn summarize(
         ],
     )
     .with_tools(Vec::new(), ToolChoice::None);
-    let second_problem = match ctx.chat(primary.llm.as_ref(), agent_request, None).await {
+    let second_problem = match ctx
+        .chat("summary-primary", primary.llm.as_ref(), agent_request, None)
+        .await
+    {
         Ok(reply) => match reply.text() {
             Some(text) => return Ok(text.to_string()),
             None => "the primary agent's summary was empty".to_string(),

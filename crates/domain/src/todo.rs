@@ -195,6 +195,7 @@ impl Strategy for Todo {
         ];
         let answer = match ask_json(
             ctx,
+            "plan",
             rt.planner_llm.as_ref(),
             CallPurpose::Plan,
             messages,
@@ -271,6 +272,7 @@ impl Strategy for Todo {
         ];
         let answer = match ask_json(
             ctx,
+            "todo-update",
             rt.planner_llm.as_ref(),
             CallPurpose::Plan,
             messages,

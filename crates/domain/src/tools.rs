@@ -76,6 +76,10 @@ impl Toolbox for ToolSet {
         self.schemas.clone()
     }
 
+    fn idempotent(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.idempotent())
+    }
+
     async fn call(
         &self,
         name: &str,

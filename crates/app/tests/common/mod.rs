@@ -193,6 +193,43 @@ impl Planwright {
         cmd.output().await.expect("planwright runs")
     }
 
+    /// Starts the binary in the background (killed if the test drops it).
+    pub fn spawn(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
+        cmd.args(args).current_dir(self.dir.path());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("PLANWRIGHT_LOG", "warn");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd.spawn().expect("planwright starts")
+    }
+
+    /// The id of the database's only run, once there is one.
+    pub fn only_run_id(&self) -> Option<String> {
+        let conn = rusqlite::Connection::open_with_flags(
+            self.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .ok()?;
+        let ids: Vec<String> = conn
+            .prepare("SELECT run_id FROM runs")
+            .ok()?
+            .query_map([], |r| r.get(0))
+            .ok()?
+            .filter_map(Result::ok)
+            .collect();
+        (ids.len() == 1).then(|| ids[0].clone())
+    }
+
     /// `planwright run --json TASK` against `server`.
     pub async fn run(&self, server: &ScriptedOpenAi, task: &str, extra: &[&str]) -> RunResult {
         let base = server.base_url();
@@ -229,7 +266,11 @@ impl Planwright {
 
     /// (seq, type, json) of a run's events, read straight from the SQLite file.
     pub fn events(&self, run_id: &str) -> Vec<(i64, String, Value)> {
-        let conn = rusqlite::Connection::open(self.db()).expect("open db");
+        let conn = rusqlite::Connection::open_with_flags(
+            self.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("open db");
         let mut stmt = conn
             .prepare("SELECT seq, type, json FROM events WHERE run_id = ?1 ORDER BY seq")
             .expect("prepare");

@@ -1,0 +1,308 @@
+//! Durable runs: the real `planwright` binary is SIGKILLed at a chosen point of a scripted
+//! three-step task (each step appends a line to a file with the shell tool), then
+//! `planwright resume` finishes it. Each finished tool call must have taken effect exactly
+//! once, the event log must stay gap-free, and no event written before the kill may be lost.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Where the first occurrence of a request is held back, so the kill lands there.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Hold {
+    /// Executor turn `turn` of step `step` (0-based).
+    Turn {
+        step: u32,
+        turn: u32,
+    },
+    Summary,
+}
+
+/// Answers by what is asked: the planner gets a 3-step plan; step N appends "N" to log.txt,
+/// then completes; a call whose outcome was lost is checked and redone only if needed.
+struct TaskScript {
+    hold: Option<Hold>,
+    held: Mutex<HashSet<Hold>>,
+    /// Shell command of step 1's first turn (to make it slow in one scenario).
+    slow_step: Option<u32>,
+}
+
+fn step_and_turn(body: &Value) -> Option<(u32, u32)> {
+    let messages = body["messages"].as_array()?;
+    let prompt = messages.iter().find(|m| m["role"] == "user")?["content"].as_str()?;
+    let rest = prompt.split_once("You are now working on step ")?.1;
+    let step: u32 = rest.split(':').next()?.trim().parse().ok()?;
+    let turn = messages.iter().filter(|m| m["role"] == "assistant").count() as u32;
+    Some((step, turn))
+}
+
+impl Respond for TaskScript {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let tools: Vec<String> = body["tools"]
+            .as_array()
+            .map(|ts| {
+                ts.iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (reply, here) = if tools.iter().any(|t| t == "planning") {
+            (
+                plan(&[
+                    "Append 1 to log.txt",
+                    "Append 2 to log.txt",
+                    "Append 3 to log.txt",
+                ]),
+                None,
+            )
+        } else if let Some((step, turn)) = step_and_turn(&body) {
+            let n = step + 1;
+            let last_tool = body["messages"]
+                .as_array()
+                .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "tool"))
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            let reply = if last_tool.contains("Interrupted, outcome unknown") {
+                // The model checks before redoing a call whose outcome was lost.
+                call(
+                    "shell_exec",
+                    json!({"command": format!("grep -qx {n} log.txt || echo {n} >> log.txt")}),
+                )
+            } else if turn == 0 {
+                let slow = if self.slow_step == Some(step) {
+                    " && sleep 20"
+                } else {
+                    ""
+                };
+                call(
+                    "shell_exec",
+                    json!({"command": format!("echo {n} >> log.txt{slow}")}),
+                )
+            } else {
+                complete(true, &format!("appended {n}"))
+            };
+            (reply, Some(Hold::Turn { step, turn }))
+        } else {
+            (text("All three lines were appended."), Some(Hold::Summary))
+        };
+        if here.is_some() && here == self.hold {
+            let first = self
+                .held
+                .lock()
+                .map(|mut h| h.insert(here.unwrap_or(Hold::Summary)))
+                .unwrap_or(false);
+            if first {
+                return reply.set_delay(Duration::from_secs(60));
+            }
+        }
+        reply
+    }
+}
+
+async fn server(hold: Option<Hold>, slow_step: Option<u32>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(TaskScript {
+            hold,
+            held: Mutex::new(HashSet::new()),
+            slow_step,
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Starts `planwright run`, waits until `ready` holds for the run's events, SIGKILLs it,
+/// resumes the run, and checks the outcome. Returns the resumed run's events.
+async fn kill_and_resume(
+    hold: Option<Hold>,
+    slow_step: Option<u32>,
+    ready: impl Fn(&[(i64, String, Value)]) -> bool,
+) -> Vec<(i64, String, Value)> {
+    let server = server(hold, slow_step).await;
+    let base = format!("{}/v1", server.uri());
+    let pw = Planwright::new();
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let mut child = pw.spawn(
+        &["run", "--json", "--retries", "0", "append three lines"],
+        &env,
+    );
+    // Wait for the chosen point; the run's id is in the database once it started.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let run_id = loop {
+        assert!(
+            Instant::now() < deadline,
+            "the chosen point was never reached"
+        );
+        if let Some(id) = pw.only_run_id() {
+            if ready(&pw.events(&id)) {
+                break id;
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("planwright ended before the kill point: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    let before = pw.events(&run_id);
+
+    // The killed run shows as interrupted.
+    let db = pw.db().display().to_string();
+    let out = pw.exec(&["runs", "list", "--json", "--db", &db], &[]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(list[0]["status"], "interrupted", "{list}");
+
+    let out = pw
+        .exec(&["resume", &run_id, "--json", "--retries", "0"], &env)
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "resume failed:\n{stderr}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(outcome["run_id"], run_id.as_str());
+
+    // Every append happened exactly once.
+    let log = std::fs::read_to_string(pw.workspace(&run_id).join("log.txt")).expect("log.txt");
+    assert_eq!(log, "1\n2\n3\n", "each effect exactly once");
+
+    // The log is gap-free and keeps every event written before the kill.
+    let after = pw.events(&run_id);
+    for (i, (seq, _, _)) in after.iter().enumerate() {
+        assert_eq!(*seq, i as i64 + 1, "gap-free sequence");
+    }
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "no event lost or rewritten"
+    );
+    assert_eq!(after[before.len()].1, "run_resumed");
+    assert_eq!(after.last().map(|e| e.1.as_str()), Some("run_completed"));
+    after
+}
+
+fn tool_calls(events: &[(i64, String, Value)], kind: &str) -> usize {
+    events.iter().filter(|(_, t, _)| t == kind).count()
+}
+
+fn has(events: &[(i64, String, Value)], kind: &str, step: &str) -> bool {
+    events
+        .iter()
+        .any(|(_, t, j)| t == kind && j["step_id"] == step)
+}
+
+#[tokio::test]
+async fn killed_after_a_tool_call_started() {
+    // Step 2's command appends, then sleeps: the kill lands while it runs, so its outcome
+    // was never recorded. The resumed model is told so and checks before redoing it.
+    let events = kill_and_resume(None, Some(1), |ev| {
+        ev.iter()
+            .any(|(_, t, j)| t == "tool_calling" && j["step_id"] == "s2")
+    })
+    .await;
+    let resumed = events
+        .iter()
+        .find(|(_, t, _)| t == "run_resumed")
+        .expect("run_resumed");
+    let interrupted = resumed.2["interrupted_calls"].to_string();
+    assert!(interrupted.contains("shell_exec"), "{interrupted}");
+    assert!(events.iter().any(|(_, t, j)| t == "tool_called"
+        && j["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Interrupted, outcome unknown")));
+}
+
+#[tokio::test]
+async fn killed_after_a_tool_call_finished() {
+    let events = kill_and_resume(Some(Hold::Turn { step: 1, turn: 1 }), None, |ev| {
+        has(ev, "tool_called", "s2")
+    })
+    .await;
+    // Three appends, each run once: the finished call of step 2 was not run again.
+    assert_eq!(tool_calls(&events, "tool_calling"), 3);
+    assert_eq!(tool_calls(&events, "tool_called"), 3);
+}
+
+#[tokio::test]
+async fn killed_between_steps() {
+    let events = kill_and_resume(Some(Hold::Turn { step: 2, turn: 0 }), None, |ev| {
+        has(ev, "step_completed", "s2")
+    })
+    .await;
+    assert_eq!(tool_calls(&events, "step_completed"), 3);
+    assert_eq!(tool_calls(&events, "tool_calling"), 3);
+}
+
+#[tokio::test]
+async fn killed_during_the_summary() {
+    let events = kill_and_resume(Some(Hold::Summary), None, |ev| {
+        has(ev, "step_completed", "s3")
+    })
+    .await;
+    assert_eq!(tool_calls(&events, "step_completed"), 3);
+    assert_eq!(tool_calls(&events, "tool_calling"), 3);
+}
+
+#[tokio::test]
+async fn a_finished_run_cannot_be_resumed_and_an_unknown_run_is_a_usage_error() {
+    let server = server(None, None).await;
+    let base = format!("{}/v1", server.uri());
+    let pw = Planwright::new();
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let out = pw
+        .exec(&["run", "--json", "append three lines"], &env)
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run_id = pw.only_run_id().expect("run");
+    let out = pw.exec(&["resume", &run_id], &env).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to resume"));
+    let out = pw.exec(&["resume", "run_nope"], &env).await;
+    assert_eq!(out.status.code(), Some(2));
+
+    // `runs events` prints the log; `runs delete` removes the run and its workspace.
+    let out = pw.exec(&["runs", "events", &run_id, "--json"], &[]).await;
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), pw.events(&run_id).len());
+    assert_eq!(
+        lines.last().map(|e| e["type"].clone()),
+        Some(json!("run_completed"))
+    );
+    let out = pw.exec(&["runs", "events", &run_id, "--follow"], &[]).await;
+    assert!(out.status.success(), "--follow ends at the final event");
+    let out = pw.exec(&["runs", "delete", &run_id], &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!pw.workspace(&run_id).exists());
+    assert!(pw.events(&run_id).is_empty());
+    let out = pw.exec(&["runs", "show", &run_id], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+}
