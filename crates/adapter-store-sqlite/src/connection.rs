@@ -13,8 +13,39 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 /// Pause between attempts to switch a busy file to WAL.
 const WAL_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
+/// How hard each commit is pushed to disk (see the crate docs, "Durability").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: a crash of the process loses nothing; a power loss may lose the
+    /// last commits since a checkpoint.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every commit (every event) is fsynced; nothing committed is lost
+    /// even on power loss.
+    Full,
+}
+
+impl Durability {
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        }
+    }
+}
+
 /// Creates missing parent folders, opens (or creates) the file and sets the pragmas.
+#[cfg(test)]
 pub(crate) fn open_connection(path: &Path) -> Result<Connection, Error> {
+    open_connection_with(path, Durability::Normal)
+}
+
+/// Creates missing parent folders, opens (or creates) the file and sets the pragmas, with
+/// the given durability.
+pub(crate) fn open_connection_with(
+    path: &Path,
+    durability: Durability,
+) -> Result<Connection, Error> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if !parent.exists() {
             std::fs::create_dir_all(parent).map_err(|source| Error::CreateDir {
@@ -28,11 +59,11 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection, Error> {
         path: path.to_path_buf(),
         source,
     })?;
-    set_pragmas(&conn, path)?;
+    set_pragmas(&conn, path, durability)?;
     Ok(conn)
 }
 
-fn set_pragmas(conn: &Connection, path: &Path) -> Result<(), Error> {
+fn set_pragmas(conn: &Connection, path: &Path, durability: Durability) -> Result<(), Error> {
     let pragma = |pragma: &'static str| {
         move |source| Error::Pragma {
             path: path.to_path_buf(),
@@ -50,7 +81,7 @@ fn set_pragmas(conn: &Connection, path: &Path) -> Result<(), Error> {
             actual: mode,
         });
     }
-    conn.pragma_update(None, "synchronous", "NORMAL")
+    conn.pragma_update(None, "synchronous", durability.pragma())
         .map_err(pragma("synchronous"))?;
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(pragma("foreign_keys"))?;

@@ -37,7 +37,10 @@
 //! - commits are much cheaper than with `synchronous=FULL`, which matters because every
 //!   event is its own transaction.
 //!
-//! This is a deliberate trade-off for a run journal; its real cost is to be measured.
+//! This is the default ([`Durability::Normal`]) because the journal's job is to survive a
+//! killed process, which it does at a fraction of the cost; [`Durability::Full`]
+//! (`PLANWRIGHT_DB_SYNC=full` in the app) fsyncs every event for machines that may lose
+//! power. `cargo xtask bench` measures both; see `docs/durability.md`.
 //!
 //! ## Schema
 //!
@@ -53,6 +56,7 @@ mod migrations;
 mod queries;
 mod store;
 
+pub use connection::Durability;
 pub use error::Error;
 pub use migrations::SCHEMA_VERSION;
 pub use store::SqliteStore;

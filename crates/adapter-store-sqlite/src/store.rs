@@ -8,7 +8,7 @@ use domain::ports::{RunRecord, RunStatus, RunStore};
 use domain::{Event, Plan, StoreError};
 use rusqlite::Connection;
 
-use crate::connection::open_connection;
+use crate::connection::{open_connection_with, Durability};
 use crate::error::Error;
 use crate::{migrations, queries};
 
@@ -38,8 +38,13 @@ impl SqliteStore {
     ///
     /// Blocking: call it at startup, or from `spawn_blocking`.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, Error> {
+        SqliteStore::open_with(path, Durability::default())
+    }
+
+    /// As [`SqliteStore::open`], choosing how hard each commit is pushed to disk.
+    pub fn open_with(path: impl AsRef<Path>, durability: Durability) -> Result<SqliteStore, Error> {
         let path = path.as_ref().to_path_buf();
-        let mut conn = open_connection(&path)?;
+        let mut conn = open_connection_with(&path, durability)?;
         let version = migrations::migrate(&mut conn, &path)?;
         tracing::debug!(path = %path.display(), schema_version = version, "opened run store");
         Ok(SqliteStore {

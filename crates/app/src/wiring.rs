@@ -132,7 +132,16 @@ fn live_llm(_args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), 
 
 #[cfg(feature = "store-sqlite")]
 pub fn store(db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
-    let store = adapter_store_sqlite::SqliteStore::open(db)
+    let durability = match std::env::var("PLANWRIGHT_DB_SYNC").ok().as_deref() {
+        None | Some("") | Some("normal") => adapter_store_sqlite::Durability::Normal,
+        Some("full") => adapter_store_sqlite::Durability::Full,
+        Some(other) => {
+            return Err(AppError::Config(format!(
+                "PLANWRIGHT_DB_SYNC must be `normal` or `full`, not `{other}`"
+            )))
+        }
+    };
+    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability)
         .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
     Ok(Arc::new(store))
 }
