@@ -739,3 +739,13 @@ async fn a_store_failure_ends_the_run_with_an_error() {
         .expect_err("store failure is a run error");
     assert!(err.to_string().contains("disk full"));
 }
+
+/// A run is spawnable on a multi-threaded runtime (the server runs many at once).
+#[allow(dead_code)]
+fn runs_and_resumes_are_send(rt: &'static Runtime, request: RunRequest) {
+    fn assert_send<T: Send>(_: &T) {}
+    let run = rt.run(request, CancellationToken::new());
+    assert_send(&run);
+    let resume = rt.resume("r", CancellationToken::new());
+    assert_send(&resume);
+}

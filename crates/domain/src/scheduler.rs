@@ -246,7 +246,10 @@ pub(crate) async fn execute(
                     if running.len() >= limit {
                         break;
                     }
-                    running.push(s.start(plan, index).await?);
+                    // Await first: `push` borrows `running`, which must not live across an
+                    // await (the run's future has to stay `Send`).
+                    let step = s.start(plan, index).await?;
+                    running.push(step);
                 }
             }
         }
