@@ -6,7 +6,11 @@
 //!
 //! | tool | arguments | idempotent |
 //! |------|-----------|------------|
-//! | `shell_exec` | `command`, `timeout_secs?` | no |
+//! | `shell_exec` | `command`, `timeout_secs?`, `wait_secs?` | no |
+//! | `shell_view` | `id` | no |
+//! | `shell_wait` | `id`, `seconds` | no |
+//! | `shell_write` | `id`, `input`, `press_enter?` | no |
+//! | `shell_kill` | `id` | no |
 //! | `file_read` | `path`, `start_line?`, `end_line?` | yes |
 //! | `file_write` | `path`, `content`, `append?` | no |
 //! | `file_str_replace` | `path`, `old`, `new` | no |
@@ -14,10 +18,38 @@
 //!
 //! Every path argument goes through [`workspace::resolve`], which refuses anything that
 //! leaves the workspace (`..`, foreign absolute paths, symbolic links pointing outside).
-//! `shell_exec` runs `bash -c` in the workspace, in its own process group, with secrets
-//! removed from the environment, bounded output and a timeout that kills the whole group.
 //!
-//! Use [`shell_tools`] (or [`shell_tools_with`]) to get all five tools.
+//! ## Shell commands and sessions
+//!
+//! `shell_exec` runs `bash -c` in the workspace, in its own process group, with secrets
+//! removed from the environment, stdin an open pipe, output captured into bounded buffers
+//! (head and tail kept) and a hard timeout (`timeout_secs`) that kills the whole group.
+//! It waits up to `wait_secs` (default 30 s, at most the timeout):
+//!
+//! - if the command ends by then, the reply is its exit code, stdout and stderr;
+//! - otherwise the reply is `still running after N s; session id: shN` with the output so
+//!   far, and the command keeps running as a **session** of the run in
+//!   [`ShellSessions`]: `shell_view` shows its status and new output, `shell_wait` waits
+//!   for its end, `shell_write` types into its stdin, `shell_kill` kills its group. Each
+//!   of these replies shows only the output produced since the previous reply about the
+//!   session (capped per stream like `shell_exec`'s).
+//!
+//! A session's command still dies at its hard timeout, when the run is cancelled (the
+//! context's token), when the app calls [`ShellSessions::close_run`] at the end of the run,
+//! and when the registry is dropped. When its main process exits, whatever it left in its
+//! process group is killed. A run sees only its own sessions.
+//!
+//! ## Sandbox
+//!
+//! With [`Sandbox::Bwrap`], commands run inside bubblewrap (see [`sandbox`] for the exact
+//! command line): the filesystem is read-only except the workspace (and a private `/tmp`),
+//! the home folder is hidden, there is no network unless allowed, and no capabilities even
+//! for root. If bwrap is missing or cannot create namespaces, `shell_exec` fails with the
+//! reason ([`bwrap_available`] tells beforehand); it never falls back to running
+//! unsandboxed. The file tools are confined by path checks in both modes.
+//!
+//! Use [`shell_toolkit`] to get all nine tools and the registry handle the app needs, or
+//! [`shell_tools`] / [`shell_tools_with`] for the tools alone.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,15 +61,31 @@ mod capture;
 mod env;
 mod files;
 mod process;
+mod report;
+pub mod sandbox;
+mod session_tools;
+mod sessions;
 mod shell;
 pub mod workspace;
 
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
 pub use files::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
+pub use sandbox::{bwrap_available, Sandbox};
+pub use session_tools::{ShellKillArgs, ShellViewArgs, ShellWaitArgs, ShellWriteArgs};
+pub use session_tools::{ShellKillTool, ShellViewTool, ShellWaitTool, ShellWriteTool};
+pub use sessions::ShellSessions;
 pub use shell::{ShellExecArgs, ShellExecTool};
 
 /// Name of the shell tool.
 pub const SHELL_EXEC: &str = "shell_exec";
+/// Name of the tool showing a shell session's status and new output.
+pub const SHELL_VIEW: &str = "shell_view";
+/// Name of the tool waiting for a shell session's end.
+pub const SHELL_WAIT: &str = "shell_wait";
+/// Name of the tool typing into a shell session's stdin.
+pub const SHELL_WRITE: &str = "shell_write";
+/// Name of the tool killing a shell session.
+pub const SHELL_KILL: &str = "shell_kill";
 /// Name of the file reading tool.
 pub const FILE_READ: &str = "file_read";
 /// Name of the file writing tool.
@@ -47,15 +95,20 @@ pub const FILE_STR_REPLACE: &str = "file_str_replace";
 /// Name of the directory listing tool.
 pub const FILE_LIST: &str = "file_list";
 
-/// Limits of the tools built by [`shell_tools_with`].
+/// Limits of the tools built by [`shell_toolkit`] and [`shell_tools_with`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellToolsConfig {
-    /// `shell_exec` timeout when the call gives no `timeout_secs` (default 60 s).
+    /// `shell_exec` timeout when the call gives no `timeout_secs` (default 60 s). The
+    /// command and its process group are killed when it expires, session or not.
     pub default_timeout: Duration,
     /// Largest timeout a call may ask for; larger requests are capped (default 600 s).
     pub max_timeout: Duration,
-    /// Bytes kept per output stream of `shell_exec`: the first half and the last half
-    /// (default 64 KiB).
+    /// How long `shell_exec` waits for its command when the call gives no `wait_secs`
+    /// before returning "still running" with a session id (default 30 s; a wait is never
+    /// longer than the call's timeout).
+    pub default_wait: Duration,
+    /// Bytes kept per output stream of `shell_exec` and per look at a session: the first
+    /// half and the last half (default 64 KiB).
     pub max_output_bytes: usize,
     /// Largest output of one `file_read` call (default 256 KiB).
     pub max_read_bytes: usize,
@@ -63,6 +116,8 @@ pub struct ShellToolsConfig {
     pub max_list_depth: usize,
     /// Most entries one `file_list` call shows (default 500).
     pub max_list_entries: usize,
+    /// Where shell commands run (default [`Sandbox::None`]).
+    pub sandbox: Sandbox,
 }
 
 impl Default for ShellToolsConfig {
@@ -70,32 +125,73 @@ impl Default for ShellToolsConfig {
         ShellToolsConfig {
             default_timeout: shell::DEFAULT_TIMEOUT,
             max_timeout: shell::MAX_TIMEOUT,
+            default_wait: shell::DEFAULT_WAIT,
             max_output_bytes: shell::DEFAULT_MAX_OUTPUT_BYTES,
             max_read_bytes: files::DEFAULT_MAX_READ_BYTES,
             max_list_depth: files::DEFAULT_LIST_DEPTH,
             max_list_entries: files::DEFAULT_LIST_ENTRIES,
+            sandbox: Sandbox::None,
         }
     }
 }
 
-/// All five tools with default limits.
-pub fn shell_tools() -> Vec<Arc<dyn Tool>> {
-    shell_tools_with(&ShellToolsConfig::default())
+/// The tools and the handle on their shared session registry.
+#[derive(Clone)]
+pub struct ShellToolkit {
+    /// `shell_exec`, `file_read`, `file_write`, `file_str_replace`, `file_list`,
+    /// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`, in this order.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The registry of the shell sessions: call [`ShellSessions::close_run`] when a run
+    /// ends. Dropping it together with the tools kills whatever still runs.
+    pub sessions: ShellSessions,
 }
 
-/// All five tools with the given limits.
-pub fn shell_tools_with(config: &ShellToolsConfig) -> Vec<Arc<dyn Tool>> {
-    vec![
+impl std::fmt::Debug for ShellToolkit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellToolkit")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
+            .field("sessions", &self.sessions)
+            .finish()
+    }
+}
+
+/// All nine tools, sharing one session registry, with the given limits.
+pub fn shell_toolkit(config: &ShellToolsConfig) -> ShellToolkit {
+    let sessions = ShellSessions::new();
+    let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(
             ShellExecTool::new(config.default_timeout)
                 .with_max_timeout(config.max_timeout)
-                .with_max_output_bytes(config.max_output_bytes),
+                .with_max_output_bytes(config.max_output_bytes)
+                .with_default_wait(config.default_wait)
+                .with_sandbox(config.sandbox)
+                .with_sessions(sessions.clone()),
         ),
         Arc::new(FileReadTool::new().with_max_bytes(config.max_read_bytes)),
         Arc::new(FileWriteTool::new()),
         Arc::new(FileStrReplaceTool::new()),
         Arc::new(FileListTool::new().with_limits(config.max_list_depth, config.max_list_entries)),
-    ]
+        Arc::new(ShellViewTool::new(sessions.clone())),
+        Arc::new(ShellWaitTool::new(sessions.clone())),
+        Arc::new(ShellWriteTool::new(sessions.clone())),
+        Arc::new(ShellKillTool::new(sessions.clone())),
+    ];
+    ShellToolkit { tools, sessions }
+}
+
+/// All nine tools with default limits.
+pub fn shell_tools() -> Vec<Arc<dyn Tool>> {
+    shell_tools_with(&ShellToolsConfig::default())
+}
+
+/// All nine tools with the given limits. Their session registry is only reachable through
+/// the tools: sessions end at their timeout or when the tools are dropped. Use
+/// [`shell_toolkit`] to be able to close a run's sessions when it ends.
+pub fn shell_tools_with(config: &ShellToolsConfig) -> Vec<Arc<dyn Tool>> {
+    shell_toolkit(config).tools
 }
 
 #[cfg(test)]
@@ -104,7 +200,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn all_five_tools_with_unique_names_and_object_schemas() {
+    fn all_nine_tools_with_unique_names_and_object_schemas() {
         let tools = shell_tools();
         let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(
@@ -114,7 +210,11 @@ mod tests {
                 FILE_READ,
                 FILE_WRITE,
                 FILE_STR_REPLACE,
-                FILE_LIST
+                FILE_LIST,
+                SHELL_VIEW,
+                SHELL_WAIT,
+                SHELL_WRITE,
+                SHELL_KILL
             ]
         );
         for tool in &tools {
@@ -154,5 +254,39 @@ mod tests {
         let list = tools[4].parameters();
         assert!(list.get("required").is_none());
         assert_eq!(list["properties"]["path"]["type"], "string");
+        assert_eq!(shell["properties"]["wait_secs"]["type"], "integer");
+        assert_eq!(shell["properties"]["wait_secs"]["minimum"], 1);
+        for (tool, required) in [
+            (&tools[5], serde_json::json!(["id"])),
+            (&tools[6], serde_json::json!(["id", "seconds"])),
+            (&tools[7], serde_json::json!(["id", "input"])),
+            (&tools[8], serde_json::json!(["id"])),
+        ] {
+            let schema = tool.parameters();
+            assert_eq!(schema["required"], required, "{}", tool.name());
+            assert_eq!(schema["properties"]["id"]["type"], "string");
+            assert_eq!(schema["additionalProperties"], false);
+        }
+    }
+
+    #[test]
+    fn the_toolkit_shares_one_registry_and_applies_the_config() {
+        let kit = shell_toolkit(&ShellToolsConfig {
+            default_wait: Duration::from_secs(7),
+            sandbox: Sandbox::Bwrap {
+                allow_network: true,
+            },
+            ..ShellToolsConfig::default()
+        });
+        assert_eq!(kit.tools.len(), 9);
+        let exec = kit.tools[0].description();
+        assert!(exec.contains("`wait_secs` (default 7)"), "{exec}");
+        assert!(exec.contains("the network is reachable"), "{exec}");
+        assert_eq!(ShellToolsConfig::default().sandbox, Sandbox::None);
+        assert_eq!(
+            ShellToolsConfig::default().default_wait,
+            Duration::from_secs(30)
+        );
+        assert!(format!("{kit:?}").contains("shell_kill"));
     }
 }

@@ -1,42 +1,85 @@
-//! The `shell_exec` tool.
+//! The `shell_exec` tool: runs a command, waits up to `wait_secs` for it to end, and hands
+//! a command still running after that over to [`ShellSessions`] as a session.
 
-use std::fmt::Write as _;
-use std::os::unix::process::ExitStatusExt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::ToolError;
 
-use crate::capture::CappedBuffer;
-use crate::process::{self, CommandSpec, Ending, Finished};
+use crate::process::{self, CommandSpec, Ending, Launch, Proc};
+use crate::report::{report, still_running};
+use crate::sandbox::{find_bwrap, BwrapPrograms, Sandbox};
+use crate::sessions::ShellSessions;
 use crate::{args, workspace, SHELL_EXEC};
 
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
+/// The limits a description states.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    default_timeout: Duration,
+    max_timeout: Duration,
+    default_wait: Duration,
+    max_output_bytes: usize,
+    sandbox: Sandbox,
+}
+
 /// The description shown to the model, with this tool's limits filled in.
-fn describe(default_timeout: Duration, max_timeout: Duration, max_output_bytes: usize) -> String {
+fn describe(limits: Limits) -> String {
+    let sandbox = match limits.sandbox {
+        Sandbox::None => "",
+        Sandbox::Bwrap {
+            allow_network: false,
+        } => {
+            " Commands run in a sandbox: only the workspace folder (and a private, empty \
+             /tmp) is writable, the home folder is hidden and there is no network access."
+        }
+        Sandbox::Bwrap {
+            allow_network: true,
+        } => {
+            " Commands run in a sandbox: only the workspace folder (and a private, empty \
+             /tmp) is writable and the home folder is hidden; the network is reachable."
+        }
+    };
     format!(
         "Run a shell command with `bash -c` in the workspace folder (the current directory) \
-         and get its exit code, stdout and stderr. Stdin is empty, so interactive programs \
-         will not work: pass flags like `-y`. The command is killed, together with everything \
-         it started, when it exits or after `timeout_secs` (default {}, max {}); background \
-         processes (`cmd &`) do not survive the call, so do not start servers expecting them \
-         to keep running. Each stream keeps at most {} (the beginning and the end; the \
-         middle is cut and the cut is reported), so filter long output (`| tail -n 50`, \
-         `grep`). API keys and other secrets are not in the environment. A non-zero exit \
-         code is reported as a failed call. Prefer file_read / file_write / \
-         file_str_replace for reading and editing files.",
-        default_timeout.as_secs(),
-        max_timeout.as_secs(),
-        human_bytes(max_output_bytes)
+         and get its exit code, stdout and stderr. If it is still running after `wait_secs` \
+         (default {}), the call returns `still running` with a session id (like `sh1`) and \
+         the command keeps running: shell_view and shell_wait show its new output, \
+         shell_write types into its stdin, shell_kill stops it. Stdin stays open, so a \
+         program waiting for input waits for shell_write: pass flags like `-y`, or add \
+         `< /dev/null`. The command is killed, together with everything it started, when \
+         it exits or after `timeout_secs` (default {}, max {}); background processes \
+         (`cmd &`) do not survive the command, so run a server in the foreground and let \
+         it continue as a session. Each stream keeps at most {} (the beginning and the \
+         end; the middle is cut and the cut is reported), so filter long output \
+         (`| tail -n 50`, `grep`). API keys and other secrets are not in the environment. \
+         A non-zero exit code is reported as a failed call.{sandbox} Prefer file_read / \
+         file_write / file_str_replace for reading and editing files.",
+        secs(limits.default_wait.min(limits.default_timeout)),
+        secs(limits.default_timeout.min(limits.max_timeout)),
+        secs(limits.max_timeout),
+        human_bytes(limits.max_output_bytes)
     )
+}
+
+/// `30` for whole seconds, `0.5` otherwise.
+pub(crate) fn secs(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        d.as_secs().to_string()
+    } else {
+        format!("{:.1}", d.as_secs_f64())
+    }
 }
 
 /// `65536` → `64 KiB`.
@@ -63,6 +106,11 @@ pub struct ShellExecArgs {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
+    /// Seconds to wait for the command to end before returning `still running` with a
+    /// session id while it keeps running (default 30; at most timeout_secs).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub wait_secs: Option<u64>,
 }
 
 /// Runs `bash -c COMMAND` in the workspace; see the crate docs.
@@ -72,6 +120,11 @@ pub struct ShellExecTool {
     default_timeout: Duration,
     max_timeout: Duration,
     max_output_bytes: usize,
+    default_wait: Duration,
+    sandbox: Sandbox,
+    sessions: ShellSessions,
+    /// bwrap and setsid, once found working (a failure is retried at the next call).
+    bwrap: Arc<OnceCell<BwrapPrograms>>,
 }
 
 impl Default for ShellExecTool {
@@ -81,23 +134,30 @@ impl Default for ShellExecTool {
 }
 
 impl ShellExecTool {
-    /// A tool whose calls time out after `default_timeout` unless they say otherwise.
+    /// A tool whose calls time out after `default_timeout` unless they say otherwise. It
+    /// has a registry of its own; give it a shared one with [`ShellExecTool::with_sessions`].
     pub fn new(default_timeout: Duration) -> ShellExecTool {
         ShellExecTool {
             description: String::new(),
             default_timeout,
             max_timeout: MAX_TIMEOUT.max(default_timeout),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            default_wait: DEFAULT_WAIT,
+            sandbox: Sandbox::None,
+            sessions: ShellSessions::new(),
+            bwrap: Arc::new(OnceCell::new()),
         }
         .described()
     }
 
     fn described(mut self) -> ShellExecTool {
-        self.description = describe(
-            self.default_timeout.min(self.max_timeout),
-            self.max_timeout,
-            self.max_output_bytes,
-        );
+        self.description = describe(Limits {
+            default_timeout: self.default_timeout,
+            max_timeout: self.max_timeout,
+            default_wait: self.default_wait,
+            max_output_bytes: self.max_output_bytes,
+            sandbox: self.sandbox,
+        });
         self
     }
 
@@ -107,10 +167,34 @@ impl ShellExecTool {
         self.described()
     }
 
-    /// Bytes kept per output stream, half from the start and half from the end.
+    /// Bytes kept per output stream, half from the start and half from the end (per look
+    /// at a session's output).
     pub fn with_max_output_bytes(mut self, max_output_bytes: usize) -> ShellExecTool {
         self.max_output_bytes = max_output_bytes;
         self.described()
+    }
+
+    /// How long a call waits for its command when it gives no `wait_secs` (default 30 s).
+    pub fn with_default_wait(mut self, default_wait: Duration) -> ShellExecTool {
+        self.default_wait = default_wait;
+        self.described()
+    }
+
+    /// Where commands run (default [`Sandbox::None`]).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> ShellExecTool {
+        self.sandbox = sandbox;
+        self.described()
+    }
+
+    /// The registry that commands outliving their wait join.
+    pub fn with_sessions(mut self, sessions: ShellSessions) -> ShellExecTool {
+        self.sessions = sessions;
+        self
+    }
+
+    /// The registry that commands outliving their wait join.
+    pub fn sessions(&self) -> &ShellSessions {
+        &self.sessions
     }
 
     /// The timeout of a call and, when it was capped, a note saying so.
@@ -130,6 +214,65 @@ impl ShellExecTool {
             Some(secs) => Ok((Duration::from_secs(secs), None)),
         }
     }
+
+    /// How long a call waits before handing its command over to a session; a wait of at
+    /// least the timeout means waiting for the end.
+    fn wait_for(&self, requested: Option<u64>, timeout: Duration) -> Result<Duration, ToolError> {
+        let wait = match requested {
+            None => self.default_wait,
+            Some(0) => {
+                return Err(ToolError::InvalidArguments(
+                    "shell_exec: wait_secs must be at least 1".to_string(),
+                ))
+            }
+            Some(secs) => Duration::from_secs(secs),
+        };
+        Ok(wait.min(timeout))
+    }
+
+    /// How to start commands: plainly, or in bwrap when it is configured and works.
+    async fn launch(&self) -> Result<Launch, ToolError> {
+        let Sandbox::Bwrap { allow_network } = self.sandbox else {
+            return Ok(Launch::Plain);
+        };
+        let programs = self
+            .bwrap
+            .get_or_try_init(|| async {
+                tokio::task::spawn_blocking(find_bwrap)
+                    .await
+                    .map_err(|e| format!("checking the bwrap sandbox failed: {e}"))?
+            })
+            .await
+            .map_err(|reason| {
+                tracing::warn!(%reason, "shell_exec refused: the sandbox is not available");
+                ToolError::Failed(format!(
+                    "{reason}. The command was not run: shell commands are configured to run \
+                     in the bwrap sandbox and never run without it."
+                ))
+            })?;
+        Ok(Launch::Bwrap {
+            programs: programs.clone(),
+            allow_network,
+        })
+    }
+}
+
+/// Kills a command whose `shell_exec` call was dropped before it ended or became a
+/// session (the executor abandoned the call).
+struct KillUnlessKept(Option<Arc<Proc>>);
+
+impl KillUnlessKept {
+    fn keep(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillUnlessKept {
+    fn drop(&mut self) {
+        if let Some(proc) = self.0.take() {
+            proc.kill();
+        }
+    }
 }
 
 #[async_trait]
@@ -146,6 +289,14 @@ impl Tool for ShellExecTool {
         args::schema::<ShellExecArgs>()
     }
 
+    /// The run ended: none of its shell sessions may outlive it.
+    async fn close_run(&self, run_id: &str) {
+        let killed = self.sessions().close_run(run_id).await;
+        if killed > 0 {
+            tracing::info!(run_id, killed, "shell sessions ended with the run");
+        }
+    }
+
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ShellExecArgs = args::parse(SHELL_EXEC, args)?;
         if args.command.trim().is_empty() {
@@ -154,22 +305,43 @@ impl Tool for ShellExecTool {
             ));
         }
         let (timeout, note) = self.timeout_for(args.timeout_secs)?;
+        let wait = self.wait_for(args.wait_secs, timeout)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Failed(
                 "the run was cancelled; the command was not started".to_string(),
             ));
         }
         let cwd = workspace::canonical_workspace(&ctx.workspace)?;
-        tracing::info!(command = %args.command, timeout_s = timeout.as_secs_f64(), "shell_exec");
+        let launch = self.launch().await?;
+        tracing::info!(
+            command = %args.command,
+            timeout_s = timeout.as_secs_f64(),
+            wait_s = wait.as_secs_f64(),
+            sandboxed = matches!(launch, Launch::Bwrap { .. }),
+            "shell_exec"
+        );
         let spec = CommandSpec {
             command: &args.command,
             cwd: &cwd,
             timeout,
             max_output_bytes: self.max_output_bytes,
+            launch: &launch,
         };
-        let finished = process::run(spec, &ctx.cancel)
-            .await
+        let proc = process::spawn(spec, ctx.cancel.clone())
             .map_err(|e| ToolError::Failed(format!("could not run the command: {e}")))?;
+        let mut guard = KillUnlessKept(Some(proc.clone()));
+        let ended_in_time = if wait >= timeout {
+            proc.ended().await;
+            true
+        } else {
+            tokio::time::timeout(wait, proc.ended()).await.is_ok()
+        };
+        guard.keep();
+        if !ended_in_time {
+            let session = self.sessions.adopt(&ctx.run_id, proc);
+            return Ok(still_running(&session.id, wait, &session.proc, note));
+        }
+        let finished = process::finish(&proc).await;
         if matches!(finished.ending, Ending::Cancelled) {
             tracing::info!("shell_exec cancelled");
             return Err(ToolError::Failed(
@@ -178,56 +350,6 @@ impl Tool for ShellExecTool {
         }
         Ok(report(&finished, timeout, note))
     }
-}
-
-/// The text the model reads: status line, then stdout, then stderr.
-fn report(finished: &Finished, timeout: Duration, note: Option<String>) -> ToolOutput {
-    let (status, failed) = match finished.ending {
-        Ending::Exited(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => (format!("exit code: {code}"), code != 0),
-            (None, Some(signal)) => (format!("killed by signal {signal}"), true),
-            (None, None) => ("exit status unknown".to_string(), true),
-        },
-        Ending::TimedOut => (
-            format!(
-                "timed out after {} s; process group killed (output below is partial)",
-                timeout.as_secs()
-            ),
-            true,
-        ),
-        Ending::Cancelled => ("cancelled; process group killed".to_string(), true),
-    };
-    let mut content = status;
-    if let Some(note) = note {
-        content.push('\n');
-        content.push_str(&note);
-    }
-    section(&mut content, "stdout", &finished.stdout);
-    section(&mut content, "stderr", &finished.stderr);
-    if finished.streams_abandoned {
-        content.push_str(
-            "\n[a process that left the command's process group kept the output open; \
-             stopped reading]",
-        );
-    }
-    if failed {
-        ToolOutput::error(content)
-    } else {
-        ToolOutput::ok(content)
-    }
-}
-
-fn section(content: &mut String, label: &str, buffer: &CappedBuffer) {
-    if buffer.is_empty() {
-        let _ = write!(content, "\n--- {label}: (empty) ---");
-        return;
-    }
-    let text = buffer.render();
-    let _ = write!(
-        content,
-        "\n--- {label} ---\n{}",
-        text.strip_suffix('\n').unwrap_or(&text)
-    );
 }
 
 #[cfg(test)]
@@ -241,8 +363,18 @@ mod tests {
         let d = tool.description();
         assert!(d.contains("default 30, max 600"), "{d}");
         assert!(d.contains("1 MiB"), "{d}");
+        assert!(d.contains("`wait_secs` (default 30)"), "{d}");
+        assert!(!d.contains("sandbox"), "{d}");
         assert_eq!(human_bytes(65536), "64 KiB");
         assert_eq!(human_bytes(1000), "1000 bytes");
+        let tool = tool
+            .with_default_wait(Duration::from_millis(500))
+            .with_sandbox(Sandbox::Bwrap {
+                allow_network: false,
+            });
+        let d = tool.description();
+        assert!(d.contains("`wait_secs` (default 0.5)"), "{d}");
+        assert!(d.contains("no network access"), "{d}");
     }
 
     #[test]
@@ -266,42 +398,25 @@ mod tests {
     }
 
     #[test]
-    fn report_layout() {
-        let mut stdout = CappedBuffer::new(100);
-        stdout.push(b"hello\n");
-        let finished = Finished {
-            ending: Ending::Exited(std::process::ExitStatus::from_raw(3 << 8)),
-            stdout,
-            stderr: CappedBuffer::new(100),
-            streams_abandoned: false,
-        };
-        let out = report(&finished, Duration::from_secs(1), None);
-        assert!(out.is_error);
+    fn waits_are_capped_by_the_timeout() {
+        let tool = ShellExecTool::new(Duration::from_secs(5));
+        let t = Duration::from_secs(60);
+        assert_eq!(tool.wait_for(None, t).unwrap(), DEFAULT_WAIT);
+        assert_eq!(tool.wait_for(Some(3), t).unwrap(), Duration::from_secs(3));
+        assert_eq!(tool.wait_for(Some(90), t).unwrap(), Duration::from_secs(60));
         assert_eq!(
-            out.content,
-            "exit code: 3\n--- stdout ---\nhello\n--- stderr: (empty) ---"
+            tool.wait_for(None, Duration::from_secs(2)).unwrap(),
+            Duration::from_secs(2)
         );
+        assert!(matches!(
+            tool.wait_for(Some(0), t),
+            Err(ToolError::InvalidArguments(m)) if m.contains("wait_secs must be at least 1")
+        ));
     }
 
     #[test]
-    fn signal_and_timeout_are_errors() {
-        let finished = Finished {
-            ending: Ending::Exited(std::process::ExitStatus::from_raw(9)),
-            stdout: CappedBuffer::new(10),
-            stderr: CappedBuffer::new(10),
-            streams_abandoned: false,
-        };
-        let out = report(&finished, Duration::from_secs(1), None);
-        assert!(out.is_error);
-        assert!(out.content.starts_with("killed by signal 9"));
-        let finished = Finished {
-            ending: Ending::TimedOut,
-            ..finished
-        };
-        let out = report(&finished, Duration::from_secs(2), None);
-        assert!(out.is_error);
-        assert!(out
-            .content
-            .starts_with("timed out after 2 s; process group killed"));
+    fn seconds_are_shown_plainly() {
+        assert_eq!(secs(Duration::from_secs(30)), "30");
+        assert_eq!(secs(Duration::from_millis(1500)), "1.5");
     }
 }

@@ -73,11 +73,16 @@ async fn non_zero_exit_is_an_error_output_with_both_streams() {
     );
 }
 
+/// Stdin is an open pipe (so `shell_write` can answer prompts): a command reading it waits
+/// for input and outlives the wait as a session; `< /dev/null` gives it empty input.
 #[tokio::test]
-async fn stdin_is_empty() {
+async fn stdin_is_open_unless_redirected() {
     let dir = tempfile::tempdir().unwrap();
     let out = shell()
-        .execute(json!({"command": "cat; echo end"}), &ctx(dir.path()))
+        .execute(
+            json!({"command": "cat < /dev/null; echo end"}),
+            &ctx(dir.path()),
+        )
         .await
         .unwrap();
     assert!(
@@ -85,6 +90,21 @@ async fn stdin_is_empty() {
         "{}",
         out.content
     );
+    let tool = shell();
+    let out = tool
+        .execute(
+            json!({"command": "cat; echo end", "wait_secs": 1}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content
+            .starts_with("still running after 1 s; session id: sh1"),
+        "{}",
+        out.content
+    );
+    assert_eq!(tool.sessions().close_run("run_1").await, 1);
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 
 mod common;
 
-use adapter_tools_shell::ShellExecTool;
-use common::ctx;
+use adapter_tools_shell::{Sandbox, ShellExecTool};
+use common::{bwrap_usable, ctx};
 use domain::ports::Tool;
 use serde_json::json;
 
@@ -38,4 +38,18 @@ async fn secret_variables_are_removed() {
     }
     assert!(out.content.contains("PLAIN_SETTING=visible-value"));
     assert!(out.content.contains("PATH="));
+
+    // The same inside the bwrap sandbox, which passes its environment on.
+    if bwrap_usable("secret_variables_are_removed (sandboxed)") {
+        let out = ShellExecTool::default()
+            .with_sandbox(Sandbox::Bwrap {
+                allow_network: false,
+            })
+            .execute(json!({"command": "env"}), &ctx(dir.path()))
+            .await
+            .unwrap();
+        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.content.contains("s3cr3t-value"), "{}", out.content);
+        assert!(out.content.contains("PLAIN_SETTING=visible-value"));
+    }
 }

@@ -27,6 +27,13 @@ pub enum Command {
     Run(RunArgs),
     /// Continue a run that was killed or cancelled, from its last durable point.
     Resume(ResumeArgs),
+    /// Serve the HTTP API, the live event stream and the web page.
+    Serve(ServeArgs),
+    /// The tools offered to the model, and why any is not.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
     /// Inspect stored runs.
     Runs {
         #[command(subcommand)]
@@ -46,6 +53,15 @@ pub enum ModeArg {
     Dag,
     /// Classify the task and pick flow, dag or todo.
     Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    /// Shell commands run with the user's rights, in the workspace.
+    None,
+    /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
+    /// unless --sandbox-network.
+    Bwrap,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -84,8 +100,30 @@ pub struct ResumeArgs {
     pub opts: RunOptions,
 }
 
-/// Options shared by `run` and `resume`.
+/// `planwright serve`: the run options are the defaults of every run it starts.
 #[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port. The bound address is printed on
+    /// stderr as `listening on http://ADDR`.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
+
+    /// Runs executing at once; further runs wait in a queue.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_concurrent_runs: u32,
+
+    /// Bearer token required by the API [default: generated at first start and kept in
+    /// `server-token` beside the database]. Required to listen on a non-loopback address.
+    #[arg(long, env = "PLANWRIGHT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Defaults of the runs the server starts (a request may override mode and model).
+    #[command(flatten)]
+    pub opts: RunOptions,
+}
+
+/// Options shared by `run`, `resume` and `serve`.
+#[derive(Debug, Clone, Args)]
 pub struct RunOptions {
     /// Planning style.
     #[arg(long, value_enum, default_value = "flow")]
@@ -135,6 +173,14 @@ pub struct RunOptions {
     #[arg(long)]
     pub verify: bool,
 
+    /// Where shell commands run.
+    #[arg(long, value_enum, default_value = "none", env = "PLANWRIGHT_SANDBOX")]
+    pub sandbox: SandboxArg,
+
+    /// Let sandboxed shell commands use the network.
+    #[arg(long)]
+    pub sandbox_network: bool,
+
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
     #[arg(long)]
     pub max_tokens: Option<u64>,
@@ -176,6 +222,15 @@ pub struct RunOptions {
     /// whose requests differ from the recorded ones fails naming the first difference.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List every tool offered to the model and why any family is not offered.
+    List {
+        #[command(flatten)]
+        opts: RunOptions,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@
 mod cli;
 mod ids;
 mod report;
+mod server;
 mod terminal_user;
 mod view;
 mod wiring;
@@ -23,7 +24,7 @@ use domain::ports::{RunStatus, RunStore};
 use domain::{RunRequest, Runtime};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand};
+use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
 
 /// The app's error enum; each variant maps to an exit code.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +85,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
     match cli.command {
         Command::Run(args) => run(&cli.db, args).await,
         Command::Resume(args) => resume(&cli.db, args).await,
+        Command::Tools {
+            command: ToolsCommand::List { opts },
+        } => tools_list(&opts),
+        Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
     }
 }
@@ -154,6 +159,24 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
             other => AppError::Run(format!("the run could not go on: {other}")),
         })?;
     finish(&outcome, &record.workspace, opts.json, &llm)
+}
+
+/// `planwright tools list`: every tool offered, and why a family is not.
+fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
+    let (set, families) = wiring::tools(opts, domain::StepLimits::default().max_observation_bytes)?;
+    let mut out = String::new();
+    for f in &families {
+        match &f.not_offered {
+            None => out.push_str(&format!("{}: {}\n", f.family, f.tools.join(", "))),
+            Some(why) => out.push_str(&format!("{}: not offered ({why})\n", f.family)),
+        }
+    }
+    out.push_str(&format!(
+        "always: complete_step, message_notify_user, message_ask_user\n{} tools offered in all\n",
+        set.names().len() + 3
+    ));
+    print_stdout(&out);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Ctrl-C cancels the run cleanly (a summary is still written); a second Ctrl-C quits.

@@ -153,21 +153,100 @@ pub fn store(_db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
     ))
 }
 
-/// The executor's tools. Their own output caps sit below the executor's observation budget,
-/// so a tool's labelled sections (exit code, stdout, stderr, "continue at line N") survive.
-fn tools(observation_budget: usize) -> ToolSet {
-    let set = ToolSet::new();
+/// Adds a family of tools to the set and records it as offered.
+fn offer(
+    set: ToolSet,
+    families: &mut Vec<ToolFamily>,
+    family: &'static str,
+    tools: Vec<Arc<dyn domain::ports::Tool>>,
+) -> ToolSet {
+    families.push(ToolFamily {
+        family,
+        tools: tools.iter().map(|t| t.name().to_string()).collect(),
+        not_offered: None,
+    });
+    set.extend(tools)
+}
+
+/// Whether each tool family is offered, and why not when it is not (`planwright tools list`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFamily {
+    pub family: &'static str,
+    pub tools: Vec<String>,
+    /// `None` when offered; else why not.
+    pub not_offered: Option<String>,
+}
+
+/// The executor's tools, and a line per family saying what is offered and why not.
+/// The shell tools' own output caps sit below the executor's observation budget, so a
+/// tool's labelled sections (exit code, stdout, stderr, "continue at line N") survive.
+pub fn tools(
+    opts: &RunOptions,
+    observation_budget: usize,
+) -> Result<(ToolSet, Vec<ToolFamily>), AppError> {
+    let mut set = ToolSet::new();
+    let mut families = Vec::new();
     #[cfg(feature = "tools-shell")]
-    let set = set.extend(adapter_tools_shell::shell_tools_with(
-        &adapter_tools_shell::ShellToolsConfig {
+    {
+        let sandbox = match opts.sandbox {
+            crate::cli::SandboxArg::None => adapter_tools_shell::Sandbox::None,
+            crate::cli::SandboxArg::Bwrap => {
+                adapter_tools_shell::bwrap_available().map_err(|e| {
+                    AppError::Config(format!("--sandbox bwrap is not usable here: {e}"))
+                })?;
+                adapter_tools_shell::Sandbox::Bwrap {
+                    allow_network: opts.sandbox_network,
+                }
+            }
+        };
+        let toolkit = adapter_tools_shell::shell_toolkit(&adapter_tools_shell::ShellToolsConfig {
             max_output_bytes: observation_budget * 3 / 8,
             max_read_bytes: observation_budget * 3 / 4,
+            sandbox,
             ..Default::default()
-        },
-    ));
+        });
+        set = offer(set, &mut families, "shell and files", toolkit.tools);
+    }
     #[cfg(not(feature = "tools-shell"))]
     let _ = observation_budget;
-    set
+    #[cfg(feature = "tools-browser")]
+    {
+        let browsers =
+            adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig::default());
+        match browsers.is_available() {
+            Ok(_) => set = offer(set, &mut families, "browser", browsers.tools()),
+            Err(why) => families.push(ToolFamily {
+                family: "browser",
+                tools: Vec::new(),
+                not_offered: Some(why),
+            }),
+        }
+    }
+    #[cfg(feature = "search")]
+    {
+        match adapter_search::provider_from_env() {
+            Ok(Some(provider)) => {
+                let tool: Arc<dyn domain::ports::Tool> =
+                    Arc::new(domain::tools::WebSearch::new(provider));
+                set = offer(set, &mut families, "web search", vec![tool]);
+            }
+            Ok(None) => families.push(ToolFamily {
+                family: "web search",
+                tools: Vec::new(),
+                not_offered: Some(
+                    "no search provider: set SEARXNG_URL, BRAVE_API_KEY or TAVILY_API_KEY"
+                        .to_string(),
+                ),
+            }),
+            Err(e) => {
+                return Err(AppError::Config(format!(
+                    "web search is misconfigured: {e}"
+                )))
+            }
+        }
+    }
+    let _ = opts;
+    Ok((set, families))
 }
 
 pub fn runtime(
@@ -201,7 +280,7 @@ pub fn runtime(
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;
-    let toolbox = tools(config.limits.max_observation_bytes);
+    let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
     if toolbox.names().is_empty() {
         return Err(AppError::Config(
             "this planwright was built without tools (enable the `tools-shell` feature)".into(),

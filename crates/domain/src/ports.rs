@@ -76,6 +76,9 @@ pub trait Tool: Send + Sync {
         false
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The run ended: release what the tool holds for it (shell sessions, a browser).
+    async fn close_run(&self, _run_id: &str) {}
 }
 
 /// The set of tools offered to an executor.
@@ -95,6 +98,9 @@ pub trait Toolbox: Send + Sync {
     fn idempotent(&self, _name: &str) -> bool {
         false
     }
+
+    /// The run ended: every tool releases what it holds for it.
+    async fn close_run(&self, _run_id: &str) {}
 }
 
 /// Lifecycle of a run as stored.

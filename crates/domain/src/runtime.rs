@@ -199,8 +199,18 @@ impl Runtime {
                 "a runtime needs at least one executor".into(),
             ));
         }
+        let run_id = request.run_id.clone();
         let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
-        self.run_inner(request, cancel).instrument(span).await
+        let outcome = self.run_inner(request, cancel).instrument(span).await;
+        self.close_tools(&run_id).await;
+        outcome
+    }
+
+    /// Lets every executor's tools release what they hold for the run (sessions, browsers).
+    async fn close_tools(&self, run_id: &str) {
+        for agent in &self.executors {
+            agent.toolbox.close_run(run_id).await;
+        }
     }
 
     async fn run_inner(
@@ -253,7 +263,9 @@ impl Runtime {
             ));
         }
         let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
-        self.resume_inner(run_id, cancel).instrument(span).await
+        let outcome = self.resume_inner(run_id, cancel).instrument(span).await;
+        self.close_tools(run_id).await;
+        outcome
     }
 
     async fn resume_inner(

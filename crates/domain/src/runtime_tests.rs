@@ -134,6 +134,7 @@ fn recording_store() -> (MockRunStore, Arc<Recorded>) {
 /// A toolbox with `shell_exec` (echoes its command) and `boom` (always errors).
 fn toolbox() -> MockToolbox {
     let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
     tb.expect_schemas().returning(|| {
         vec![ToolSchema {
             name: "shell_exec".into(),
@@ -657,6 +658,7 @@ async fn cancellation_ends_the_step_skips_the_rest_and_still_summarizes() {
     let llm = Arc::new(llm);
     let (store, rec) = recording_store();
     let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
     tb.expect_schemas().returning(Vec::new);
     let c = cancel.clone();
     tb.expect_call().returning(move |_, _, _| {

@@ -170,6 +170,7 @@ impl LlmClient for FakeLlm {
 
 fn toolbox() -> MockToolbox {
     let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
     tb.expect_schemas().returning(Vec::new);
     tb.expect_call().returning(|name, _, _| match name {
         "boom" => Err(ToolError::Failed("kaboom".into())),

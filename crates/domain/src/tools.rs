@@ -80,6 +80,12 @@ impl Toolbox for ToolSet {
         self.get(name).is_some_and(|t| t.idempotent())
     }
 
+    async fn close_run(&self, run_id: &str) {
+        for tool in &self.tools {
+            tool.close_run(run_id).await;
+        }
+    }
+
     async fn call(
         &self,
         name: &str,

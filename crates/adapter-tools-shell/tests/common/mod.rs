@@ -11,8 +11,13 @@ use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
 
 pub fn ctx(workspace: &Path) -> ToolContext {
+    ctx_in_run(workspace, "run_1")
+}
+
+/// A context of run `run_id`.
+pub fn ctx_in_run(workspace: &Path, run_id: &str) -> ToolContext {
     ToolContext {
-        run_id: "run_1".to_string(),
+        run_id: run_id.to_string(),
         step_id: Some("s1".to_string()),
         workspace: workspace.to_path_buf(),
         cancel: CancellationToken::new(),
@@ -60,4 +65,42 @@ pub fn has_lines(file: &Path, lines: usize) -> bool {
     std::fs::read_to_string(file)
         .map(|s| s.ends_with('\n') && s.lines().count() >= lines)
         .unwrap_or(false)
+}
+
+/// Pids of live processes whose `argv[0]` is exactly `marker` (start them with
+/// `exec -a MARKER ...`). Works for processes in other pid namespaces too.
+pub fn pids_named(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|cmdline| cmdline.split(|b| *b == 0).next() == Some(marker.as_bytes()))
+                .unwrap_or(false)
+        })
+        .filter(|pid| !process_gone(*pid))
+        .collect()
+}
+
+/// Whether the bwrap sandbox can be tested here. Under `CI=true` it must be: the test
+/// fails with the reason instead of skipping.
+#[allow(clippy::print_stderr)]
+pub fn bwrap_usable(test: &str) -> bool {
+    match adapter_tools_shell::bwrap_available() {
+        Ok(_) => true,
+        Err(reason) => {
+            let ci = std::env::var("CI")
+                .map(|v| v.eq_ignore_ascii_case("true") || v == "1")
+                .unwrap_or(false);
+            assert!(
+                !ci,
+                "{test}: CI=true requires a working bwrap sandbox (CI installs the Debian \
+                 package `bubblewrap`): {reason}"
+            );
+            eprintln!("skipping {test}: {reason}");
+            false
+        }
+    }
 }

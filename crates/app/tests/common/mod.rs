@@ -186,6 +186,17 @@ impl Planwright {
             }
         }
         cmd.env("PLANWRIGHT_LOG", "warn");
+        // The same tools on every machine (requests, and so cassettes, list them): no
+        // browser and no web search unless a test asks for them.
+        for k in [
+            "SEARXNG_URL",
+            "BRAVE_API_KEY",
+            "BRAVE_SEARCH_API_KEY",
+            "TAVILY_API_KEY",
+        ] {
+            cmd.env_remove(k);
+        }
+        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -203,6 +214,17 @@ impl Planwright {
             }
         }
         cmd.env("PLANWRIGHT_LOG", "warn");
+        // The same tools on every machine (requests, and so cassettes, list them): no
+        // browser and no web search unless a test asks for them.
+        for k in [
+            "SEARXNG_URL",
+            "BRAVE_API_KEY",
+            "BRAVE_SEARCH_API_KEY",
+            "TAVILY_API_KEY",
+        ] {
+            cmd.env_remove(k);
+        }
+        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -288,5 +310,173 @@ impl Planwright {
             (seq, ty, serde_json::from_str(&json).expect("event json"))
         })
         .collect()
+    }
+}
+
+// ---- `planwright serve` helpers (tests/server*.rs) ----
+
+/// A running `planwright serve` on 127.0.0.1 (killed when dropped).
+pub struct Server {
+    pub child: tokio::process::Child,
+    pub base: String,
+    pub token: String,
+    /// Every stderr line so far.
+    pub stderr: std::sync::Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+}
+
+impl Planwright {
+    /// Starts `planwright serve --addr 127.0.0.1:0 ARGS` and waits for its
+    /// `listening on http://ADDR` line. `token` goes to PLANWRIGHT_TOKEN when given.
+    pub async fn serve(&self, llm_base: &str, token: Option<&str>, args: &[&str]) -> Server {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
+        cmd.args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .current_dir(self.dir.path());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
+                cmd.env_remove(k);
+            }
+        }
+        // No browser and no web search for the runs (as `exec` and `spawn` do).
+        for k in [
+            "SEARXNG_URL",
+            "BRAVE_API_KEY",
+            "BRAVE_SEARCH_API_KEY",
+            "TAVILY_API_KEY",
+        ] {
+            cmd.env_remove(k);
+        }
+        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
+            .env("PLANWRIGHT_LOG", "warn")
+            .env("OPENAI_BASE_URL", llm_base)
+            .env("OPENAI_API_KEY", "sk-test-secret");
+        if let Some(t) = token {
+            cmd.env("PLANWRIGHT_TOKEN", t);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("planwright serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = std::sync::Arc::new(Mutex::new(Vec::<String>::new()));
+        let (addr_tx, addr_rx) = tokio::sync::oneshot::channel::<String>();
+        let sink = lines.clone();
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(stderr).lines();
+            let mut addr_tx = Some(addr_tx);
+            while let Ok(Some(line)) = reader.next_line().await {
+                if let Some(addr) = line.strip_prefix("listening on ") {
+                    if let Some(tx) = addr_tx.take() {
+                        let _ = tx.send(addr.trim().to_string());
+                    }
+                }
+                if let Ok(mut l) = sink.lock() {
+                    l.push(line);
+                }
+            }
+        });
+        let base = tokio::time::timeout(std::time::Duration::from_secs(30), addr_rx)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| {
+                panic!(
+                    "planwright serve did not print its address; stderr:\n{}",
+                    lines.lock().map(|l| l.join("\n")).unwrap_or_default()
+                )
+            });
+        let token = match token {
+            Some(t) => t.to_string(),
+            None => std::fs::read_to_string(self.dir.path().join(".planwright/server-token"))
+                .map(|t| t.trim().to_string())
+                .unwrap_or_default(),
+        };
+        Server {
+            child,
+            base,
+            token,
+            stderr: lines,
+        }
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone)]
+pub struct Sse {
+    pub id: Option<u64>,
+    pub event: String,
+    pub data: Value,
+}
+
+/// Reads server-sent events from a streaming response body.
+pub struct SseReader {
+    response: reqwest::Response,
+    buf: String,
+}
+
+impl SseReader {
+    pub fn new(response: reqwest::Response) -> SseReader {
+        SseReader {
+            response,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event; `None` when the stream ended.
+    pub async fn next(&mut self) -> Option<Sse> {
+        loop {
+            while let Some(i) = self.buf.find("\n\n") {
+                let frame: String = self.buf[..i].to_string();
+                self.buf.drain(..i + 2);
+                let mut ev = Sse {
+                    id: None,
+                    event: "message".into(),
+                    data: Value::Null,
+                };
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        ev.id = v.trim().parse().ok();
+                    } else if let Some(v) = line.strip_prefix("event:") {
+                        ev.event = v.trim().to_string();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    }
+                }
+                if data.is_empty() {
+                    continue; // keep-alive comment
+                }
+                ev.data = serde_json::from_str(&data).unwrap_or(Value::String(data));
+                return Some(ev);
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => self.buf.push_str(&String::from_utf8_lossy(&bytes)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Every remaining event until the stream closes (panics after `secs`).
+    pub async fn collect(&mut self, secs: u64) -> Vec<Sse> {
+        let mut out = Vec::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            match tokio::time::timeout_at(deadline, self.next()).await {
+                Ok(Some(e)) => out.push(e),
+                Ok(None) => return out,
+                Err(_) => panic!("the event stream did not close within {secs}s; got {out:?}"),
+            }
+        }
     }
 }

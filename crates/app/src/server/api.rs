@@ -1,0 +1,491 @@
+//! The JSON API under `/v1`.
+
+use std::path::{Component, Path, PathBuf};
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State as Ext};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use clap::ValueEnum;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{auth, sse, web, NewRun, Phase, State};
+use crate::cli::ModeArg;
+
+/// Largest request body accepted.
+pub const BODY_LIMIT: usize = 64 * 1024;
+/// Most files listed for one run.
+const MAX_FILES: usize = 1000;
+
+/// An API failure: a status and `{"error": "..."}`.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let mut response = (status, Json(json!({"error": self.to_string()}))).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+fn store_error(e: domain::StoreError) -> ApiError {
+    tracing::error!(error = %e, "store failure");
+    ApiError::Internal(format!("the run store failed: {e}"))
+}
+
+/// Parses a JSON body with a clear message for each kind of mistake.
+fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+    let bytes = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(format!(
+                "the request body is larger than {} KiB",
+                BODY_LIMIT / 1024
+            ))
+        } else {
+            ApiError::BadRequest(format!("cannot read the request body: {e}"))
+        }
+    })?;
+    if bytes.is_empty() {
+        return Err(ApiError::BadRequest(
+            "the request body is empty; send a JSON object".into(),
+        ));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+pub fn router(state: State) -> Router {
+    let api = Router::new()
+        .route("/runs", post(create_run).get(list_runs))
+        .route("/runs/{id}", get(show_run))
+        .route("/runs/{id}/events", get(sse::events))
+        .route("/runs/{id}/cancel", post(cancel_run))
+        .route("/runs/{id}/reply", post(reply))
+        .route("/runs/{id}/files/{*path}", get(file))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ))
+        .route("/health", get(health))
+        .route("/openapi.json", get(web::openapi));
+    Router::new()
+        .nest("/v1", api)
+        .merge(web::routes())
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateRun {
+    task: String,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+async fn create_run(
+    Ext(state): Ext<State>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: CreateRun = parse_body(body)?;
+    let task = req.task.trim().to_string();
+    if task.is_empty() {
+        return Err(ApiError::BadRequest("`task` is empty".into()));
+    }
+    let mut opts = state.opts.clone();
+    if let Some(mode) = req.mode.as_deref().filter(|m| !m.trim().is_empty()) {
+        opts.mode = ModeArg::from_str(mode.trim(), false).map_err(|_| {
+            ApiError::BadRequest(format!(
+                "unknown mode '{mode}' (available: flow, plan-act, todo, dag, auto)"
+            ))
+        })?;
+    }
+    if let Some(model) = req
+        .model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        if model != state.opts.model {
+            if state.shared_llm.is_some() {
+                return Err(ApiError::BadRequest(
+                    "this server replays or records its LLM; `model` cannot be overridden".into(),
+                ));
+            }
+            opts.model = model.to_string();
+            // Checks the configuration now; each run builds its client on its own thread.
+            crate::wiring::llm(&opts)
+                .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?;
+        }
+    }
+    let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
+    let workspace =
+        crate::prepare_workspace(None, &run_id).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let position = super::start_run(
+        &state,
+        NewRun {
+            run_id: run_id.clone(),
+            task,
+            workspace,
+            opts,
+        },
+    );
+    Ok(match position {
+        None => (
+            StatusCode::CREATED,
+            Json(json!({"run_id": run_id, "queued": false})),
+        )
+            .into_response(),
+        Some(n) => (
+            StatusCode::ACCEPTED,
+            Json(json!({"run_id": run_id, "queued": true, "position": n})),
+        )
+            .into_response(),
+    })
+}
+
+/// A run the store does not know (yet): queued, cancelled while queued, or errored.
+fn registry_json(state: &State, run_id: &str) -> Option<Value> {
+    state
+        .with_registry(|reg| {
+            let e = reg.runs.get(run_id)?;
+            if e.phase == Phase::Active {
+                return None;
+            }
+            let error = match &e.phase {
+                Phase::Errored(m) => Some(m.clone()),
+                Phase::Cancelled => Some("the run was cancelled before it started".to_string()),
+                _ => None,
+            };
+            Some(json!({
+                "run_id": run_id,
+                "status": e.phase.as_str(),
+                "queued": e.phase == Phase::Queued,
+                "position": reg.position(run_id),
+                "task": e.task,
+                "mode": e.mode,
+                "workspace": e.workspace.display().to_string(),
+                "created_at": e.created_at.to_rfc3339(),
+                "error": error,
+            }))
+        })
+        .flatten()
+}
+
+async fn list_runs(Ext(state): Ext<State>) -> Result<Json<Value>, ApiError> {
+    let stored = state.store.list_runs().await.map_err(store_error)?;
+    let mut runs: Vec<Value> = Vec::new();
+    let mut extra: Vec<(String, String)> = state
+        .with_registry(|reg| {
+            reg.runs
+                .iter()
+                .filter(|(_, e)| e.phase != Phase::Active)
+                .map(|(id, e)| (e.created_at.to_rfc3339(), id.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    extra.sort();
+    for (_, id) in extra.iter().rev() {
+        if stored.iter().any(|r| &r.run_id == id) {
+            continue;
+        }
+        if let Some(v) = registry_json(&state, id) {
+            runs.push(v);
+        }
+    }
+    if let Value::Array(list) = crate::report::runs_list_json(&stored) {
+        for (mut v, r) in list.into_iter().zip(&stored) {
+            v["mode"] = json!(r.mode);
+            v["queued"] = json!(false);
+            if errored(&state, &r.run_id).is_some() {
+                v["status"] = json!("failed");
+            }
+            runs.push(v);
+        }
+    }
+    Ok(Json(json!({"runs": runs})))
+}
+
+async fn show_run(
+    Ext(state): Ext<State>,
+    UrlPath(run_id): UrlPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    let Some(run) = state.store.get_run(&run_id).await.map_err(store_error)? else {
+        return registry_json(&state, &run_id)
+            .map(Json)
+            .ok_or_else(|| unknown_run(&run_id));
+    };
+    let plan = state
+        .store
+        .latest_plan(&run_id)
+        .await
+        .map_err(store_error)?;
+    let events = state.store.events(&run_id, 0).await.map_err(store_error)?;
+    let mut v = crate::report::run_show_json(&run, plan.as_ref(), &events);
+    v["queued"] = json!(false);
+    // A run that stopped without a final event (cancelled while planning, store failure).
+    if let Some(error) = errored(&state, &run_id) {
+        v["status"] = json!("failed");
+        v["error"] = json!(error);
+    }
+    v["pending_question"] = json!(state.user.question(&run_id));
+    let ws = PathBuf::from(&run.workspace);
+    v["files"] = json!(tokio::task::spawn_blocking(move || list_files(&ws))
+        .await
+        .unwrap_or_default());
+    Ok(Json(v))
+}
+
+/// Why the run ended without an outcome, when it did.
+fn errored(state: &State, run_id: &str) -> Option<String> {
+    state
+        .with_registry(|reg| match reg.runs.get(run_id).map(|e| &e.phase) {
+            Some(Phase::Errored(m)) => Some(m.clone()),
+            _ => None,
+        })
+        .flatten()
+}
+
+fn unknown_run(run_id: &str) -> ApiError {
+    ApiError::NotFound(format!("no run with id '{run_id}'"))
+}
+
+/// Whether the run exists anywhere (store or registry).
+async fn known(state: &State, run_id: &str) -> Result<bool, ApiError> {
+    if state
+        .with_registry(|r| r.runs.contains_key(run_id))
+        .unwrap_or(false)
+    {
+        return Ok(true);
+    }
+    Ok(state
+        .store
+        .get_run(run_id)
+        .await
+        .map_err(store_error)?
+        .is_some())
+}
+
+async fn cancel_run(
+    Ext(state): Ext<State>,
+    UrlPath(run_id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    let found = state
+        .with_registry(|reg| {
+            reg.runs
+                .get(&run_id)
+                .map(|e| (e.phase.clone(), e.cancel.clone()))
+        })
+        .flatten();
+    match found {
+        Some((Phase::Queued, cancel)) => {
+            cancel.cancel();
+            Ok((
+                StatusCode::OK,
+                Json(json!({"run_id": run_id, "status": "cancelled", "queued": true})),
+            )
+                .into_response())
+        }
+        Some((Phase::Active, cancel)) => {
+            cancel.cancel();
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({"run_id": run_id, "status": "cancelling"})),
+            )
+                .into_response())
+        }
+        Some((phase, _)) => Err(ApiError::Conflict(format!(
+            "run '{run_id}' already ended ({})",
+            phase.as_str()
+        ))),
+        None => match state.store.get_run(&run_id).await.map_err(store_error)? {
+            Some(r) => Err(ApiError::Conflict(format!(
+                "run '{run_id}' is not running here ({})",
+                crate::report::shown_status(&r)
+            ))),
+            None => Err(unknown_run(&run_id)),
+        },
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reply {
+    answer: String,
+}
+
+async fn reply(
+    Ext(state): Ext<State>,
+    UrlPath(run_id): UrlPath<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let req: Reply = parse_body(body)?;
+    if !known(&state, &run_id).await? {
+        return Err(unknown_run(&run_id));
+    }
+    state
+        .user
+        .reply(&run_id, req.answer)
+        .map_err(|e| ApiError::Conflict(e.to_string()))?;
+    Ok(Json(json!({"run_id": run_id, "delivered": true})))
+}
+
+async fn workspace_of(state: &State, run_id: &str) -> Result<PathBuf, ApiError> {
+    if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
+        return Ok(PathBuf::from(r.workspace));
+    }
+    state
+        .with_registry(|reg| reg.runs.get(run_id).map(|e| e.workspace.clone()))
+        .flatten()
+        .ok_or_else(|| unknown_run(run_id))
+}
+
+async fn file(
+    Ext(state): Ext<State>,
+    UrlPath((run_id, path)): UrlPath<(String, String)>,
+) -> Result<Response, ApiError> {
+    let workspace = workspace_of(&state, &run_id).await?;
+    let (name, bytes) = tokio::task::spawn_blocking(move || read_confined(&workspace, &path))
+        .await
+        .map_err(|e| ApiError::Internal(format!("reading the file failed: {e}")))??;
+    let content_type = if std::str::from_utf8(&bytes).is_ok() {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/octet-stream"
+    };
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        name.replace(['"', '\\', '\r', '\n'], "_")
+    );
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+/// Reads `rel` inside `workspace`: relative paths only, no `..`, and the resolved file
+/// (symlinks followed) must still be inside the workspace.
+pub fn read_confined(workspace: &Path, rel: &str) -> Result<(String, Vec<u8>), ApiError> {
+    let rel_path = Path::new(rel);
+    if rel.is_empty() {
+        return Err(ApiError::BadRequest("no file path given".into()));
+    }
+    if rel_path.is_absolute()
+        || rel_path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(ApiError::Forbidden(format!(
+            "'{rel}' is outside the run's workspace"
+        )));
+    }
+    let root = std::fs::canonicalize(workspace)
+        .map_err(|_| ApiError::NotFound("the run's workspace does not exist".into()))?;
+    let target = std::fs::canonicalize(root.join(rel_path))
+        .map_err(|_| ApiError::NotFound(format!("no file '{rel}' in the workspace")))?;
+    if !target.starts_with(&root) {
+        return Err(ApiError::Forbidden(format!(
+            "'{rel}' is outside the run's workspace"
+        )));
+    }
+    if !target.is_file() {
+        return Err(ApiError::NotFound(format!("'{rel}' is not a file")));
+    }
+    let bytes = std::fs::read(&target)
+        .map_err(|e| ApiError::Internal(format!("cannot read '{rel}': {e}")))?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "file".to_string());
+    Ok((name, bytes))
+}
+
+/// The workspace's files as `{path, bytes}`, sorted, symlinks left out.
+fn list_files(workspace: &Path) -> Vec<Value> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    let mut stack = vec![workspace.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                if let Ok(rel) = path.strip_prefix(workspace) {
+                    let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                    out.push((rel.to_string_lossy().to_string(), size));
+                }
+            }
+            if out.len() >= MAX_FILES {
+                break;
+            }
+        }
+    }
+    out.sort();
+    out.into_iter()
+        .map(|(path, bytes)| json!({"path": path, "bytes": bytes}))
+        .collect()
+}

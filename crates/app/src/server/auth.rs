@@ -1,0 +1,178 @@
+//! The API's bearer token: where it comes from, and the check on every request.
+//!
+//! The token is `--token` / `PLANWRIGHT_TOKEN`; without one, a random token is generated at
+//! first start, kept in `server-token` (mode 0600) beside the database, printed once on
+//! stderr, and reused by later starts. Listening on a non-loopback address needs an explicit
+//! token.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::api::ApiError;
+use crate::AppError;
+
+/// Name of the file beside the database holding the generated token.
+pub const TOKEN_FILE: &str = "server-token";
+
+/// The token the API requires.
+pub fn resolve_token(
+    db: &Path,
+    given: Option<&str>,
+    addr: &SocketAddr,
+) -> Result<String, AppError> {
+    if let Some(t) = given.map(str::trim).filter(|t| !t.is_empty()) {
+        if t.len() < 8 {
+            return Err(AppError::Config(
+                "the API token must have at least 8 characters".into(),
+            ));
+        }
+        return Ok(t.to_string());
+    }
+    if !addr.ip().is_loopback() {
+        return Err(AppError::Config(format!(
+            "refusing to listen on {addr} (not a loopback address) without an explicit token: \
+             set PLANWRIGHT_TOKEN or --token"
+        )));
+    }
+    let folder = db
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file = folder.join(TOKEN_FILE);
+    if let Ok(existing) = std::fs::read_to_string(&file) {
+        let existing = existing.trim();
+        if !existing.is_empty() {
+            return Ok(existing.to_string());
+        }
+    }
+    std::fs::create_dir_all(folder)
+        .map_err(|e| AppError::Config(format!("cannot create {}: {e}", folder.display())))?;
+    let token = format!(
+        "pw_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    write_private(&file, &token)
+        .map_err(|e| AppError::Config(format!("cannot write {}: {e}", file.display())))?;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "generated an API token (kept in {}; shown only this once):\n  {token}",
+        file.display()
+    );
+    let _ = err.flush();
+    Ok(token)
+}
+
+#[cfg(unix)]
+fn write_private(file: &Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)?;
+    f.write_all(token.as_bytes())?;
+    f.write_all(b"\n")
+}
+
+#[cfg(not(unix))]
+fn write_private(file: &Path, token: &str) -> std::io::Result<()> {
+    std::fs::write(file, format!("{token}\n"))
+}
+
+/// Compares in time independent of where the inputs differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `?token=` on the events endpoint (EventSource cannot send headers).
+fn query_token(request: &Request) -> Option<String> {
+    if !request.uri().path().ends_with("/events") {
+        return None;
+    }
+    request.uri().query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == "token").then(|| v.to_string())
+    })
+}
+
+/// Middleware: `Authorization: Bearer <token>` on every API route it wraps.
+pub async fn require_token(
+    State(state): State<super::State>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim);
+    let presented = match header {
+        Some(h) => match h.split_once(' ') {
+            Some((scheme, t)) if scheme.eq_ignore_ascii_case("bearer") => {
+                Some(t.trim().to_string())
+            }
+            _ => {
+                return ApiError::Unauthorized(
+                    "the Authorization header must be `Bearer <token>`".into(),
+                )
+                .into_response()
+            }
+        },
+        None => query_token(&request),
+    };
+    match presented {
+        None => {
+            ApiError::Unauthorized("missing API token: send `Authorization: Bearer <token>`".into())
+                .into_response()
+        }
+        Some(t) if constant_time_eq(t.as_bytes(), state.token.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::Unauthorized("wrong API token".into()).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_whole_values() {
+        assert!(constant_time_eq(b"secret-token", b"secret-token"));
+        assert!(!constant_time_eq(b"secret-token", b"secret-tokex"));
+        assert!(!constant_time_eq(b"secret", b"secret-token"));
+    }
+
+    #[test]
+    fn a_generated_token_is_kept_and_reused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("sub").join("pw.db");
+        let addr: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+        let first = resolve_token(&db, None, &addr).expect("token");
+        let second = resolve_token(&db, None, &addr).expect("token");
+        assert_eq!(first, second);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(dir.path().join("sub").join(TOKEN_FILE)).expect("file");
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        }
+        let public: SocketAddr = "0.0.0.0:8080".parse().expect("addr");
+        assert!(resolve_token(&db, None, &public).is_err());
+        assert_eq!(
+            resolve_token(&db, Some("explicit-token"), &public).expect("token"),
+            "explicit-token"
+        );
+    }
+}

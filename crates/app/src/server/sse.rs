@@ -1,0 +1,348 @@
+//! `GET /v1/runs/{id}/events`: every event of a run as Server-Sent Events.
+//!
+//! The handler subscribes to the run's live channel first, then replays the store after
+//! `Last-Event-ID` (or `?after=`), then follows the channel, skipping what it already sent.
+//! A listener that lags behind re-reads the gap from the store: the run is never slowed.
+//! The stream ends after the run's final event (`run_completed` / `run_failed`).
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, Query, State as Ext};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use domain::event::Event;
+use futures_util::stream::Stream;
+use serde::Deserialize;
+use tokio::sync::{broadcast, mpsc};
+
+use super::api::ApiError;
+use super::State;
+
+/// Frames buffered per connection before the producer waits for the client.
+const CONNECTION_BUFFER: usize = 64;
+
+#[derive(Debug, Deserialize)]
+pub struct EventsQuery {
+    /// Replay after this sequence number (same as `Last-Event-ID`).
+    #[serde(default)]
+    after: Option<u64>,
+}
+
+pub async fn events(
+    Ext(state): Ext<State>,
+    UrlPath(run_id): UrlPath<String>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let last_event_id = match headers.get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    ApiError::BadRequest("Last-Event-ID must be an event sequence number".into())
+                })?,
+        ),
+        None => None,
+    };
+    let after = last_event_id.or(query.after).unwrap_or(0);
+    // Subscribe before reading the store so that nothing falls between the two.
+    let live = state
+        .with_registry(|reg| {
+            reg.runs.get(&run_id).map(|e| {
+                (
+                    e.events.as_ref().map(broadcast::Sender::subscribe),
+                    e.phase.clone(),
+                )
+            })
+        })
+        .flatten();
+    let (rx, phase) = match live {
+        Some((rx, phase)) => (rx, Some(phase)),
+        None => {
+            let exists = state
+                .store
+                .get_run(&run_id)
+                .await
+                .map_err(|e| ApiError::Internal(format!("the run store failed: {e}")))?
+                .is_some();
+            if !exists {
+                return Err(ApiError::NotFound(format!("no run with id '{run_id}'")));
+            }
+            (None, None)
+        }
+    };
+    let (tx, out) = mpsc::channel::<SseEvent>(CONNECTION_BUFFER);
+    tokio::spawn(produce(state, run_id, rx, phase, after, tx));
+    let stream = receiver_stream(out);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+fn receiver_stream(
+    mut rx: mpsc::Receiver<SseEvent>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok)))
+}
+
+fn frame(e: &Event) -> SseEvent {
+    let data = serde_json::to_string(e).unwrap_or_else(|_| "{}".to_string());
+    SseEvent::default()
+        .id(e.seq.to_string())
+        .event(e.kind.name())
+        .data(data)
+}
+
+/// What the producer should do after sending a batch.
+enum Next {
+    Continue,
+    /// The final event went out, or the client left.
+    Stop,
+}
+
+struct Producer {
+    state: State,
+    run_id: String,
+    last: u64,
+    out: mpsc::Sender<SseEvent>,
+}
+
+impl Producer {
+    async fn send(&mut self, e: &Event) -> Next {
+        if e.seq <= self.last {
+            return Next::Continue;
+        }
+        if self.out.send(frame(e)).await.is_err() {
+            return Next::Stop;
+        }
+        self.last = e.seq;
+        if e.kind.is_final() {
+            Next::Stop
+        } else {
+            Next::Continue
+        }
+    }
+
+    /// Sends what the store has after the last event sent.
+    async fn catch_up(&mut self) -> Next {
+        let events =
+            match self.state.store.events(&self.run_id, self.last).await {
+                Ok(ev) => ev,
+                Err(e) => {
+                    tracing::error!(run_id = %self.run_id, error = %e, "cannot replay events");
+                    let _ = self
+                    .out
+                    .send(SseEvent::default().event("stream_error").data(
+                        serde_json::json!({"error": format!("cannot read the events: {e}")})
+                            .to_string(),
+                    ))
+                    .await;
+                    return Next::Stop;
+                }
+            };
+        for e in &events {
+            if let Next::Stop = self.send(e).await {
+                return Next::Stop;
+            }
+        }
+        Next::Continue
+    }
+}
+
+async fn produce(
+    state: State,
+    run_id: String,
+    rx: Option<broadcast::Receiver<Event>>,
+    phase: Option<super::Phase>,
+    after: u64,
+    out: mpsc::Sender<SseEvent>,
+) {
+    let mut p = Producer {
+        state,
+        run_id,
+        last: after,
+        out,
+    };
+    if let Next::Stop = p.catch_up().await {
+        return;
+    }
+    let Some(mut rx) = rx else {
+        // A finished run (replayed), or one that never ran: say why, then close.
+        let note = match phase {
+            Some(super::Phase::Cancelled) => Some((
+                "run_cancelled",
+                "the run was cancelled before it started".to_string(),
+            )),
+            Some(super::Phase::Errored(m)) => Some(("run_error", m)),
+            _ => None,
+        };
+        if let Some((kind, message)) = note {
+            let data = serde_json::json!({"run_id": p.run_id, "message": message}).to_string();
+            let _ = p.out.send(SseEvent::default().event(kind).data(data)).await;
+        }
+        return;
+    };
+    loop {
+        let next = tokio::select! {
+            r = rx.recv() => match r {
+                Ok(e) if e.seq > p.last + 1 => p.catch_up().await,
+                Ok(e) => p.send(&e).await,
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::debug!(run_id = %p.run_id, skipped = n, "listener lagged; replaying from the store");
+                    p.catch_up().await
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    let _ = p.catch_up().await;
+                    // Cancelled while queued, or errored: tell the client.
+                    let phase = p.state.with_registry(|reg| reg.runs.get(&p.run_id).map(|e| e.phase.clone())).flatten();
+                    let note = match phase {
+                        Some(super::Phase::Cancelled) => Some(("run_cancelled", "the run was cancelled before it started".to_string())),
+                        Some(super::Phase::Errored(m)) => Some(("run_error", m)),
+                        _ => None,
+                    };
+                    if let Some((kind, message)) = note {
+                        let data = serde_json::json!({"run_id": p.run_id, "message": message}).to_string();
+                        let _ = p.out.send(SseEvent::default().event(kind).data(data)).await;
+                    }
+                    Next::Stop
+                }
+            },
+            _ = p.out.closed() => Next::Stop,
+        };
+        if let Next::Stop = next {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use clap::Parser;
+    use domain::event::{EventKind, RunUsage};
+    use domain::plan::Plan;
+    use domain::ports::{RunRecord, RunStatus, RunStore};
+    use domain::StoreError;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    /// Only the event log matters here.
+    #[derive(Default)]
+    struct MemoryStore(Mutex<Vec<Event>>);
+
+    #[async_trait]
+    impl RunStore for MemoryStore {
+        async fn create_run(&self, _run: &RunRecord) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn update_run(&self, _run: &RunRecord) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn delete_run(&self, _run_id: &str) -> Result<bool, StoreError> {
+            Ok(false)
+        }
+        async fn set_run_status(&self, _id: &str, _s: RunStatus) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn save_plan(&self, _run_id: &str, _plan: &Plan) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn append_event(&self, event: &Event) -> Result<(), StoreError> {
+            if let Ok(mut v) = self.0.lock() {
+                v.push(event.clone());
+            }
+            Ok(())
+        }
+        async fn get_run(&self, _run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+            Ok(None)
+        }
+        async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+            Ok(Vec::new())
+        }
+        async fn latest_plan(&self, _run_id: &str) -> Result<Option<Plan>, StoreError> {
+            Ok(None)
+        }
+        async fn events(&self, _run_id: &str, after: u64) -> Result<Vec<Event>, StoreError> {
+            Ok(self
+                .0
+                .lock()
+                .map(|v| v.iter().filter(|e| e.seq > after).cloned().collect())
+                .unwrap_or_default())
+        }
+    }
+
+    fn state(store: Arc<MemoryStore>) -> State {
+        let cli = Cli::try_parse_from(["planwright", "serve"]).expect("parses");
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
+        Arc::new(super::super::AppState {
+            store,
+            opts: args.opts,
+            shared_llm: None,
+            token: "t".into(),
+            slots: Arc::new(tokio::sync::Semaphore::new(1)),
+            registry: Mutex::new(super::super::Registry::default()),
+            user: Arc::new(super::super::ServerUser::default()),
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    fn event(seq: u64, last: u64) -> Event {
+        Event {
+            run_id: "run_1".into(),
+            seq,
+            at: chrono::Utc::now(),
+            kind: if seq == last {
+                EventKind::RunCompleted {
+                    summary: "done".into(),
+                    usage: RunUsage::default(),
+                }
+            } else {
+                EventKind::Message {
+                    step_id: None,
+                    text: format!("event {seq}"),
+                }
+            },
+        }
+    }
+
+    /// A client that reads nothing while a run publishes far more than the live channel
+    /// holds: publishing never waits, and the client still gets every event exactly once.
+    #[tokio::test]
+    async fn a_lagging_listener_catches_up_from_the_store_without_slowing_the_run() {
+        let store = Arc::new(MemoryStore::default());
+        let (tx, rx) = broadcast::channel::<Event>(8);
+        let (out_tx, mut out_rx) = mpsc::channel(4);
+        let producer = tokio::spawn(produce(
+            state(store.clone()),
+            "run_1".into(),
+            Some(rx),
+            Some(super::super::Phase::Active),
+            0,
+            out_tx,
+        ));
+        let total = 500;
+        let started = std::time::Instant::now();
+        for seq in 1..=total {
+            let e = event(seq, total);
+            store.append_event(&e).await.expect("append");
+            let _ = tx.send(e);
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        drop(tx);
+        let mut got = 0;
+        while let Some(_frame) = out_rx.recv().await {
+            got += 1;
+        }
+        assert_eq!(got, total);
+        producer.await.expect("producer ends");
+    }
+}

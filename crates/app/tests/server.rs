@@ -1,0 +1,636 @@
+//! `planwright serve` against a scripted OpenAI server, over real HTTP on 127.0.0.1: runs,
+//! the SSE stream (with Last-Event-ID replay), cancel, ask_user replies, auth, file downloads.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+const TOKEN: &str = "test-token-0123456789";
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client")
+}
+
+async fn create(server: &Server, body: Value) -> (StatusCode, Value) {
+    let res = client()
+        .post(server.url("/v1/runs"))
+        .bearer_auth(&server.token)
+        .json(&body)
+        .send()
+        .await
+        .expect("POST /v1/runs");
+    let status = res.status();
+    (status, res.json().await.expect("json"))
+}
+
+async fn get_json(server: &Server, path: &str) -> (StatusCode, Value) {
+    let res = client()
+        .get(server.url(path))
+        .bearer_auth(&server.token)
+        .send()
+        .await
+        .expect("GET");
+    let status = res.status();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+async fn post_json(server: &Server, path: &str, body: Value) -> (StatusCode, Value) {
+    let res = client()
+        .post(server.url(path))
+        .bearer_auth(&server.token)
+        .json(&body)
+        .send()
+        .await
+        .expect("POST");
+    let status = res.status();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+async fn events(server: &Server, run_id: &str, last_event_id: Option<u64>) -> SseReader {
+    let mut req = client()
+        .get(server.url(&format!("/v1/runs/{run_id}/events")))
+        .bearer_auth(&server.token);
+    if let Some(id) = last_event_id {
+        req = req.header("Last-Event-ID", id.to_string());
+    }
+    let res = req.send().await.expect("GET events");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .starts_with("text/event-stream"));
+    SseReader::new(res)
+}
+
+fn three_step_script() -> Vec<wiremock::ResponseTemplate> {
+    vec![
+        plan(&[
+            "Write greeting.txt with the text hello planwright",
+            "Count the words in greeting.txt",
+            "Report the word count",
+        ]),
+        call(
+            "shell_exec",
+            json!({"command": "echo 'hello planwright' > greeting.txt"}),
+        ),
+        complete(true, "wrote greeting.txt"),
+        call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
+        complete(true, "greeting.txt has 2 words"),
+        complete(true, "The count is 2"),
+        text("greeting.txt was written; it has 2 words."),
+    ]
+}
+
+/// The same script, every LLM answer delayed so that a run takes a few seconds.
+fn slow(script: Vec<wiremock::ResponseTemplate>, ms: u64) -> Vec<wiremock::ResponseTemplate> {
+    script
+        .into_iter()
+        .map(|r| r.set_delay(Duration::from_millis(ms)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_is_created_followed_to_completion_and_shown() {
+    let llm = ScriptedOpenAi::start(three_step_script()).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+
+    let (status, body) = create(&server, json!({"task": "write and count"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["queued"], false);
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+
+    let stream = events(&server, &run_id, None).await.collect(60).await;
+    let seqs: Vec<u64> = stream.iter().filter_map(|e| e.id).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "gap-free"
+    );
+    assert_eq!(
+        stream.first().map(|e| e.event.as_str()),
+        Some("run_started")
+    );
+    assert_eq!(
+        stream.last().map(|e| e.event.as_str()),
+        Some("run_completed"),
+        "{:?}",
+        stream.iter().map(|e| &e.event).collect::<Vec<_>>()
+    );
+    for e in &stream {
+        assert_eq!(e.data["type"], e.event.as_str());
+        assert_eq!(e.data["seq"], json!(e.id));
+        assert_eq!(e.data["run_id"], run_id.as_str());
+    }
+    assert_eq!(
+        stream
+            .iter()
+            .filter(|e| e.event == "step_completed")
+            .count(),
+        3
+    );
+    // Exactly what the store holds.
+    let stored = pw.events(&run_id);
+    assert_eq!(stored.len(), stream.len());
+
+    let (status, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(show["status"], "completed");
+    assert_eq!(show["summary"], "greeting.txt was written; it has 2 words.");
+    assert_eq!(show["plan"]["steps"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        show["plan"]["steps"][1]["result"],
+        "greeting.txt has 2 words"
+    );
+    assert_eq!(show["usage"]["llm_calls"], 7);
+    assert_eq!(show["tool_calls"].as_array().map(Vec::len), Some(2));
+    assert_eq!(show["files"][0]["path"], "greeting.txt");
+
+    let (status, list) = get_json(&server, "/v1/runs").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["runs"][0]["run_id"], run_id.as_str());
+    assert_eq!(list["runs"][0]["status"], "completed");
+
+    // The file downloads; a finished run's stream replays and closes.
+    let res = client()
+        .get(server.url(&format!("/v1/runs/{run_id}/files/greeting.txt")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("file");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.text().await.expect("text"), "hello planwright\n");
+    let again = events(&server, &run_id, None).await.collect(10).await;
+    assert_eq!(again.len(), stream.len());
+    // And the workspace is the CLI's default one.
+    assert!(pw.workspace(&run_id).join("greeting.txt").exists());
+}
+
+#[tokio::test]
+async fn a_reconnecting_client_gets_exactly_the_missed_events() {
+    let llm = ScriptedOpenAi::start(slow(three_step_script(), 250)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "write and count"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+
+    let k = 4;
+    let mut first = Vec::new();
+    {
+        let mut reader = events(&server, &run_id, None).await;
+        while first.len() < k {
+            first.push(reader.next().await.expect("an event"));
+        }
+    } // disconnected mid-run
+    assert_eq!(
+        first.iter().filter_map(|e| e.id).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    let mid_run = pw
+        .events(&run_id)
+        .last()
+        .is_none_or(|(_, t, _)| t != "run_completed" && t != "run_failed");
+    assert!(mid_run, "the run should still be going");
+
+    let rest = events(&server, &run_id, Some(k as u64))
+        .await
+        .collect(60)
+        .await;
+    let ids: Vec<u64> = rest.iter().filter_map(|e| e.id).collect();
+    let total = pw.events(&run_id).len() as u64;
+    assert_eq!(ids, ((k as u64 + 1)..=total).collect::<Vec<_>>());
+    assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
+}
+
+#[tokio::test]
+async fn a_run_is_cancelled() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait a long time", "Never reached"]),
+        call(
+            "shell_exec",
+            json!({"command": "sleep 30", "timeout_secs": 60}),
+        ),
+        complete(true, "waited"),
+        text("should not be needed"),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "sleep"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    let mut reader = events(&server, &run_id, None).await;
+    loop {
+        let e = reader.next().await.expect("event");
+        if e.event == "tool_calling" {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    let (status, body) = post_json(&server, &format!("/v1/runs/{run_id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let rest = reader.collect(30).await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let last = rest.last().expect("a final event");
+    assert_eq!(last.event, "run_failed");
+    assert_eq!(last.data["reason"], "the run was cancelled");
+    // The record is closed just after the final event.
+    let mut status = Value::Null;
+    for _ in 0..50 {
+        let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+        status = show["status"].clone();
+        if status == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "failed");
+    // Cancelling again: the run is over.
+    let (status, _) = post_json(&server, &format!("/v1/runs/{run_id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+}
+
+#[tokio::test]
+async fn extra_runs_queue_and_a_queued_run_can_be_cancelled() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait"]),
+        call(
+            "shell_exec",
+            json!({"command": "sleep 30", "timeout_secs": 60}),
+        ),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(
+            &llm.base_url(),
+            Some(TOKEN),
+            &["--max-concurrent-runs", "1"],
+        )
+        .await;
+    let (s1, first) = create(&server, json!({"task": "first"})).await;
+    assert_eq!(s1, StatusCode::CREATED);
+    let (s2, second) = create(&server, json!({"task": "second"})).await;
+    assert_eq!(s2, StatusCode::ACCEPTED, "{second}");
+    assert_eq!(second["queued"], true);
+    assert_eq!(second["position"], 1);
+    let (s3, third) = create(&server, json!({"task": "third", "mode": "dag"})).await;
+    assert_eq!(s3, StatusCode::ACCEPTED);
+    assert_eq!(third["position"], 2);
+    let id2 = second["run_id"].as_str().expect("id");
+    let (_, show) = get_json(&server, &format!("/v1/runs/{id2}")).await;
+    assert_eq!(show["status"], "queued");
+    assert_eq!(show["position"], 1);
+
+    let mut reader = events(&server, id2, None).await;
+    let (status, body) = post_json(&server, &format!("/v1/runs/{id2}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "cancelled");
+    let got = reader.collect(10).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].event, "run_cancelled");
+    let (_, show) = get_json(&server, &format!("/v1/runs/{id2}")).await;
+    assert_eq!(show["status"], "cancelled");
+    // The third moved up.
+    let id3 = third["run_id"].as_str().expect("id");
+    let (_, show) = get_json(&server, &format!("/v1/runs/{id3}")).await;
+    assert_eq!(show["position"], 1);
+    assert_eq!(show["mode"], "dag");
+    let (_, list) = get_json(&server, "/v1/runs").await;
+    let statuses: Vec<&str> = list["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["status"].as_str())
+        .collect();
+    assert!(statuses.contains(&"queued") && statuses.contains(&"cancelled"));
+    let id1 = first["run_id"].as_str().expect("id");
+    post_json(&server, &format!("/v1/runs/{id1}/cancel"), json!({})).await;
+}
+
+#[tokio::test]
+async fn ask_user_is_answered_through_reply() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "ask for a colour"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+
+    // Nothing is pending yet... or already; either way a bad body is a 400.
+    let (status, err) = post_json(
+        &server,
+        &format!("/v1/runs/{run_id}/reply"),
+        json!({"nope": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        err["error"].as_str().unwrap_or_default().contains("answer"),
+        "{err}"
+    );
+
+    let mut reader = events(&server, &run_id, None).await;
+    loop {
+        let e = reader.next().await.expect("event");
+        if e.event == "waiting_for_user" {
+            assert_eq!(e.data["question"], "Which colour?");
+            break;
+        }
+    }
+    // The question may be registered a moment after the event.
+    let mut delivered = false;
+    for _ in 0..50 {
+        let (status, _) = post_json(
+            &server,
+            &format!("/v1/runs/{run_id}/reply"),
+            json!({"answer": "blue"}),
+        )
+        .await;
+        if status == StatusCode::OK {
+            delivered = true;
+            break;
+        }
+        assert_eq!(status, StatusCode::CONFLICT);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(delivered);
+    let rest = reader.collect(30).await;
+    let replied = rest
+        .iter()
+        .find(|e| e.event == "user_replied")
+        .expect("user_replied");
+    assert_eq!(replied.data["answer"], "blue");
+    assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
+    let reqs = llm.requests().await;
+    assert!(tool_messages(&reqs[2])
+        .iter()
+        .any(|m| m.contains("The user answered: blue")));
+    // No question pending any more.
+    let (status, _) = post_json(
+        &server,
+        &format!("/v1/runs/{run_id}/reply"),
+        json!({"answer": "again"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+}
+
+#[tokio::test]
+async fn a_missing_or_wrong_token_is_refused() {
+    let llm = ScriptedOpenAi::start(vec![]).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let c = client();
+    for path in [
+        "/v1/runs",
+        "/v1/runs/x",
+        "/v1/runs/x/events",
+        "/v1/runs/x/files/a",
+    ] {
+        let res = c.get(server.url(path)).send().await.expect("send");
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{path}");
+        let body: Value = res.json().await.expect("json");
+        assert!(body["error"].as_str().unwrap_or_default().contains("token"));
+        let res = c
+            .get(server.url(path))
+            .bearer_auth("wrong-token-0123456789")
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let res = c
+        .post(server.url("/v1/runs"))
+        .json(&json!({"task": "x"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    // Health, the page and the OpenAPI document need no token.
+    let res = c.get(server.url("/v1/health")).send().await.expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    let res = c.get(server.url("/")).send().await.expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.text().await.expect("html").contains("Planwright"));
+    let res = c
+        .get(server.url("/v1/openapi.json"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    let doc: Value = res.json().await.expect("json");
+    assert!(doc["paths"]["/v1/runs/{id}/events"].is_object());
+    // The right token gets in; an unknown run is a 404.
+    let (status, _) = get_json(&server, "/v1/runs/nope").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // `?token=` works on the events endpoint only.
+    let res = c
+        .get(server.url(&format!("/v1/runs/nope/events?token={TOKEN}")))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let res = c
+        .get(server.url(&format!("/v1/runs?token={TOKEN}")))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn bad_requests_get_clear_errors() {
+    let llm = ScriptedOpenAi::start(vec![]).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let c = client();
+    let send = |body: String| {
+        c.post(server.url("/v1/runs"))
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let res = send("{not json".into()).await.expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("invalid JSON body"),
+        "{body}"
+    );
+    let res = send("{}".into()).await.expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("missing field `task`"),
+        "{body}"
+    );
+    let res = send(json!({"task": "x", "mode": "chaos"}).to_string())
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown mode 'chaos'"),
+        "{body}"
+    );
+    let res = send(json!({"task": "   "}).to_string())
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let huge = json!({"task": "x".repeat(100 * 1024)}).to_string();
+    let res = send(huge).await.expect("send");
+    assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("64 KiB"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_path_escape_is_refused_in_file_downloads() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Write a file and a link out"]),
+        call(
+            "shell_exec",
+            json!({"command": "mkdir -p sub && echo inside > sub/in.txt && ln -s /etc/passwd out.txt"}),
+        ),
+        complete(true, "done"),
+        text("Done."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    std::fs::write(pw.cwd().join("secret.txt"), "top secret").expect("write");
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    // Per-request mode and model override the server's defaults.
+    let (_, body) = create(
+        &server,
+        json!({"task": "files", "mode": "flow", "model": "gpt-test-override"}),
+    )
+    .await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    let done = events(&server, &run_id, None).await.collect(60).await;
+    assert_eq!(
+        done.first().map(|e| e.data["mode"].clone()),
+        Some(json!("flow"))
+    );
+    assert_eq!(llm.requests().await[0]["model"], "gpt-test-override");
+
+    let c = client();
+    let get = |path: String| c.get(server.url(&path)).bearer_auth(TOKEN).send();
+    let base = format!("/v1/runs/{run_id}/files");
+    let res = get(format!("{base}/sub/in.txt")).await.expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.text().await.expect("text"), "inside\n");
+    for escape in [
+        // Encoded slashes keep the dots inside one segment, so the server sees `../..`.
+        "..%2F..%2F..%2F..%2Fsecret.txt",
+        "sub%2F..%2F..%2F..%2F..%2F..%2Fsecret.txt",
+        "%2Fetc%2Fpasswd",
+        "out.txt",
+    ] {
+        let res = get(format!("{base}/{escape}")).await.expect("send");
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{escape}");
+        let text = res.text().await.expect("text");
+        assert!(
+            !text.contains("root:") && !text.contains("top secret"),
+            "{text}"
+        );
+    }
+    let res = get(format!("{base}/missing.txt")).await.expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let res = get("/v1/runs/run_nope/files/a.txt".into())
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_generated_token_is_printed_once_and_a_public_address_needs_one() {
+    let llm = ScriptedOpenAi::start(vec![]).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), None, &[]).await;
+    assert!(server.token.starts_with("pw_"), "{}", server.token);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.stderr_text().contains(&server.token));
+    let (status, _) = get_json(&server, "/v1/runs").await;
+    assert_eq!(status, StatusCode::OK);
+    drop(server);
+    let again = pw.serve(&llm.base_url(), None, &[]).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !again.stderr_text().contains(&again.token),
+        "printed only once"
+    );
+    drop(again);
+
+    let out = pw
+        .exec(
+            &["serve", "--addr", "0.0.0.0:0"],
+            &[("OPENAI_BASE_URL", llm.base_url().as_str())],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without an explicit token"), "{err}");
+}
+
+#[tokio::test]
+async fn a_run_cancelled_while_planning_ends_and_says_so() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Never reached"]).set_delay(Duration::from_secs(30))
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "slow planner"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    let mut reader = events(&server, &run_id, None).await;
+    let first = reader.next().await.expect("run_started");
+    assert_eq!(first.event, "run_started");
+    let (status, _) = post_json(&server, &format!("/v1/runs/{run_id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let rest = reader.collect(20).await;
+    let last = rest.last().expect("an event");
+    assert!(
+        last.event == "run_failed" || last.event == "run_error",
+        "{rest:?}"
+    );
+    let mut shown = Value::Null;
+    for _ in 0..50 {
+        let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+        shown = show["status"].clone();
+        if shown == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(shown, "failed");
+}
