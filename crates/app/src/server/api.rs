@@ -151,24 +151,25 @@ async fn create_run(
             ))
         })?;
     }
-    if let Some(model) = req
+    let model = req
         .model
         .as_deref()
         .map(str::trim)
-        .filter(|m| !m.is_empty())
-    {
-        if model != state.opts.model {
-            if state.shared_llm.is_some() {
+        .filter(|m| !m.is_empty());
+    let llm = match model {
+        Some(model) if model != state.opts.model => {
+            if state.opts.replay.is_some() || state.opts.record.is_some() {
                 return Err(ApiError::BadRequest(
                     "this server replays or records its LLM; `model` cannot be overridden".into(),
                 ));
             }
             opts.model = model.to_string();
-            // Checks the configuration now; each run builds its client on its own thread.
             crate::wiring::llm(&opts)
-                .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?;
+                .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?
+                .client
         }
-    }
+        _ => state.llm.clone(),
+    };
     let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
     let workspace =
         crate::prepare_workspace(None, &run_id).map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -179,6 +180,7 @@ async fn create_run(
             task,
             workspace,
             opts,
+            llm,
         },
     );
     Ok(match position {

@@ -26,7 +26,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use domain::event::Event;
-use domain::ports::{AskUserError, EventSink, RunStore, UserChannel};
+use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel};
 use domain::RunRequest;
 use tokio::sync::{broadcast, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -194,9 +194,8 @@ impl EventSink for BroadcastSink {
 pub(crate) struct AppState {
     pub store: Arc<dyn RunStore>,
     pub opts: RunOptions,
-    /// The LLM client every run shares with `--replay` / `--record` (one cassette); `None`
-    /// otherwise: each run builds its own client on its own thread.
-    pub shared_llm: Option<Arc<dyn domain::ports::LlmClient>>,
+    /// The LLM client of runs that keep the server's model.
+    pub llm: Arc<dyn LlmClient>,
     pub token: String,
     pub slots: Arc<Semaphore>,
     pub registry: Mutex<Registry>,
@@ -220,6 +219,8 @@ pub(crate) struct NewRun {
     pub workspace: PathBuf,
     /// The serve options with the request's mode and model applied.
     pub opts: RunOptions,
+    /// The server's LLM client, or one built for the request's model.
+    pub llm: Arc<dyn LlmClient>,
 }
 
 /// Registers the run and spawns it; returns the queue position when it has to wait.
@@ -229,6 +230,7 @@ pub(crate) fn start_run(state: &State, new: NewRun) -> Option<usize> {
         task,
         workspace,
         opts,
+        llm,
     } = new;
     let (tx, _) = broadcast::channel(EVENT_CHANNEL);
     let cancel = state.shutdown.child_token();
@@ -269,7 +271,7 @@ pub(crate) fn start_run(state: &State, new: NewRun) -> Option<usize> {
             task,
             workspace,
         };
-        execute(state, request, opts, tx, cancel, permit).await;
+        execute(state, request, (opts, llm), tx, cancel, permit).await;
     });
     position
 }
@@ -277,7 +279,7 @@ pub(crate) fn start_run(state: &State, new: NewRun) -> Option<usize> {
 async fn execute(
     state: State,
     request: RunRequest,
-    opts: RunOptions,
+    (opts, llm): (RunOptions, Arc<dyn LlmClient>),
     events: broadcast::Sender<Event>,
     cancel: CancellationToken,
     permit: Option<OwnedSemaphorePermit>,
@@ -312,7 +314,7 @@ async fn execute(
         }
     };
     tracing::info!(run_id = %run_id, "run starting");
-    let result = run_on_own_thread(&state, request, opts, events, cancel).await;
+    let result = run(&state, request, &opts, llm, events, cancel).await;
     drop(permit);
     state.with_registry(|reg| match result {
         // The store has the run from now on.
@@ -329,54 +331,27 @@ async fn execute(
     });
 }
 
-/// Runs one run on a thread of its own with a single-threaded tokio runtime: the domain's
-/// run future is not `Send` (the scheduler keeps a `FuturesUnordered` of non-`Sync` futures
-/// borrowed across an await), so it cannot go to `tokio::spawn`. The LLM client is built on
-/// that thread too, so its connection pool lives and dies with the runtime that drives it.
-async fn run_on_own_thread(
+/// Builds the run's runtime (its events go to the run's channel, its questions to the
+/// server's user channel) and runs it to the end.
+async fn run(
     state: &State,
     request: RunRequest,
-    opts: RunOptions,
+    opts: &RunOptions,
+    llm: Arc<dyn LlmClient>,
     events: broadcast::Sender<Event>,
     cancel: CancellationToken,
 ) -> Result<(), String> {
-    let store = state.store.clone();
-    let user = state.user.clone();
-    let shared_llm = state.shared_llm.clone();
-    let (done_tx, done_rx) = oneshot::channel::<Result<(), String>>();
-    let name = format!("run-{}", request.run_id);
-    let spawned = std::thread::Builder::new().name(name).spawn(move || {
-        let result = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt.block_on(async move {
-                let llm = match shared_llm {
-                    Some(l) => l,
-                    None => crate::wiring::llm(&opts).map_err(|e| e.to_string())?.client,
-                };
-                let mut runtime =
-                    crate::wiring::runtime(llm, store, &opts).map_err(|e| e.to_string())?;
-                runtime.sink = Arc::new(BroadcastSink(events));
-                runtime.user = user;
-                match runtime.run(request, cancel).await {
-                    Ok(_) => Ok(()),
-                    Err(domain::Error::Cancelled) => {
-                        Err("the run was cancelled before its plan was made".to_string())
-                    }
-                    Err(e) => Err(format!("the run could not go on: {e}")),
-                }
-            }),
-            Err(e) => Err(format!("cannot start the run's async runtime: {e}")),
-        };
-        let _ = done_tx.send(result);
-    });
-    if let Err(e) = spawned {
-        return Err(format!("cannot start the run's thread: {e}"));
+    let mut runtime =
+        crate::wiring::runtime(llm, state.store.clone(), opts).map_err(|e| e.to_string())?;
+    runtime.sink = Arc::new(BroadcastSink(events));
+    runtime.user = state.user.clone();
+    match runtime.run(request, cancel).await {
+        Ok(_) => Ok(()),
+        Err(domain::Error::Cancelled) => {
+            Err("the run was cancelled before its plan was made".to_string())
+        }
+        Err(e) => Err(format!("the run could not go on: {e}")),
     }
-    done_rx
-        .await
-        .unwrap_or_else(|_| Err("the run's thread ended without an outcome".to_string()))
 }
 
 /// `planwright serve`.
@@ -400,8 +375,7 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
     let state: State = Arc::new(AppState {
         store,
         opts: args.opts.clone(),
-        shared_llm: (args.opts.replay.is_some() || args.opts.record.is_some())
-            .then(|| llm.client.clone()),
+        llm: llm.client.clone(),
         token,
         slots: Arc::new(Semaphore::new(args.max_concurrent_runs as usize)),
         registry: Mutex::new(Registry::default()),

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
 
 use super::api::ApiError;
-use super::State;
+use super::{Phase, State};
 
 /// Frames buffered per connection before the producer waits for the client.
 const CONNECTION_BUFFER: usize = 64;
@@ -126,6 +126,24 @@ impl Producer {
         }
     }
 
+    /// A closing `run_cancelled` / `run_error` event (not a domain event: no id) for a run
+    /// that was cancelled while queued or stopped without a final event.
+    async fn explain(&mut self, phase: Option<Phase>) {
+        let (kind, message) = match phase {
+            Some(Phase::Cancelled) => (
+                "run_cancelled",
+                "the run was cancelled before it started".to_string(),
+            ),
+            Some(Phase::Errored(m)) => ("run_error", m),
+            _ => return,
+        };
+        let data = serde_json::json!({"run_id": self.run_id, "message": message}).to_string();
+        let _ = self
+            .out
+            .send(SseEvent::default().event(kind).data(data))
+            .await;
+    }
+
     /// Sends what the store has after the last event sent.
     async fn catch_up(&mut self) -> Next {
         let events =
@@ -156,7 +174,7 @@ async fn produce(
     state: State,
     run_id: String,
     rx: Option<broadcast::Receiver<Event>>,
-    phase: Option<super::Phase>,
+    phase: Option<Phase>,
     after: u64,
     out: mpsc::Sender<SseEvent>,
 ) {
@@ -170,19 +188,8 @@ async fn produce(
         return;
     }
     let Some(mut rx) = rx else {
-        // A finished run (replayed), or one that never ran: say why, then close.
-        let note = match phase {
-            Some(super::Phase::Cancelled) => Some((
-                "run_cancelled",
-                "the run was cancelled before it started".to_string(),
-            )),
-            Some(super::Phase::Errored(m)) => Some(("run_error", m)),
-            _ => None,
-        };
-        if let Some((kind, message)) = note {
-            let data = serde_json::json!({"run_id": p.run_id, "message": message}).to_string();
-            let _ = p.out.send(SseEvent::default().event(kind).data(data)).await;
-        }
+        // A finished run (replayed), or one that never ran or stopped short: say why.
+        p.explain(phase).await;
         return;
     };
     loop {
@@ -195,17 +202,14 @@ async fn produce(
                     p.catch_up().await
                 }
                 Err(broadcast::error::RecvError::Closed) => {
-                    let _ = p.catch_up().await;
-                    // Cancelled while queued, or errored: tell the client.
-                    let phase = p.state.with_registry(|reg| reg.runs.get(&p.run_id).map(|e| e.phase.clone())).flatten();
-                    let note = match phase {
-                        Some(super::Phase::Cancelled) => Some(("run_cancelled", "the run was cancelled before it started".to_string())),
-                        Some(super::Phase::Errored(m)) => Some(("run_error", m)),
-                        _ => None,
-                    };
-                    if let Some((kind, message)) = note {
-                        let data = serde_json::json!({"run_id": p.run_id, "message": message}).to_string();
-                        let _ = p.out.send(SseEvent::default().event(kind).data(data)).await;
+                    // Nothing more will be published: send what the store has, then why
+                    // the run stopped when it stopped without a final event.
+                    if let Next::Continue = p.catch_up().await {
+                        let phase = p
+                            .state
+                            .with_registry(|reg| reg.runs.get(&p.run_id).map(|e| e.phase.clone()))
+                            .flatten();
+                        p.explain(phase).await;
                     }
                     Next::Stop
                 }
@@ -232,6 +236,18 @@ mod tests {
 
     use super::*;
     use crate::cli::{Cli, Command};
+
+    struct NoLlm;
+
+    #[async_trait]
+    impl domain::ports::LlmClient for NoLlm {
+        async fn chat(
+            &self,
+            _request: domain::llm::ChatRequest,
+        ) -> Result<domain::llm::ChatResponse, domain::LlmError> {
+            Err(domain::LlmError::Permanent("no LLM in this test".into()))
+        }
+    }
 
     /// Only the event log matters here.
     #[derive(Default)]
@@ -286,7 +302,7 @@ mod tests {
         Arc::new(super::super::AppState {
             store,
             opts: args.opts,
-            shared_llm: None,
+            llm: Arc::new(NoLlm),
             token: "t".into(),
             slots: Arc::new(tokio::sync::Semaphore::new(1)),
             registry: Mutex::new(super::super::Registry::default()),
@@ -325,7 +341,7 @@ mod tests {
             state(store.clone()),
             "run_1".into(),
             Some(rx),
-            Some(super::super::Phase::Active),
+            Some(Phase::Active),
             0,
             out_tx,
         ));
