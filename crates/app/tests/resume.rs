@@ -6,7 +6,8 @@
 mod common;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -30,6 +31,8 @@ enum Hold {
 struct TaskScript {
     hold: Option<Hold>,
     held: Mutex<HashSet<Hold>>,
+    /// Set once the run was killed: the resumed run is never held.
+    released: Arc<AtomicBool>,
     /// Shell command of step 1's first turn (to make it slow in one scenario).
     slow_step: Option<u32>,
 }
@@ -94,7 +97,7 @@ impl Respond for TaskScript {
         } else {
             (text("All three lines were appended."), Some(Hold::Summary))
         };
-        if here.is_some() && here == self.hold {
+        if here.is_some() && here == self.hold && !self.released.load(Ordering::SeqCst) {
             let first = self
                 .held
                 .lock()
@@ -108,13 +111,18 @@ impl Respond for TaskScript {
     }
 }
 
-async fn server(hold: Option<Hold>, slow_step: Option<u32>) -> MockServer {
+async fn server(
+    hold: Option<Hold>,
+    slow_step: Option<u32>,
+    released: Arc<AtomicBool>,
+) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(TaskScript {
             hold,
             held: Mutex::new(HashSet::new()),
+            released,
             slow_step,
         })
         .mount(&server)
@@ -129,7 +137,8 @@ async fn kill_and_resume(
     slow_step: Option<u32>,
     ready: impl Fn(&[(i64, String, Value)]) -> bool,
 ) -> Vec<(i64, String, Value)> {
-    let server = server(hold, slow_step).await;
+    let released = Arc::new(AtomicBool::new(false));
+    let server = server(hold, slow_step, released.clone()).await;
     let base = format!("{}/v1", server.uri());
     let pw = Planwright::new();
     let env = [
@@ -159,6 +168,7 @@ async fn kill_and_resume(
     };
     child.start_kill().expect("SIGKILL");
     let _ = child.wait().await;
+    released.store(true, Ordering::SeqCst);
     let before = pw.events(&run_id);
 
     // The killed run shows as interrupted.
@@ -260,7 +270,7 @@ async fn killed_during_the_summary() {
 
 #[tokio::test]
 async fn a_finished_run_cannot_be_resumed_and_an_unknown_run_is_a_usage_error() {
-    let server = server(None, None).await;
+    let server = server(None, None, Arc::new(AtomicBool::new(true))).await;
     let base = format!("{}/v1", server.uri());
     let pw = Planwright::new();
     let env = [
