@@ -173,6 +173,10 @@ pub struct RunOptions {
     #[arg(long)]
     pub verify: bool,
 
+    /// GGUF model file for `--provider local` [default: the model `cargo xtask model` fetched].
+    #[arg(long, env = "PLANWRIGHT_MODEL_PATH")]
+    pub model_path: Option<PathBuf>,
+
     /// Where shell commands run.
     #[arg(long, value_enum, default_value = "none", env = "PLANWRIGHT_SANDBOX")]
     pub sandbox: SandboxArg,
@@ -284,6 +288,10 @@ pub enum ProviderArg {
     /// http://localhost:1234/v1 (no key)
     #[value(name = "lmstudio", alias = "lm-studio")]
     LmStudio,
+    /// The embedded model, in process, offline (`cargo xtask model` fetches SmolLM2-135M;
+    /// any GGUF with --model-path)
+    #[value(name = "local")]
+    Local,
 }
 
 /// How tools are offered to the model (`--tool-protocol`).

@@ -76,8 +76,10 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let mut config = match args.provider {
+        Some(ProviderArg::Local) => return local_llm(args, false),
         Some(arg) => {
             let provider = match arg {
+                ProviderArg::Local => Provider::OpenAi,
                 ProviderArg::OpenAi => Provider::OpenAi,
                 ProviderArg::Ollama => Provider::Ollama,
                 ProviderArg::Vllm => Provider::Vllm,
@@ -97,12 +99,8 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
             let key = env(API_KEY_VAR);
             let base = base_flag.or_else(|| env(BASE_URL_VAR));
             if key.is_none() && base.is_none() {
-                return Err(AppError::Config(
-                    "no LLM endpoint configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL \
-                     (any OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama), \
-                     or pick a server with --provider"
-                        .into(),
-                ));
+                // No endpoint: the embedded model, offline.
+                return local_llm(args, true);
             }
             let mut config = OpenAiConfig::new(&args.model);
             config.api_key = key;
@@ -121,6 +119,56 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
     let client = adapter_openai::OpenAiClient::new(config)
         .map_err(|e| AppError::Config(format!("cannot set up the OpenAI client: {e}")))?;
     Ok((Arc::new(client), api_key))
+}
+
+/// The embedded model. `fallback`: chosen because no endpoint is configured (said on stderr).
+#[cfg(feature = "llama")]
+fn local_llm(
+    args: &RunOptions,
+    fallback: bool,
+) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+    use std::io::Write;
+    let path = args
+        .model_path
+        .clone()
+        .unwrap_or_else(adapter_llama::default_model_path);
+    if !path.is_file() {
+        let head = if fallback {
+            "no LLM endpoint configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or pick a server \
+             with --provider) and "
+        } else {
+            ""
+        };
+        return Err(AppError::Config(format!(
+            "{head}no local model at {}: run `cargo xtask model` to fetch SmolLM2-135M, or pass \
+             --model-path FILE",
+            path.display()
+        )));
+    }
+    if fallback {
+        let _ = writeln!(
+            std::io::stderr(),
+            "no OPENAI_API_KEY or OPENAI_BASE_URL: using the embedded model {}",
+            path.display()
+        );
+    }
+    let client = adapter_llama::LlamaClient::load(adapter_llama::LlamaConfig::new(&path))
+        .map_err(|e| AppError::Config(format!("cannot load {}: {e}", path.display())))?;
+    Ok((Arc::new(client), None))
+}
+
+#[cfg(not(feature = "llama"))]
+fn local_llm(
+    _args: &RunOptions,
+    fallback: bool,
+) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+    let head = if fallback {
+        "no LLM endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL (this planwright was \
+         built without the embedded model)"
+    } else {
+        "this planwright was built without the embedded model (enable the `llama` feature)"
+    };
+    Err(AppError::Config(head.into()))
 }
 
 #[cfg(not(feature = "openai"))]

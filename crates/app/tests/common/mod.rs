@@ -197,6 +197,7 @@ impl Planwright {
             cmd.env_remove(k);
         }
         cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
+        cmd.env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -225,6 +226,7 @@ impl Planwright {
             cmd.env_remove(k);
         }
         cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
+        cmd.env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -357,6 +359,7 @@ impl Planwright {
             cmd.env_remove(k);
         }
         cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
+            .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
             .env("PLANWRIGHT_LOG", "warn")
             .env("OPENAI_BASE_URL", llm_base)
             .env("OPENAI_API_KEY", "sk-test-secret");

@@ -1,0 +1,404 @@
+//! JSON schema → llama.cpp GBNF grammar, bounded everywhere.
+//!
+//! A 135M model given an unbounded grammar rambles until the token cap and ends with
+//! invalid JSON, so every string, array, object and number produced here has a maximum
+//! size, and whitespace is at most one space between tokens. Supported schema keywords:
+//! `type` (also a list), `properties`, `required`, `items`, `enum`, `const`, `anyOf`,
+//! `oneOf`, `minLength`/`maxLength`, `minItems`/`maxItems`. Anything else (`$ref`,
+//! `allOf`, `pattern`, `format`, ...) falls back to a generic bounded JSON value.
+
+use domain::llm::ToolSchema;
+use serde_json::Value;
+
+/// The longest string the grammar lets the model write (characters).
+pub const MAX_STRING_CHARS: u32 = 400;
+/// The longest plain answer (`{"content": ...}`) the grammar lets the model write.
+pub const MAX_CONTENT_CHARS: u32 = 2000;
+/// The most items of an array.
+pub const MAX_ARRAY_ITEMS: u32 = 16;
+/// The most members of an object whose properties the schema does not name.
+pub const MAX_FREE_MEMBERS: u32 = 12;
+/// How deep a generic (schema-less) JSON value may nest.
+const GENERIC_DEPTH: u32 = 3;
+/// The deepest schema nesting followed before falling back to a generic value.
+const MAX_SCHEMA_DEPTH: u32 = 8;
+
+/// Shared primitive rules every grammar gets.
+const PRIMITIVES: &str = r#"sp ::= " "?
+char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])
+int ::= "-"? ("0" | [1-9] [0-9]{0,15})
+num ::= int ("." [0-9]{1,8})? ([eE] [-+]? [0-9]{1,3})?
+bool ::= "true" | "false"
+null ::= "null"
+key ::= "\"" char{1,40} "\""
+"#;
+
+/// Builds a grammar; rules are numbered `r1`, `r2`, ... and deduplicated by body.
+struct Builder {
+    rules: Vec<(String, String)>,
+}
+
+impl Builder {
+    fn new() -> Builder {
+        Builder { rules: Vec::new() }
+    }
+
+    /// Adds `body` as a rule (or finds an identical one) and returns its name.
+    fn rule(&mut self, body: String) -> String {
+        if let Some((name, _)) = self.rules.iter().find(|(_, b)| *b == body) {
+            return name.clone();
+        }
+        let name = format!("r{}", self.rules.len() + 1);
+        self.rules.push((name.clone(), body));
+        name
+    }
+
+    fn finish(self, root: &str) -> String {
+        let mut out = format!("root ::= {root}\n");
+        out.push_str(PRIMITIVES);
+        for (name, body) in &self.rules {
+            out.push_str(&format!("{name} ::= {body}\n"));
+        }
+        out
+    }
+
+    /// A JSON string of `min..=max` characters.
+    fn string(&mut self, min: u32, max: u32) -> String {
+        let max = max.max(min);
+        self.rule(format!(r#""\"" char{{{min},{max}}} "\"""#))
+    }
+
+    /// A generic JSON value nested at most `depth` levels.
+    fn generic_value(&mut self, depth: u32) -> String {
+        let s = self.string(0, MAX_STRING_CHARS);
+        if depth == 0 {
+            return self.rule(format!("{s} | num | bool | null"));
+        }
+        let inner = self.generic_value(depth - 1);
+        let obj = self.generic_object_with(&inner);
+        let max_more = MAX_ARRAY_ITEMS - 1;
+        let arr = self.rule(format!(
+            r#""[" sp ({inner} ("," sp {inner}){{0,{max_more}}})? sp "]""#
+        ));
+        self.rule(format!("{s} | num | bool | null | {obj} | {arr}"))
+    }
+
+    /// An object with free keys whose values follow rule `value`.
+    fn generic_object_with(&mut self, value: &str) -> String {
+        let member = self.rule(format!(r#"key ":" sp {value}"#));
+        let max_more = MAX_FREE_MEMBERS - 1;
+        self.rule(format!(
+            r#""{{" sp ({member} ("," sp {member}){{0,{max_more}}})? sp "}}""#
+        ))
+    }
+
+    /// A generic JSON object (any keys, bounded).
+    fn generic_object(&mut self) -> String {
+        let value = self.generic_value(GENERIC_DEPTH - 1);
+        self.generic_object_with(&value)
+    }
+
+    /// The rule for a value matching `schema`.
+    fn schema(&mut self, schema: &Value, depth: u32) -> String {
+        if depth > MAX_SCHEMA_DEPTH {
+            return self.generic_value(1);
+        }
+        let Some(obj) = schema.as_object() else {
+            // `true`, `{}`-like or invalid schemas: anything (bounded).
+            return self.generic_value(GENERIC_DEPTH - 1);
+        };
+        if let Some(c) = obj.get("const") {
+            return self.rule(literal(c));
+        }
+        if let Some(Value::Array(options)) = obj.get("enum") {
+            if !options.is_empty() {
+                let alts: Vec<String> = options.iter().map(literal).collect();
+                return self.rule(alts.join(" | "));
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(options)) = obj.get(key) {
+                if !options.is_empty() {
+                    let alts: Vec<String> =
+                        options.iter().map(|o| self.schema(o, depth + 1)).collect();
+                    return self.rule(alts.join(" | "));
+                }
+            }
+        }
+        match obj.get("type") {
+            Some(Value::String(t)) => self.typed(t, obj, depth),
+            Some(Value::Array(types)) => {
+                let alts: Vec<String> = types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|t| self.typed(t, obj, depth))
+                    .collect();
+                if alts.is_empty() {
+                    self.generic_value(GENERIC_DEPTH - 1)
+                } else {
+                    self.rule(alts.join(" | "))
+                }
+            }
+            _ if obj.contains_key("properties") => self.typed("object", obj, depth),
+            _ if obj.contains_key("items") => self.typed("array", obj, depth),
+            _ => self.generic_value(GENERIC_DEPTH - 1),
+        }
+    }
+
+    fn typed(&mut self, t: &str, obj: &serde_json::Map<String, Value>, depth: u32) -> String {
+        let bound = |k: &str| {
+            obj.get(k)
+                .and_then(Value::as_u64)
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        match t {
+            "string" => {
+                let max = bound("maxLength").map_or(MAX_STRING_CHARS, |m| m.min(MAX_STRING_CHARS));
+                let min = bound("minLength").unwrap_or(0).min(max);
+                self.string(min, max)
+            }
+            "integer" => "int".to_string(),
+            "number" => "num".to_string(),
+            "boolean" => "bool".to_string(),
+            "null" => "null".to_string(),
+            "array" => {
+                let item = match obj.get("items") {
+                    Some(items) => self.schema(items, depth + 1),
+                    None => self.generic_value(1),
+                };
+                let max = bound("maxItems").map_or(MAX_ARRAY_ITEMS, |m| m.min(MAX_ARRAY_ITEMS));
+                let min = bound("minItems").unwrap_or(0).min(max);
+                if max == 0 {
+                    return self.rule(r#""[" sp "]""#.to_string());
+                }
+                let more_max = max - 1;
+                let body = if min == 0 {
+                    format!(r#""[" sp ({item} ("," sp {item}){{0,{more_max}}})? sp "]""#)
+                } else {
+                    let more_min = min - 1;
+                    format!(r#""[" sp {item} ("," sp {item}){{{more_min},{more_max}}} sp "]""#)
+                };
+                self.rule(body)
+            }
+            "object" => self.object(obj, depth),
+            _ => self.generic_value(GENERIC_DEPTH - 1),
+        }
+    }
+
+    /// An object with the schema's properties: required ones first (in declared order),
+    /// then the optional ones, each at most once, in declared order.
+    fn object(&mut self, obj: &serde_json::Map<String, Value>, depth: u32) -> String {
+        let props = match obj.get("properties") {
+            Some(Value::Object(p)) if !p.is_empty() => p,
+            _ => return self.generic_object(),
+        };
+        let required: Vec<&str> = match obj.get("required") {
+            Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let mut req_members = Vec::new();
+        let mut opt_members = Vec::new();
+        for (name, sub) in props {
+            let value = self.schema(sub, depth + 1);
+            let member = format!(
+                r#"{} ":" sp {value}"#,
+                literal(&Value::String(name.clone()))
+            );
+            if required.contains(&name.as_str()) {
+                req_members.push(member);
+            } else {
+                opt_members.push(member);
+            }
+        }
+        // rest[i]: the optional members i.., each optional, each after a comma.
+        let n = opt_members.len();
+        let mut rest = vec![String::new(); n + 1];
+        for i in (0..n).rev() {
+            let tail = if rest[i + 1].is_empty() {
+                String::new()
+            } else {
+                format!(" {}", rest[i + 1])
+            };
+            rest[i] = self.rule(format!(r#"("," sp {})?{tail}"#, opt_members[i]));
+        }
+        let body = if req_members.is_empty() {
+            // first: the first present optional member is i, then any of the later ones.
+            let mut first = String::new();
+            for i in (0..n).rev() {
+                let with_tail = if rest[i + 1].is_empty() {
+                    opt_members[i].clone()
+                } else {
+                    format!("{} {}", opt_members[i], rest[i + 1])
+                };
+                first = if first.is_empty() {
+                    self.rule(with_tail)
+                } else {
+                    self.rule(format!("{with_tail} | {first}"))
+                };
+            }
+            format!(r#""{{" sp ({first})? sp "}}""#)
+        } else {
+            let mut body = format!(r#""{{" sp {}"#, req_members.join(r#" "," sp "#));
+            if !rest[0].is_empty() {
+                body.push(' ');
+                body.push_str(&rest[0]);
+            }
+            body.push_str(r#" sp "}""#);
+            body
+        };
+        self.rule(body)
+    }
+}
+
+/// A GBNF literal matching exactly the JSON text of `value`.
+fn literal(value: &Value) -> String {
+    gbnf_quote(&value.to_string())
+}
+
+/// `text` as a GBNF double-quoted literal.
+fn gbnf_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The grammar for one tool call `{"tool": NAME, "arguments": {...}}` over `tools` (each
+/// tool's arguments shaped by its JSON schema), plus, when `allow_content`, the plain
+/// answer `{"content": "..."}`.
+pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
+    let mut b = Builder::new();
+    let mut alts = Vec::new();
+    for tool in tools {
+        let mut params = tool.parameters.clone();
+        // A tool's parameters are an object even when the schema forgets to say so.
+        if let Value::Object(o) = &mut params {
+            o.entry("type")
+                .or_insert_with(|| Value::String("object".into()));
+        }
+        let args = if params.is_object() {
+            b.schema(&params, 0)
+        } else {
+            b.generic_object()
+        };
+        let name = literal(&Value::String(tool.name.clone()));
+        alts.push(b.rule(format!(
+            r#""{{" sp "\"tool\":" sp {name} "," sp "\"arguments\":" sp {args} sp "}}""#
+        )));
+    }
+    if allow_content || alts.is_empty() {
+        let s = b.string(1, MAX_CONTENT_CHARS);
+        alts.push(b.rule(format!(r#""{{" sp "\"content\":" sp {s} sp "}}""#)));
+    }
+    let root = alts.join(" | ");
+    b.finish(&root)
+}
+
+/// The grammar for a JSON object: shaped by `schema` when given, else any bounded object.
+pub fn json_grammar(schema: Option<&Value>) -> String {
+    let mut b = Builder::new();
+    let root = match schema {
+        Some(s) => b.schema(s, 0),
+        None => b.generic_object(),
+    };
+    b.finish(&root)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shell_tool() -> ToolSchema {
+        ToolSchema {
+            name: "shell_exec".into(),
+            description: "Run a shell command".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string"},
+                    "timeout_secs": {"type": "integer"}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    #[test]
+    fn tool_grammar_names_every_tool_and_bounds_strings() {
+        let t1 = shell_tool();
+        let t2 = ToolSchema {
+            name: "file_read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string", "maxLength": 100}}, "required": ["path"]}),
+        };
+        let g = tool_call_grammar(&[&t1, &t2], false);
+        assert!(g.starts_with("root ::= "), "{g}");
+        assert!(g.contains(r#""\"shell_exec\"""#), "{g}");
+        assert!(g.contains(r#""\"file_read\"""#), "{g}");
+        assert!(g.contains(r#""\"command\"""#), "{g}");
+        assert!(g.contains(r#""\"timeout_secs\"""#), "{g}");
+        assert!(g.contains("char{0,400}"), "{g}");
+        assert!(g.contains("char{0,100}"), "{g}");
+        assert!(!g.contains("\"content\""), "{g}");
+        // no unbounded repetition anywhere
+        assert!(
+            !g.contains(")*") && !g.contains(")+") && !g.contains("]*"),
+            "{g}"
+        );
+    }
+
+    #[test]
+    fn content_alternative_only_when_asked() {
+        let t = shell_tool();
+        let g = tool_call_grammar(&[&t], true);
+        assert!(g.contains(r#""\"content\":""#), "{g}");
+        assert!(g.contains("char{1,2000}"), "{g}");
+    }
+
+    #[test]
+    fn enums_become_literal_alternatives_and_arrays_are_bounded() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "mode": {"enum": ["fast", "slow"]},
+                "steps": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+                "flag": {"type": "boolean"},
+                "ratio": {"type": "number"}
+            },
+            "required": ["mode", "steps"]
+        });
+        let g = json_grammar(Some(&schema));
+        assert!(g.contains(r#""\"fast\"" | "\"slow\"""#), "{g}");
+        assert!(g.contains("{0,4}"), "{g}");
+        assert!(g.contains("bool") && g.contains("num"), "{g}");
+    }
+
+    #[test]
+    fn optional_only_objects_and_generic_objects_are_bounded() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}});
+        let g = json_grammar(Some(&schema));
+        assert!(g.contains(r#""\"a\"""#) && g.contains(r#""\"b\"""#), "{g}");
+        let g = json_grammar(None);
+        assert!(g.contains("{0,11}"), "{g}");
+        assert!(g.contains("key"), "{g}");
+    }
+
+    #[test]
+    fn literals_are_escaped() {
+        assert_eq!(literal(&json!("a\"b")), r#""\"a\\\"b\"""#);
+        assert_eq!(gbnf_quote("x\ny"), r#""x\ny""#);
+    }
+}

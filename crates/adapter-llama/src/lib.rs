@@ -1,0 +1,586 @@
+//! # adapter-llama
+//!
+//! Planwright's embedded model: an in-process [`LlmClient`] that runs a GGUF model with
+//! llama.cpp (through the `llama-cpp-2` crate, CPU backend only). The default model is
+//! SmolLM2-135M-Instruct (GGUF Q4_1, Apache-2.0), which `cargo xtask model` fetches into
+//! [`default_model_dir`]; any other GGUF file works through [`LlamaConfig::model_path`].
+//! Nothing here downloads anything.
+//!
+//! - The model is loaded once ([`LlamaClient::load`]) and shared by every clone of the
+//!   client; requests run one at a time per model, each in `tokio::task::spawn_blocking`
+//!   with a fresh llama.cpp context sized to the request.
+//! - The prompt is rendered with the model's own chat template (GGUF metadata; `chatml`
+//!   when the model has none or llama.cpp does not know it). A system message is always
+//!   sent; tools are described in it; assistant tool calls are rendered as the JSON text
+//!   `{"tool": ..., "arguments": ...}` and tool results as user turns naming the call id.
+//! - When tools are offered (and `tool_choice` is not `None`) the output is constrained by
+//!   a GBNF grammar built from the tool schemas to exactly one JSON object
+//!   `{"tool": NAME, "arguments": {...}}`, so even a tiny model cannot write a broken call.
+//!   `Auto` behaves like `Required` unless [`LlamaConfig::allow_text_with_tools`] also
+//!   allows `{"content": "..."}`. JSON response formats are constrained by a grammar built
+//!   from the schema (or a generic bounded object). Plain text is unconstrained. Every
+//!   grammar is bounded (strings ≤ 400 characters, arrays ≤ 16 items, at most one space
+//!   between tokens).
+//! - Decoding is deterministic: greedy by default; with a temperature, seeded sampling.
+//! - A prompt that does not fit the context is [`LlmError::ContextTooLong`].
+//! - llama.cpp's own logs are dropped, or sent to `tracing` when debug logging is enabled
+//!   when the model is first loaded.
+//!
+//! `domain` must not depend on this crate; only the app wires it.
+
+mod grammar;
+mod prompt;
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use domain::error::LlmError;
+use domain::llm::{ChatRequest, ChatResponse, ToolCall, Usage};
+use domain::ports::LlmClient;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use serde_json::Value;
+
+pub use grammar::{json_grammar, tool_call_grammar, MAX_ARRAY_ITEMS, MAX_STRING_CHARS};
+pub use prompt::{prepare, Prepared, Protocol, TemplateMessage};
+
+/// File name of the default model in [`default_model_dir`].
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// Tokens decoded per llama.cpp batch while reading the prompt.
+const PROMPT_BATCH: usize = 512;
+
+/// The model cache folder `cargo xtask model` writes to: `$PLANWRIGHT_MODEL_DIR`, else
+/// `$XDG_CACHE_HOME/planwright/models`, else `$HOME/.cache/planwright/models`, else
+/// `.planwright/models`. xtask duplicates this rule (it must not depend on project
+/// crates): keep both in step.
+pub fn default_model_dir() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(dir) = var("PLANWRIGHT_MODEL_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(cache) = var("XDG_CACHE_HOME") {
+        return PathBuf::from(cache).join("planwright").join("models");
+    }
+    if let Some(home) = var("HOME") {
+        return PathBuf::from(home)
+            .join(".cache")
+            .join("planwright")
+            .join("models");
+    }
+    PathBuf::from(".planwright").join("models")
+}
+
+/// The default model file: [`DEFAULT_MODEL_FILE`] in [`default_model_dir`].
+pub fn default_model_path() -> PathBuf {
+    default_model_dir().join(DEFAULT_MODEL_FILE)
+}
+
+/// How to run the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlamaConfig {
+    /// The GGUF file.
+    pub model_path: PathBuf,
+    /// Context length in tokens (prompt plus answer); capped by the model's training
+    /// context. Default 8192.
+    pub context_tokens: u32,
+    /// Most tokens generated per call unless the request asks for fewer. Default 512.
+    pub max_tokens: u32,
+    /// CPU threads; default: the available cores.
+    pub threads: Option<u32>,
+    /// Seed of the sampler when `temperature` > 0.
+    pub seed: u32,
+    /// 0 = greedy (the default). A request's own temperature overrides it.
+    pub temperature: f32,
+    /// With `tool_choice` Auto, also allow a plain answer `{"content": "..."}` instead of a
+    /// tool call. Default false: a small model then always makes progress through tools.
+    pub allow_text_with_tools: bool,
+}
+
+impl LlamaConfig {
+    /// The defaults for `model_path`.
+    pub fn new(model_path: impl Into<PathBuf>) -> LlamaConfig {
+        LlamaConfig {
+            model_path: model_path.into(),
+            context_tokens: 8192,
+            max_tokens: 512,
+            threads: None,
+            seed: 42,
+            temperature: 0.0,
+            allow_text_with_tools: false,
+        }
+    }
+}
+
+impl Default for LlamaConfig {
+    fn default() -> LlamaConfig {
+        LlamaConfig::new(default_model_path())
+    }
+}
+
+/// Why the model could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "model file {0} not found (run `cargo xtask model` for the default model, or pass another GGUF file)"
+    )]
+    MissingModel(PathBuf),
+    #[error("cannot load model {path}: {reason}")]
+    Load { path: PathBuf, reason: String },
+    #[error("llama.cpp backend: {0}")]
+    Backend(String),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+/// Timings of one call (the benchmark reads them).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GenerationStats {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// Time spent reading the prompt.
+    pub prompt_time: Duration,
+    /// Time spent generating (sampling, grammar and decoding), after the prompt.
+    pub generation_time: Duration,
+}
+
+/// The llama.cpp backend, initialised once per process.
+fn backend() -> Result<&'static LlamaBackend, Error> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            } else {
+                backend.void_logs();
+            }
+            Ok(backend)
+        })
+        .as_ref()
+        .map_err(|e| Error::Backend(e.clone()))
+}
+
+struct Inner {
+    config: LlamaConfig,
+    model: LlamaModel,
+    template: LlamaChatTemplate,
+    /// The effective context length (config capped by the model's training context).
+    context_tokens: u32,
+    threads: i32,
+    add_bos: bool,
+    /// One inference at a time per model.
+    busy: Mutex<()>,
+    calls: AtomicU64,
+}
+
+/// An [`LlmClient`] running a GGUF model in process. Cheap to clone: clones share the model.
+#[derive(Clone)]
+pub struct LlamaClient {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LlamaClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaClient")
+            .field("config", &self.inner.config)
+            .field("context_tokens", &self.inner.context_tokens)
+            .field("threads", &self.inner.threads)
+            .finish()
+    }
+}
+
+impl LlamaClient {
+    /// Loads the model (blocking: call it once at start-up, e.g. in `spawn_blocking`).
+    pub fn load(config: LlamaConfig) -> Result<LlamaClient, Error> {
+        let path = config.model_path.clone();
+        if !path.is_file() {
+            return Err(Error::MissingModel(path));
+        }
+        if config.context_tokens < 64 {
+            return Err(Error::Config(format!(
+                "context_tokens {} is too small (at least 64)",
+                config.context_tokens
+            )));
+        }
+        if config.max_tokens == 0 {
+            return Err(Error::Config("max_tokens must be at least 1".to_string()));
+        }
+        check_gguf_magic(&path)?;
+        let backend = backend()?;
+        let started = Instant::now();
+        let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default())
+            .map_err(|e| Error::Load {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        let template = choose_template(&model)?;
+        let train = model.n_ctx_train();
+        let context_tokens = if train > 0 {
+            config.context_tokens.min(train)
+        } else {
+            config.context_tokens
+        };
+        let threads = config.threads.filter(|&t| t > 0).unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1))
+        });
+        let add_bos = model.vocab().should_add_bos();
+        tracing::info!(
+            path = %path.display(),
+            context_tokens,
+            threads,
+            load_ms = started.elapsed().as_millis() as u64,
+            "embedded model loaded"
+        );
+        Ok(LlamaClient {
+            inner: Arc::new(Inner {
+                config,
+                model,
+                template,
+                context_tokens,
+                threads: i32::try_from(threads).unwrap_or(1),
+                add_bos,
+                busy: Mutex::new(()),
+                calls: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The configuration it was loaded with.
+    pub fn config(&self) -> &LlamaConfig {
+        &self.inner.config
+    }
+
+    /// The effective context length (the configured one capped by the model's).
+    pub fn context_tokens(&self) -> u32 {
+        self.inner.context_tokens
+    }
+
+    /// The prompt text `request` renders to with the model's template.
+    pub fn render(&self, request: &ChatRequest) -> Result<String, LlmError> {
+        let prepared = prompt::prepare(request, self.inner.config.allow_text_with_tools)?;
+        self.inner.render(&prepared)
+    }
+
+    /// Runs one request on the calling thread (blocking), with its timings.
+    pub fn chat_blocking(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(ChatResponse, GenerationStats), LlmError> {
+        self.inner.chat(request)
+    }
+}
+
+#[async_trait]
+impl LlmClient for LlamaClient {
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let inner = Arc::clone(&self.inner);
+        match tokio::task::spawn_blocking(move || inner.chat(&request)).await {
+            Ok(result) => result.map(|(response, _)| response),
+            Err(e) => Err(LlmError::Permanent(format!(
+                "the embedded model's inference task failed: {e}"
+            ))),
+        }
+    }
+}
+
+/// Refuses files that are not GGUF before llama.cpp sees them.
+fn check_gguf_magic(path: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .map_err(|e| Error::Load {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    if &magic != b"GGUF" {
+        return Err(Error::Load {
+            path: path.to_path_buf(),
+            reason: "not a GGUF file".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The model's own template when llama.cpp can apply it, else `chatml`.
+fn choose_template(model: &LlamaModel) -> Result<LlamaChatTemplate, Error> {
+    let probe = |t: &LlamaChatTemplate| {
+        let msgs = [
+            LlamaChatMessage::new("system".into(), "s".into()),
+            LlamaChatMessage::new("user".into(), "u".into()),
+        ];
+        let msgs: Vec<LlamaChatMessage> = msgs.into_iter().filter_map(Result::ok).collect();
+        model.apply_chat_template(t, &msgs, true).is_ok()
+    };
+    match model.chat_template(None) {
+        Ok(t) if probe(&t) => return Ok(t),
+        Ok(_) => {
+            tracing::warn!("the model's chat template is not supported by llama.cpp; using chatml")
+        }
+        Err(e) => tracing::warn!("the model has no chat template ({e}); using chatml"),
+    }
+    // "chatml" is a template name llama.cpp knows.
+    LlamaChatTemplate::new("chatml").map_err(|e| Error::Backend(e.to_string()))
+}
+
+/// How decoding ended.
+enum Ending {
+    Stop,
+    Length,
+}
+
+impl Inner {
+    fn render(&self, prepared: &Prepared) -> Result<String, LlmError> {
+        let msgs = prepared
+            .messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.to_string(), m.content.replace('\0', " ")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LlmError::Permanent(format!("cannot build chat message: {e}")))?;
+        self.model
+            .apply_chat_template(&self.template, &msgs, true)
+            .map_err(|e| LlmError::Permanent(format!("cannot apply the chat template: {e}")))
+    }
+
+    fn chat(&self, request: &ChatRequest) -> Result<(ChatResponse, GenerationStats), LlmError> {
+        let prepared = prompt::prepare(request, self.config.allow_text_with_tools)?;
+        let text = self.render(&prepared)?;
+        let grammar = match &prepared.protocol {
+            Protocol::Text => None,
+            Protocol::ToolCall { grammar } | Protocol::Json { grammar } => Some(grammar.as_str()),
+        };
+        let max_tokens = request
+            .max_tokens
+            .filter(|&m| m > 0)
+            .map_or(self.config.max_tokens, |m| m.min(self.config.max_tokens));
+        let temperature = request.temperature.unwrap_or(self.config.temperature);
+
+        let _guard = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let (output, ending, stats) = self.generate(&text, grammar, max_tokens, temperature)?;
+        let usage = Usage {
+            prompt_tokens: u64::from(stats.prompt_tokens),
+            completion_tokens: u64::from(stats.completion_tokens),
+        };
+        let finish = match ending {
+            Ending::Stop => "stop",
+            Ending::Length => "length",
+        };
+        let mut response = ChatResponse {
+            usage,
+            finish_reason: Some(finish.to_string()),
+            ..ChatResponse::default()
+        };
+        match prepared.protocol {
+            Protocol::Text => response.content = Some(output),
+            Protocol::Json { .. } | Protocol::ToolCall { .. }
+                if matches!(ending, Ending::Length) =>
+            {
+                return Err(LlmError::InvalidResponse(format!(
+                    "the embedded model's JSON was cut at {max_tokens} tokens (raise max_tokens)"
+                )));
+            }
+            Protocol::Json { .. } => {
+                serde_json::from_str::<Value>(&output).map_err(|e| {
+                    LlmError::InvalidResponse(format!("the embedded model wrote invalid JSON: {e}"))
+                })?;
+                response.content = Some(output);
+            }
+            Protocol::ToolCall { .. } => {
+                let value: Value = serde_json::from_str(&output).map_err(|e| {
+                    LlmError::InvalidResponse(format!("the embedded model wrote invalid JSON: {e}"))
+                })?;
+                if let Some(name) = value.get("tool").and_then(Value::as_str) {
+                    let arguments = value
+                        .get("arguments")
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+                    let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+                    response.tool_calls.push(ToolCall {
+                        id: format!("call_{n}"),
+                        name: name.to_string(),
+                        arguments: arguments.to_string(),
+                    });
+                } else if let Some(content) = value.get("content").and_then(Value::as_str) {
+                    response.content = Some(content.to_string());
+                } else {
+                    return Err(LlmError::InvalidResponse(format!(
+                        "the embedded model's answer has neither `tool` nor `content`: {output}"
+                    )));
+                }
+            }
+        }
+        Ok((response, stats))
+    }
+
+    /// Reads `prompt` and generates up to `max_tokens` tokens, constrained by `grammar`.
+    fn generate(
+        &self,
+        prompt: &str,
+        grammar: Option<&str>,
+        max_tokens: u32,
+        temperature: f32,
+    ) -> Result<(String, Ending, GenerationStats), LlmError> {
+        let backend = backend().map_err(|e| LlmError::Permanent(e.to_string()))?;
+        let vocab = self.model.vocab();
+        // Special-token parsing on, or `<|im_start|>` becomes plain text.
+        let tokens = vocab.tokenize(prompt.as_bytes(), self.add_bos, true);
+        if tokens.is_empty() {
+            return Err(LlmError::Permanent(
+                "the prompt rendered to no tokens".to_string(),
+            ));
+        }
+        let n_prompt = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+        let limit = self.context_tokens;
+        // Room for at least a short answer (or the whole answer when it is short).
+        let needed_room = max_tokens.min(256);
+        if n_prompt.saturating_add(needed_room) > limit {
+            return Err(LlmError::ContextTooLong(format!(
+                "the prompt has {n_prompt} tokens and the answer needs {needed_room} more; the embedded model's context holds {limit}"
+            )));
+        }
+        let max_tokens = max_tokens.min(limit - n_prompt);
+        // A context sized to this request: prompt + answer, rounded up to 256.
+        let n_ctx = (n_prompt + max_tokens)
+            .div_ceil(256)
+            .saturating_mul(256)
+            .min(limit);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(PROMPT_BATCH as u32)
+            .with_n_ubatch(PROMPT_BATCH as u32)
+            .with_n_threads(self.threads)
+            .with_n_threads_batch(self.threads);
+        let mut ctx = self
+            .model
+            .new_context(backend, params)
+            .map_err(|e| LlmError::Transient(format!("cannot create a llama.cpp context: {e}")))?;
+
+        let mut samplers = Vec::new();
+        if let Some(g) = grammar {
+            let s = LlamaSampler::grammar(&self.model, g, "root").map_err(|e| {
+                LlmError::Permanent(format!("the output grammar was refused by llama.cpp: {e}"))
+            })?;
+            samplers.push(s);
+        }
+        if temperature > 0.0 {
+            samplers.push(LlamaSampler::top_k(40));
+            samplers.push(LlamaSampler::temp(temperature));
+            samplers.push(LlamaSampler::dist(self.config.seed));
+        } else {
+            samplers.push(LlamaSampler::greedy());
+        }
+        // The selector ends the chain; `sample` also accepts the token (grammar included).
+        let mut sampler = LlamaSampler::chain_simple(samplers);
+
+        let decode_err = |e: llama_cpp_2::DecodeError| {
+            LlmError::Transient(format!("llama.cpp decode failed: {e}"))
+        };
+        let add_err =
+            |e: llama_cpp_2::llama_batch::BatchAddError| LlmError::Permanent(format!("batch: {e}"));
+
+        let started = Instant::now();
+        let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
+        let last = tokens.len().saturating_sub(1);
+        let mut pos: i32 = 0;
+        for chunk in tokens.chunks(PROMPT_BATCH) {
+            batch.clear();
+            for &t in chunk {
+                let is_last = usize::try_from(pos).unwrap_or(usize::MAX) == last;
+                batch.add(t, pos, &[0], is_last).map_err(add_err)?;
+                pos += 1;
+            }
+            ctx.decode(&mut batch).map_err(decode_err)?;
+        }
+        let prompt_time = started.elapsed();
+
+        let started = Instant::now();
+        let mut out: Vec<u8> = Vec::new();
+        let mut generated: u32 = 0;
+        let mut ending = Ending::Length;
+        while generated < max_tokens {
+            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            if vocab.is_eog(token) {
+                ending = Ending::Stop;
+                break;
+            }
+            generated += 1;
+            out.extend_from_slice(&vocab.token_to_piece(token, false, None));
+            if generated >= max_tokens {
+                break;
+            }
+            batch.clear();
+            batch.add(token, pos, &[0], true).map_err(add_err)?;
+            pos += 1;
+            ctx.decode(&mut batch).map_err(decode_err)?;
+        }
+        let generation_time = started.elapsed();
+        let text = String::from_utf8_lossy(&out).into_owned();
+        tracing::debug!(
+            prompt_tokens = n_prompt,
+            completion_tokens = generated,
+            prompt_ms = prompt_time.as_millis() as u64,
+            generation_ms = generation_time.as_millis() as u64,
+            constrained = grammar.is_some(),
+            "embedded model call"
+        );
+        Ok((
+            text,
+            ending,
+            GenerationStats {
+                prompt_tokens: n_prompt,
+                completion_tokens: generated,
+                prompt_time,
+                generation_time,
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_model_is_a_clear_error() {
+        let err = LlamaClient::load(LlamaConfig::new("/nonexistent/model.gguf")).unwrap_err();
+        assert!(matches!(err, Error::MissingModel(_)));
+        assert!(err.to_string().contains("cargo xtask model"), "{err}");
+    }
+
+    #[test]
+    fn a_non_gguf_file_is_refused_before_llama_cpp_sees_it() {
+        let path = std::env::temp_dir().join(format!("not-a-model-{}.gguf", std::process::id()));
+        std::fs::write(&path, b"hello world").unwrap();
+        let err = LlamaClient::load(LlamaConfig::new(&path)).unwrap_err();
+        let _ = std::fs::remove_file(&path);
+        assert!(err.to_string().contains("not a GGUF file"), "{err}");
+    }
+
+    #[test]
+    fn default_path_ends_with_the_model_file() {
+        assert!(default_model_path().ends_with(DEFAULT_MODEL_FILE));
+        assert_eq!(
+            default_model_path().parent(),
+            Some(default_model_dir().as_path())
+        );
+    }
+
+    #[test]
+    fn defaults_are_greedy_and_bounded() {
+        let c = LlamaConfig::new("m.gguf");
+        assert_eq!(c.context_tokens, 8192);
+        assert_eq!(c.max_tokens, 512);
+        assert_eq!(c.temperature, 0.0);
+        assert!(c.threads.is_none());
+    }
+}
