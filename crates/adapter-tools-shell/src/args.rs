@@ -1,63 +1,20 @@
-//! Argument parsing and JSON schemas derived from the argument structs.
+//! Argument parsing and JSON schemas derived from the argument structs (the clean-up itself
+//! is `domain::tool_args`, shared with the browser tools).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use domain::ToolError;
 
 /// Deserializes a tool's arguments; serde's message names the bad or missing field.
 pub(crate) fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let args = match args {
-        Value::Null => Value::Object(Map::new()),
-        other => other,
-    };
-    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(format!("{tool}: {e}")))
+    domain::tool_args::parse_args(tool, args)
 }
 
 /// The JSON schema of `T` as a plain object schema, ready to show to a model.
 pub(crate) fn schema<T: JsonSchema>() -> Value {
-    let mut value = schemars::schema_for!(T).to_value();
-    if let Value::Object(map) = &mut value {
-        map.remove("$schema");
-        map.remove("title");
-        map.remove("description"); // the tool's own description says it better
-        map.insert("type".to_string(), Value::String("object".to_string()));
-        let properties = map
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(properties) = properties {
-            properties.values_mut().for_each(tidy_property);
-        }
-    }
-    value
-}
-
-/// Makes a property schema plainer for models:
-/// `{"type": ["integer", "null"], "default": null}` → `{"type": "integer"}` (optional fields
-/// are already marked by their absence from `required`), no `"format": "uint64"`, and doc
-/// comment line breaks become spaces.
-fn tidy_property(property: &mut Value) {
-    let Value::Object(map) = property else {
-        return;
-    };
-    if let Some(Value::String(description)) = map.get_mut("description") {
-        *description = description.split_whitespace().collect::<Vec<_>>().join(" ");
-    }
-    if matches!(map.get("format"), Some(Value::String(f)) if f.starts_with("int") || f.starts_with("uint"))
-    {
-        map.remove("format");
-    }
-    if let Some(Value::Array(types)) = map.get("type") {
-        let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-        if let [single] = non_null.as_slice() {
-            let single = (*single).clone();
-            map.insert("type".to_string(), single);
-        }
-    }
-    if map.get("default") == Some(&Value::Null) {
-        map.remove("default");
-    }
+    domain::tool_args::tidy_schema(schemars::schema_for!(T).to_value())
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub mod structured;
 mod styles_tests;
 mod summary;
 mod todo;
+pub mod tool_args;
 pub mod tools;
 
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};
