@@ -302,23 +302,18 @@ impl<'a> Scheduler<'a> {
         let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
         self.ctx
             .emit(EventKind::StepStarted {
-                step_id: step_id.clone(),
+                step_id,
                 index,
                 description: plan.steps[index].description.clone(),
                 executor: agent.name.clone(),
                 attempt: plan.steps[index].attempts,
             })
             .await?;
-        self.busy.insert(step_id.clone());
-        let input = StepInput::new(plan, index, &self.rt.config.limits);
-        let (ctx, limits) = (self.ctx, &self.rt.config.limits);
-        Ok(Box::pin(async move {
-            let end = run_step(ctx, limits, agent, &input).await;
-            Task::Done { step_id, end }
-        }))
+        Ok(self.continue_step(plan, index))
     }
 
-    /// The future that continues step `index`, already in progress (a resumed run).
+    /// The future that runs step `index`, already in progress: just started, or left in
+    /// progress by a run that is being resumed.
     fn continue_step(&mut self, plan: &Plan, index: usize) -> BoxFuture<'a, Task> {
         let step_id = plan.steps[index].id.clone();
         let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
