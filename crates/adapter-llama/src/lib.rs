@@ -369,6 +369,7 @@ impl Inner {
         let usage = Usage {
             prompt_tokens: u64::from(stats.prompt_tokens),
             completion_tokens: u64::from(stats.completion_tokens),
+            cached_prompt_tokens: 0,
         };
         let finish = match ending {
             Ending::Stop => "stop",

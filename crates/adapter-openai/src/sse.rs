@@ -172,6 +172,7 @@ impl SseAssembler {
             self.usage = Some(Usage {
                 prompt_tokens: count(usage.get("prompt_tokens").cloned()),
                 completion_tokens: count(usage.get("completion_tokens").cloned()),
+                cached_prompt_tokens: 0,
             });
         }
         let Some(choice) = chunk
@@ -405,7 +406,8 @@ mod tests {
             r.usage,
             Usage {
                 prompt_tokens: 5,
-                completion_tokens: 2
+                completion_tokens: 2,
+                cached_prompt_tokens: 0
             }
         );
         assert_eq!(r.finish_reason.as_deref(), Some("stop"));

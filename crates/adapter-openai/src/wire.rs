@@ -424,6 +424,7 @@ fn usage(u: WireUsage) -> Usage {
     Usage {
         prompt_tokens: count(u.prompt_tokens),
         completion_tokens: count(u.completion_tokens),
+        cached_prompt_tokens: 0,
     }
 }
 
@@ -599,7 +600,8 @@ mod tests {
             r.usage,
             Usage {
                 prompt_tokens: 12,
-                completion_tokens: 0
+                completion_tokens: 0,
+                cached_prompt_tokens: 0
             }
         );
     }

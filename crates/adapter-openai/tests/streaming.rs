@@ -62,7 +62,8 @@ async fn streamed_tool_call_arguments_split_across_many_chunks() {
         reply.usage,
         Usage {
             prompt_tokens: 82,
-            completion_tokens: 18
+            completion_tokens: 18,
+            cached_prompt_tokens: 0
         }
     );
     assert_eq!(seq.count(), 1);

@@ -29,7 +29,8 @@ async fn plain_text_reply_is_parsed_and_usage_counted() {
         reply.usage,
         Usage {
             prompt_tokens: 19,
-            completion_tokens: 10
+            completion_tokens: 10,
+            cached_prompt_tokens: 0
         }
     );
     assert_eq!(seq.count(), 1);

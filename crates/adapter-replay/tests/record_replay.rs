@@ -39,6 +39,7 @@ fn text(s: &str) -> ChatResponse {
         usage: Usage {
             prompt_tokens: 10,
             completion_tokens: 2,
+            cached_prompt_tokens: 0,
         },
         finish_reason: Some("stop".into()),
         ..ChatResponse::default()

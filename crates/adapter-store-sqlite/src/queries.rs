@@ -173,6 +173,7 @@ impl RunRow {
                 llm_calls: int_from_sql("llm_calls", self.llm_calls)?,
                 prompt_tokens: int_from_sql("prompt_tokens", self.prompt_tokens)?,
                 completion_tokens: int_from_sql("completion_tokens", self.completion_tokens)?,
+                cached_prompt_tokens: 0,
             },
             run_id: self.run_id,
             task: self.task,

@@ -62,6 +62,7 @@ fn sample_events(run_id: &str) -> Vec<Event> {
                 llm_calls: 1,
                 prompt_tokens: 100,
                 completion_tokens: 20,
+                cached_prompt_tokens: 0,
             },
         },
     ];

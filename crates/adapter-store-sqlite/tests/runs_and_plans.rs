@@ -31,6 +31,7 @@ async fn runs_round_trip_through_create_update_get_and_list() {
         llm_calls: 7,
         prompt_tokens: 12_345,
         completion_tokens: 678,
+        cached_prompt_tokens: 0,
     };
     store.update_run(&finished).await.expect("update");
     assert_eq!(

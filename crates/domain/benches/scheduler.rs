@@ -111,6 +111,7 @@ impl LlmClient for ScriptedLlm {
         let usage = Usage {
             prompt_tokens: if self.count_tokens { tokens(&req) } else { 0 },
             completion_tokens: 10,
+            cached_prompt_tokens: 0,
         };
         match req.purpose {
             CallPurpose::Execute => {

@@ -35,6 +35,9 @@ pub struct RunUsage {
     pub llm_calls: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The part of `prompt_tokens` served from a cache (see [`crate::llm::Usage`]).
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
 }
 
 /// What the runtime did about a step that did not succeed.

@@ -156,6 +156,10 @@ impl ChatRequest {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens served from a cache (the embedded model's KV cache, or the server's
+    /// `prompt_tokens_details.cached_tokens`); part of `prompt_tokens`, not added to it.
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

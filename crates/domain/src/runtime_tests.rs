@@ -46,6 +46,7 @@ fn text(s: &str) -> Result<ChatResponse, LlmError> {
         usage: Usage {
             prompt_tokens: 10,
             completion_tokens: 5,
+            cached_prompt_tokens: 0,
         },
         ..ChatResponse::default()
     })
@@ -77,6 +78,7 @@ fn raw_calls(list: &[(&str, String)]) -> Result<ChatResponse, LlmError> {
         usage: Usage {
             prompt_tokens: 10,
             completion_tokens: 5,
+            cached_prompt_tokens: 0,
         },
         ..ChatResponse::default()
     })

@@ -43,6 +43,7 @@ fn usage() -> Usage {
     Usage {
         prompt_tokens: 10,
         completion_tokens: 5,
+        cached_prompt_tokens: 0,
     }
 }
 
