@@ -21,8 +21,9 @@
 //!
 //! ## Shell commands and sessions
 //!
-//! `shell_exec` runs `bash -c` in the workspace, in its own process group, with secrets
-//! removed from the environment, stdin an open pipe, output captured into bounded buffers
+//! `shell_exec` runs `bash -c` in the workspace, in its own process group, with an
+//! allow-listed environment ([`env`]: no secret of Planwright's reaches it) and resource
+//! limits, stdin an open pipe, output captured into bounded buffers
 //! (head and tail kept) and a hard timeout (`timeout_secs`) that kills the whole group.
 //! It waits up to `wait_secs` (default 30 s, at most the timeout):
 //!
@@ -42,9 +43,9 @@
 //! ## Sandbox
 //!
 //! With [`Sandbox::Bwrap`], commands run inside bubblewrap (see [`sandbox`] for the exact
-//! command line): the filesystem is read-only except the workspace (and a private `/tmp`),
-//! the home folder is hidden, there is no network unless allowed, and no capabilities even
-//! for root. If bwrap is missing or cannot create namespaces, `shell_exec` fails with the
+//! command line): the command sees `/usr`, a few `/etc` files and its workspace (read-write)
+//! and nothing else of the host, has a private `/tmp` and process namespace, no network
+//! unless allowed, no capabilities even for root, and dies with Planwright. If bwrap is missing or cannot create namespaces, `shell_exec` fails with the
 //! reason ([`bwrap_available`] tells beforehand); it never falls back to running
 //! unsandboxed. The file tools are confined by path checks in both modes.
 //!
@@ -58,8 +59,9 @@ use domain::ports::Tool;
 
 mod args;
 mod capture;
-mod env;
+pub mod env;
 mod files;
+mod limits;
 mod process;
 mod report;
 pub mod sandbox;
@@ -68,6 +70,7 @@ mod sessions;
 mod shell;
 pub mod workspace;
 
+pub use env::ShellEnv;
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
 pub use files::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
 pub use sandbox::{bwrap_available, Sandbox};
@@ -118,6 +121,9 @@ pub struct ShellToolsConfig {
     pub max_list_entries: usize,
     /// Where shell commands run (default [`Sandbox::None`]).
     pub sandbox: Sandbox,
+    /// Which of Planwright's environment variables commands see (default: the built-in
+    /// allow-list only; see [`env`]).
+    pub env: ShellEnv,
 }
 
 impl Default for ShellToolsConfig {
@@ -131,6 +137,7 @@ impl Default for ShellToolsConfig {
             max_list_depth: files::DEFAULT_LIST_DEPTH,
             max_list_entries: files::DEFAULT_LIST_ENTRIES,
             sandbox: Sandbox::None,
+            env: ShellEnv::default(),
         }
     }
 }
@@ -168,6 +175,7 @@ pub fn shell_toolkit(config: &ShellToolsConfig) -> ShellToolkit {
                 .with_max_output_bytes(config.max_output_bytes)
                 .with_default_wait(config.default_wait)
                 .with_sandbox(config.sandbox)
+                .with_env(config.env.clone())
                 .with_sessions(sessions.clone()),
         ),
         Arc::new(FileReadTool::new().with_max_bytes(config.max_read_bytes)),

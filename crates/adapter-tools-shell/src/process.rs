@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::CappedBuffer;
-use crate::env::filtered_env;
+use crate::env::ShellEnv;
 use crate::sandbox::{self, BwrapPrograms};
 
 /// How long output is still read once the group is dead. Only a process that left the
@@ -54,6 +54,8 @@ pub(crate) struct CommandSpec<'a> {
     /// Bytes kept per stream between two looks at the output.
     pub max_output_bytes: usize,
     pub launch: &'a Launch,
+    /// Which of Planwright's variables reach the command.
+    pub env: &'a ShellEnv,
 }
 
 /// How the command ended.
@@ -163,9 +165,17 @@ pub(crate) fn spawn(spec: CommandSpec<'_>, cancel: CancellationToken) -> io::Res
 }
 
 fn build(spec: &CommandSpec<'_>) -> Command {
+    let limits = crate::limits::prefix();
     let mut command = match spec.launch {
         Launch::Plain => {
-            let mut command = Command::new("bash");
+            let mut command = match limits.split_first() {
+                Some((prlimit, rest)) => {
+                    let mut command = Command::new(prlimit);
+                    command.args(rest).arg("bash");
+                    command
+                }
+                None => Command::new("bash"),
+            };
             command.process_group(0);
             command
         }
@@ -178,7 +188,9 @@ fn build(spec: &CommandSpec<'_>) -> Command {
             command
                 .arg(&programs.bwrap)
                 .args(sandbox::bwrap_args(spec.cwd, *allow_network))
-                .args(["--", "bash"]);
+                .arg("--")
+                .args(&limits)
+                .arg("bash");
             command
         }
     };
@@ -187,8 +199,7 @@ fn build(spec: &CommandSpec<'_>) -> Command {
         .arg(spec.command)
         .current_dir(spec.cwd)
         .env_clear()
-        .envs(filtered_env())
-        .env("PWD", spec.cwd)
+        .envs(spec.env.build(std::env::vars_os(), spec.cwd))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

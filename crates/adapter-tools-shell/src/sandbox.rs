@@ -1,26 +1,34 @@
-//! The optional bubblewrap (`bwrap`) sandbox around shell commands.
+//! The optional bubblewrap (`bwrap`) sandbox around shell commands (docs/security.md).
 //!
 //! A sandboxed command is started as
 //!
 //! ```text
-//! setsid bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
-//!              [--tmpfs $HOME] --bind WS WS [--remount-ro $HOME]
-//!              --unshare-pid --unshare-ipc [--unshare-net] --cap-drop ALL
-//!              --chdir WS -- bash -c COMMAND
+//! setsid bwrap --ro-bind /usr /usr  (/bin, /sbin, /lib*: the same symlinks or binds)
+//!              --ro-bind-try /etc/F /etc/F  (only the /etc files programs need)
+//!              --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --remount-ro /
+//!              --unshare-pid --unshare-ipc [--unshare-net] --die-with-parent
+//!              --cap-drop ALL --chdir WS -- [prlimit ... --] bash -c COMMAND
 //! ```
 //!
-//! - The whole filesystem is read-only except the workspace `WS`; `/tmp` is a private,
-//!   empty tmpfs that vanishes with the command; the home folder (`$HOME`) is an empty
-//!   read-only folder (unless it is the workspace or inside it).
-//! - `--unshare-net` (unless the network is allowed) leaves only a private loopback device.
+//! - The command sees the programs and libraries of `/usr`, a few `/etc` files
+//!   ([`ETC_FILES`]) and its workspace `WS`, read-write at its own path; nothing else of
+//!   the host exists inside: not the project around the workspace, not other workspaces,
+//!   not Planwright's database or `server-token`, not `/root`, `/home` or `/etc/shadow`.
+//!   The root is an empty read-only tmpfs; `/tmp` is a private tmpfs that vanishes with
+//!   the command; `HOME` is the workspace (see [`crate::env`]).
+//! - `--unshare-pid`: Planwright and every other host process are invisible (no
+//!   `/proc/<pid>/environ` to read); `--unshare-net` (unless the network is allowed)
+//!   leaves only a private loopback device.
 //! - `--cap-drop ALL`: bwrap run by root otherwise keeps every capability inside the
-//!   sandbox, and a root with `CAP_SYS_ADMIN` could simply remount `/` writable.
+//!   sandbox (a root with `CAP_DAC_OVERRIDE` reads any file bound in).
 //! - `setsid` (instead of bwrap's `--new-session`) detaches the command from the caller's
 //!   terminal (no `TIOCSTI` keystroke injection) and makes bwrap the leader of a process
 //!   group whose id is its pid, so killing that group kills bwrap's in-sandbox init, which
 //!   tears down the pid namespace and every process in it, even ones that called `setsid`.
-//! - No `--die-with-parent`: its `PR_SET_PDEATHSIG` fires when the *thread* that spawned
-//!   bwrap exits, and tokio retires threads; the supervisor kills the group instead.
+//! - `--die-with-parent`: if Planwright dies (even `kill -9`), bwrap gets `SIGKILL` and
+//!   the namespace goes with it. The signal follows the *thread* that started bwrap;
+//!   commands are started from the async runtime's worker threads, which live as long as
+//!   the runtime.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -148,7 +156,7 @@ fn probe(programs: &BwrapPrograms) -> Result<(), String> {
 }
 
 /// The first executable file called `name` in a folder of `PATH`.
-fn find_program(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
@@ -162,43 +170,82 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The `/etc` entries a command may read: name resolution, users and groups (no
+/// passwords), certificates, the dynamic linker's cache, time zone, shell start-up files,
+/// Debian's alternatives and the interpreters' own settings. Missing ones are skipped.
+pub(crate) const ETC_FILES: [&str; 28] = [
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/hostname",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/bash.bashrc",
+    "/etc/profile",
+    "/etc/inputrc",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/python3",
+    "/etc/perl",
+];
+
+/// Top-level folders of programs and libraries: bound read-only, or recreated as the same
+/// symbolic link (merged-`/usr` systems link `/bin` to `usr/bin`).
+const SYSTEM_DIRS: [&str; 7] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
 /// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`.
 pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.into()));
-    push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
+    for dir in SYSTEM_DIRS {
+        let path = Path::new(dir);
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(path) {
+                    push(&["--symlink".as_ref(), target.as_os_str(), path.as_os_str()]);
+                }
+            }
+            Ok(meta) if meta.is_dir() => {
+                push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            }
+            _ => {}
+        }
+    }
+    for file in ETC_FILES {
+        push(&["--ro-bind-try".as_ref(), file.as_ref(), file.as_ref()]);
+    }
     push(&["--dev".as_ref(), "/dev".as_ref()]);
     push(&["--proc".as_ref(), "/proc".as_ref()]);
     push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
-    let home = home_to_hide(cwd);
-    if let Some(home) = &home {
-        push(&["--tmpfs".as_ref(), home.as_os_str()]);
-    }
-    // After the tmpfs mounts, so a workspace under /tmp or the home folder shows through.
+    // After the tmpfs, so a workspace under /tmp shows through.
     push(&["--bind".as_ref(), cwd.as_os_str(), cwd.as_os_str()]);
-    if let Some(home) = &home {
-        // Not recursive: the workspace bound inside it stays writable.
-        push(&["--remount-ro".as_ref(), home.as_os_str()]);
-    }
+    // Not recursive: the workspace and /tmp stay writable.
+    push(&["--remount-ro".as_ref(), "/".as_ref()]);
     push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref()]);
     if !allow_network {
         push(&["--unshare-net".as_ref()]);
     }
+    push(&["--die-with-parent".as_ref()]);
     push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), cwd.as_os_str()]);
     args
-}
-
-/// The caller's home folder, canonical, unless there is none or it is `/`, the workspace
-/// or a folder inside the workspace (which the command may use anyway).
-fn home_to_hide(cwd: &Path) -> Option<PathBuf> {
-    let home = PathBuf::from(std::env::var_os("HOME")?);
-    let home = std::fs::canonicalize(home).ok()?;
-    if !home.is_dir() || home.parent().is_none() || home.starts_with(cwd) {
-        tracing::debug!(home = %home.display(), "the home folder is not hidden in the sandbox");
-        return None;
-    }
-    Some(home)
 }
 
 #[cfg(test)]
@@ -219,14 +266,18 @@ mod tests {
         let ws = ws.path().canonicalize().unwrap();
         let args = joined(&bwrap_args(&ws, false));
         let w = ws.display();
+        assert!(args.contains("--ro-bind /usr /usr"), "{args}");
         assert!(
-            args.starts_with("--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp"),
+            args.contains("--ro-bind-try /etc/passwd /etc/passwd"),
             "{args}"
         );
-        assert!(args.contains(&format!("--bind {w} {w}")), "{args}");
+        assert!(!args.contains("--ro-bind / /"), "{args}");
+        assert!(!args.contains("shadow"), "{args}");
         assert!(
             args.ends_with(&format!(
-                "--unshare-pid --unshare-ipc --unshare-net --cap-drop ALL --chdir {w}"
+                "--dev /dev --proc /proc --tmpfs /tmp --bind {w} {w} --remount-ro / \
+                 --unshare-pid --unshare-ipc --unshare-net --die-with-parent --cap-drop ALL \
+                 --chdir {w}"
             )),
             "{args}"
         );
@@ -236,26 +287,22 @@ mod tests {
     }
 
     #[test]
-    fn the_home_folder_is_hidden_unless_it_holds_nothing_but_the_workspace() {
-        let Some(home) = std::env::var_os("HOME").and_then(|h| std::fs::canonicalize(h).ok())
-        else {
-            return;
-        };
-        if home.parent().is_none() {
-            return;
+    fn system_folders_keep_their_shape() {
+        let args = joined(&bwrap_args(Path::new("/ws"), false));
+        for dir in SYSTEM_DIRS {
+            let path = Path::new(dir);
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                assert!(!args.contains(&format!(" {dir} ")), "{dir}: {args}");
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(path).unwrap();
+                let link = format!("--symlink {} {dir}", target.display());
+                assert!(args.contains(&link), "{link}: {args}");
+            } else if meta.is_dir() {
+                assert!(args.contains(&format!("--ro-bind {dir} {dir}")), "{args}");
+            }
         }
-        let elsewhere = Path::new("/nonexistent-workspace");
-        assert_eq!(home_to_hide(elsewhere), Some(home.clone()));
-        assert_eq!(home_to_hide(&home), None);
-        if let Some(parent) = home.parent() {
-            assert_eq!(home_to_hide(parent), None);
-        }
-        let args = joined(&bwrap_args(&home.join("ws"), false));
-        let h = home.display();
-        let tmpfs = args.find(&format!("--tmpfs {h}")).unwrap();
-        let bind = args.find("--bind").unwrap();
-        let ro = args.find(&format!("--remount-ro {h}")).unwrap();
-        assert!(tmpfs < bind && bind < ro, "{args}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use tokio::sync::OnceCell;
 use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::ToolError;
 
+use crate::env::ShellEnv;
 use crate::process::{self, CommandSpec, Ending, Launch, Proc};
 use crate::report::{report, still_running};
 use crate::sandbox::{find_bwrap, BwrapPrograms, Sandbox};
@@ -122,6 +123,7 @@ pub struct ShellExecTool {
     max_output_bytes: usize,
     default_wait: Duration,
     sandbox: Sandbox,
+    env: Arc<ShellEnv>,
     sessions: ShellSessions,
     /// bwrap and setsid, once found working (a failure is retried at the next call).
     bwrap: Arc<OnceCell<BwrapPrograms>>,
@@ -144,6 +146,7 @@ impl ShellExecTool {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             default_wait: DEFAULT_WAIT,
             sandbox: Sandbox::None,
+            env: Arc::new(ShellEnv::default()),
             sessions: ShellSessions::new(),
             bwrap: Arc::new(OnceCell::new()),
         }
@@ -184,6 +187,13 @@ impl ShellExecTool {
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> ShellExecTool {
         self.sandbox = sandbox;
         self.described()
+    }
+
+    /// Which of Planwright's environment variables commands see, on top of the built-in
+    /// allow-list (see [`ShellEnv`]).
+    pub fn with_env(mut self, env: ShellEnv) -> ShellExecTool {
+        self.env = Arc::new(env);
+        self
     }
 
     /// The registry that commands outliving their wait join.
@@ -326,6 +336,7 @@ impl Tool for ShellExecTool {
             timeout,
             max_output_bytes: self.max_output_bytes,
             launch: &launch,
+            env: &self.env,
         };
         let proc = process::spawn(spec, ctx.cancel.clone())
             .map_err(|e| ToolError::Failed(format!("could not run the command: {e}")))?;

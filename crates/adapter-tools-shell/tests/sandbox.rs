@@ -176,6 +176,58 @@ async fn a_workspace_inside_the_home_folder_stays_writable() {
     );
 }
 
+/// Reads are contained too: the project around the workspace, another workspace beside
+/// it, the root's home, `/etc/shadow` and the host's processes do not exist inside.
+#[tokio::test]
+async fn nothing_outside_the_workspace_can_be_read() {
+    if !bwrap_usable("nothing_outside_the_workspace_can_be_read") {
+        return;
+    }
+    // A project with the workspace inside it and a secret beside the workspace.
+    let project = visible_outside_dir();
+    let ws = project.path().join("ws");
+    let other_ws = project.path().join("other-run");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::create_dir(&other_ws).unwrap();
+    std::fs::write(project.path().join("server-token"), "token-beside\n").unwrap();
+    std::fs::write(other_ws.join("notes.txt"), "other-run-data\n").unwrap();
+    std::fs::write(ws.join("mine.txt"), "my-data\n").unwrap();
+    let command = format!(
+        "cat mine.txt; cat '{p}/server-token'; cat '{o}/notes.txt'; \
+         head -c 40 /etc/shadow; ls /root; ls /home; \
+         echo \"procs: $(ls /proc | grep -c '^[0-9]')\"; cat /etc/passwd | head -1",
+        p = project.path().display(),
+        o = other_ws.display(),
+    );
+    // Unsandboxed every one of them is readable (the test would prove nothing otherwise).
+    let plain = shell_toolkit(&ShellToolsConfig::default());
+    let out = exec(&plain, &command, &ctx(&ws)).await;
+    assert!(out.content.contains("token-beside"), "{}", out.content);
+    assert!(out.content.contains("other-run-data"), "{}", out.content);
+
+    let out = exec(&kit(false), &command, &ctx(&ws)).await;
+    assert!(out.content.contains("my-data"), "{}", out.content);
+    for secret in [
+        "token-beside",
+        "other-run-data",
+        "root:$",
+        "root:*",
+        "root:!",
+    ] {
+        assert!(!out.content.contains(secret), "{secret}: {}", out.content);
+    }
+    assert!(out.content.contains("root:x:0:0"), "{}", out.content);
+    // bwrap's init, bash, ls and grep at most: no host process is visible.
+    let procs: u32 = out
+        .content
+        .split("procs: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(procs <= 6, "{}", out.content);
+}
+
 #[tokio::test]
 async fn there_is_no_network_unless_allowed() {
     if !bwrap_usable("there_is_no_network_unless_allowed") {

@@ -322,3 +322,21 @@ async fn a_missing_workspace_is_a_failure() {
         .unwrap_err();
     assert!(matches!(err, ToolError::Failed(m) if m.contains("not accessible")));
 }
+
+/// Commands run under resource limits (file size, heap, processes): see docs/security.md.
+#[tokio::test]
+async fn commands_run_with_resource_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ShellExecTool::default()
+        .execute(
+            json!({"command": "echo \"f=$(ulimit -f) d=$(ulimit -d) u=$(ulimit -u)\""}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.contains("f=1048576 d=4194304 u=2048"),
+        "{}",
+        out.content
+    );
+}

@@ -185,6 +185,17 @@ pub struct RunOptions {
     #[arg(long)]
     pub sandbox_network: bool,
 
+    /// Pass this environment variable on to shell commands (repeatable). They otherwise
+    /// see only PATH, locale, terminal, time zone and user name, with HOME set to the
+    /// workspace: never Planwright's keys or tokens.
+    #[arg(
+        long = "shell-env",
+        value_name = "NAME",
+        env = "PLANWRIGHT_SHELL_ENV",
+        value_delimiter = ','
+    )]
+    pub shell_env: Vec<String>,
+
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
     #[arg(long)]
     pub max_tokens: Option<u64>,

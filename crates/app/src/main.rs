@@ -7,6 +7,7 @@
 //! Exit codes: 0 the run completed, 1 the run failed, 2 a usage or configuration error.
 
 mod cli;
+mod environ;
 mod ids;
 mod report;
 mod server;
@@ -47,8 +48,13 @@ impl AppError {
 }
 
 fn main() -> ExitCode {
+    // Before anything reads the environment or starts a thread (see `environ`).
+    let environ_notes = environ::protect();
     let cli = Cli::parse();
     init_tracing();
+    for note in environ_notes {
+        tracing::warn!("{note}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

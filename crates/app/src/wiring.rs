@@ -251,6 +251,9 @@ pub fn tools(
             max_output_bytes: observation_budget * 3 / 8,
             max_read_bytes: observation_budget * 3 / 4,
             sandbox,
+            env: adapter_tools_shell::ShellEnv {
+                pass: opts.shell_env.clone(),
+            },
             ..Default::default()
         });
         set = offer(set, &mut families, "shell and files", toolkit.tools);
