@@ -860,7 +860,7 @@ async fn resume_tallies_the_logged_calls_with_their_cached_tokens() {
         "prompt_tokens": 7, "completion_tokens": 1, "duration_ms": 3
     }))
     .expect("an old llm_called event reads");
-    let events = vec![
+    let events = [
         logged(
             1,
             EventKind::RunStarted {
