@@ -104,6 +104,16 @@ impl RunStore for MemStore {
         }
         Ok(())
     }
+    async fn save_usage(
+        &self,
+        run_id: &str,
+        usage: &domain::event::RunUsage,
+    ) -> Result<(), StoreError> {
+        if let Some(r) = self.runs.lock().unwrap().get_mut(run_id) {
+            r.usage = *usage;
+        }
+        Ok(())
+    }
     async fn save_plan(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
         self.plans
             .lock()

@@ -15,7 +15,7 @@ use domain::LlmError;
 use serde_json::Value;
 
 use crate::classify::{self, excerpt, ServerError};
-use crate::wire::{arguments_text, content_text, count, text_of};
+use crate::wire::{arguments_text, content_text, text_of, usage_of};
 
 /// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
@@ -169,11 +169,7 @@ impl SseAssembler {
 
     fn chunk(&mut self, chunk: &Value) {
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.usage = Some(Usage {
-                prompt_tokens: count(usage.get("prompt_tokens").cloned()),
-                completion_tokens: count(usage.get("completion_tokens").cloned()),
-                cached_prompt_tokens: 0,
-            });
+            self.usage = Some(usage_of(usage));
         }
         let Some(choice) = chunk
             .get("choices")

@@ -255,8 +255,10 @@ fn wire_response_format(format: &ResponseFormat) -> Option<WireResponseFormat<'_
 struct WireResponse {
     #[serde(default)]
     choices: Option<Vec<WireChoice>>,
+    /// `{prompt_tokens, completion_tokens, prompt_tokens_details: {cached_tokens}}`, each
+    /// part optional; read by [`usage_of`].
     #[serde(default)]
-    usage: Option<WireUsage>,
+    usage: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -304,14 +306,6 @@ struct WireFunctionIn {
     arguments: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: Option<Value>,
-    #[serde(default)]
-    completion_tokens: Option<Value>,
-}
-
 /// Turns a parsed reply body (already known not to be an error object) into a domain
 /// response. The error string says what was wrong, for [`domain::LlmError::InvalidResponse`].
 pub(crate) fn parse_response(body: Value) -> Result<ChatResponse, String> {
@@ -350,7 +344,7 @@ pub(crate) fn parse_response(body: Value) -> Result<ChatResponse, String> {
             .reasoning_content
             .and_then(text_of)
             .or_else(|| message.reasoning.and_then(text_of)),
-        usage: wire.usage.map(usage).unwrap_or_default(),
+        usage: wire.usage.as_ref().map(usage_of).unwrap_or_default(),
         finish_reason: choice.finish_reason.and_then(text_of),
     })
 }
@@ -420,11 +414,20 @@ pub(crate) fn text_of(value: Value) -> Option<String> {
     }
 }
 
-fn usage(u: WireUsage) -> Usage {
+/// A `usage` object of a reply or of a stream's last chunk. The cached count comes from
+/// `prompt_tokens_details.cached_tokens` (OpenAI, vLLM, DeepSeek-compatible servers); it is
+/// part of `prompt_tokens`, so it never exceeds it. Anything that is not an object counts 0.
+pub(crate) fn usage_of(u: &Value) -> Usage {
+    let prompt_tokens = count(u.get("prompt_tokens").cloned());
+    let cached = count(
+        u.get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))
+            .cloned(),
+    );
     Usage {
-        prompt_tokens: count(u.prompt_tokens),
-        completion_tokens: count(u.completion_tokens),
-        cached_prompt_tokens: 0,
+        prompt_tokens,
+        completion_tokens: count(u.get("completion_tokens").cloned()),
+        cached_prompt_tokens: cached.min(prompt_tokens),
     }
 }
 
@@ -604,5 +607,40 @@ mod tests {
                 cached_prompt_tokens: 0
             }
         );
+    }
+
+    #[test]
+    fn cached_tokens_are_read_from_prompt_tokens_details() {
+        let usage = |u: Value| {
+            parse_response(json!({"choices": [{"message": {"content": "x"}}], "usage": u}))
+                .unwrap()
+                .usage
+        };
+        let u = usage(json!({
+            "prompt_tokens": 2006, "completion_tokens": 300,
+            "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}
+        }));
+        assert_eq!(
+            u,
+            Usage {
+                prompt_tokens: 2006,
+                completion_tokens: 300,
+                cached_prompt_tokens: 1920
+            }
+        );
+        let cached = |details: Value| {
+            usage(json!({"prompt_tokens": 100, "prompt_tokens_details": details}))
+                .cached_prompt_tokens
+        };
+        assert_eq!(cached(json!({"cached_tokens": "64"})), 64);
+        assert_eq!(cached(json!({"cached_tokens": null})), 0);
+        assert_eq!(cached(json!({"cached_tokens": -5})), 0);
+        assert_eq!(cached(json!({"cached_tokens": "lots"})), 0);
+        assert_eq!(cached(json!({})), 0);
+        assert_eq!(cached(json!(null)), 0);
+        assert_eq!(cached(json!("64")), 0);
+        // More cached than prompt tokens is a server bug; cached is part of prompt.
+        assert_eq!(cached(json!({"cached_tokens": 500})), 100);
+        assert_eq!(usage(json!("not an object")), Usage::default());
     }
 }

@@ -272,6 +272,42 @@ async fn llamacpp_stream_with_timings_in_the_last_chunk() {
 }
 
 #[tokio::test]
+async fn cached_prompt_tokens_come_from_the_final_usage_chunk() {
+    let mut last = usage_chunk(1200, 40);
+    last["usage"]["prompt_tokens_details"] = json!({"cached_tokens": 1024, "audio_tokens": 0});
+    let chunks = vec![
+        chunk(json!({"role": "assistant", "content": "Hi"}), None),
+        chunk(json!({}), Some("stop")),
+        last,
+    ];
+    // A server that sends details without a usable count.
+    let mut odd = usage_chunk(50, 5);
+    odd["usage"]["prompt_tokens_details"] = json!({"cached_tokens": "n/a"});
+    let odd_chunks = vec![chunk(json!({"content": "Hi"}), Some("stop")), odd];
+    let (server, _seq) = serve(vec![sse(&chunks), sse(&odd_chunks)]).await;
+    let client = streaming(&server);
+
+    let reply = client.chat(hello_request()).await.unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 1200,
+            completion_tokens: 40,
+            cached_prompt_tokens: 1024
+        }
+    );
+    let reply = client.chat(hello_request()).await.unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 50,
+            completion_tokens: 5,
+            cached_prompt_tokens: 0
+        }
+    );
+}
+
+#[tokio::test]
 async fn a_stream_cut_midway_is_retried() {
     // The first body stops after two content chunks: no finish_reason, no [DONE].
     let cut = format!(

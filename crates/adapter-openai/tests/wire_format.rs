@@ -340,6 +340,50 @@ async fn minimal_reply_without_usage_or_finish_reason() {
 }
 
 #[tokio::test]
+async fn cached_prompt_tokens_are_read_from_prompt_tokens_details() {
+    // OpenAI reports prompt caching this way; vLLM and DeepSeek-compatible servers too.
+    let mut body = text_completion("cached");
+    body["usage"] = json!({
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "total_tokens": 2306,
+        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0}
+    });
+    // A server that writes counts as strings, and one that sends a null.
+    let mut as_string = text_completion("string");
+    as_string["usage"]["prompt_tokens_details"] = json!({"cached_tokens": "7"});
+    let mut as_null = text_completion("null");
+    as_null["usage"]["prompt_tokens_details"] = json!({"cached_tokens": null});
+    let mut negative = text_completion("negative");
+    negative["usage"]["prompt_tokens_details"] = json!({"cached_tokens": -3});
+    let (server, _seq) = serve(vec![ok(body), ok(as_string), ok(as_null), ok(negative)]).await;
+    let client = OpenAiClient::new(config(&server)).unwrap();
+
+    let reply = client.chat(hello_request()).await.unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 2006,
+            completion_tokens: 300,
+            cached_prompt_tokens: 1920
+        }
+    );
+    let mut cached = Vec::new();
+    for _ in 0..3 {
+        cached.push(
+            client
+                .chat(hello_request())
+                .await
+                .unwrap()
+                .usage
+                .cached_prompt_tokens,
+        );
+    }
+    assert_eq!(cached, vec![7, 0, 0]);
+}
+
+#[tokio::test]
 async fn deepseek_reasoning_content_is_kept_and_sent_back() {
     let body = json!({
         "id": "930c60df-bf64-41c9-a88e-3ec75f81e00e",

@@ -64,6 +64,25 @@ async fn append_rate(durability: Durability, n: u64) -> f64 {
     n as f64 / started.elapsed().as_secs_f64()
 }
 
+/// Usage saves per second: the write added to every LLM call so an interrupted run keeps
+/// its usage.
+async fn usage_save_rate(durability: Durability, n: u64) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_with(dir.path().join("bench.db"), durability).unwrap();
+    store.create_run(&record("r")).await.unwrap();
+    let started = Instant::now();
+    for i in 1..=n {
+        let usage = RunUsage {
+            llm_calls: i,
+            prompt_tokens: i * 1000,
+            completion_tokens: i * 50,
+            cached_prompt_tokens: i * 800,
+        };
+        store.save_usage("r", &usage).await.unwrap();
+    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
 /// Every step: one tool call, then `complete_step`. Records when the first live call came.
 struct ScriptedLlm {
     steps: usize,
@@ -246,6 +265,8 @@ fn main() {
     rt.block_on(async {
         let normal = append_rate(Durability::Normal, 3000).await;
         let full = append_rate(Durability::Full, 500).await;
+        let saves_normal = usage_save_rate(Durability::Normal, 3000).await;
+        let saves_full = usage_save_rate(Durability::Full, 500).await;
         let (events, to_first, total) = resume_time().await;
         println!("## Journal (`crates/adapter-store-sqlite/benches/journal.rs`)\n");
         println!("Events appended one transaction each to a real SQLite file (WAL).\n");
@@ -253,6 +274,11 @@ fn main() {
         println!("| --- | --- | --- |");
         println!("| NORMAL (default) | {normal:.0} | {:.1} µs |", 1e6 / normal);
         println!("| FULL (`PLANWRIGHT_DB_SYNC=full`) | {full:.0} | {:.1} µs |\n", 1e6 / full);
+        println!("The run's usage, saved after every LLM call (one `UPDATE` transaction each):\n");
+        println!("| synchronous | saves/s | time per save |");
+        println!("| --- | --- | --- |");
+        println!("| NORMAL (default) | {saves_normal:.0} | {:.1} µs |", 1e6 / saves_normal);
+        println!("| FULL | {saves_full:.0} | {:.1} µs |\n", 1e6 / saves_full);
         println!("Resuming a cancelled flow run of {events} events (250 planned steps, one tool call");
         println!("each, cancelled at event 1,000): loading the log, rebuilding the journal and the plan");
         println!("until the first new LLM call, then finishing the remaining steps with a zero-latency LLM.\n");

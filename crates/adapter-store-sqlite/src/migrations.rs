@@ -84,8 +84,13 @@ const MIGRATION_2: &str = r#"
 ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
 "#;
 
+/// Migration 3: the part of a run's prompt tokens served from a cache (existing runs: 0).
+const MIGRATION_3: &str = r#"
+ALTER TABLE runs ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+"#;
+
 /// All migrations, in order.
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
 
 /// The migrations up to `version`, for tests that build a file of an earlier version.
 #[doc(hidden)]

@@ -45,8 +45,8 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     tx.execute(
         "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
                            summary, error, llm_calls, prompt_tokens, completion_tokens,
-                           owner_pid)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                           owner_pid, cached_prompt_tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             run.run_id,
             run.task,
@@ -61,6 +61,7 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
             int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
             int_to_sql("completion_tokens", run.usage.completion_tokens)?,
             run.owner_pid,
+            int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
         ],
     )
     .map_err(sql("insert run"))?;
@@ -73,7 +74,7 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
         .execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, summary = ?4, error = ?5,
                              llm_calls = ?6, prompt_tokens = ?7, completion_tokens = ?8,
-                             owner_pid = ?9
+                             owner_pid = ?9, cached_prompt_tokens = ?10
              WHERE run_id = ?1",
             params![
                 run.run_id,
@@ -85,6 +86,7 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
                 int_to_sql("completion_tokens", run.usage.completion_tokens)?,
                 run.owner_pid,
+                int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
             ],
         )
         .map_err(sql("update run"))?;
@@ -94,6 +96,35 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
         });
     }
     tx.commit().map_err(sql("commit run update"))
+}
+
+/// Overwrites only the usage columns of a run.
+pub(crate) fn save_usage(
+    conn: &mut Connection,
+    run_id: &str,
+    usage: &RunUsage,
+) -> Result<(), Error> {
+    let tx = write_tx(conn)?;
+    let changed = tx
+        .execute(
+            "UPDATE runs SET llm_calls = ?2, prompt_tokens = ?3, completion_tokens = ?4,
+                             cached_prompt_tokens = ?5
+             WHERE run_id = ?1",
+            params![
+                run_id,
+                int_to_sql("llm_calls", usage.llm_calls)?,
+                int_to_sql("prompt_tokens", usage.prompt_tokens)?,
+                int_to_sql("completion_tokens", usage.completion_tokens)?,
+                int_to_sql("cached_prompt_tokens", usage.cached_prompt_tokens)?,
+            ],
+        )
+        .map_err(sql("save run usage"))?;
+    if changed == 0 {
+        return Err(Error::UnknownRun {
+            run_id: run_id.to_string(),
+        });
+    }
+    tx.commit().map_err(sql("commit run usage"))
 }
 
 pub(crate) fn set_run_status(
@@ -118,7 +149,7 @@ pub(crate) fn set_run_status(
 
 const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at, finished_at,
                            summary, error, llm_calls, prompt_tokens, completion_tokens,
-                           owner_pid";
+                           owner_pid, cached_prompt_tokens";
 
 /// A `runs` row as SQLite hands it back, before validation.
 struct RunRow {
@@ -135,6 +166,7 @@ struct RunRow {
     prompt_tokens: i64,
     completion_tokens: i64,
     owner_pid: Option<u32>,
+    cached_prompt_tokens: i64,
 }
 
 impl RunRow {
@@ -153,6 +185,7 @@ impl RunRow {
             prompt_tokens: row.get(10)?,
             completion_tokens: row.get(11)?,
             owner_pid: row.get(12)?,
+            cached_prompt_tokens: row.get(13)?,
         })
     }
 
@@ -173,7 +206,10 @@ impl RunRow {
                 llm_calls: int_from_sql("llm_calls", self.llm_calls)?,
                 prompt_tokens: int_from_sql("prompt_tokens", self.prompt_tokens)?,
                 completion_tokens: int_from_sql("completion_tokens", self.completion_tokens)?,
-                cached_prompt_tokens: 0,
+                cached_prompt_tokens: int_from_sql(
+                    "cached_prompt_tokens",
+                    self.cached_prompt_tokens,
+                )?,
             },
             run_id: self.run_id,
             task: self.task,

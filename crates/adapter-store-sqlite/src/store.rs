@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use domain::ports::{RunRecord, RunStatus, RunStore};
-use domain::{Event, Plan, StoreError};
+use domain::{Event, Plan, RunUsage, StoreError};
 use rusqlite::Connection;
 
 use crate::connection::{open_connection_with, Durability};
@@ -131,6 +131,15 @@ impl RunStore for SqliteStore {
         let id = run_id.to_string();
         self.call("delete_run", Some(run_id), move |conn| {
             queries::delete_run(conn, &id)
+        })
+        .await
+    }
+
+    async fn save_usage(&self, run_id: &str, usage: &RunUsage) -> Result<(), StoreError> {
+        let id = run_id.to_string();
+        let usage = *usage;
+        self.call("save_usage", Some(run_id), move |conn| {
+            queries::save_usage(conn, &id, &usage)
         })
         .await
     }

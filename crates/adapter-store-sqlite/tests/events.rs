@@ -41,6 +41,7 @@ fn sample_events(run_id: &str) -> Vec<Event> {
             ok: true,
             prompt_tokens: 100,
             completion_tokens: 20,
+            cached_prompt_tokens: 64,
             duration_ms: 900,
             key: Some("exec:s1:1#1".into()),
             request_hash: Some("00ff".into()),

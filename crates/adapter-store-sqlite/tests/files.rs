@@ -234,5 +234,55 @@ async fn every_earlier_schema_version_is_upgraded_and_keeps_its_runs() {
             .expect("the old run survived the upgrade");
         assert_eq!(run.task, "an old task");
         assert_eq!(run.owner_pid, None);
+        assert_eq!(run.usage.cached_prompt_tokens, 0);
     }
+}
+
+#[tokio::test]
+async fn a_version_2_file_gains_cached_tokens_and_keeps_its_usage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v2.db");
+    assert_eq!(
+        adapter_store_sqlite::create_at_schema_version(&path, 2).expect("v2 schema"),
+        2
+    );
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute(
+            "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, llm_calls,
+                               prompt_tokens, completion_tokens, owner_pid)
+             VALUES ('v2', 'a v2 task', 'flow', 'running', '/tmp/ws',
+                     '2026-01-01T00:00:00.000000000Z', 4, 400, 40, 123)",
+            [],
+        )
+        .expect("insert with the v2 columns");
+    }
+    let store = SqliteStore::open(&path).expect("upgrade");
+    assert_eq!(store.schema_version().expect("version"), SCHEMA_VERSION);
+    let run = store.get_run("v2").await.expect("read").expect("the run");
+    assert_eq!(
+        run.usage,
+        domain::RunUsage {
+            llm_calls: 4,
+            prompt_tokens: 400,
+            completion_tokens: 40,
+            cached_prompt_tokens: 0,
+        }
+    );
+    assert_eq!(run.owner_pid, Some(123));
+    let usage = domain::RunUsage {
+        llm_calls: 5,
+        prompt_tokens: 500,
+        completion_tokens: 50,
+        cached_prompt_tokens: 80,
+    };
+    store.save_usage("v2", &usage).await.expect("save usage");
+    drop(store);
+    let reopened = SqliteStore::open(&path).expect("reopen");
+    let run = reopened
+        .get_run("v2")
+        .await
+        .expect("read")
+        .expect("the run");
+    assert_eq!(run.usage, usage);
 }

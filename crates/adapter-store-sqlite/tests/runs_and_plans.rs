@@ -31,7 +31,7 @@ async fn runs_round_trip_through_create_update_get_and_list() {
         llm_calls: 7,
         prompt_tokens: 12_345,
         completion_tokens: 678,
-        cached_prompt_tokens: 0,
+        cached_prompt_tokens: 9_876,
     };
     store.update_run(&finished).await.expect("update");
     assert_eq!(
@@ -42,6 +42,45 @@ async fn runs_round_trip_through_create_update_get_and_list() {
 
     let listed = store.list_runs().await.expect("list");
     assert_eq!(listed, vec![new, finished], "newest first");
+}
+
+#[tokio::test]
+async fn save_usage_overwrites_only_the_usage_and_needs_the_run() {
+    let (_dir, store) = temp_store();
+    let run = running_run("run_1", 0);
+    store.create_run(&run).await.expect("create");
+    let usage = RunUsage {
+        llm_calls: 3,
+        prompt_tokens: 1_500,
+        completion_tokens: 90,
+        cached_prompt_tokens: 1_024,
+    };
+    store.save_usage("run_1", &usage).await.expect("save usage");
+    let mut expected = run.clone();
+    expected.usage = usage;
+    assert_eq!(store.get_run("run_1").await.expect("get"), Some(expected));
+
+    let grown = RunUsage {
+        llm_calls: 4,
+        ..usage
+    };
+    store.save_usage("run_1", &grown).await.expect("save again");
+    let stored = store.get_run("run_1").await.expect("get").expect("run");
+    assert_eq!(stored.usage, grown);
+    assert_eq!(
+        stored.status,
+        RunStatus::Running,
+        "the status is left alone"
+    );
+
+    let err = store
+        .save_usage("run_ghost", &usage)
+        .await
+        .expect_err("no such run");
+    assert!(
+        err.0.contains("save_usage") && err.0.contains("run_ghost"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -15,7 +15,38 @@ fn usage_json(u: &RunUsage) -> Value {
         "llm_calls": u.llm_calls,
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
+        "cached_prompt_tokens": u.cached_prompt_tokens,
     })
+}
+
+/// `n` with a comma between groups of three digits (`12,345`).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The usage line of `runs show` and of the live view's end: `7 LLM calls, 12,345 prompt
+/// (9,876 cached) + 678 completion tokens`; the cached part only when there is one.
+pub fn usage_text(u: &RunUsage) -> String {
+    let calls = if u.llm_calls == 1 { "call" } else { "calls" };
+    let cached = if u.cached_prompt_tokens > 0 {
+        format!(" ({} cached)", grouped(u.cached_prompt_tokens))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} LLM {calls}, {} prompt{cached} + {} completion tokens",
+        grouped(u.llm_calls),
+        grouped(u.prompt_tokens),
+        grouped(u.completion_tokens)
+    )
 }
 
 fn plan_json(plan: &Plan) -> Value {
@@ -165,11 +196,7 @@ pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
     if let Some(f) = run.finished_at {
         let _ = writeln!(s, "Finished:  {}", f.to_rfc3339());
     }
-    let _ = writeln!(
-        s,
-        "Usage:     {} LLM calls, {} prompt + {} completion tokens",
-        run.usage.llm_calls, run.usage.prompt_tokens, run.usage.completion_tokens
-    );
+    let _ = writeln!(s, "Usage:     {}", usage_text(&run.usage));
     if let Some(e) = &run.error {
         let _ = writeln!(s, "Error:     {e}");
     }
@@ -253,5 +280,52 @@ pub fn process_alive(pid: u32) -> bool {
             .and_then(|(_, rest)| rest.split_whitespace().next())
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_text_groups_digits_and_shows_cached_tokens_only_when_there_are_some() {
+        let mut u = RunUsage {
+            llm_calls: 7,
+            prompt_tokens: 12_345,
+            completion_tokens: 678,
+            cached_prompt_tokens: 9_876,
+        };
+        assert_eq!(
+            usage_text(&u),
+            "7 LLM calls, 12,345 prompt (9,876 cached) + 678 completion tokens"
+        );
+        u.cached_prompt_tokens = 0;
+        u.llm_calls = 1;
+        u.prompt_tokens = 1_000_000;
+        assert_eq!(
+            usage_text(&u),
+            "1 LLM call, 1,000,000 prompt + 678 completion tokens"
+        );
+        assert_eq!(
+            usage_text(&RunUsage::default()),
+            "0 LLM calls, 0 prompt + 0 completion tokens"
+        );
+        assert_eq!(grouped(100), "100");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn the_json_usage_object_carries_cached_tokens() {
+        let u = RunUsage {
+            llm_calls: 2,
+            prompt_tokens: 30,
+            completion_tokens: 4,
+            cached_prompt_tokens: 16,
+        };
+        assert_eq!(
+            usage_json(&u),
+            json!({"llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 4, "cached_prompt_tokens": 16})
+        );
     }
 }

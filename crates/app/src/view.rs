@@ -203,11 +203,9 @@ impl ConsoleView {
                     _ => "✓ run completed".to_string(),
                 };
                 format!(
-                    "\nFinal plan:\n{}\n{verdict}\n  {} LLM calls, {} prompt + {} completion tokens\n",
+                    "\nFinal plan:\n{}\n{verdict}\n  {}\n",
                     indent(&plan),
-                    usage.llm_calls,
-                    usage.prompt_tokens,
-                    usage.completion_tokens
+                    crate::report::usage_text(usage)
                 )
             }
         }

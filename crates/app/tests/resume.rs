@@ -177,6 +177,27 @@ async fn kill_and_resume(
     let list: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(list[0]["status"], "interrupted", "{list}");
 
+    // Its usage was saved as it went: every call it logged is counted.
+    let out = pw
+        .exec(&["runs", "show", &run_id, "--json", "--db", &db], &[])
+        .await;
+    let show: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let calls = tool_calls(&before, "llm_called") as u64;
+    assert!(
+        calls >= 2,
+        "the kill came after the plan and a step's call: {calls}"
+    );
+    assert_eq!(
+        show["usage"],
+        json!({
+            "llm_calls": calls,
+            "prompt_tokens": calls * 100,
+            "completion_tokens": calls * 20,
+            "cached_prompt_tokens": calls * 64,
+        }),
+        "{show}"
+    );
+
     let out = pw
         .exec(&["resume", &run_id, "--json", "--retries", "0"], &env)
         .await;
@@ -201,6 +222,14 @@ async fn kill_and_resume(
         "no event lost or rewritten"
     );
     assert_eq!(after[before.len()].1, "run_resumed");
+    // The resumed run's usage counts the calls made before the kill and after it.
+    let calls = tool_calls(&after, "llm_called") as u64;
+    assert_eq!(outcome["usage"]["llm_calls"], calls, "{outcome}");
+    assert_eq!(
+        outcome["usage"]["cached_prompt_tokens"],
+        calls * 64,
+        "{outcome}"
+    );
     assert_eq!(after.last().map(|e| e.1.as_str()), Some("run_completed"));
     after
 }

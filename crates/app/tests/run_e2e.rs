@@ -52,6 +52,7 @@ async fn a_three_step_task_runs_end_to_end() {
     assert_eq!(j["usage"]["llm_calls"], 8);
     assert_eq!(j["usage"]["prompt_tokens"], 800);
     assert_eq!(j["usage"]["completion_tokens"], 160);
+    assert_eq!(j["usage"]["cached_prompt_tokens"], 8 * 64);
 
     // The shell step really ran in the default workspace.
     let ws = pw.workspace(&run_id);
@@ -128,8 +129,13 @@ async fn a_three_step_task_runs_end_to_end() {
     let show: Value = serde_json::from_slice(&out.stdout).expect("json object");
     assert_eq!(show["plan"]["steps"][0]["status"], "completed");
     assert_eq!(show["tool_calls"].as_array().map(Vec::len), Some(3));
+    assert_eq!(show["usage"], j["usage"], "the stored usage is the run's");
     let out = pw.exec(&["runs", "show", &run_id, "--db", &db], &[]).await;
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Usage:     8 LLM calls, 800 prompt (512 cached) + 160 completion tokens"),
+        "{text}"
+    );
     assert!(
         text.contains("Progress: 3/3 steps completed (100.0%)"),
         "{text}"

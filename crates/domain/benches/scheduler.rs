@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::error::{LlmError, StoreError};
-use domain::event::Event;
+use domain::event::{Event, RunUsage};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
 use domain::plan::Plan;
 use domain::ports::{
@@ -43,6 +43,9 @@ impl RunStore for NullStore {
         Ok(false)
     }
     async fn set_run_status(&self, _: &str, _: RunStatus) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn save_usage(&self, _: &str, _: &RunUsage) -> Result<(), StoreError> {
         Ok(())
     }
     async fn save_plan(&self, _: &str, _: &Plan) -> Result<(), StoreError> {

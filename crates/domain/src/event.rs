@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::llm::{CallPurpose, ChatResponse};
+use crate::llm::{CallPurpose, ChatResponse, Usage};
 use crate::plan::{Plan, StepStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +38,16 @@ pub struct RunUsage {
     /// The part of `prompt_tokens` served from a cache (see [`crate::llm::Usage`]).
     #[serde(default)]
     pub cached_prompt_tokens: u64,
+}
+
+impl RunUsage {
+    /// Counts one LLM call that used `usage`.
+    pub fn add(&mut self, usage: &Usage) {
+        self.llm_calls += 1;
+        self.prompt_tokens += usage.prompt_tokens;
+        self.completion_tokens += usage.completion_tokens;
+        self.cached_prompt_tokens += usage.cached_prompt_tokens;
+    }
 }
 
 /// What the runtime did about a step that did not succeed.
@@ -151,6 +161,10 @@ pub enum EventKind {
         ok: bool,
         prompt_tokens: u64,
         completion_tokens: u64,
+        /// The part of `prompt_tokens` served from a cache; absent in logs written before it
+        /// was recorded.
+        #[serde(default)]
+        cached_prompt_tokens: u64,
         duration_ms: u64,
         /// Stable key of the call site (`exec:s2:1#3`): a resumed run reuses the response.
         #[serde(default, skip_serializing_if = "Option::is_none")]

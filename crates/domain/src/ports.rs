@@ -166,6 +166,9 @@ pub trait RunStore: Send + Sync {
     async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError>;
     /// Deletes a run with its plans, steps and events; false when there was no such run.
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError>;
+    /// Overwrites only the usage of a run; called after every LLM call so an interrupted
+    /// run still shows what it spent.
+    async fn save_usage(&self, run_id: &str, usage: &RunUsage) -> Result<(), StoreError>;
     /// Changes only the status of a run (running ⇄ waiting).
     async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError>;
     /// Stores the plan under its `version` (replacing that version's row) and its steps.

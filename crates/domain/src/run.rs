@@ -54,6 +54,8 @@ pub(crate) struct RunContext {
     /// Last sequence number written; held across the append so order = sequence.
     seq: tokio::sync::Mutex<u64>,
     usage: Mutex<RunUsage>,
+    /// Held while the usage is saved (see [`RunContext::save_usage`]).
+    usage_save: tokio::sync::Mutex<()>,
     /// What a resumed run already did (empty for a new run).
     journal: Journal,
     /// Calls made so far per call-site scope; scope + count = the call's journal key.
@@ -79,6 +81,7 @@ impl RunContext {
             user: rt.user.clone(),
             seq: tokio::sync::Mutex::new(0),
             usage: Mutex::new(RunUsage::default()),
+            usage_save: tokio::sync::Mutex::new(()),
             journal: Journal::default(),
             scopes: Mutex::new(HashMap::new()),
             max_tokens: rt.config.max_tokens,
@@ -230,6 +233,15 @@ impl RunContext {
         self.usage.lock().map(|u| *u).unwrap_or_default()
     }
 
+    /// Saves the run's usage so far, so a run killed mid-way still shows what it spent.
+    /// Saves are taken one at a time and each reads the tally when its turn comes, so calls
+    /// finishing in parallel never leave an older tally stored over a newer one.
+    async fn save_usage(&self) -> Result<(), StoreError> {
+        let _turn = self.usage_save.lock().await;
+        let usage = self.usage();
+        self.store.save_usage(&self.run_id, &usage).await
+    }
+
     pub fn tool_context(&self, step_id: Option<&str>) -> ToolContext {
         ToolContext {
             run_id: self.run_id.clone(),
@@ -284,9 +296,7 @@ impl RunContext {
         let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
         let spent = match self.usage.lock() {
             Ok(mut u) => {
-                u.llm_calls += 1;
-                u.prompt_tokens += usage.prompt_tokens;
-                u.completion_tokens += usage.completion_tokens;
+                u.add(&usage);
                 u.prompt_tokens + u.completion_tokens
             }
             Err(_) => 0,
@@ -297,12 +307,14 @@ impl RunContext {
             ok: result.is_ok(),
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
+            cached_prompt_tokens: usage.cached_prompt_tokens,
             duration_ms,
             key: Some(key.clone()),
             request_hash: Some(hash),
             response: result.as_ref().ok().cloned(),
         })
         .await?;
+        self.save_usage().await?;
         if let Err(e) = &result {
             tracing::warn!(error = %e, ?purpose, "LLM call failed");
         }

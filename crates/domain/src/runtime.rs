@@ -300,12 +300,13 @@ impl Runtime {
                 EventKind::LlmCalled {
                     prompt_tokens,
                     completion_tokens,
+                    cached_prompt_tokens,
                     ..
-                } => {
-                    usage.llm_calls += 1;
-                    usage.prompt_tokens += prompt_tokens;
-                    usage.completion_tokens += completion_tokens;
-                }
+                } => usage.add(&crate::llm::Usage {
+                    prompt_tokens: *prompt_tokens,
+                    completion_tokens: *completion_tokens,
+                    cached_prompt_tokens: *cached_prompt_tokens,
+                }),
                 EventKind::ModeChosen { mode, .. } => chosen = mode.parse().ok(),
                 _ => {}
             }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LlmError, ToolError};
-use crate::event::{Event, EventKind, PlanSource};
+use crate::event::{Event, EventKind, PlanSource, RunUsage};
 use crate::executor::ExecutorAgent;
 use crate::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSchema, Usage};
 use crate::plan::{Plan, StepStatus};
@@ -104,6 +104,8 @@ struct Recorded {
     events: Mutex<Vec<Event>>,
     plans: Mutex<Vec<Plan>>,
     runs: Mutex<Vec<RunRecord>>,
+    /// Every usage the run saved as it went, in order.
+    usages: Mutex<Vec<RunUsage>>,
 }
 
 fn recording_store() -> (MockRunStore, Arc<Recorded>) {
@@ -120,6 +122,11 @@ fn recording_store() -> (MockRunStore, Arc<Recorded>) {
         Ok(())
     });
     store.expect_set_run_status().returning(|_, _| Ok(()));
+    let r = rec.clone();
+    store.expect_save_usage().returning(move |_, u| {
+        r.usages.lock().expect("lock").push(*u);
+        Ok(())
+    });
     let r = rec.clone();
     store.expect_create_run().returning(move |run| {
         r.runs.lock().expect("lock").push(run.clone());
@@ -742,6 +749,204 @@ async fn a_store_failure_ends_the_run_with_an_error() {
         .await
         .expect_err("store failure is a run error");
     assert!(err.to_string().contains("disk full"));
+}
+
+/// `script` with every reply reporting `cached` of its prompt tokens as served from a cache.
+fn with_cached(script: Script, cached: u64) -> Script {
+    script
+        .into_iter()
+        .map(|r| {
+            r.map(|mut reply| {
+                reply.usage.cached_prompt_tokens = cached;
+                reply
+            })
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn usage_with_cached_tokens_is_saved_after_every_llm_call() {
+    let h = run(with_cached(
+        vec![
+            create_plan(&["Write hello.txt"]),
+            calls(&[("shell_exec", json!({"command": "echo hi > hello.txt"}))]),
+            done("wrote hello.txt"),
+            text("Done."),
+        ],
+        4,
+    ))
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert_eq!(
+        h.outcome.usage,
+        RunUsage {
+            llm_calls: 4,
+            prompt_tokens: 40,
+            completion_tokens: 20,
+            cached_prompt_tokens: 16,
+        }
+    );
+    // One save per call, each right after its llm_called event, the tally growing.
+    let usages = h.rec.usages.lock().expect("lock").clone();
+    let calls: Vec<u64> = usages.iter().map(|u| u.llm_calls).collect();
+    assert_eq!(calls, vec![1, 2, 3, 4]);
+    assert_eq!(usages.last(), Some(&h.outcome.usage));
+    let cached: Vec<u64> = h
+        .events()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::LlmCalled {
+                cached_prompt_tokens,
+                ..
+            } => Some(*cached_prompt_tokens),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cached, vec![4, 4, 4, 4]);
+    let runs = h.rec.runs.lock().expect("lock").clone();
+    assert_eq!(runs.last().map(|r| r.usage), Some(h.outcome.usage));
+}
+
+#[tokio::test]
+async fn a_failure_to_save_usage_ends_the_run_with_an_error() {
+    let (llm, _) = scripted(vec![create_plan(&["a"])]);
+    let mut store = MockRunStore::new();
+    store.expect_create_run().returning(|_| Ok(()));
+    store.expect_set_run_status().returning(|_, _| Ok(()));
+    store.expect_append_event().returning(|_| Ok(()));
+    store.expect_save_plan().returning(|_, _| Ok(()));
+    store
+        .expect_save_usage()
+        .returning(|_, _| Err(crate::error::StoreError("database is locked".into())));
+    let rt = Runtime {
+        planner_llm: Arc::new(llm),
+        executors: vec![agent("general", &[], scripted(vec![]).0)],
+        store: Arc::new(store),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config: base_config(),
+    };
+    let err = rt
+        .run(
+            RunRequest {
+                run_id: "r".into(),
+                task: "t".into(),
+                workspace: PathBuf::from("/tmp"),
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .expect_err("store failure is a run error");
+    assert!(err.to_string().contains("database is locked"), "{err}");
+}
+
+#[tokio::test]
+async fn resume_tallies_the_logged_calls_with_their_cached_tokens() {
+    let (llm, _) = scripted(vec![create_plan(&["a"]), done("did a"), text("Done.")]);
+    let (mut store, rec) = recording_store();
+    let at = chrono::Utc::now();
+    let logged = |seq: u64, kind: EventKind| Event {
+        run_id: "run_1".into(),
+        seq,
+        at,
+        kind,
+    };
+    // A run killed after one call; its llm_called event from before cached tokens were
+    // recorded has no such field and reads as 0.
+    let old_call: EventKind = serde_json::from_value(json!({
+        "type": "llm_called", "purpose": "plan", "ok": false,
+        "prompt_tokens": 7, "completion_tokens": 1, "duration_ms": 3
+    }))
+    .expect("an old llm_called event reads");
+    let events = [
+        logged(
+            1,
+            EventKind::RunStarted {
+                task: "make a file".into(),
+                mode: "flow".into(),
+                workspace: "/tmp/ws".into(),
+            },
+        ),
+        logged(
+            2,
+            EventKind::LlmCalled {
+                purpose: CallPurpose::Plan,
+                step_id: None,
+                ok: false,
+                prompt_tokens: 100,
+                completion_tokens: 10,
+                cached_prompt_tokens: 80,
+                duration_ms: 5,
+                key: None,
+                request_hash: None,
+                response: None,
+            },
+        ),
+        logged(3, old_call),
+    ];
+    store
+        .expect_events()
+        .returning(move |_, after| Ok(events.iter().filter(|e| e.seq > after).cloned().collect()));
+    store.expect_get_run().returning(move |id| {
+        Ok(Some(RunRecord {
+            run_id: id.to_string(),
+            task: "make a file".into(),
+            mode: "flow".into(),
+            status: RunStatus::Running,
+            workspace: "/tmp/ws".into(),
+            created_at: at,
+            finished_at: None,
+            summary: None,
+            error: None,
+            usage: RunUsage::default(),
+            owner_pid: None,
+        }))
+    });
+    store.expect_latest_plan().returning(|_| Ok(None));
+    let llm = Arc::new(llm);
+    let rt = Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent.".into(),
+            kinds: vec![],
+            llm,
+            toolbox: Arc::new(toolbox()),
+        }],
+        store: Arc::new(store),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config: base_config(),
+    };
+    let outcome = rt
+        .resume("run_1", CancellationToken::new())
+        .await
+        .expect("the run resumes");
+    assert_eq!(outcome.status, RunStatus::Completed);
+    // Two logged calls, three new ones (10 prompt, 5 completion, none cached each).
+    assert_eq!(
+        outcome.usage,
+        RunUsage {
+            llm_calls: 5,
+            prompt_tokens: 137,
+            completion_tokens: 26,
+            cached_prompt_tokens: 80,
+        }
+    );
+    let first_save = rec.usages.lock().expect("lock").first().copied();
+    assert_eq!(
+        first_save,
+        Some(RunUsage {
+            llm_calls: 3,
+            prompt_tokens: 117,
+            completion_tokens: 16,
+            cached_prompt_tokens: 80,
+        })
+    );
 }
 
 /// A run is spawnable on a multi-threaded runtime (the server runs many at once).

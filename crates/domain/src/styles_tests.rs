@@ -186,6 +186,7 @@ fn store(events: Arc<Mutex<Vec<Event>>>) -> MockRunStore {
     store.expect_set_run_status().returning(|_, _| Ok(()));
     store.expect_update_run().returning(|_| Ok(()));
     store.expect_save_plan().returning(|_, _| Ok(()));
+    store.expect_save_usage().returning(|_, _| Ok(()));
     store.expect_append_event().returning(move |e| {
         events.lock().expect("lock").push(e.clone());
         Ok(())

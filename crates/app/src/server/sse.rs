@@ -267,6 +267,13 @@ mod tests {
         async fn set_run_status(&self, _id: &str, _s: RunStatus) -> Result<(), StoreError> {
             Ok(())
         }
+        async fn save_usage(
+            &self,
+            _run_id: &str,
+            _usage: &domain::event::RunUsage,
+        ) -> Result<(), StoreError> {
+            Ok(())
+        }
         async fn save_plan(&self, _run_id: &str, _plan: &Plan) -> Result<(), StoreError> {
             Ok(())
         }

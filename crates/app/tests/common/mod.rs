@@ -32,7 +32,7 @@ pub fn completion(message: Value, finish_reason: &str) -> Value {
             "prompt_tokens": 100,
             "completion_tokens": 20,
             "total_tokens": 120,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": 64, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}
         },
         "system_fingerprint": "fp_test"

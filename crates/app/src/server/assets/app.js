@@ -209,7 +209,9 @@ function apply(run, type, ev) {
       run.summary = ev.summary;
       $("summary").textContent = ev.summary + (ev.reason ? "\n\nRun failed: " + ev.reason : "");
       $("summary-box").hidden = false;
-      $("usage").textContent = ev.usage.llm_calls + " LLM calls, " + ev.usage.prompt_tokens + " prompt + " + ev.usage.completion_tokens + " completion tokens";
+      $("usage").textContent = ev.usage.llm_calls + " LLM calls, " + ev.usage.prompt_tokens + " prompt" +
+        (ev.usage.cached_prompt_tokens ? " (" + ev.usage.cached_prompt_tokens + " cached)" : "") +
+        " + " + ev.usage.completion_tokens + " completion tokens";
       setStatus(type === "run_completed" ? "completed" : "failed");
       loadFiles(run);
       refreshRuns();
