@@ -520,7 +520,7 @@ async fn a_path_escape_is_refused_in_file_downloads() {
         plan(&["Write a file and a link out"]),
         call(
             "shell_exec",
-            json!({"command": "mkdir -p sub && echo inside > sub/in.txt && ln -s /etc/passwd out.txt"}),
+            json!({"command": "mkdir -p sub && echo inside > sub/in.txt && ln -s /etc/passwd out.txt && ln ../../../../secret.txt hard.txt && mkfifo pipe"}),
         ),
         complete(true, "done"),
         text("Done."),
@@ -555,6 +555,8 @@ async fn a_path_escape_is_refused_in_file_downloads() {
         "sub%2F..%2F..%2F..%2F..%2F..%2Fsecret.txt",
         "%2Fetc%2Fpasswd",
         "out.txt",
+        // A hard link the model made to a file outside the workspace.
+        "hard.txt",
     ] {
         let res = get(format!("{base}/{escape}")).await.expect("send");
         assert_eq!(res.status(), StatusCode::FORBIDDEN, "{escape}");
@@ -565,6 +567,9 @@ async fn a_path_escape_is_refused_in_file_downloads() {
         );
     }
     let res = get(format!("{base}/missing.txt")).await.expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    // Not a regular file: refused without blocking on it.
+    let res = get(format!("{base}/pipe")).await.expect("send");
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
     let res = get("/v1/runs/run_nope/files/a.txt".into())
         .await

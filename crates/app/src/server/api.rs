@@ -398,21 +398,24 @@ async fn file(
     UrlPath((run_id, path)): UrlPath<(String, String)>,
 ) -> Result<Response, ApiError> {
     let workspace = workspace_of(&state, &run_id).await?;
-    let (name, bytes) = tokio::task::spawn_blocking(move || read_confined(&workspace, &path))
+    let confined = tokio::task::spawn_blocking(move || open_confined(&workspace, &path))
         .await
         .map_err(|e| ApiError::Internal(format!("reading the file failed: {e}")))??;
-    let content_type = if std::str::from_utf8(&bytes).is_ok() {
+    let content_type = if confined.text {
         "text/plain; charset=utf-8"
     } else {
         "application/octet-stream"
     };
     let disposition = format!(
         "attachment; filename=\"{}\"",
-        name.replace(['"', '\\', '\r', '\n'], "_")
+        confined.name.replace(['"', '\\', '\r', '\n'], "_")
     );
-    let mut response = bytes.into_response();
+    // Streamed from disk: a large file never sits in memory.
+    let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(confined.file));
+    let mut response = axum::body::Body::from_stream(stream).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(confined.len));
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -423,9 +426,26 @@ async fn file(
     Ok(response)
 }
 
-/// Reads `rel` inside `workspace`: relative paths only, no `..`, and the resolved file
-/// (symlinks followed) must still be inside the workspace.
-pub fn read_confined(workspace: &Path, rel: &str) -> Result<(String, Vec<u8>), ApiError> {
+/// Largest file `/files` serves.
+pub const MAX_DOWNLOAD_BYTES: u64 = 256 << 20;
+
+/// A workspace file opened for download.
+#[derive(Debug)]
+pub struct ConfinedFile {
+    pub name: String,
+    pub file: std::fs::File,
+    pub len: u64,
+    /// Its first bytes are UTF-8 text.
+    pub text: bool,
+}
+
+/// Opens `rel` inside `workspace` for download: relative paths only, no `..`, the resolved
+/// file (symlinks followed) must still be inside the workspace, and it must be a regular
+/// file with one link (a hard link made to a file outside the workspace is refused) of at
+/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself.
+pub fn open_confined(workspace: &Path, rel: &str) -> Result<ConfinedFile, ApiError> {
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::MetadataExt;
     let rel_path = Path::new(rel);
     if rel.is_empty() {
         return Err(ApiError::BadRequest("no file path given".into()));
@@ -448,16 +468,59 @@ pub fn read_confined(workspace: &Path, rel: &str) -> Result<(String, Vec<u8>), A
             "'{rel}' is outside the run's workspace"
         )));
     }
-    if !target.is_file() {
-        return Err(ApiError::NotFound(format!("'{rel}' is not a file")));
+    let not_regular = || ApiError::NotFound(format!("'{rel}' is not a regular file"));
+    if !std::fs::metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
+        return Err(not_regular());
     }
-    let bytes = std::fs::read(&target)
+    // Non-blocking, so a file swapped for a FIFO meanwhile cannot hang the request.
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&target)
+            .map_err(|_| ApiError::NotFound(format!("no file '{rel}' in the workspace")))?
+    };
+    let meta = file
+        .metadata()
         .map_err(|e| ApiError::Internal(format!("cannot read '{rel}': {e}")))?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular());
+    }
+    if meta.nlink() > 1 {
+        return Err(ApiError::Forbidden(format!(
+            "'{rel}' has {} hard links; files linked from elsewhere are not served",
+            meta.nlink()
+        )));
+    }
+    if meta.len() > MAX_DOWNLOAD_BYTES {
+        return Err(ApiError::TooLarge(format!(
+            "'{rel}' has {} bytes; downloads are limited to {} MiB",
+            meta.len(),
+            MAX_DOWNLOAD_BYTES >> 20
+        )));
+    }
+    let mut head = Vec::with_capacity(8192);
+    (&mut file)
+        .take(8192)
+        .read_to_end(&mut head)
+        .and_then(|_| file.rewind())
+        .map_err(|e| ApiError::Internal(format!("cannot read '{rel}': {e}")))?;
+    // A multi-byte character cut at the end of the sample still counts as text.
+    let text = match std::str::from_utf8(&head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    };
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "file".to_string());
-    Ok((name, bytes))
+    Ok(ConfinedFile {
+        name,
+        file,
+        len: meta.len(),
+        text,
+    })
 }
 
 /// The workspace's files as `{path, bytes}`, sorted, symlinks left out.
