@@ -108,6 +108,14 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
 
+    /// Open connections at most (event streams included); one more is closed at once.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
+
+    /// Seconds a client has to send a request's headers before its connection is closed.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub header_timeout_secs: u32,
+
     /// Runs executing at once; further runs wait in a queue.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_concurrent_runs: u32,

@@ -639,3 +639,60 @@ async fn a_run_cancelled_while_planning_ends_and_says_so() {
     }
     assert_eq!(shown, "failed");
 }
+
+/// Clients that connect and never finish their headers cannot exhaust the server: past
+/// `--max-connections` a connection is closed at once, and an idle one is closed when
+/// `--header-timeout-secs` expires; then the server answers again.
+#[tokio::test]
+async fn idle_connections_are_bounded_and_timed_out() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let llm = ScriptedOpenAi::start(vec![]).await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(
+            &llm.base_url(),
+            Some(TOKEN),
+            &["--max-connections", "3", "--header-timeout-secs", "1"],
+        )
+        .await;
+    let addr = server
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        let mut s = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
+        s.write_all(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("write");
+        idle.push(s);
+    }
+    // The limit is reached: one more connection is closed without an answer.
+    let mut extra = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let _ = extra
+        .write_all(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await;
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), extra.read_to_end(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "{read:?} {}",
+        String::from_utf8_lossy(&buf)
+    );
+    // The idle ones are closed when their header deadline passes.
+    for mut s in idle {
+        let mut buf = Vec::new();
+        // The server may answer 408 before closing; what matters is that it closes.
+        let _ = tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut buf))
+            .await
+            .expect("the server closes an idle connection");
+    }
+    // And the server answers again.
+    let (status, _) = get_json(&server, "/v1/health").await;
+    assert_eq!(status, StatusCode::OK);
+}

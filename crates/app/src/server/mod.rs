@@ -13,6 +13,7 @@
 
 mod api;
 mod auth;
+mod listener;
 mod sse;
 mod web;
 
@@ -390,18 +391,21 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
     }
     let stop = state.shutdown.clone();
     let shutdown_state = state.clone();
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            let _ = writeln!(
-                std::io::stderr(),
-                "\nshutting down: cancelling the active runs"
-            );
-            stop.cancel();
-            wait_for_runs(&shutdown_state, Duration::from_secs(10)).await;
-        })
-        .await
-        .map_err(|e| AppError::Run(format!("the server stopped: {e}")))?;
+    let limits = listener::Limits {
+        max_connections: args.max_connections as usize,
+        header_timeout: Duration::from_secs(args.header_timeout_secs.into()),
+        ..listener::Limits::default()
+    };
+    listener::serve(listener, router, limits, async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nshutting down: cancelling the active runs"
+        );
+        stop.cancel();
+        wait_for_runs(&shutdown_state, Duration::from_secs(10)).await;
+    })
+    .await;
     Ok(ExitCode::SUCCESS)
 }
 
