@@ -4,7 +4,9 @@
 //! invalid JSON, so every string, array, object and number produced here has a maximum
 //! size, and whitespace is at most one space between tokens. Supported schema keywords:
 //! `type` (also a list), `properties`, `required`, `items`, `enum`, `const`, `anyOf`,
-//! `oneOf`, `minLength`/`maxLength`, `minItems`/`maxItems`. Anything else (`$ref`,
+//! `oneOf`, `minLength`/`maxLength`, `minItems`/`maxItems`, `minimum`/`maximum` (and the
+//! exclusive ones: integers get bounded digit counts and a sign only when negatives are
+//! allowed). Anything else (`$ref`,
 //! `allOf`, `pattern`, `format`, ...) falls back to a generic bounded JSON value.
 
 use domain::llm::ToolSchema;
@@ -157,8 +159,19 @@ impl Builder {
                 let min = bound("minLength").unwrap_or(0).min(max);
                 self.string(min, max)
             }
-            "integer" => "int".to_string(),
-            "number" => "num".to_string(),
+            "integer" | "number" => {
+                let (lo, hi) = numeric_bounds(obj, t == "integer");
+                if lo.is_none() && hi.is_none() {
+                    return if t == "integer" { "int" } else { "num" }.to_string();
+                }
+                let int = self.rule(bounded_int(lo, hi));
+                if t == "integer" {
+                    int
+                } else {
+                    // No exponent: it would escape the bounds.
+                    self.rule(format!(r#"{int} ("." [0-9]{{1,8}})?"#))
+                }
+            }
             "boolean" => "bool".to_string(),
             "null" => "null".to_string(),
             "array" => {
@@ -247,6 +260,78 @@ impl Builder {
             body
         };
         self.rule(body)
+    }
+}
+
+/// The integer bounds of a numeric schema: `minimum`/`maximum`, or the exclusive ones (for
+/// an integer, the next integer inside). For a number, the integer part's bounds.
+fn numeric_bounds(
+    obj: &serde_json::Map<String, Value>,
+    integer: bool,
+) -> (Option<i64>, Option<i64>) {
+    let get = |k: &str| obj.get(k).and_then(Value::as_f64).filter(|v| v.is_finite());
+    let clamp = |v: f64| v.clamp(-1e15, 1e15) as i64;
+    let lo = match (get("minimum"), get("exclusiveMinimum")) {
+        (Some(m), _) => Some(clamp(m.ceil())),
+        (None, Some(m)) if integer => Some(clamp(m.floor()) + 1),
+        (None, Some(m)) => Some(clamp(m.floor())),
+        (None, None) => None,
+    };
+    let hi = match (get("maximum"), get("exclusiveMaximum")) {
+        (Some(m), _) => Some(clamp(m.floor())),
+        (None, Some(m)) if integer => Some(clamp(m.ceil()) - 1),
+        (None, Some(m)) => Some(clamp(m.ceil())),
+        (None, None) => None,
+    };
+    (lo, hi)
+}
+
+/// A GBNF body for integers whose digit count (and leading digit) keep them near
+/// `lo..=hi`: no `-` unless `lo` is negative (or unknown), at most as many digits as the
+/// bound (with a first digit no larger than the bound's), no `0` when `lo` > 0. Not exact
+/// (`1..3600` also lets 3999 through), but a model cannot write 3000000000000000.
+fn bounded_int(lo: Option<i64>, hi: Option<i64>) -> String {
+    const UNBOUNDED: u64 = 9_999_999_999_999_999;
+    let mut alts = Vec::new();
+    if hi.map_or(true, |h| h >= 0) {
+        if lo.map_or(true, |l| l <= 0) {
+            alts.push(r#""0""#.to_string());
+        }
+        if hi != Some(0) {
+            let max = hi.map_or(UNBOUNDED, |h| h.unsigned_abs());
+            alts.push(positive_digits(max));
+        }
+    }
+    if lo.map_or(true, |l| l < 0) {
+        let max = lo.map_or(UNBOUNDED, |l| l.unsigned_abs());
+        let max = match hi {
+            // Every allowed value is negative: at least as close to zero as -hi.
+            Some(h) if h < 0 => max.max(h.unsigned_abs()),
+            _ => max,
+        };
+        alts.push(format!(r#""-" ({})"#, positive_digits(max)));
+    }
+    if alts.is_empty() {
+        // lo > hi: an impossible schema; any small integer.
+        alts.push(r#""0""#.to_string());
+    }
+    alts.join(" | ")
+}
+
+/// Positive integers (no leading zero) up to the digit count and leading digit of `max` ≥ 1.
+fn positive_digits(max: u64) -> String {
+    let digits = max.max(1).to_string();
+    let n = digits.len();
+    let lead = digits.as_bytes()[0] - b'0';
+    let full = if n == 1 {
+        format!("[1-{lead}]")
+    } else {
+        format!("[1-{lead}] [0-9]{{{}}}", n - 1)
+    };
+    match n {
+        1 => full,
+        2 => format!("[1-9] | {full}"),
+        _ => format!("[1-9] [0-9]{{0,{}}} | {full}", n - 2),
     }
 }
 
@@ -394,6 +479,71 @@ mod tests {
         let g = json_grammar(None);
         assert!(g.contains("{0,11}"), "{g}");
         assert!(g.contains("key"), "{g}");
+    }
+
+    #[test]
+    fn bounded_integers_have_bounded_digits_and_sign() {
+        assert_eq!(
+            bounded_int(Some(1), Some(3600)),
+            r#"[1-9] [0-9]{0,2} | [1-3] [0-9]{3}"#
+        );
+        assert_eq!(
+            bounded_int(Some(0), Some(600)),
+            r#""0" | [1-9] [0-9]{0,1} | [1-6] [0-9]{2}"#
+        );
+        assert_eq!(bounded_int(Some(0), Some(9)), r#""0" | [1-9]"#);
+        assert_eq!(
+            bounded_int(Some(0), Some(50)),
+            r#""0" | [1-9] | [1-5] [0-9]{1}"#
+        );
+        assert_eq!(
+            bounded_int(Some(-20), Some(5)),
+            r#""0" | [1-5] | "-" ([1-9] | [1-2] [0-9]{1})"#
+        );
+        assert_eq!(bounded_int(Some(-5), Some(-2)), r#""-" ([1-5])"#);
+        assert_eq!(bounded_int(Some(0), Some(0)), r#""0""#);
+        // Only a minimum: sign fixed, digits as for any integer.
+        assert_eq!(
+            bounded_int(Some(1), None),
+            r#"[1-9] [0-9]{0,14} | [1-9] [0-9]{15}"#
+        );
+        assert!(bounded_int(None, Some(10)).contains(r#""-""#));
+    }
+
+    #[test]
+    fn schema_bounds_reach_the_grammar() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "wait_secs": {"type": "integer", "minimum": 1, "maximum": 600},
+                "offset": {"type": "integer", "minimum": 0},
+                "delta": {"type": "integer", "exclusiveMinimum": -11, "exclusiveMaximum": 10},
+                "ratio": {"type": "number", "minimum": 0, "maximum": 1},
+                "name": {"type": "string", "minLength": 2, "maxLength": 8}
+            },
+            "required": ["wait_secs"]
+        });
+        let g = json_grammar(Some(&schema));
+        assert!(g.contains("[1-9] [0-9]{0,1} | [1-6] [0-9]{2}"), "{g}");
+        assert!(g.contains(r#""-" ([1-9] | [1-1] [0-9]{1})"#), "{g}");
+        assert!(g.contains(r#""0" | [1-1]"#), "{g}");
+        assert!(g.contains(r#" ("." [0-9]{1,8})?"#), "{g}");
+        assert!(g.contains("char{2,8}"), "{g}");
+        // wait_secs's rule has no sign.
+        let wait_rule = g
+            .lines()
+            .find(|l| l.ends_with("::= [1-9] [0-9]{0,1} | [1-6] [0-9]{2}"))
+            .unwrap();
+        assert!(!wait_rule.contains(r#""-""#), "{wait_rule}");
+        let t = ToolSchema {
+            name: "shell_wait".into(),
+            description: "Wait".into(),
+            parameters: json!({"type": "object", "properties": {"seconds": {"type": "integer", "minimum": 1, "maximum": 600}}, "required": ["seconds"]}),
+        };
+        let g = tool_call_grammar(&[&t], false);
+        assert!(g.contains("[1-6] [0-9]{2}"), "{g}");
+        let member = g.lines().find(|l| l.contains("seconds")).unwrap();
+        assert!(!member.contains(" int"), "{member}");
     }
 
     #[test]

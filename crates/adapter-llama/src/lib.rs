@@ -36,6 +36,7 @@ mod catalogue;
 mod engine;
 mod grammar;
 mod prompt;
+mod tools_text;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,6 +6,7 @@ use domain::llm::{ChatMessage, ChatRequest, ResponseFormat, Role, ToolChoice, To
 use serde_json::Value;
 
 use crate::grammar;
+use crate::tools_text::describe_tools;
 
 /// Used when the request has no system message (the template's own default system prompt
 /// is dropped by llama.cpp's template engine, so there is always one).
@@ -163,28 +164,6 @@ fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// The tool section of the system prompt: each tool's name, description and parameters,
-/// then the answer format.
-fn describe_tools(tools: &[&ToolSchema], allow_content: bool) -> String {
-    let mut out = String::from("You can call these tools:\n");
-    for t in tools {
-        out.push_str(&format!(
-            "- {}: {}\n  parameters (JSON schema): {}\n",
-            t.name,
-            t.description.trim(),
-            compact(&t.parameters)
-        ));
-    }
-    out.push_str(
-        "\nTo call a tool, answer with one JSON object and nothing else: \
-         {\"tool\": \"<tool name>\", \"arguments\": {<the tool's parameters>}}",
-    );
-    if allow_content {
-        out.push_str("\nTo answer without a tool, answer with {\"content\": \"<your answer>\"}.");
-    }
-    out
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -221,7 +200,9 @@ mod tests {
         let p = prepare(&req, false).unwrap();
         assert_eq!(p.messages[0].role, "system");
         assert!(p.messages[0].content.starts_with("Be brief."));
-        assert!(p.messages[0].content.contains("shell_exec: Run a command"));
+        assert!(p.messages[0]
+            .content
+            .contains("- shell_exec(command: string): Run a command"));
         assert_eq!(p.messages[2].role, "assistant");
         assert_eq!(
             p.messages[2].content,
