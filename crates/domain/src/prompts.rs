@@ -17,13 +17,12 @@ pub struct ExecutorCard {
 /// System prompt of the flow planner (seed 000), listing executors when there are several.
 pub fn planner_system(executors: &[ExecutorCard]) -> String {
     let mut s = String::from(
-        "You are a planning assistant. Create a concise, actionable plan with clear steps.\n\
-         Focus on key milestones rather than detailed sub-steps.\n\
-         Optimize for clarity and efficiency.\n\n\
-         Call the `planning` tool once with command `create`, a short `title` and the list of \
-         `steps`. Each step must be something an agent can do with tools (shell commands, \
-         reading and writing files) and check on its own. Do not add steps that only restate \
-         the task.",
+        "You are a planning assistant. Turn the task into a short plan.\n\n\
+         Call the `planning` tool with command `create`, a short `title` and the `steps`. Use \
+         as few steps as the task needs (typically 2-4). Each step is one concrete action an \
+         agent can do with tools (shell commands, reading and writing files) and check on its \
+         own, e.g. \"Write the script count.py\". No numbers alone, no steps that only \
+         restate the task, no duplicates.",
     );
     if executors.len() > 1 {
         s.push_str("\n\nThese agents carry out steps; start each step with the tag of the agent best suited to it:\n");
@@ -37,21 +36,52 @@ pub fn planner_system(executors: &[ExecutorCard]) -> String {
     s
 }
 
-pub fn planner_user(task: &str) -> String {
-    format!("Create a reasonable plan with clear steps to accomplish the task: {task}")
+pub fn planner_user(task: &str, max_steps: usize) -> String {
+    format!("Create a plan of 1 to {max_steps} steps to accomplish the task: {task}")
 }
 
-/// Sent back to the planner when its `planning` call did not produce a plan.
-pub fn planner_retry(command: &str, error: &str) -> String {
-    format!(
-        "The plan was not {}: {error}\nCall the `planning` tool again with command \
-         `{command}`, a `title` and a non-empty list of `steps`.",
+/// One correct `planning` call, shown in a re-ask.
+const PLANNING_EXAMPLE: &str = "{\"command\": \"create\", \"title\": \"Write and check \
+hello.txt\", \"steps\": [\"Write the text hello into hello.txt\", \"Read hello.txt back and \
+check its content\"]}";
+
+/// Sent back to the planner when its `planning` call did not produce a plan: exactly what
+/// was wrong (`problems`, quoting the values), what it sent, and one correct example call.
+pub fn planner_retry(
+    command: &str,
+    problems: &[String],
+    sent: Option<&str>,
+    max_steps: usize,
+) -> String {
+    let mut s = format!(
+        "The plan was not {}.",
         if command == "update" {
             "updated"
         } else {
             "created"
         }
-    )
+    );
+    match sent {
+        Some(args) => {
+            let _ = write!(s, " You sent: {}", truncate_chars(args.trim(), 300));
+        }
+        None => s.push_str(" You answered without calling the `planning` tool."),
+    }
+    if !problems.is_empty() {
+        s.push_str("\nWhat was wrong:\n");
+        for p in problems {
+            let _ = writeln!(s, "- {p}");
+        }
+    } else {
+        s.push('\n');
+    }
+    let _ = write!(
+        s,
+        "Call `planning` again with command `{command}`, a `title` and 1 to {max_steps} \
+         `steps`, each a different concrete action for THIS task. Example of a correct call \
+         (for another task):\n{PLANNING_EXAMPLE}"
+    );
+    s
 }
 
 /// Title of the default plan used when the planner fails (seed 000, section 2.3).
@@ -164,7 +194,7 @@ pub fn plan_act_system(executors: &[ExecutorCard]) -> String {
     s
 }
 
-pub fn plan_act_create(task: &str) -> String {
+pub fn plan_act_create(task: &str, max_steps: usize) -> String {
     format!(
         "Create an execution plan for this request.\n\nUser request: {task}\n\n\
          Answer with a JSON object:\n\
@@ -172,7 +202,8 @@ pub fn plan_act_create(task: &str) -> String {
          \"language\": \"the user's language, e.g. en or zh\", \
          \"steps\": [{{\"id\": \"1\", \"description\": \"a concrete, checkable step\", \
          \"fallback\": \"optional: another way to do it if it fails\"}}]}}\n\
-         Use 1 to 8 steps."
+         Use as few steps as the task needs (typically 2-4, at most {max_steps}), each one \
+         concrete action."
     )
 }
 
@@ -252,7 +283,7 @@ pub fn dag_system() -> String {
 
 /// Seed 003's DAG planning: goal → sub-goals → actions with dependency, conditional and
 /// rollback edges.
-pub fn dag_create(task: &str) -> String {
+pub fn dag_create(task: &str, max_steps: usize) -> String {
     format!(
         "Plan this task as a graph.\n\nTask: {task}\n\n\
          Answer with JSON:\n{{\"goal\": \"...\", \"subgoals\": [{{\"id\": \"g1\", \
@@ -263,7 +294,8 @@ pub fn dag_create(task: &str) -> String {
          (conditional: runs only if that action's result contains the text), `rollback_of` \
          (rollback: runs only if that action fails, to undo or repair). Action ids are unique \
          across the whole plan. Actions without dependencies run in parallel; keep the graph \
-         acyclic."
+         acyclic. Use as few actions as the task needs (at most {max_steps} sub-goals of at \
+         most {max_steps} actions each), each one concrete action."
     )
 }
 
@@ -407,9 +439,18 @@ mod tests {
     #[test]
     fn planner_user_and_retry() {
         insta::assert_snapshot!(format!(
-            "{}\n---\n{}",
-            planner_user("count lines"),
-            planner_retry("create", "no steps")
+            "{}\n---\n{}\n---\n{}",
+            planner_user("count lines", 6),
+            planner_retry(
+                "create",
+                &[
+                    "the plan has 16 steps, at most 6 are allowed".to_string(),
+                    "steps 0 (\"1\"), 1 (\"2\") are only a number or punctuation".to_string()
+                ],
+                Some(r#"{"command": "create", "steps": ["1", "2"]}"#),
+                6
+            ),
+            planner_retry("create", &[], None, 6)
         ));
     }
 
@@ -452,7 +493,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n---\n{}\n---\n{}\n---\n{}",
             plan_act_system(&[]),
-            plan_act_create("count lines"),
+            plan_act_create("count lines", 6),
             revise_plan("count lines", "{\"steps\": []}", "step s1 failed: no file"),
             revise_invalid(
                 "unknown step id 's9'",
@@ -477,7 +518,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
             dag_system(),
-            dag_create("compare two repos"),
+            dag_create("compare two repos", 6),
             dag_invalid("the steps a1, a2 form a dependency cycle"),
             classify_task("compare two repos"),
             verify_system(),

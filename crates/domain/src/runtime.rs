@@ -114,6 +114,9 @@ pub struct RunConfig {
     pub max_tokens: Option<u64>,
     /// Planner turns (re-asks) before falling back to the default plan.
     pub planner_attempts: u32,
+    /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
+    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
+    pub max_plan_steps: usize,
 }
 
 impl Default for RunConfig {
@@ -132,6 +135,7 @@ impl Default for RunConfig {
             verify: false,
             max_tokens: None,
             planner_attempts: 2,
+            max_plan_steps: 6,
         }
     }
 }

@@ -519,9 +519,13 @@ async fn plan_act_revises_when_the_executor_says_the_plan_no_longer_fits() {
     assert_eq!(ids, ["1", "2", "s1"], "completed ids kept, new id fresh");
     assert_eq!(r.outcome.plan.language.as_deref(), Some("en"));
     assert_eq!(r.status("add a test"), StepStatus::Completed);
-    // The planner was asked with the JSON response format, and saw the completed step.
+    // The planner was asked with the plan's JSON schema, and saw the completed step.
     let reqs = r.llm.requests();
-    assert_eq!(reqs[0].response_format, ResponseFormat::JsonObject);
+    assert!(
+        matches!(&reqs[0].response_format, ResponseFormat::JsonSchema { schema, .. } if schema["properties"]["steps"]["maxItems"] == 6),
+        "{:?}",
+        reqs[0].response_format
+    );
     let revise = reqs
         .iter()
         .filter(|q| q.purpose == CallPurpose::Plan)
@@ -631,7 +635,10 @@ async fn plan_act_falls_back_to_a_plain_prompt_when_json_format_is_rejected() {
     let r = run(llm, config(Mode::PlanAct), "t").await;
     assert_eq!(r.outcome.plan.steps[0].description, "only");
     let reqs = r.llm.requests();
-    assert_eq!(reqs[0].response_format, ResponseFormat::JsonObject);
+    assert!(matches!(
+        reqs[0].response_format,
+        ResponseFormat::JsonSchema { .. }
+    ));
     assert_eq!(reqs[1].response_format, ResponseFormat::Text);
 }
 
