@@ -173,8 +173,10 @@ async fn converse_with_planning_tool(
     };
     let mut last_problem = String::from("the planner made no plan");
     for _attempt in 0..rt.config.planner_attempts.max(1) {
-        let request = ChatRequest::new(CallPurpose::Plan, messages.clone())
-            .with_tools(vec![schema.clone()], ToolChoice::Function(PLANNING.to_string()));
+        let request = ChatRequest::new(CallPurpose::Plan, messages.clone()).with_tools(
+            vec![schema.clone()],
+            ToolChoice::Function(PLANNING.to_string()),
+        );
         let reply = match ctx
             .chat(scope, rt.planner_llm.as_ref(), request, None)
             .await

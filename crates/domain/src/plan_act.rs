@@ -13,12 +13,12 @@ use crate::event::{EventKind, PlanSource};
 use crate::flow::{default_plan, executor_cards};
 use crate::llm::{CallPurpose, ChatMessage};
 use crate::plan::{Plan, Step};
+use crate::plan_check::check_step_texts;
 use crate::prompts;
 use crate::revise::{parse_steps, revise_unfinished, StepJson};
 use crate::run::{CallError, RunContext};
 use crate::runtime::{Revise, Runtime};
 use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::plan_check::check_step_texts;
 use crate::structured::{ask_json_shaped, AskError};
 
 #[derive(Debug, Default)]

@@ -115,7 +115,11 @@ mod tests {
     fn a_good_plan_passes() {
         assert_eq!(
             check_step_texts(
-                &texts(&["Write hello.txt", "[CODE] Count its lines", "Report the count"]),
+                &texts(&[
+                    "Write hello.txt",
+                    "[CODE] Count its lines",
+                    "Report the count"
+                ]),
                 Some(6)
             ),
             Ok(())
@@ -144,7 +148,13 @@ mod tests {
     #[test]
     fn command_names_duplicates_and_punctuation_are_named() {
         let problems = check_step_texts(
-            &texts(&["create", "Write a file", "write a file.", "...", "mark_step"]),
+            &texts(&[
+                "create",
+                "Write a file",
+                "write a file.",
+                "...",
+                "mark_step",
+            ]),
             None,
         )
         .expect_err("junk");

@@ -115,7 +115,11 @@ impl PlanningTool {
     /// steps (3..200 chars each) are required. A grammar-constrained model cannot leave them
     /// out, and a server that honours `required` will not either.
     pub fn create_schema(max_steps: usize) -> ToolSchema {
-        Self::narrowed("create", max_steps, "Create the plan: a short title and the steps.")
+        Self::narrowed(
+            "create",
+            max_steps,
+            "Create the plan: a short title and the steps.",
+        )
     }
 
     /// The `planning` function narrowed to `update` of the active plan, as
@@ -303,7 +307,10 @@ impl PlanningTool {
     fn check(&self, specs: &[StepSpec]) -> Result<(), String> {
         let texts: Vec<String> = specs.iter().map(|s| s.text.clone()).collect();
         check_step_texts(&texts, self.max_steps).map_err(|problems| {
-            format!("Error: the steps were not accepted: {}", problems.join("; "))
+            format!(
+                "Error: the steps were not accepted: {}",
+                problems.join("; ")
+            )
         })
     }
 
@@ -533,7 +540,10 @@ mod tests {
         let mut t = PlanningTool::new("plan_1", "goal");
         for (args, needle) in [
             (json!({"title": "T"}), "`command` is required"),
-            (json!({"command": "create", "title": "T"}), "`steps` is missing"),
+            (
+                json!({"command": "create", "title": "T"}),
+                "`steps` is missing",
+            ),
             (
                 json!({"command": "create", "title": "T", "steps": []}),
                 "must not be empty",

@@ -99,30 +99,27 @@ pub fn default_plan_steps() -> Vec<String> {
     ]
 }
 
-/// System prompt of an executor agent.
+/// System prompt of an executor agent. The same for every step and attempt of a run (the
+/// step is in the user message), so a KV cache can reuse it across steps.
 pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     format!(
-        "You are {agent_name}, an execution agent of Planwright. {agent_description}\n\n\
-         You carry out ONE step of a larger plan at a time, using the tools you are given.\n\
-         Your working directory is the run's workspace folder. Use paths relative to it; \
-         files outside it cannot be reached.\n\n\
+        "You are {agent_name}, an agent of Planwright. {agent_description}\n\
+         You do ONE step of a plan with the tools you are given, in the workspace folder \
+         (relative paths only).\n\
          Rules:\n\
          - Act with tools; do not just describe what you would do.\n\
-         - Check the outcome of what you did before you finish (read the file, look at the output).\n\
-         - When the step is done, call `complete_step` with success=true and a `result` that \
-         states what you did and what later steps need to know (file names, values, findings).\n\
-         - If the step cannot be done, call `complete_step` with success=false and say why in `result`.\n\
-         - Only call `complete_step` for the current step; later steps are handled separately."
+         - Check the outcome (read the file back, look at the output).\n\
+         - Then call `complete_step` with success=true and a `result`: what you did and what \
+         later steps need (file names, values).\n\
+         - If the step cannot be done, call `complete_step` with success=false and why.\n\
+         - Do only the current step."
     )
 }
 
 /// The per-step prompt (seed 002's `_execute_step`): the task, the plan digest, the results
 /// the step depends on, and the step itself.
 pub fn step_prompt(task: &str, input: &StepInput) -> String {
-    let mut s = format!(
-        "THE TASK:\n{task}\n\nCURRENT PLAN STATUS:\n{}\n",
-        input.digest
-    );
+    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
     if !input.dependencies.is_empty() {
         s.push_str("RESULTS THIS STEP BUILDS ON:\n");
         for (label, result) in &input.dependencies {
@@ -132,9 +129,7 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
     }
     let _ = write!(
         s,
-        "YOUR CURRENT TASK:\nYou are now working on step {}: \"{}\"\n\n\
-         Please execute this step using the appropriate tools. When you're done, call \
-         `complete_step` with success and a summary of what you accomplished.",
+        "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",
         input.index,
         input.step.display_text()
     );
@@ -331,6 +326,20 @@ pub fn verify_step(task: &str, step: &str, result: &str) -> String {
     )
 }
 
+/// The answer to `complete_step {success: true}` from an executor that has not called any
+/// tool, for a step that asks for an action.
+pub fn claim_not_accepted() -> String {
+    "Not accepted: you have not called any tool in this step, so nothing has been done yet. \
+     Do the step with the tools first (e.g. write the file, run the command), check the \
+     outcome, then call `complete_step`."
+        .to_string()
+}
+
+/// The answer to a second such claim: the step fails.
+pub fn claim_refused_again() -> String {
+    "Not accepted again: still no tool was called. The step fails.".to_string()
+}
+
 /// Sent when the model answered without any tool call.
 pub fn nudge_use_tools() -> String {
     "You did not call any tool. Continue the current step with the tools, or call \
@@ -340,33 +349,93 @@ pub fn nudge_use_tools() -> String {
 }
 
 pub fn summary_system() -> String {
-    "You are a planning assistant. Your task is to summarize the completed plan.".to_string()
+    "You write the final report of an agent's run for the user, strictly from the recorded \
+     facts you are given. Never contradict the recorded outcome."
+        .to_string()
 }
 
-/// Asks for the final summary; sees the plan and every step's result.
-pub fn summary_user(task: &str, plan: &Plan) -> String {
-    let mut s = format!(
-        "The task was: {task}\n\nThe plan has finished. Here is the final plan status:\n\n{}\n",
-        render_plan_text(plan)
+/// The factual first line of every summary, built from the recorded statuses:
+/// `Completed: 3 of 3 steps done.` or `Failed: <reason>. 1 of 3 steps done.`
+pub fn outcome_line(plan: &Plan, failure: Option<&str>) -> String {
+    let c = plan.counts();
+    let n = plan.steps.len();
+    let done = format!(
+        "{} of {n} step{} done",
+        c.completed,
+        if n == 1 { "" } else { "s" }
     );
-    s.push_str("Step results:\n");
+    match failure {
+        None if c.skipped > 0 => format!("Completed: {done} ({} skipped).", c.skipped),
+        None => format!("Completed: {done}."),
+        Some(reason) => format!("Failed: {}. {done}.", reason.trim().trim_end_matches('.')),
+    }
+}
+
+/// Asks for the final summary: the recorded outcome first, then per step its status, the
+/// tool calls it made, the files it produced and its result.
+pub fn summary_user(
+    task: &str,
+    plan: &Plan,
+    failure: Option<&str>,
+    tool_calls: &std::collections::HashMap<String, u32>,
+) -> String {
+    let mut s = format!("The task was: {task}\n\n");
+    match failure {
+        Some(reason) => {
+            let _ = write!(
+                s,
+                "OUTCOME: The run FAILED: {reason}. Say so first; do not claim success."
+            );
+        }
+        None => {
+            let _ = write!(
+                s,
+                "OUTCOME: The run COMPLETED: {} of {} steps done.",
+                plan.counts().completed,
+                plan.steps.len()
+            );
+        }
+    }
+    s.push_str("\n\nSteps (status, tool calls made, files produced, result):\n");
+    let mut files: Vec<&str> = Vec::new();
     for (i, st) in plan.steps.iter().enumerate() {
+        let calls = tool_calls.get(&st.id).copied().unwrap_or(0);
+        let _ = write!(
+            s,
+            "{i}. [{}] {} ({calls} tool call{})",
+            st.status,
+            st.display_text(),
+            if calls == 1 { "" } else { "s" }
+        );
+        if !st.attachments.is_empty() {
+            let _ = write!(s, "; files: {}", st.attachments.join(", "));
+        }
+        for f in &st.attachments {
+            if !files.contains(&f.as_str()) {
+                files.push(f);
+            }
+        }
         let text = st
             .result
             .as_deref()
             .or(st.error.as_deref())
             .unwrap_or("(no result)");
-        let _ = writeln!(
-            s,
-            "{i}. [{}] {}: {}",
-            st.status,
-            st.description,
-            truncate_chars(text, 1200)
-        );
+        let _ = writeln!(s, "\n   {}", truncate_chars(text, 1200));
     }
+    let _ = writeln!(
+        s,
+        "\nFiles produced: {}",
+        if files.is_empty() {
+            "none".to_string()
+        } else {
+            files.join(", ")
+        }
+    );
     s.push_str(
-        "\nPlease provide a summary of what was accomplished and the final answer to the task. \
-         If some steps failed, say what is missing and why. Mention any files produced.",
+        "\nWrite a short summary for the user: the outcome first, then what was done and the \
+         answer to the task. Credit a step only with what its tool calls and result show (a \
+         step with 0 tool calls changed nothing). If the run failed, say what is missing and \
+         why. Name the files produced.",
     );
     s
 }
@@ -533,10 +602,25 @@ mod tests {
 
     #[test]
     fn summary_prompts() {
+        let mut p = plan();
+        p.steps[0].attachments = vec!["notes.txt".into()];
+        p.transition("s2", StepStatus::Failed).expect("legal");
+        p.steps[1].error = Some("claimed success without calling any tool".into());
+        let calls = std::collections::HashMap::from([("s1".to_string(), 2)]);
+        let failure =
+            "step 1 (\"Count its lines\") failed: claimed success without calling any tool";
+        let mut done = plan();
+        done.transition("s2", StepStatus::Completed).expect("legal");
+        done.transition("s3", StepStatus::InProgress)
+            .expect("legal");
+        done.transition("s3", StepStatus::Completed).expect("legal");
         insta::assert_snapshot!(format!(
-            "{}\n---\n{}",
+            "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
             summary_system(),
-            summary_user("make notes", &plan())
+            summary_user("make notes", &p, Some(failure), &calls),
+            outcome_line(&p, Some(failure)),
+            summary_user("make notes", &done, None, &calls),
+            outcome_line(&done, None)
         ));
     }
 
