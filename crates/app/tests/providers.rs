@@ -197,7 +197,10 @@ async fn stream_flag_runs_a_task_over_server_sent_events() {
     let pw = Planwright::new();
     let res = pw.run(&server, "write s.txt", &["--stream"]).await;
     assert_eq!(res.code(), 0, "{}", res.stderr());
-    assert_eq!(res.json["summary"], "Wrote s.txt over a stream.");
+    assert_eq!(
+        res.json["summary"],
+        "Completed: 1 of 1 step done.\n\nWrote s.txt over a stream."
+    );
     assert_eq!(res.json["usage"]["prompt_tokens"], 400);
     let run_id = res.json["run_id"].as_str().expect("run_id");
     assert_eq!(

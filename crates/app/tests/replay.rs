@@ -102,7 +102,10 @@ async fn the_greeting_cassette_replays_offline() {
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     let j = stdout_json(&out);
     assert_eq!(j["status"], "completed", "{j}");
-    assert_eq!(j["summary"], "greeting.txt was written; it has 2 words.");
+    assert_eq!(
+        j["summary"],
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+    );
     let run_id = j["run_id"].as_str().expect("run_id");
     let written = std::fs::read_to_string(pw.workspace(run_id).join("greeting.txt"))
         .expect("the shell step wrote greeting.txt");

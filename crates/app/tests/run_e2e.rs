@@ -37,7 +37,10 @@ async fn a_three_step_task_runs_end_to_end() {
     // The JSON outcome.
     let j = &res.json;
     assert_eq!(j["status"], "completed");
-    assert_eq!(j["summary"], "greeting.txt was written; it has 2 words.");
+    assert_eq!(
+        j["summary"],
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+    );
     let run_id = j["run_id"].as_str().expect("run_id").to_string();
     assert!(run_id.starts_with("run_"));
     assert_eq!(j["plan"]["title"], "Test plan");

@@ -145,7 +145,10 @@ async fn a_run_is_created_followed_to_completion_and_shown() {
     let (status, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(show["status"], "completed");
-    assert_eq!(show["summary"], "greeting.txt was written; it has 2 words.");
+    assert_eq!(
+        show["summary"],
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+    );
     assert_eq!(show["plan"]["steps"].as_array().map(Vec::len), Some(3));
     assert_eq!(
         show["plan"]["steps"][1]["result"],

@@ -5,6 +5,9 @@
 //! 2. DAG makespan against the critical-path lower bound, event-driven and super-step, on
 //!    generated DAGs of width 1..16 with 5% stragglers. Target: ≤ 1.05 × bound + 5 ms.
 //! 3. Prompt tokens per step over a 30-step plan-act run. Target: step 30 ≤ 1.5 × step 2.
+//! 4. Executor prompt size on a scripted 3-step flow run with the app's real tool list (the
+//!    shell, file and browser schemas, copied into `fixtures/app_tools.json`), with the tool
+//!    router off and on. Target: median executor prompt ≤ 1,500 tokens.
 //!
 //! Prints a Markdown section on stdout.
 
@@ -23,6 +26,7 @@ use domain::plan::Plan;
 use domain::ports::{
     LlmClient, NoEventSink, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
 };
+use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::tools::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, Schedule};
 use serde_json::json;
@@ -150,6 +154,151 @@ impl LlmClient for ScriptedLlm {
             }),
         }
     }
+}
+
+/// A tool with a real schema from the fixture that does nothing but answer "ok" (and name
+/// the file for `file_write`).
+struct FixtureTool {
+    name: String,
+    description: String,
+    parameters: serde_json::Value,
+}
+
+#[async_trait]
+impl Tool for FixtureTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn parameters(&self) -> serde_json::Value {
+        self.parameters.clone()
+    }
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, domain::ToolError> {
+        let mut out = ToolOutput::ok("hello");
+        if self.name == "file_write" {
+            out.attachments = vec![args["path"].as_str().unwrap_or("f").to_string()];
+        }
+        Ok(out)
+    }
+}
+
+fn app_toolset() -> ToolSet {
+    let fixture: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("fixtures/app_tools.json")).expect("fixture");
+    ToolSet::new().extend(fixture.into_iter().map(|t| {
+        Arc::new(FixtureTool {
+            name: t["name"].as_str().expect("name").to_string(),
+            description: t["description"].as_str().expect("description").to_string(),
+            parameters: t["parameters"].clone(),
+        }) as Arc<dyn Tool>
+    }))
+}
+
+/// The 3-step flow: the planner creates the plan; each step makes one tool call (or none for
+/// the report), then `complete_step`; the summary is text. Records every executor prompt.
+struct FlowScript {
+    calls: Mutex<u32>,
+    executor_prompts: Mutex<Vec<usize>>,
+}
+
+fn chars(req: &ChatRequest) -> usize {
+    req.messages
+        .iter()
+        .map(|m| m.content.as_deref().map_or(0, str::len))
+        .sum::<usize>()
+        + req
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.parameters.to_string().len() + t.description.len())
+            .sum::<usize>()
+}
+
+#[async_trait]
+impl LlmClient for FlowScript {
+    async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let call = |name: &str, args: serde_json::Value| ChatResponse {
+            tool_calls: vec![ToolCall {
+                id: format!("c{}", {
+                    let mut n = self.calls.lock().unwrap();
+                    *n += 1;
+                    *n
+                }),
+                name: name.into(),
+                arguments: args.to_string(),
+            }],
+            ..ChatResponse::default()
+        };
+        match req.purpose {
+            CallPurpose::Plan => Ok(call(
+                "planning",
+                json!({"command": "create", "title": "hello.txt", "steps": [
+                    "Write the text hello into hello.txt",
+                    "Read hello.txt back and check it says hello",
+                    "Report the content of hello.txt"
+                ]}),
+            )),
+            CallPurpose::Execute => {
+                self.executor_prompts.lock().unwrap().push(chars(&req));
+                let acted = req.messages.iter().any(|m| m.role == Role::Tool);
+                let step = step_of(&req);
+                if !acted && step.starts_with("Write") {
+                    Ok(call(
+                        "file_write",
+                        json!({"path": "hello.txt", "content": "hello"}),
+                    ))
+                } else if !acted && step.starts_with("Read") {
+                    Ok(call("file_read", json!({"path": "hello.txt"})))
+                } else {
+                    Ok(call(
+                        "complete_step",
+                        json!({"success": true, "result": "hello.txt says hello"}),
+                    ))
+                }
+            }
+            _ => Ok(ChatResponse {
+                content: Some("summary".into()),
+                ..ChatResponse::default()
+            }),
+        }
+    }
+}
+
+/// Median executor prompt (characters) of the scripted 3-step flow, and the call count.
+async fn flow_prompt_sizes(route_tools: bool) -> (usize, usize, usize) {
+    let llm = Arc::new(FlowScript {
+        calls: Mutex::default(),
+        executor_prompts: Mutex::default(),
+    });
+    let config = RunConfig {
+        route_tools,
+        ..RunConfig::default()
+    };
+    let rt = Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent.".into(),
+            kinds: vec![],
+            llm: llm.clone(),
+            toolbox: Arc::new(app_toolset()),
+        }],
+        store: Arc::new(NullStore),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(domain::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config,
+    };
+    run(&rt).await;
+    let mut sizes = llm.executor_prompts.lock().unwrap().clone();
+    sizes.sort_unstable();
+    (sizes[sizes.len() / 2], sizes[sizes.len() - 1], sizes.len())
 }
 
 fn runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
@@ -315,7 +464,13 @@ fn main() {
             latency: HashMap::new(),
             prompt_tokens: Mutex::default(),
         });
-        let flow = runtime(llm, RunConfig::default());
+        let flow = runtime(
+            llm,
+            RunConfig {
+                max_plan_steps: 100,
+                ..RunConfig::default()
+            },
+        );
         run(&flow).await; // warm-up
         let mut per_step: Vec<f64> = Vec::new();
         for _ in 0..20 {
@@ -394,6 +549,7 @@ fn main() {
         });
         let config = RunConfig {
             mode: Mode::PlanAct,
+            max_plan_steps: 30,
             ..RunConfig::default()
         };
         run(&runtime(llm.clone(), config)).await;
@@ -417,5 +573,24 @@ fn main() {
             at(20),
             verdict(ratio <= 1.5)
         );
+
+        // 4. Executor prompt size, scripted 3-step flow, the app's real tool list.
+        println!("\n### 4. Executor prompt size, scripted 3-step flow, app tool list\n");
+        println!("Write hello.txt, read it back, report: one tool call and `complete_step` per");
+        println!("step; shell, file and browser schemas from `benches/fixtures/app_tools.json`.");
+        println!("Size = message characters + tool names, descriptions and compact JSON schemas;");
+        println!("tokens estimated as characters / 4.\n");
+        println!("| tool router | executor calls | median chars | median tokens (est.) | max tokens (est.) | target | |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        for route in [false, true] {
+            let (median, max, n) = flow_prompt_sizes(route).await;
+            println!(
+                "| {} | {n} | {median} | {} | {} | ≤ 1,500 | {} |",
+                if route { "on" } else { "off" },
+                median / 4,
+                max / 4,
+                verdict(median / 4 <= 1500)
+            );
+        }
     });
 }

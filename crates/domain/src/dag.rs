@@ -18,7 +18,7 @@ use crate::revise::{revise_unfinished, StepJson};
 use crate::run::{CallError, RunContext};
 use crate::runtime::Runtime;
 use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json, AskError};
+use crate::structured::{ask_json_shaped, AskError};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dag;
@@ -121,19 +121,21 @@ fn build(task: &str, value: &Value) -> Result<Plan, String> {
 #[async_trait]
 impl Strategy for Dag {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
+        let max = rt.config.max_plan_steps.max(1);
         let mut messages = vec![
             ChatMessage::system(prompts::dag_system()),
-            ChatMessage::user(prompts::dag_create(&ctx.task)),
+            ChatMessage::user(prompts::dag_create(&ctx.task, max)),
         ];
         let mut problem = String::from("the planner made no plan");
         for _ in 0..rt.config.planner_attempts.max(1) {
-            let answer = match ask_json(
+            let answer = match ask_json_shaped(
                 ctx,
                 "plan",
                 rt.planner_llm.as_ref(),
                 CallPurpose::Plan,
                 messages,
                 None,
+                Some(("dag", crate::response_schemas::dag(max))),
             )
             .await
             {

@@ -19,6 +19,8 @@ use crate::plan::{Plan, Step};
 use crate::ports::{LlmClient, Toolbox};
 use crate::prompts;
 use crate::run::{CallError, RunContext};
+use crate::step_kind::asks_for_action;
+use crate::tool_router::{self, RouteQuery};
 use crate::tools::{
     complete_step_schema, user_message_schemas, AskUserArgs, CompleteStepArgs, NotifyUserArgs,
     ASK_USER, COMPLETE_STEP, NOTIFY_USER,
@@ -119,6 +121,8 @@ pub(crate) enum StepEnd {
     Completed {
         result: String,
         revise_plan: bool,
+        /// Files the attempt's tool calls produced (workspace-relative).
+        attachments: Vec<String>,
     },
     /// `complete_step` with success=false, the turn limit, or a stuck loop.
     Failed(String),
@@ -127,16 +131,49 @@ pub(crate) enum StepEnd {
     Cancelled,
 }
 
+/// Why a step fails when its executor keeps claiming success without acting.
+pub const CLAIMED_WITHOUT_ACTING: &str = "claimed success without calling any tool";
+
+/// Runs one attempt of a step. `route_tools`: offer the tools the step needs (see
+/// `tool_router`) instead of the whole toolbox.
 pub(crate) async fn run_step(
     ctx: &RunContext,
     limits: &StepLimits,
     agent: &ExecutorAgent,
     input: &StepInput,
+    route_tools: bool,
 ) -> Result<StepEnd, StoreError> {
     let span = tracing::info_span!("step", step_id = %input.step.id, index = input.index, agent = %agent.name);
-    run_step_inner(ctx, limits, agent, input)
+    run_step_inner(ctx, limits, agent, input, route_tools)
         .instrument(span)
         .await
+}
+
+/// The tools offered to one attempt of a step: the toolbox, the user functions and
+/// `complete_step`, routed when `route_tools`. Fixed for the whole attempt, so a model's
+/// KV cache can reuse the prefix from call to call. Returns (offered, everything).
+pub fn offered_tools(
+    task: &str,
+    step: &Step,
+    toolbox: &[crate::llm::ToolSchema],
+    route_tools: bool,
+) -> (Vec<crate::llm::ToolSchema>, Vec<crate::llm::ToolSchema>) {
+    let mut all = toolbox.to_vec();
+    all.extend(user_message_schemas());
+    all.push(complete_step_schema());
+    if !route_tools {
+        return (all.clone(), all);
+    }
+    let offered = tool_router::route_tools(
+        &RouteQuery {
+            kind: step.kind.as_deref(),
+            step: &step.description,
+            task,
+            retry: step.attempts > 1,
+        },
+        &all,
+    );
+    (offered, all)
 }
 
 /// Watches a step's loop for repetition and failing tools (seed 003's tool router).
@@ -190,15 +227,25 @@ async fn run_step_inner(
     limits: &StepLimits,
     agent: &ExecutorAgent,
     input: &StepInput,
+    route_tools: bool,
 ) -> Result<StepEnd, StoreError> {
     let step_id = input.step.id.as_str();
     let mut messages = vec![
         ChatMessage::system(prompts::executor_system(&agent.name, &agent.description)),
         ChatMessage::user(prompts::step_prompt(&ctx.task, input)),
     ];
-    let mut tools = agent.toolbox.schemas();
-    tools.extend(user_message_schemas());
-    tools.push(complete_step_schema());
+    let (tools, all_tools) = offered_tools(
+        &ctx.task,
+        &input.step,
+        &agent.toolbox.schemas(),
+        route_tools,
+    );
+    // Tool calls that act (anything but `complete_step` and `message_notify_user`), and
+    // whether a success claimed without any has been refused once already.
+    let needs_action = asks_for_action(&input.step.display_text());
+    let mut real_calls: u32 = 0;
+    let mut claim_refused = false;
+    let mut attachments: Vec<String> = Vec::new();
     let tool_ctx = ctx.tool_context(Some(step_id));
     let mut trimmed = false;
     let mut watch = LoopWatch::default();
@@ -256,12 +303,35 @@ async fn run_step_inner(
             }
             if call.name == COMPLETE_STEP {
                 match parse_complete_step(&call.arguments) {
+                    Ok(args) if args.success && real_calls == 0 && needs_action => {
+                        if claim_refused {
+                            messages.push(ChatMessage::tool_result(
+                                &call.id,
+                                prompts::claim_refused_again(),
+                            ));
+                            finished = Some(StepEnd::Failed(CLAIMED_WITHOUT_ACTING.to_string()));
+                        } else {
+                            claim_refused = true;
+                            if !replayed {
+                                ctx.emit(EventKind::Nudge {
+                                    step_id: step_id.to_string(),
+                                    reason: CLAIMED_WITHOUT_ACTING.to_string(),
+                                })
+                                .await?;
+                            }
+                            messages.push(ChatMessage::tool_result(
+                                &call.id,
+                                prompts::claim_not_accepted(),
+                            ));
+                        }
+                    }
                     Ok(args) => {
                         messages.push(ChatMessage::tool_result(&call.id, "Step finished."));
                         finished = Some(if args.success {
                             StepEnd::Completed {
                                 result: args.result,
                                 revise_plan: args.revise_plan,
+                                attachments: std::mem::take(&mut attachments),
                             }
                         } else {
                             StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
@@ -272,6 +342,9 @@ async fn run_step_inner(
                 continue;
             }
             if call.name == NOTIFY_USER || call.name == ASK_USER {
+                if call.name == ASK_USER {
+                    real_calls += 1;
+                }
                 match talk_to_user(ctx, &scope, step_id, call, replayed).await? {
                     Ok(reply) => messages.push(ChatMessage::tool_result(&call.id, reply)),
                     Err(why) => {
@@ -284,10 +357,31 @@ async fn run_step_inner(
             if let Some(s) = watch.call(&call.name, &call.arguments) {
                 stuck = Some(s);
             }
+            // Every call goes to the toolbox, which knows what exists: a tool the router did
+            // not offer still runs. A failed call to a tool with no schema (unknown) is told
+            // which tools this step was offered.
+            let known = all_tools.iter().any(|t| t.name == call.name);
             let journal_key = format!("{llm_key}/{}", call.id);
-            let (ok, observation) =
-                run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call, &journal_key).await?;
-            messages.push(ChatMessage::tool_result(&call.id, observation));
+            let run = run_tool(ctx, limits, &agent.toolbox, &tool_ctx, call, &journal_key).await?;
+            let ok = run.ok;
+            if known || ok {
+                real_calls += 1;
+            }
+            for file in run.attachments {
+                if !attachments.contains(&file) {
+                    attachments.push(file);
+                }
+            }
+            let text = if known || ok {
+                run.text
+            } else {
+                format!(
+                    "{}\nTools offered for this step: {}",
+                    run.text,
+                    tool_router::names(&tools).join(", ")
+                )
+            };
+            messages.push(ChatMessage::tool_result(&call.id, text));
             if let Some(tool) = watch.outcome(&call.name, ok) {
                 let hint = prompts::tool_failed_twice_hint(&tool);
                 if !replayed {
@@ -379,7 +473,28 @@ pub const INTERRUPTED_CALL: &str = "Interrupted, outcome unknown: the run was st
 this call was running, before it reported back. It may or may not have taken effect: check \
 (e.g. look at the files) before deciding whether to do it again.";
 
-/// Runs one tool call and returns (ok, what the model will read). Errors become text.
+/// One tool call's outcome as the executor uses it.
+struct ToolRun {
+    ok: bool,
+    /// What the model reads.
+    text: String,
+    /// Files the call produced (workspace-relative).
+    attachments: Vec<String>,
+}
+
+/// The line the executor appends to a tool's output to name the files it produced.
+const FILES_MARKER: &str = "\n[files: ";
+
+/// The files named by [`FILES_MARKER`] at the end of a recorded output (a resumed run).
+fn files_named_in(output: &str) -> Vec<String> {
+    output
+        .rsplit_once(FILES_MARKER)
+        .and_then(|(_, rest)| rest.strip_suffix(']'))
+        .map(|list| list.split(", ").map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Runs one tool call. Errors become text.
 /// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
 /// call's output and never runs it again.
 async fn run_tool(
@@ -389,9 +504,15 @@ async fn run_tool(
     tool_ctx: &crate::ports::ToolContext,
     call: &ToolCall,
     journal_key: &str,
-) -> Result<(bool, String), StoreError> {
+) -> Result<ToolRun, StoreError> {
     let started_before = match ctx.journal().tool(journal_key) {
-        Some(ToolEntry::Finished { ok, output }) => return Ok((*ok, output.clone())),
+        Some(ToolEntry::Finished { ok, output }) => {
+            return Ok(ToolRun {
+                ok: *ok,
+                text: output.clone(),
+                attachments: files_named_in(output),
+            })
+        }
         Some(ToolEntry::Started) => true,
         None => false,
     };
@@ -407,7 +528,14 @@ async fn run_tool(
             journal_key: Some(journal_key.to_string()),
         })
         .await?;
-        return Ok((false, text));
+        if let Some(step) = &tool_ctx.step_id {
+            ctx.count_tool_call(step);
+        }
+        return Ok(ToolRun {
+            ok: false,
+            text,
+            attachments: Vec::new(),
+        });
     }
     if !started_before {
         ctx.emit(EventKind::ToolCalling {
@@ -424,15 +552,15 @@ async fn run_tool(
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
-    let (ok, text) = match outcome {
+    let (ok, text, attachments) = match outcome {
         Ok(out) => {
             let mut text = out.content;
             if !out.attachments.is_empty() {
-                text.push_str(&format!("\n[files: {}]", out.attachments.join(", ")));
+                text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
             }
-            (!out.is_error, text)
+            (!out.is_error, text, out.attachments)
         }
-        Err(e) => (false, format!("Error: {e}")),
+        Err(e) => (false, format!("Error: {e}"), Vec::new()),
     };
     let text = truncate_bytes(&text, limits.max_observation_bytes);
     ctx.emit(EventKind::ToolCalled {
@@ -445,7 +573,14 @@ async fn run_tool(
         journal_key: Some(journal_key.to_string()),
     })
     .await?;
-    Ok((ok, text))
+    if let Some(step) = &tool_ctx.step_id {
+        ctx.count_tool_call(step);
+    }
+    Ok(ToolRun {
+        ok,
+        text,
+        attachments,
+    })
 }
 
 /// Runs a tool call in its own task, so a tool that panics fails the call (the model is told)
@@ -589,6 +724,15 @@ mod tests {
         assert_eq!(w.outcome("file_read", true), None);
         assert_eq!(w.outcome("file_read", false), None);
         assert_eq!(w.outcome("file_read", false).as_deref(), Some("file_read"));
+    }
+
+    #[test]
+    fn recorded_outputs_name_their_files() {
+        assert_eq!(
+            files_named_in("Wrote 5 bytes\n[files: a.txt, out/b.md]"),
+            vec!["a.txt".to_string(), "out/b.md".to_string()]
+        );
+        assert!(files_named_in("no files here").is_empty());
     }
 
     #[test]

@@ -55,10 +55,11 @@ pub(crate) struct Flow;
 #[async_trait]
 impl Strategy for Flow {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
-        let mut tool = PlanningTool::new("plan_1", ctx.task.clone());
+        let max = rt.config.max_plan_steps.max(1);
+        let mut tool = PlanningTool::new("plan_1", ctx.task.clone()).with_max_steps(max);
         let messages = vec![
             ChatMessage::system(prompts::planner_system(&executor_cards(rt))),
-            ChatMessage::user(prompts::planner_user(&ctx.task)),
+            ChatMessage::user(prompts::planner_user(&ctx.task, max)),
         ];
         match converse_with_planning_tool(ctx, "plan", rt, &mut tool, messages).await? {
             Ok(plan) => Ok(InitialPlan {
@@ -82,7 +83,14 @@ impl Strategy for Flow {
             return Ok(None);
         }
         let index = plan.index_of(&failed.step_id).unwrap_or(0);
-        let mut tool = PlanningTool::with_plan(plan.clone());
+        // The completed steps stay in the new list, so they do not count against the bound.
+        let done = plan
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count();
+        let max = done + rt.config.max_plan_steps.max(1);
+        let mut tool = PlanningTool::with_plan(plan.clone()).with_max_steps(max);
         let messages = vec![
             ChatMessage::system(prompts::planner_system(&executor_cards(rt))),
             ChatMessage::user(prompts::flow_replan(
@@ -141,7 +149,8 @@ impl Strategy for Flow {
 }
 
 /// Lets the planner call the `planning` tool until it produced a plan (create or update),
-/// with one correction turn. `Ok(Err(problem))` when it did not.
+/// with one correction turn. `Ok(Err(problem))` when it did not. The planner is offered
+/// `planning` narrowed to the one command it needs, and that function is forced.
 async fn converse_with_planning_tool(
     ctx: &RunContext,
     scope: &str,
@@ -150,15 +159,24 @@ async fn converse_with_planning_tool(
     mut messages: Vec<ChatMessage>,
 ) -> Result<Result<Plan, String>, Error> {
     let start_version = tool.active_plan().map(|p| p.version);
-    let command = if start_version.is_some() {
-        "update"
+    let done = tool.active_plan().map_or(0, |p| {
+        p.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count()
+    });
+    let max = done + rt.config.max_plan_steps.max(1);
+    let (command, schema) = if start_version.is_some() {
+        ("update", PlanningTool::update_schema(max))
     } else {
-        "create"
+        ("create", PlanningTool::create_schema(max))
     };
     let mut last_problem = String::from("the planner made no plan");
     for _attempt in 0..rt.config.planner_attempts.max(1) {
-        let request = ChatRequest::new(CallPurpose::Plan, messages.clone())
-            .with_tools(vec![PlanningTool::schema()], ToolChoice::Auto);
+        let request = ChatRequest::new(CallPurpose::Plan, messages.clone()).with_tools(
+            vec![schema.clone()],
+            ToolChoice::Function(PLANNING.to_string()),
+        );
         let reply = match ctx
             .chat(scope, rt.planner_llm.as_ref(), request, None)
             .await
@@ -172,8 +190,10 @@ async fn converse_with_planning_tool(
         };
         messages.push(ChatMessage::from_reply(&reply));
         let mut errors = Vec::new();
+        let mut sent = Vec::new();
         for call in &reply.tool_calls {
             let result = if call.name == PLANNING {
+                sent.push(call.arguments.clone());
                 tool.call(&call.arguments)
             } else {
                 Err(format!(
@@ -182,7 +202,7 @@ async fn converse_with_planning_tool(
                 ))
             };
             let text = result.unwrap_or_else(|e| {
-                errors.push(e.clone());
+                errors.push(e.trim_start_matches("Error: ").to_string());
                 e
             });
             messages.push(ChatMessage::tool_result(&call.id, text));
@@ -204,7 +224,9 @@ async fn converse_with_planning_tool(
         };
         messages.push(ChatMessage::user(prompts::planner_retry(
             command,
-            &last_problem,
+            &errors,
+            sent.last().map(String::as_str),
+            max,
         )));
     }
     Ok(Err(last_problem))

@@ -1,7 +1,9 @@
 //! # domain
 //!
 //! Planwright's core: the plan model and step state machine ([`plan`]), the `planning` tool
-//! ([`planning_tool`]), prompts ([`prompts`]), the step executor ([`executor`]), the planning
+//! ([`planning_tool`]) and the checks of model-written plans ([`plan_check`]), prompts
+//! ([`prompts`]), the step executor ([`executor`]) with its tool router ([`tool_router`]) and
+//! action classifier ([`step_kind`]), the planning
 //! styles (flow, plan-act, todo, dag, [`auto`]) as strategies of one [`scheduler`], the run
 //! orchestration ([`runtime`]) and the **port traits** ([`ports`]) through which it reaches
 //! the world.
@@ -20,22 +22,26 @@ mod journal;
 pub mod llm;
 pub mod plan;
 mod plan_act;
+pub mod plan_check;
 pub mod plan_text;
 pub mod planning_tool;
 pub mod ports;
 pub mod prompts;
+pub mod response_schemas;
 mod revise;
 mod run;
 pub mod runtime;
 #[cfg(test)]
 mod runtime_tests;
 pub mod scheduler;
+pub mod step_kind;
 pub mod structured;
 #[cfg(test)]
 mod styles_tests;
 mod summary;
 mod todo;
 pub mod tool_args;
+pub mod tool_router;
 pub mod tools;
 
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};

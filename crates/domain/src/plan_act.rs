@@ -13,12 +13,13 @@ use crate::event::{EventKind, PlanSource};
 use crate::flow::{default_plan, executor_cards};
 use crate::llm::{CallPurpose, ChatMessage};
 use crate::plan::{Plan, Step};
+use crate::plan_check::check_step_texts;
 use crate::prompts;
 use crate::revise::{parse_steps, revise_unfinished, StepJson};
 use crate::run::{CallError, RunContext};
 use crate::runtime::{Revise, Runtime};
 use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json, AskError};
+use crate::structured::{ask_json_shaped, AskError};
 
 #[derive(Debug, Default)]
 pub(crate) struct PlanAct;
@@ -92,19 +93,21 @@ pub(crate) fn plan_from_json(
 #[async_trait]
 impl Strategy for PlanAct {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
+        let max = rt.config.max_plan_steps.max(1);
         let mut messages = vec![
             ChatMessage::system(prompts::plan_act_system(&executor_cards(rt))),
-            ChatMessage::user(prompts::plan_act_create(&ctx.task)),
+            ChatMessage::user(prompts::plan_act_create(&ctx.task, max)),
         ];
         let mut problem = String::new();
         for _ in 0..rt.config.planner_attempts.max(1) {
-            let answer = match ask_json(
+            let answer = match ask_json_shaped(
                 ctx,
                 "plan",
                 rt.planner_llm.as_ref(),
                 CallPurpose::Plan,
                 messages,
                 None,
+                Some(("plan", crate::response_schemas::plan_act(max))),
             )
             .await
             {
@@ -117,9 +120,16 @@ impl Strategy for PlanAct {
                 goal: String::new(),
                 language: None,
             });
-            let built = parse_steps(&answer.value).and_then(|specs| {
-                plan_from_json(&ctx.task, &head.title, &head.goal, head.language, &specs)
-            });
+            let built = parse_steps(&answer.value)
+                .and_then(|specs| {
+                    plan_from_json(&ctx.task, &head.title, &head.goal, head.language, &specs)
+                })
+                .and_then(|plan| {
+                    let texts: Vec<String> = plan.steps.iter().map(|s| s.display_text()).collect();
+                    check_step_texts(&texts, Some(max))
+                        .map(|()| plan)
+                        .map_err(|problems| problems.join("; "))
+                });
             match built {
                 Ok(plan) => {
                     return Ok(InitialPlan {

@@ -40,15 +40,16 @@ pub fn render_plan_text(plan: &Plan) -> String {
     out
 }
 
-/// Title, progress and one line per step: what an executor sees of the plan.
+/// Title, progress and one line per step: what an executor sees of the plan. No plan id:
+/// the executor has no use for it, and weak models passed it as a shell session id.
 pub fn render_plan_header_and_digest(plan: &Plan) -> String {
     let c = plan.counts();
     let total = plan.steps.len();
     let mut out = String::with_capacity(64 + plan.steps.len() * 48);
     let _ = write!(
         out,
-        "Plan: {} (ID: {})\nProgress: {}/{} steps completed\n",
-        plan.title, plan.id, c.completed, total
+        "Plan: {}\nProgress: {}/{} steps completed\n",
+        plan.title, c.completed, total
     );
     write_digest(&mut out, plan);
     out

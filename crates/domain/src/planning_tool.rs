@@ -11,19 +11,12 @@ use serde_json::{json, Value};
 
 use crate::llm::ToolSchema;
 use crate::plan::{Plan, StepSpec, StepStatus};
+use crate::plan_check::{check_step_texts, STEP_MAX_CHARS, STEP_MIN_CHARS, TITLE_MAX_CHARS};
 use crate::plan_text::render_plan_text;
 
 pub const PLANNING: &str = "planning";
 
-const COMMANDS: [&str; 7] = [
-    "create",
-    "update",
-    "list",
-    "get",
-    "set_active",
-    "mark_step",
-    "delete",
-];
+const COMMANDS: [&str; 7] = crate::plan_check::PLANNING_COMMANDS;
 
 /// Plans held during planning, keyed by id, with one active plan.
 #[derive(Debug, Clone)]
@@ -32,6 +25,8 @@ pub struct PlanningTool {
     active: Option<String>,
     default_plan_id: String,
     goal: String,
+    /// Most steps a `create` or `update` may list (`None`: no bound).
+    max_steps: Option<usize>,
 }
 
 impl PlanningTool {
@@ -42,7 +37,14 @@ impl PlanningTool {
             active: None,
             default_plan_id: default_plan_id.into(),
             goal: goal.into(),
+            max_steps: None,
         }
+    }
+
+    /// Bounds the number of steps a `create` or `update` may list.
+    pub fn with_max_steps(mut self, max_steps: usize) -> PlanningTool {
+        self.max_steps = Some(max_steps);
+        self
     }
 
     /// A tool holding `plan` as its active plan (for `update` during a re-plan).
@@ -56,6 +58,7 @@ impl PlanningTool {
             active: Some(id.clone()),
             default_plan_id: id,
             goal,
+            max_steps: None,
         }
     }
 
@@ -102,6 +105,56 @@ impl PlanningTool {
                     }
                 },
                 "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    /// The `planning` function narrowed to `create` (same name: the tool name is a
+    /// contract): `command` can only be `create`, `title` (1..80 chars) and 1..`max_steps`
+    /// steps (3..200 chars each) are required. A grammar-constrained model cannot leave them
+    /// out, and a server that honours `required` will not either.
+    pub fn create_schema(max_steps: usize) -> ToolSchema {
+        Self::narrowed(
+            "create",
+            max_steps,
+            "Create the plan: a short title and the steps.",
+        )
+    }
+
+    /// The `planning` function narrowed to `update` of the active plan, as
+    /// [`PlanningTool::create_schema`] is to `create`; `max_steps` counts the whole new list.
+    pub fn update_schema(max_steps: usize) -> ToolSchema {
+        Self::narrowed(
+            "update",
+            max_steps,
+            "Replace the plan's steps with the full new list (completed steps kept as they are).",
+        )
+    }
+
+    fn narrowed(command: &str, max_steps: usize, description: &str) -> ToolSchema {
+        ToolSchema {
+            name: PLANNING.to_string(),
+            description: description.to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "enum": [command]},
+                    "title": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": TITLE_MAX_CHARS,
+                        "description": "a short title of the plan"
+                    },
+                    "steps": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": max_steps.max(1),
+                        "items": {"type": "string", "minLength": STEP_MIN_CHARS, "maxLength": STEP_MAX_CHARS},
+                        "description": "each step one concrete action, in order"
+                    }
+                },
+                "required": ["command", "title", "steps"],
                 "additionalProperties": false
             }),
         }
@@ -191,12 +244,17 @@ impl PlanningTool {
                 "Error: a plan with ID '{id}' already exists. Use 'update' to modify existing plans."
             ));
         }
+        // A missing or empty title is not worth a re-ask (weak models answer the same way
+        // again): the plan is titled after the task's head instead.
         let title = opt_str(obj.get("title"), "title")?
-            .filter(|t| !t.trim().is_empty())
-            .ok_or("Error: parameter `title` is required for command: create")?;
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| crate::prompts::default_plan_title(&self.goal));
         let specs = parse_steps(obj.get("steps"))?.ok_or(
-            "Error: parameter `steps` must be a non-empty list of strings for command: create",
+            "Error: parameter `steps` is missing; it must be a non-empty list of strings for \
+             command: create",
         )?;
+        self.check(&specs)?;
         let mut plan = Plan {
             id: id.clone(),
             title,
@@ -223,6 +281,9 @@ impl PlanningTool {
         let id = self.resolve(plan_id)?;
         let title = opt_str(obj.get("title"), "title")?;
         let specs = parse_steps(obj.get("steps"))?;
+        if let Some(specs) = &specs {
+            self.check(specs)?;
+        }
         let plan = self
             .plans
             .get_mut(&id)
@@ -240,6 +301,17 @@ impl PlanningTool {
             "Plan updated successfully: {id}\n\n{}",
             render_plan_text(plan)
         ))
+    }
+
+    /// The junk checks of [`check_step_texts`], as one error listing every problem.
+    fn check(&self, specs: &[StepSpec]) -> Result<(), String> {
+        let texts: Vec<String> = specs.iter().map(|s| s.text.clone()).collect();
+        check_step_texts(&texts, self.max_steps).map_err(|problems| {
+            format!(
+                "Error: the steps were not accepted: {}",
+                problems.join("; ")
+            )
+        })
     }
 
     fn list(&self) -> String {
@@ -469,10 +541,9 @@ mod tests {
         for (args, needle) in [
             (json!({"title": "T"}), "`command` is required"),
             (
-                json!({"command": "create", "steps": ["a"]}),
-                "`title` is required",
+                json!({"command": "create", "title": "T"}),
+                "`steps` is missing",
             ),
-            (json!({"command": "create", "title": "T"}), "non-empty list"),
             (
                 json!({"command": "create", "title": "T", "steps": []}),
                 "must not be empty",
@@ -588,6 +659,50 @@ mod tests {
             .execute(&json!({"command": "get"}))
             .expect_err("no active")
             .contains("no active plan"));
+    }
+
+    #[test]
+    fn a_missing_title_defaults_to_the_task_head() {
+        let mut t = PlanningTool::new("plan_1", "write hello.txt");
+        t.execute(&json!({"command": "create", "steps": ["Write hello.txt"]}))
+            .expect("created without a title");
+        assert_eq!(
+            t.active_plan().expect("active").title,
+            "Plan for: write hello.txt"
+        );
+    }
+
+    #[test]
+    fn create_and_update_refuse_junk_steps_beyond_the_bound() {
+        let mut t = PlanningTool::new("plan_1", "goal").with_max_steps(3);
+        let err = t
+            .execute(&json!({"command": "create", "title": "T", "steps": ["1", "2", "create", "Write x", "Write x"]}))
+            .expect_err("junk");
+        assert!(err.contains("5 steps, at most 3"), "{err}");
+        assert!(
+            err.contains("steps 0 (\"1\"), 1 (\"2\") are only a number"),
+            "{err}"
+        );
+        assert!(err.contains("step 2 (\"create\") is a command"), "{err}");
+        assert!(err.contains("step 4 repeats step 3"), "{err}");
+        assert!(t.active_plan().is_none());
+        t.execute(&json!({"command": "create", "title": "T", "steps": ["Write x", "Read x"]}))
+            .expect("valid");
+        let err = t
+            .execute(&json!({"command": "update", "steps": ["Write x", "Write x"]}))
+            .expect_err("duplicate in update");
+        assert!(err.contains("step 1 repeats step 0"), "{err}");
+    }
+
+    #[test]
+    fn narrowed_schemas_snapshot() {
+        insta::assert_json_snapshot!(
+            "narrowed_schemas",
+            json!({
+                "create": PlanningTool::create_schema(6).parameters,
+                "update": PlanningTool::update_schema(8).parameters,
+            })
+        );
     }
 
     #[test]

@@ -17,13 +17,12 @@ pub struct ExecutorCard {
 /// System prompt of the flow planner (seed 000), listing executors when there are several.
 pub fn planner_system(executors: &[ExecutorCard]) -> String {
     let mut s = String::from(
-        "You are a planning assistant. Create a concise, actionable plan with clear steps.\n\
-         Focus on key milestones rather than detailed sub-steps.\n\
-         Optimize for clarity and efficiency.\n\n\
-         Call the `planning` tool once with command `create`, a short `title` and the list of \
-         `steps`. Each step must be something an agent can do with tools (shell commands, \
-         reading and writing files) and check on its own. Do not add steps that only restate \
-         the task.",
+        "You are a planning assistant. Turn the task into a short plan.\n\n\
+         Call the `planning` tool with command `create`, a short `title` and the `steps`. Use \
+         as few steps as the task needs (typically 2-4). Each step is one concrete action an \
+         agent can do with tools (shell commands, reading and writing files) and check on its \
+         own, e.g. \"Write the script count.py\". No numbers alone, no steps that only \
+         restate the task, no duplicates.",
     );
     if executors.len() > 1 {
         s.push_str("\n\nThese agents carry out steps; start each step with the tag of the agent best suited to it:\n");
@@ -37,21 +36,52 @@ pub fn planner_system(executors: &[ExecutorCard]) -> String {
     s
 }
 
-pub fn planner_user(task: &str) -> String {
-    format!("Create a reasonable plan with clear steps to accomplish the task: {task}")
+pub fn planner_user(task: &str, max_steps: usize) -> String {
+    format!("Create a plan of 1 to {max_steps} steps to accomplish the task: {task}")
 }
 
-/// Sent back to the planner when its `planning` call did not produce a plan.
-pub fn planner_retry(command: &str, error: &str) -> String {
-    format!(
-        "The plan was not {}: {error}\nCall the `planning` tool again with command \
-         `{command}`, a `title` and a non-empty list of `steps`.",
+/// One correct `planning` call, shown in a re-ask.
+const PLANNING_EXAMPLE: &str = "{\"command\": \"create\", \"title\": \"Write and check \
+hello.txt\", \"steps\": [\"Write the text hello into hello.txt\", \"Read hello.txt back and \
+check its content\"]}";
+
+/// Sent back to the planner when its `planning` call did not produce a plan: exactly what
+/// was wrong (`problems`, quoting the values), what it sent, and one correct example call.
+pub fn planner_retry(
+    command: &str,
+    problems: &[String],
+    sent: Option<&str>,
+    max_steps: usize,
+) -> String {
+    let mut s = format!(
+        "The plan was not {}.",
         if command == "update" {
             "updated"
         } else {
             "created"
         }
-    )
+    );
+    match sent {
+        Some(args) => {
+            let _ = write!(s, " You sent: {}", truncate_chars(args.trim(), 300));
+        }
+        None => s.push_str(" You answered without calling the `planning` tool."),
+    }
+    if !problems.is_empty() {
+        s.push_str("\nWhat was wrong:\n");
+        for p in problems {
+            let _ = writeln!(s, "- {p}");
+        }
+    } else {
+        s.push('\n');
+    }
+    let _ = write!(
+        s,
+        "Call `planning` again with command `{command}`, a `title` and 1 to {max_steps} \
+         `steps`, each a different concrete action for THIS task. Example of a correct call \
+         (for another task):\n{PLANNING_EXAMPLE}"
+    );
+    s
 }
 
 /// Title of the default plan used when the planner fails (seed 000, section 2.3).
@@ -69,30 +99,27 @@ pub fn default_plan_steps() -> Vec<String> {
     ]
 }
 
-/// System prompt of an executor agent.
+/// System prompt of an executor agent. The same for every step and attempt of a run (the
+/// step is in the user message), so a KV cache can reuse it across steps.
 pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     format!(
-        "You are {agent_name}, an execution agent of Planwright. {agent_description}\n\n\
-         You carry out ONE step of a larger plan at a time, using the tools you are given.\n\
-         Your working directory is the run's workspace folder. Use paths relative to it; \
-         files outside it cannot be reached.\n\n\
+        "You are {agent_name}, an agent of Planwright. {agent_description}\n\
+         You do ONE step of a plan with the tools you are given, in the workspace folder \
+         (relative paths only).\n\
          Rules:\n\
          - Act with tools; do not just describe what you would do.\n\
-         - Check the outcome of what you did before you finish (read the file, look at the output).\n\
-         - When the step is done, call `complete_step` with success=true and a `result` that \
-         states what you did and what later steps need to know (file names, values, findings).\n\
-         - If the step cannot be done, call `complete_step` with success=false and say why in `result`.\n\
-         - Only call `complete_step` for the current step; later steps are handled separately."
+         - Check the outcome (read the file back, look at the output).\n\
+         - Then call `complete_step` with success=true and a `result`: what you did and what \
+         later steps need (file names, values).\n\
+         - If the step cannot be done, call `complete_step` with success=false and why.\n\
+         - Do only the current step."
     )
 }
 
 /// The per-step prompt (seed 002's `_execute_step`): the task, the plan digest, the results
 /// the step depends on, and the step itself.
 pub fn step_prompt(task: &str, input: &StepInput) -> String {
-    let mut s = format!(
-        "THE TASK:\n{task}\n\nCURRENT PLAN STATUS:\n{}\n",
-        input.digest
-    );
+    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
     if !input.dependencies.is_empty() {
         s.push_str("RESULTS THIS STEP BUILDS ON:\n");
         for (label, result) in &input.dependencies {
@@ -102,9 +129,7 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
     }
     let _ = write!(
         s,
-        "YOUR CURRENT TASK:\nYou are now working on step {}: \"{}\"\n\n\
-         Please execute this step using the appropriate tools. When you're done, call \
-         `complete_step` with success and a summary of what you accomplished.",
+        "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",
         input.index,
         input.step.display_text()
     );
@@ -164,7 +189,7 @@ pub fn plan_act_system(executors: &[ExecutorCard]) -> String {
     s
 }
 
-pub fn plan_act_create(task: &str) -> String {
+pub fn plan_act_create(task: &str, max_steps: usize) -> String {
     format!(
         "Create an execution plan for this request.\n\nUser request: {task}\n\n\
          Answer with a JSON object:\n\
@@ -172,7 +197,8 @@ pub fn plan_act_create(task: &str) -> String {
          \"language\": \"the user's language, e.g. en or zh\", \
          \"steps\": [{{\"id\": \"1\", \"description\": \"a concrete, checkable step\", \
          \"fallback\": \"optional: another way to do it if it fails\"}}]}}\n\
-         Use 1 to 8 steps."
+         Use as few steps as the task needs (typically 2-4, at most {max_steps}), each one \
+         concrete action."
     )
 }
 
@@ -252,7 +278,7 @@ pub fn dag_system() -> String {
 
 /// Seed 003's DAG planning: goal → sub-goals → actions with dependency, conditional and
 /// rollback edges.
-pub fn dag_create(task: &str) -> String {
+pub fn dag_create(task: &str, max_steps: usize) -> String {
     format!(
         "Plan this task as a graph.\n\nTask: {task}\n\n\
          Answer with JSON:\n{{\"goal\": \"...\", \"subgoals\": [{{\"id\": \"g1\", \
@@ -263,7 +289,8 @@ pub fn dag_create(task: &str) -> String {
          (conditional: runs only if that action's result contains the text), `rollback_of` \
          (rollback: runs only if that action fails, to undo or repair). Action ids are unique \
          across the whole plan. Actions without dependencies run in parallel; keep the graph \
-         acyclic."
+         acyclic. Use as few actions as the task needs (at most {max_steps} sub-goals of at \
+         most {max_steps} actions each), each one concrete action."
     )
 }
 
@@ -299,6 +326,20 @@ pub fn verify_step(task: &str, step: &str, result: &str) -> String {
     )
 }
 
+/// The answer to `complete_step {success: true}` from an executor that has not called any
+/// tool, for a step that asks for an action.
+pub fn claim_not_accepted() -> String {
+    "Not accepted: you have not called any tool in this step, so nothing has been done yet. \
+     Do the step with the tools first (e.g. write the file, run the command), check the \
+     outcome, then call `complete_step`."
+        .to_string()
+}
+
+/// The answer to a second such claim: the step fails.
+pub fn claim_refused_again() -> String {
+    "Not accepted again: still no tool was called. The step fails.".to_string()
+}
+
 /// Sent when the model answered without any tool call.
 pub fn nudge_use_tools() -> String {
     "You did not call any tool. Continue the current step with the tools, or call \
@@ -308,33 +349,93 @@ pub fn nudge_use_tools() -> String {
 }
 
 pub fn summary_system() -> String {
-    "You are a planning assistant. Your task is to summarize the completed plan.".to_string()
+    "You write the final report of an agent's run for the user, strictly from the recorded \
+     facts you are given. Never contradict the recorded outcome."
+        .to_string()
 }
 
-/// Asks for the final summary; sees the plan and every step's result.
-pub fn summary_user(task: &str, plan: &Plan) -> String {
-    let mut s = format!(
-        "The task was: {task}\n\nThe plan has finished. Here is the final plan status:\n\n{}\n",
-        render_plan_text(plan)
+/// The factual first line of every summary, built from the recorded statuses:
+/// `Completed: 3 of 3 steps done.` or `Failed: <reason>. 1 of 3 steps done.`
+pub fn outcome_line(plan: &Plan, failure: Option<&str>) -> String {
+    let c = plan.counts();
+    let n = plan.steps.len();
+    let done = format!(
+        "{} of {n} step{} done",
+        c.completed,
+        if n == 1 { "" } else { "s" }
     );
-    s.push_str("Step results:\n");
+    match failure {
+        None if c.skipped > 0 => format!("Completed: {done} ({} skipped).", c.skipped),
+        None => format!("Completed: {done}."),
+        Some(reason) => format!("Failed: {}. {done}.", reason.trim().trim_end_matches('.')),
+    }
+}
+
+/// Asks for the final summary: the recorded outcome first, then per step its status, the
+/// tool calls it made, the files it produced and its result.
+pub fn summary_user(
+    task: &str,
+    plan: &Plan,
+    failure: Option<&str>,
+    tool_calls: &std::collections::HashMap<String, u32>,
+) -> String {
+    let mut s = format!("The task was: {task}\n\n");
+    match failure {
+        Some(reason) => {
+            let _ = write!(
+                s,
+                "OUTCOME: The run FAILED: {reason}. Say so first; do not claim success."
+            );
+        }
+        None => {
+            let _ = write!(
+                s,
+                "OUTCOME: The run COMPLETED: {} of {} steps done.",
+                plan.counts().completed,
+                plan.steps.len()
+            );
+        }
+    }
+    s.push_str("\n\nSteps (status, tool calls made, files produced, result):\n");
+    let mut files: Vec<&str> = Vec::new();
     for (i, st) in plan.steps.iter().enumerate() {
+        let calls = tool_calls.get(&st.id).copied().unwrap_or(0);
+        let _ = write!(
+            s,
+            "{i}. [{}] {} ({calls} tool call{})",
+            st.status,
+            st.display_text(),
+            if calls == 1 { "" } else { "s" }
+        );
+        if !st.attachments.is_empty() {
+            let _ = write!(s, "; files: {}", st.attachments.join(", "));
+        }
+        for f in &st.attachments {
+            if !files.contains(&f.as_str()) {
+                files.push(f);
+            }
+        }
         let text = st
             .result
             .as_deref()
             .or(st.error.as_deref())
             .unwrap_or("(no result)");
-        let _ = writeln!(
-            s,
-            "{i}. [{}] {}: {}",
-            st.status,
-            st.description,
-            truncate_chars(text, 1200)
-        );
+        let _ = writeln!(s, "\n   {}", truncate_chars(text, 1200));
     }
+    let _ = writeln!(
+        s,
+        "\nFiles produced: {}",
+        if files.is_empty() {
+            "none".to_string()
+        } else {
+            files.join(", ")
+        }
+    );
     s.push_str(
-        "\nPlease provide a summary of what was accomplished and the final answer to the task. \
-         If some steps failed, say what is missing and why. Mention any files produced.",
+        "\nWrite a short summary for the user: the outcome first, then what was done and the \
+         answer to the task. Credit a step only with what its tool calls and result show (a \
+         step with 0 tool calls changed nothing). If the run failed, say what is missing and \
+         why. Name the files produced.",
     );
     s
 }
@@ -407,9 +508,18 @@ mod tests {
     #[test]
     fn planner_user_and_retry() {
         insta::assert_snapshot!(format!(
-            "{}\n---\n{}",
-            planner_user("count lines"),
-            planner_retry("create", "no steps")
+            "{}\n---\n{}\n---\n{}",
+            planner_user("count lines", 6),
+            planner_retry(
+                "create",
+                &[
+                    "the plan has 16 steps, at most 6 are allowed".to_string(),
+                    "steps 0 (\"1\"), 1 (\"2\") are only a number or punctuation".to_string()
+                ],
+                Some(r#"{"command": "create", "steps": ["1", "2"]}"#),
+                6
+            ),
+            planner_retry("create", &[], None, 6)
         ));
     }
 
@@ -452,7 +562,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n---\n{}\n---\n{}\n---\n{}",
             plan_act_system(&[]),
-            plan_act_create("count lines"),
+            plan_act_create("count lines", 6),
             revise_plan("count lines", "{\"steps\": []}", "step s1 failed: no file"),
             revise_invalid(
                 "unknown step id 's9'",
@@ -477,7 +587,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
             dag_system(),
-            dag_create("compare two repos"),
+            dag_create("compare two repos", 6),
             dag_invalid("the steps a1, a2 form a dependency cycle"),
             classify_task("compare two repos"),
             verify_system(),
@@ -492,10 +602,25 @@ mod tests {
 
     #[test]
     fn summary_prompts() {
+        let mut p = plan();
+        p.steps[0].attachments = vec!["notes.txt".into()];
+        p.transition("s2", StepStatus::Failed).expect("legal");
+        p.steps[1].error = Some("claimed success without calling any tool".into());
+        let calls = std::collections::HashMap::from([("s1".to_string(), 2)]);
+        let failure =
+            "step 1 (\"Count its lines\") failed: claimed success without calling any tool";
+        let mut done = plan();
+        done.transition("s2", StepStatus::Completed).expect("legal");
+        done.transition("s3", StepStatus::InProgress)
+            .expect("legal");
+        done.transition("s3", StepStatus::Completed).expect("legal");
         insta::assert_snapshot!(format!(
-            "{}\n---\n{}",
+            "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
             summary_system(),
-            summary_user("make notes", &plan())
+            summary_user("make notes", &p, Some(failure), &calls),
+            outcome_line(&p, Some(failure)),
+            summary_user("make notes", &done, None, &calls),
+            outcome_line(&done, None)
         ));
     }
 

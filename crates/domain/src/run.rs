@@ -64,6 +64,8 @@ pub(crate) struct RunContext {
     max_tokens: Option<u64>,
     stop_reason: Mutex<Option<String>>,
     json_format_rejected: AtomicBool,
+    /// Tool calls run per step id (`tool_called` events), for the summary.
+    tool_calls: Mutex<HashMap<String, u32>>,
 }
 
 impl RunContext {
@@ -87,6 +89,7 @@ impl RunContext {
             max_tokens: rt.config.max_tokens,
             stop_reason: Mutex::new(None),
             json_format_rejected: AtomicBool::new(false),
+            tool_calls: Mutex::new(HashMap::new()),
         }
     }
 
@@ -105,6 +108,21 @@ impl RunContext {
         ctx.usage = Mutex::new(usage);
         ctx.journal = journal;
         ctx
+    }
+
+    /// Counts one tool call run for `step_id` (a `tool_called` event).
+    pub fn count_tool_call(&self, step_id: &str) {
+        if let Ok(mut m) = self.tool_calls.lock() {
+            *m.entry(step_id.to_string()).or_insert(0) += 1;
+        }
+    }
+
+    /// Tool calls run per step id so far, in this process and (for a resumed run) before.
+    pub fn tool_calls(&self) -> HashMap<String, u32> {
+        self.tool_calls
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     /// The next journal key of call-site `scope` (`exec:s2:1#3`).

@@ -114,6 +114,11 @@ pub struct RunConfig {
     pub max_tokens: Option<u64>,
     /// Planner turns (re-asks) before falling back to the default plan.
     pub planner_attempts: u32,
+    /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
+    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
+    pub max_plan_steps: usize,
+    /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
+    pub route_tools: bool,
 }
 
 impl Default for RunConfig {
@@ -132,6 +137,8 @@ impl Default for RunConfig {
             verify: false,
             max_tokens: None,
             planner_attempts: 2,
+            max_plan_steps: 6,
+            route_tools: true,
         }
     }
 }
@@ -295,8 +302,13 @@ impl Runtime {
         let last_seq = last.map_or(0, |e| e.seq);
         let mut usage = RunUsage::default();
         let mut chosen: Option<Mode> = None;
+        let mut tool_steps: Vec<&str> = Vec::new();
         for e in &events {
             match &e.kind {
+                EventKind::ToolCalled {
+                    step_id: Some(step),
+                    ..
+                } => tool_steps.push(step.as_str()),
                 EventKind::LlmCalled {
                     prompt_tokens,
                     completion_tokens,
@@ -319,6 +331,9 @@ impl Runtime {
             workspace: PathBuf::from(&record.workspace),
         };
         let ctx = RunContext::resumed(self, &request, &cancel, last_seq, usage, journal);
+        for step in tool_steps {
+            ctx.count_tool_call(step);
+        }
         record.status = RunStatus::Running;
         record.finished_at = None;
         record.summary = None;
@@ -392,8 +407,12 @@ impl Runtime {
             LoopEnd::Stopped(reason) => Some(reason.clone()),
             LoopEnd::Finished => None,
         };
-        let summary = crate::summary::summarize(ctx, self, &plan, stopped.as_deref()).await?;
-        let failure = stopped.or_else(|| first_failure(&plan));
+        // The outcome is settled before the summary is written: the summary is told it and
+        // starts with a line built from the recorded statuses, so the two cannot disagree.
+        let failure = stopped.clone().or_else(|| first_failure(&plan));
+        let summary =
+            crate::summary::summarize(ctx, self, &plan, stopped.as_deref(), failure.as_deref())
+                .await?;
         let usage = ctx.usage();
         let status = if failure.is_none() {
             RunStatus::Completed

@@ -95,6 +95,14 @@ fn done(result: &str) -> Result<ChatResponse, LlmError> {
     calls(&[("complete_step", json!({"success": true, "result": result}))])
 }
 
+/// A shell call and `complete_step` in one turn: a step that acts, then claims success.
+fn acted(result: &str) -> Result<ChatResponse, LlmError> {
+    calls(&[
+        ("shell_exec", json!({"command": "true"})),
+        ("complete_step", json!({"success": true, "result": result})),
+    ])
+}
+
 fn fail(result: &str) -> Result<ChatResponse, LlmError> {
     calls(&[("complete_step", json!({"success": false, "result": result}))])
 }
@@ -291,7 +299,10 @@ async fn happy_path_plans_executes_every_step_and_summarizes() {
     .await;
     assert_eq!(h.outcome.status, RunStatus::Completed);
     assert_eq!(h.outcome.error, None);
-    assert_eq!(h.outcome.summary, "All done: hello.txt says hi.");
+    assert_eq!(
+        h.outcome.summary,
+        "Completed: 2 of 2 steps done.\n\nAll done: hello.txt says hi."
+    );
     let steps = &h.outcome.plan.steps;
     assert_eq!(steps.len(), 2);
     assert!(steps.iter().all(|s| s.status == StepStatus::Completed));
@@ -330,6 +341,11 @@ async fn happy_path_plans_executes_every_step_and_summarizes() {
     let summary_prompt = reqs[5].messages[1].content.clone().unwrap_or_default();
     assert_eq!(reqs[5].purpose, CallPurpose::Summarize);
     assert!(summary_prompt.contains("it says hi"));
+    assert!(
+        summary_prompt.contains("[completed] Write hello.txt (1 tool call)"),
+        "{summary_prompt}"
+    );
+    assert!(summary_prompt.contains("OUTCOME: The run COMPLETED"));
     // The run record ends completed with the usage.
     let runs = h.rec.runs.lock().expect("lock").clone();
     let last = runs.last().expect("run record");
@@ -343,8 +359,8 @@ async fn planner_garbage_gives_the_default_plan() {
         text("Sure! Here is my plan: 1. do it"),
         raw_calls(&[("planning", "{not json".to_string())]),
         done("analysed"),
-        done("executed"),
-        done("verified"),
+        acted("executed"),
+        acted("verified"),
         text("summary"),
     ])
     .await;
@@ -386,8 +402,8 @@ async fn planner_llm_failure_gives_the_default_plan() {
     let h = run(vec![
         Err(LlmError::Transient("server down".into())),
         done("a"),
-        done("b"),
-        done("c"),
+        acted("b"),
+        acted("c"),
         text("summary"),
     ])
     .await;
@@ -424,6 +440,61 @@ async fn an_invalid_planning_call_is_corrected_on_the_second_turn() {
 }
 
 #[tokio::test]
+async fn success_claimed_without_any_tool_call_is_refused_then_fails_the_step() {
+    let h = run(vec![
+        create_plan(&["Write hello.txt", "Report the result"]),
+        done("wrote hello.txt"),
+        done("wrote hello.txt, really"),
+        text("The task was completed successfully."),
+    ])
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let step = &h.outcome.plan.steps[0];
+    assert_eq!(step.status, StepStatus::Failed);
+    assert_eq!(
+        step.error.as_deref(),
+        Some("claimed success without calling any tool")
+    );
+    // The first claim was answered "Not accepted", not "Step finished".
+    let reqs = h.requests();
+    let answer = reqs[2]
+        .messages
+        .iter()
+        .rfind(|m| m.role == Role::Tool)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(answer.starts_with("Not accepted"), "{answer}");
+    // The summary cannot contradict the status: the runtime's line comes first, and the
+    // summary prompt said the run failed.
+    assert!(
+        h.outcome.summary.starts_with(
+            "Failed: step 0 (\"Write hello.txt\") failed: claimed success without calling any \
+             tool. 0 of 2 steps done.\n\n"
+        ),
+        "{}",
+        h.outcome.summary
+    );
+    let summary_prompt = reqs[3].messages[1].content.clone().unwrap_or_default();
+    assert!(
+        summary_prompt.contains("OUTCOME: The run FAILED: step 0"),
+        "{summary_prompt}"
+    );
+    assert!(summary_prompt.contains("Write hello.txt (0 tool calls)"));
+    assert!(h.names().contains(&"nudge"));
+}
+
+#[tokio::test]
+async fn a_reporting_step_may_complete_without_a_tool_call() {
+    let h = run(vec![
+        create_plan(&["Summarize the findings"]),
+        done("nothing to find"),
+        text("ok"),
+    ])
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+}
+
+#[tokio::test]
 async fn executor_failure_fails_the_step_and_the_run_with_the_reason() {
     let h = run(vec![
         create_plan(&["Download the file", "Parse it"]),
@@ -441,7 +512,11 @@ async fn executor_failure_fails_the_step_and_the_run_with_the_reason() {
         Some("the URL returns 404")
     );
     assert_eq!(h.outcome.plan.steps[1].status, StepStatus::Skipped);
-    assert_eq!(h.outcome.summary, "could not finish");
+    assert_eq!(
+        h.outcome.summary,
+        "Failed: step 0 (\"Download the file\") failed: the URL returns 404. 0 of 2 steps \
+         done.\n\ncould not finish"
+    );
     let names = h.names();
     assert!(names.contains(&"step_failed"));
     assert!(names.contains(&"step_skipped"));
@@ -603,7 +678,11 @@ async fn summary_falls_back_to_the_primary_agent_then_to_a_plain_report() {
         text("primary agent summary"),
     ])
     .await;
-    assert_eq!(h.outcome.summary, "primary agent summary");
+    assert!(
+        h.outcome.summary.ends_with("\n\nprimary agent summary"),
+        "{}",
+        h.outcome.summary
+    );
 
     let h = run(vec![
         create_plan(&["one"]),
@@ -623,8 +702,8 @@ async fn steps_are_routed_by_kind_tag() {
         create_plan(&["[CODE] write code", "[SEARCH] look it up", "untagged"]),
         text("summary"),
     ]);
-    let (code_llm, code_seen) = scripted(vec![done("coded")]);
-    let (search_llm, search_seen) = scripted(vec![done("found"), done("untagged done")]);
+    let (code_llm, code_seen) = scripted(vec![acted("coded")]);
+    let (search_llm, search_seen) = scripted(vec![acted("found"), done("untagged done")]);
     let (store, _rec) = recording_store();
     let rt = Runtime {
         planner_llm: Arc::new(planner),

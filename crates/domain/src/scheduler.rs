@@ -320,8 +320,9 @@ impl<'a> Scheduler<'a> {
         self.busy.insert(step_id.clone());
         let input = StepInput::new(plan, index, &self.rt.config.limits);
         let (ctx, limits) = (self.ctx, &self.rt.config.limits);
+        let route_tools = self.rt.config.route_tools;
         Box::pin(async move {
-            let end = run_step(ctx, limits, agent, &input).await;
+            let end = run_step(ctx, limits, agent, &input, route_tools).await;
             Task::Done { step_id, end }
         })
     }
@@ -341,12 +342,18 @@ impl<'a> Scheduler<'a> {
             StepEnd::Completed {
                 result,
                 revise_plan,
+                attachments,
             } => match self.verify(plan, index, &result).await? {
                 None => {
                     plan.transition(step_id, StepStatus::Completed)?;
                     let step = &mut plan.steps[index];
                     step.result = Some(result.clone());
                     step.error = None;
+                    for file in attachments {
+                        if !step.attachments.contains(&file) {
+                            step.attachments.push(file);
+                        }
+                    }
                     self.ctx.save_plan(plan).await?;
                     self.ctx
                         .emit(EventKind::StepCompleted {

@@ -58,14 +58,34 @@ pub(crate) async fn ask_json(
     scope: &str,
     llm: &dyn LlmClient,
     purpose: CallPurpose,
+    messages: Vec<ChatMessage>,
+    step_id: Option<&str>,
+) -> Result<JsonAnswer, AskError> {
+    ask_json_shaped(ctx, scope, llm, purpose, messages, step_id, None).await
+}
+
+/// As [`ask_json`], with the answer's JSON schema as the response format when `schema` is
+/// given (`(name, schema)`; see `response_schemas`).
+pub(crate) async fn ask_json_shaped(
+    ctx: &RunContext,
+    scope: &str,
+    llm: &dyn LlmClient,
+    purpose: CallPurpose,
     mut messages: Vec<ChatMessage>,
     step_id: Option<&str>,
+    schema: Option<(&str, Value)>,
 ) -> Result<JsonAnswer, AskError> {
     let mut repaired = false;
     loop {
         let mut request = ChatRequest::new(purpose, messages.clone());
         if !ctx.json_format_rejected() {
-            request.response_format = ResponseFormat::JsonObject;
+            request.response_format = match &schema {
+                Some((name, schema)) => ResponseFormat::JsonSchema {
+                    name: (*name).to_string(),
+                    schema: schema.clone(),
+                },
+                None => ResponseFormat::JsonObject,
+            };
         }
         let reply = match ctx.chat(scope, llm, request, step_id).await {
             Ok(r) => r,

@@ -72,8 +72,13 @@ fn call(name: &str, args: Value) -> Reply {
     })
 }
 
+/// A step that acts (one shell call) and claims success, in one turn: an executor claiming
+/// success without any tool call is refused for steps that ask for an action.
 fn done(result: &str) -> Reply {
-    call("complete_step", json!({"success": true, "result": result}))
+    let mut reply = call("shell_exec", json!({"command": "true"}))?;
+    let complete = call("complete_step", json!({"success": true, "result": result}))?;
+    reply.tool_calls.extend(complete.tool_calls);
+    Ok(reply)
 }
 
 fn fail(result: &str) -> Reply {
@@ -508,7 +513,14 @@ async fn plan_act_revises_when_the_executor_says_the_plan_no_longer_fits() {
         ])
         .step(
             "inspect",
-            vec![call("complete_step", json!({"success": true, "result": "found 2 bugs", "revise_plan": true}))],
+            vec![call("shell_exec", json!({"command": "true"})).map(|mut r| {
+                r.tool_calls.push(ToolCall {
+                    id: "c_inspect".into(),
+                    name: "complete_step".into(),
+                    arguments: json!({"success": true, "result": "found 2 bugs", "revise_plan": true}).to_string(),
+                });
+                r
+            })],
         );
     let cfg = RunConfig {
         max_revisions: 3,
@@ -520,9 +532,13 @@ async fn plan_act_revises_when_the_executor_says_the_plan_no_longer_fits() {
     assert_eq!(ids, ["1", "2", "s1"], "completed ids kept, new id fresh");
     assert_eq!(r.outcome.plan.language.as_deref(), Some("en"));
     assert_eq!(r.status("add a test"), StepStatus::Completed);
-    // The planner was asked with the JSON response format, and saw the completed step.
+    // The planner was asked with the plan's JSON schema, and saw the completed step.
     let reqs = r.llm.requests();
-    assert_eq!(reqs[0].response_format, ResponseFormat::JsonObject);
+    assert!(
+        matches!(&reqs[0].response_format, ResponseFormat::JsonSchema { schema, .. } if schema["properties"]["steps"]["maxItems"] == 6),
+        "{:?}",
+        reqs[0].response_format
+    );
     let revise = reqs
         .iter()
         .filter(|q| q.purpose == CallPurpose::Plan)
@@ -632,7 +648,10 @@ async fn plan_act_falls_back_to_a_plain_prompt_when_json_format_is_rejected() {
     let r = run(llm, config(Mode::PlanAct), "t").await;
     assert_eq!(r.outcome.plan.steps[0].description, "only");
     let reqs = r.llm.requests();
-    assert_eq!(reqs[0].response_format, ResponseFormat::JsonObject);
+    assert!(matches!(
+        reqs[0].response_format,
+        ResponseFormat::JsonSchema { .. }
+    ));
     assert_eq!(reqs[1].response_format, ResponseFormat::Text);
 }
 

@@ -1,4 +1,7 @@
-//! The final summary: the planner LLM, else the primary agent, else a plain report.
+//! The final summary: a factual first line built from the recorded step statuses (the
+//! run's outcome, settled before the summary is written), then the planner LLM's text, else
+//! the primary agent's, else a plain report. The LLM is told the outcome and each step's tool
+//! calls and files, so it cannot credit a step with work it did not do.
 
 use crate::error::StoreError;
 use crate::event::EventKind;
@@ -8,17 +11,31 @@ use crate::prompts;
 use crate::run::{CallError, RunContext};
 use crate::runtime::Runtime;
 
-/// Writes the run's summary. `stopped` (cancelled, out of budget) skips the LLM entirely.
+/// Writes the run's summary: the outcome line, a blank line, the text. `failure` is why the
+/// run failed (`None`: it completed); `stopped` (cancelled, out of budget) skips the LLM.
 pub(crate) async fn summarize(
     ctx: &RunContext,
     rt: &Runtime,
     plan: &Plan,
     stopped: Option<&str>,
+    failure: Option<&str>,
+) -> Result<String, StoreError> {
+    let head = prompts::outcome_line(plan, failure);
+    let body = write_text(ctx, rt, plan, stopped, failure).await?;
+    Ok(format!("{head}\n\n{body}"))
+}
+
+async fn write_text(
+    ctx: &RunContext,
+    rt: &Runtime,
+    plan: &Plan,
+    stopped: Option<&str>,
+    failure: Option<&str>,
 ) -> Result<String, StoreError> {
     if let Some(why) = stopped {
         return Ok(prompts::plain_report(&ctx.task, plan, why));
     }
-    let user = prompts::summary_user(&ctx.task, plan);
+    let user = prompts::summary_user(&ctx.task, plan, failure, &ctx.tool_calls());
     let planner_request = ChatRequest::new(
         CallPurpose::Summarize,
         vec![

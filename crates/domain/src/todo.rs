@@ -18,7 +18,7 @@ use crate::prompts;
 use crate::run::{CallError, RunContext};
 use crate::runtime::Runtime;
 use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json, AskError};
+use crate::structured::{ask_json, ask_json_shaped, AskError};
 
 /// Most TODOs the initial list may have.
 const MAX_INITIAL: usize = 3;
@@ -193,13 +193,14 @@ impl Strategy for Todo {
             ChatMessage::system(prompts::todo_system()),
             ChatMessage::user(prompts::todo_init(&ctx.task)),
         ];
-        let answer = match ask_json(
+        let answer = match ask_json_shaped(
             ctx,
             "plan",
             rt.planner_llm.as_ref(),
             CallPurpose::Plan,
             messages,
             None,
+            Some(("todos", crate::response_schemas::todo_init())),
         )
         .await
         {

@@ -122,16 +122,15 @@ pub fn complete_step_schema() -> ToolSchema {
 fn build_complete_step_schema() -> ToolSchema {
     ToolSchema {
         name: COMPLETE_STEP.to_string(),
-        description: "Finish the current step. Call it once the step is done (success=true) or \
-                      cannot be done (success=false). `result` summarises what you did and found, \
-                      including any facts later steps need; on failure, say why."
+        description: "Finish the current step: success=true when done, false when it cannot be \
+                      done."
             .to_string(),
         parameters: json!({
             "type": "object",
             "properties": {
-                "success": {"type": "boolean", "description": "true if the step achieved its goal"},
-                "result": {"type": "string", "description": "what was done and found, or why it failed"},
-                "revise_plan": {"type": "boolean", "description": "optional: true if what you found means the remaining steps of the plan no longer fit"}
+                "success": {"type": "boolean"},
+                "result": {"type": "string", "description": "what you did and found (files, values), or why it failed"},
+                "revise_plan": {"type": "boolean", "description": "true if the rest of the plan no longer fits"}
             },
             "required": ["success", "result"],
             "additionalProperties": false
@@ -157,25 +156,22 @@ pub fn user_message_schemas() -> Vec<ToolSchema> {
         vec![
             ToolSchema {
                 name: NOTIFY_USER.to_string(),
-                description: "Send a short progress message or a result to the user. Does not \
-                              wait for a reply."
-                    .to_string(),
+                description: "Send the user a short message; no reply.".to_string(),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"text": {"type": "string", "description": "the message"}},
+                    "properties": {"text": {"type": "string"}},
                     "required": ["text"],
                     "additionalProperties": false
                 }),
             },
             ToolSchema {
                 name: ASK_USER.to_string(),
-                description: "Ask the user a question and wait for the answer. Use it only when \
-                              the step cannot go on without information or a decision only the \
-                              user has. If nobody can answer, the step fails."
+                description: "Ask the user one question and wait for the answer; only when the \
+                              step cannot go on without it. If nobody can answer, the step fails."
                     .to_string(),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"question": {"type": "string", "description": "one clear question"}},
+                    "properties": {"question": {"type": "string"}},
                     "required": ["question"],
                     "additionalProperties": false
                 }),

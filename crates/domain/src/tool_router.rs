@@ -1,0 +1,339 @@
+//! The tool router: which of the toolbox's tools a step's executor is offered (see
+//! docs/architecture.md, "A run, step by step"). Weak models read every schema on every
+//! call; the nine `browser_*` schemas alone are ~1,000 tokens, so a step that writes a file
+//! is offered the core shell and file tools, and the other families only when the step (its
+//! `[KIND]` tag and text) or, for the browser, the task speaks of them. A retry is offered
+//! everything. Pure: no I/O; it only filters schemas by name.
+
+use crate::llm::ToolSchema;
+use crate::tools::{ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH};
+
+/// Always offered: enough to do and check most steps.
+pub const CORE_TOOLS: [&str; 5] = [
+    "shell_exec",
+    "file_read",
+    "file_write",
+    "file_str_replace",
+    "file_list",
+];
+
+/// A family of tools offered together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`: long-running processes.
+    ShellSessions,
+    Browser,
+    WebSearch,
+    AskUser,
+    NotifyUser,
+}
+
+impl Family {
+    /// The family of a tool the router knows about; `None` for the core tools, `complete_step`,
+    /// `mcp__*` and any tool it does not know (all of which are always offered).
+    fn of(tool: &str) -> Option<Family> {
+        match tool {
+            "shell_view" | "shell_wait" | "shell_write" | "shell_kill" => {
+                Some(Family::ShellSessions)
+            }
+            t if t.starts_with("browser_") => Some(Family::Browser),
+            WEB_SEARCH => Some(Family::WebSearch),
+            ASK_USER => Some(Family::AskUser),
+            NOTIFY_USER => Some(Family::NotifyUser),
+            _ => None,
+        }
+    }
+}
+
+/// What the router looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteQuery<'a> {
+    /// The step's `[KIND]` tag, if any.
+    pub kind: Option<&'a str>,
+    /// The step's description (without the tag).
+    pub step: &'a str,
+    /// The run's task.
+    pub task: &'a str,
+    /// Attempts before this one: a retry (> 0) is offered the whole toolbox.
+    pub retry: bool,
+}
+
+/// The schemas from `all` (in their order) offered to the step of `query`.
+pub fn route_tools(query: &RouteQuery<'_>, all: &[ToolSchema]) -> Vec<ToolSchema> {
+    if query.retry {
+        return all.to_vec();
+    }
+    let wanted = families(query);
+    all.iter()
+        .filter(|s| Family::of(&s.name).is_none_or(|f| wanted.contains(&f)))
+        .cloned()
+        .collect()
+}
+
+/// The families the step needs, from its tag and its words (and the task's, for the browser).
+fn families(query: &RouteQuery<'_>) -> Vec<Family> {
+    let step = Words::new(query.step);
+    let task = Words::new(query.task);
+    let kind = query.kind.unwrap_or_default().to_ascii_uppercase();
+    let mut out = Vec::new();
+    let by_kind = |tags: &[&str]| tags.contains(&kind.as_str());
+    if by_kind(&["SERVER", "SHELL", "DEVOPS", "OPS"])
+        || step.any(&[
+            "server",
+            "serve",
+            "serving",
+            "background",
+            "long-running",
+            "long running",
+            "daemon",
+            "interactive",
+            "stdin",
+            "wait",
+            "waiting",
+        ])
+    {
+        out.push(Family::ShellSessions);
+    }
+    let browsing = [
+        "http://",
+        "https://",
+        "localhost",
+        "127.0.0.1",
+        "www.",
+        "web page",
+        "webpage",
+        "website",
+        "site",
+        "page",
+        "browse",
+        "browser",
+        "browsing",
+        "click",
+        "navigate",
+        "screenshot",
+        "url",
+    ];
+    if by_kind(&["BROWSE", "BROWSER", "WEB", "SEARCH", "RESEARCH"])
+        || step.any(&browsing)
+        || task.any(&browsing)
+    {
+        out.push(Family::Browser);
+    }
+    if by_kind(&["SEARCH", "RESEARCH"])
+        || step.any(&[
+            "search the web",
+            "web search",
+            "search online",
+            "look up",
+            "lookup",
+            "online",
+            "internet",
+            "news",
+            "latest",
+            "google",
+        ])
+    {
+        out.push(Family::WebSearch);
+    }
+    if by_kind(&["ASK", "USER"])
+        || step.any(&[
+            "ask the user",
+            "ask user",
+            "the user's",
+            "user's preference",
+            "preference",
+            "prefer",
+            "choice",
+            "choose",
+            "confirm",
+            "confirmation",
+        ])
+    {
+        out.push(Family::AskUser);
+    }
+    if by_kind(&["ASK", "USER", "NOTIFY"])
+        || step.any(&[
+            "tell the user",
+            "notify",
+            "inform the user",
+            "let the user know",
+            "message the user",
+            "show the user",
+        ])
+    {
+        out.push(Family::NotifyUser);
+    }
+    out
+}
+
+/// Lower-cased text with its words, for whole-word and phrase matching.
+struct Words {
+    text: String,
+    words: Vec<String>,
+}
+
+impl Words {
+    fn new(text: &str) -> Words {
+        let text = text.to_lowercase();
+        let words = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+        Words { text, words }
+    }
+
+    /// A needle with a space, a dot or a slash is a phrase (substring); else a whole word.
+    fn any(&self, needles: &[&str]) -> bool {
+        needles.iter().any(|n| {
+            if n.contains([' ', '.', '/', ':']) {
+                self.text.contains(n)
+            } else {
+                self.words.iter().any(|w| w == n)
+            }
+        })
+    }
+}
+
+/// The names of `schemas`, for an error that lists what was offered.
+pub fn names(schemas: &[ToolSchema]) -> Vec<&str> {
+    schemas
+        .iter()
+        .map(|s| s.name.as_str())
+        .filter(|n| *n != COMPLETE_STEP)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn toolbox() -> Vec<ToolSchema> {
+        [
+            "shell_exec",
+            "shell_view",
+            "shell_wait",
+            "shell_write",
+            "shell_kill",
+            "file_read",
+            "file_write",
+            "file_str_replace",
+            "file_list",
+            "browser_navigate",
+            "browser_click",
+            "browser_view",
+            "web_search",
+            "mcp__git__status",
+            "message_notify_user",
+            "message_ask_user",
+            "complete_step",
+        ]
+        .iter()
+        .map(|n| ToolSchema {
+            name: n.to_string(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        })
+        .collect()
+    }
+
+    fn offered(kind: Option<&str>, step: &str, task: &str) -> Vec<String> {
+        route_tools(
+            &RouteQuery {
+                kind,
+                step,
+                task,
+                retry: false,
+            },
+            &toolbox(),
+        )
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+    }
+
+    const CORE_AND_ALWAYS: [&str; 7] = [
+        "shell_exec",
+        "file_read",
+        "file_write",
+        "file_str_replace",
+        "file_list",
+        "mcp__git__status",
+        "complete_step",
+    ];
+
+    #[test]
+    fn a_file_step_gets_the_core_tools_only() {
+        assert_eq!(
+            offered(None, "Write hello into hello.txt", "write hello.txt"),
+            CORE_AND_ALWAYS
+        );
+    }
+
+    #[test]
+    fn servers_get_shell_sessions_and_urls_get_the_browser() {
+        let got = offered(
+            None,
+            "Start the web server in the background",
+            "serve the folder",
+        );
+        assert!(got.contains(&"shell_wait".to_string()), "{got:?}");
+        assert!(!got.iter().any(|n| n.starts_with("browser_")), "{got:?}");
+        let got = offered(
+            None,
+            "Check the title",
+            "open http://localhost:8000 and report the title",
+        );
+        assert!(got.contains(&"browser_navigate".to_string()), "{got:?}");
+        assert!(!got.contains(&"shell_wait".to_string()), "{got:?}");
+    }
+
+    #[test]
+    fn kind_tags_map_to_families() {
+        let got = offered(Some("SEARCH"), "Find the release date", "t");
+        assert!(got.contains(&"web_search".to_string()), "{got:?}");
+        assert!(got.contains(&"browser_view".to_string()), "{got:?}");
+        let got = offered(Some("BROWSE"), "Read the docs", "t");
+        assert!(got.contains(&"browser_click".to_string()), "{got:?}");
+        assert!(!got.contains(&"web_search".to_string()), "{got:?}");
+        assert_eq!(
+            offered(Some("CODE"), "Write the script", "t"),
+            CORE_AND_ALWAYS
+        );
+    }
+
+    #[test]
+    fn search_and_user_words_pick_their_tools() {
+        let got = offered(None, "Look up the latest Rust version online", "t");
+        assert!(got.contains(&"web_search".to_string()), "{got:?}");
+        let got = offered(None, "Ask the user which colour they prefer", "t");
+        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
+        assert!(!got.contains(&"message_notify_user".to_string()), "{got:?}");
+        let got = offered(None, "Tell the user the result", "t");
+        assert!(got.contains(&"message_notify_user".to_string()), "{got:?}");
+        assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
+    }
+
+    #[test]
+    fn a_retry_gets_the_whole_toolbox() {
+        let all = route_tools(
+            &RouteQuery {
+                kind: None,
+                step: "Write hello.txt",
+                task: "t",
+                retry: true,
+            },
+            &toolbox(),
+        );
+        assert_eq!(all.len(), toolbox().len());
+    }
+
+    #[test]
+    fn words_match_whole_words_and_phrases() {
+        let w = Words::new("Update the homepage; wait for input.");
+        assert!(w.any(&["wait"]));
+        assert!(!w.any(&["page"]), "homepage is not the word page");
+        assert!(w.any(&["for input"]));
+    }
+}
