@@ -57,9 +57,18 @@ pub(crate) fn diagnose(obs: &Observed, checker: &str) -> (Cause, String) {
             .find_map(|e| e["type"].as_str())
             .unwrap_or("no event");
         let steps = obs.events_of("step_completed").count();
+        let calls = obs.events_of("llm_called").count();
+        let per_call = if calls > 0 {
+            format!(", {:.0} s each on average", obs.llm_secs() / calls as f64)
+        } else {
+            String::new()
+        };
         return (
             Cause::Time,
-            format!("killed at the time limit; {steps} step(s) completed, last event {last}"),
+            format!(
+                "killed at the time limit; {steps} step(s) completed, {calls} LLM call(s)\
+                 {per_call}, last event {last}"
+            ),
         );
     }
     let Some(outcome) = obs.outcome.as_ref() else {

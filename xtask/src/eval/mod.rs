@@ -379,6 +379,7 @@ fn run_task(
         verdict,
         cause,
         wall_secs: finished.wall.as_secs_f64(),
+        llm_secs: observed.llm_secs(),
         usage: observed.usage(),
     })
 }

@@ -44,6 +44,14 @@ impl Observed {
         self.events.iter().filter(move |e| e["type"] == kind)
     }
 
+    /// Seconds spent in LLM calls (the `duration_ms` of every `llm_called` event).
+    pub(crate) fn llm_secs(&self) -> f64 {
+        self.events_of("llm_called")
+            .filter_map(|e| e["duration_ms"].as_u64())
+            .sum::<u64>() as f64
+            / 1000.0
+    }
+
     /// From the outcome, else from the final event, else summed over `llm_called` events.
     pub(crate) fn usage(&self) -> Usage {
         let final_usage = self
@@ -132,5 +140,14 @@ mod tests {
         );
         assert_eq!(u.cached_prompt_tokens, None);
         assert_eq!(obs.status(), "killed");
+        assert_eq!(obs.llm_secs(), 0.0);
+        let timed = Observed {
+            events: vec![
+                json!({"type": "llm_called", "duration_ms": 1500}),
+                json!({"type": "llm_called", "duration_ms": 500}),
+            ],
+            ..Observed::default()
+        };
+        assert_eq!(timed.llm_secs(), 2.0);
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct Row {
     /// For a failed verdict: the cause's name and its evidence.
     pub cause: Option<(String, String)>,
     pub wall_secs: f64,
+    /// Time spent inside LLM calls.
+    pub llm_secs: f64,
     pub usage: Usage,
 }
 
@@ -42,6 +44,8 @@ pub(crate) struct Totals {
     pub passed: usize,
     pub total: usize,
     pub median_wall_secs: f64,
+    pub wall_secs: f64,
+    pub llm_secs: f64,
     pub llm_calls: u64,
     pub prompt_tokens: u64,
     pub cached_prompt_tokens: Option<u64>,
@@ -65,6 +69,8 @@ impl Totals {
             passed: rows.iter().filter(|r| r.verdict.is_ok()).count(),
             total: rows.len(),
             median_wall_secs: median,
+            wall_secs: walls.iter().sum(),
+            llm_secs: rows.iter().map(|r| r.llm_secs).sum(),
             llm_calls: rows.iter().map(|r| r.usage.llm_calls).sum(),
             prompt_tokens: rows.iter().map(|r| r.usage.prompt_tokens).sum(),
             cached_prompt_tokens: cached,
@@ -78,6 +84,12 @@ impl Totals {
         } else {
             100.0 * self.passed as f64 / self.total as f64
         }
+    }
+
+    /// Prompt plus completion tokens per second spent in LLM calls.
+    pub(crate) fn tokens_per_llm_sec(&self) -> Option<f64> {
+        (self.llm_secs > 0.0)
+            .then(|| (self.prompt_tokens + self.completion_tokens) as f64 / self.llm_secs)
     }
 
     /// Cached prompt tokens as a share of all prompt tokens, when reported.
@@ -100,18 +112,19 @@ fn cached(n: Option<u64>) -> String {
 /// The results table.
 pub(crate) fn table(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| task | status | verdict | cause | wall s | LLM calls | prompt | cached | completion |\n\
-         | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n",
+        "| task | status | verdict | cause | wall s | LLM s | LLM calls | prompt | cached | completion |\n\
+         | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.1} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
             cell(&r.task),
             cell(&r.status),
             if r.verdict.is_ok() { "pass" } else { "fail" },
             r.cause.as_ref().map_or("", |(name, _)| name.as_str()),
             r.wall_secs,
+            r.llm_secs,
             r.usage.llm_calls,
             r.usage.prompt_tokens,
             cached(r.usage.cached_prompt_tokens),
@@ -124,13 +137,19 @@ pub(crate) fn table(rows: &[Row]) -> String {
 /// Totals, as one paragraph.
 pub(crate) fn totals_line(t: &Totals) -> String {
     format!(
-        "**{}/{} passed ({:.0} %)**; median wall time {:.1} s; {} LLM calls; tokens: {} prompt \
-         ({} cached{}), {} completion, {} in all.\n",
+        "**{}/{} passed ({:.0} %)**; median wall time {:.1} s; {} LLM calls taking {:.0} s of \
+         {:.0} s wall ({}); tokens: {} prompt ({} cached{}), {} completion, {} in all.\n",
         t.passed,
         t.total,
         t.pass_rate(),
         t.median_wall_secs,
         t.llm_calls,
+        t.llm_secs,
+        t.wall_secs,
+        t.tokens_per_llm_sec().map_or_else(
+            || "no timing".to_string(),
+            |r| format!("{r:.0} tokens/s through the model")
+        ),
         t.prompt_tokens,
         cached(t.cached_prompt_tokens),
         t.cache_share()
@@ -240,6 +259,7 @@ mod tests {
             },
             cause: (!ok).then(|| ("loop".to_string(), "s1: turn limit | reached".to_string())),
             wall_secs: wall,
+            llm_secs: wall / 2.0,
             usage: Usage {
                 llm_calls: 3,
                 prompt_tokens: 1000,
@@ -265,6 +285,8 @@ mod tests {
         assert_eq!(t.prompt_tokens, 4000);
         assert_eq!(t.cached_prompt_tokens, Some(800));
         assert_eq!(t.cache_share(), Some(20.0));
+        assert_eq!(t.llm_secs, 50.0);
+        assert_eq!(t.tokens_per_llm_sec(), Some(4200.0 / 50.0));
         let odd = Totals::of(&rows[..3]);
         assert_eq!(odd.median_wall_secs, 20.0);
         let none = Totals::of(&[row("x", true, 1.0, None)]);
@@ -288,11 +310,11 @@ mod tests {
         assert!(lines[0].starts_with("| task | status | verdict | cause | wall s"));
         assert_eq!(
             lines[2],
-            "| sum | failed | fail | loop | 12.3 | 3 | 1000 | – | 50 |"
+            "| sum | failed | fail | loop | 12.3 | 6.2 | 3 | 1000 | – | 50 |"
         );
         assert_eq!(
             lines[3],
-            "| hello | completed | pass |  | 5.0 | 3 | 1000 | 7 | 50 |"
+            "| hello | completed | pass |  | 5.0 | 2.5 | 3 | 1000 | 7 | 50 |"
         );
         let f = failures(&[row("sum", false, 1.0, None)]);
         assert_eq!(
