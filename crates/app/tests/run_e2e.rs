@@ -295,3 +295,62 @@ async fn an_explicit_workspace_is_created_and_used() {
         "x"
     );
 }
+
+#[tokio::test]
+async fn answer_flags_answer_ask_user_questions_in_order() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour and a number"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        call("message_ask_user", json!({"question": "Which number?"})),
+        complete(true, "the user chose blue and 7"),
+        text("The user chose blue and 7."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(
+            &server,
+            "Ask me for a colour and a number",
+            &["--answer", "blue", "--answer", "7"],
+        )
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    assert_eq!(res.json["status"], "completed");
+    let reqs = server.requests().await;
+    assert_eq!(reqs.len(), 5);
+    assert_eq!(
+        tool_messages(&reqs[2]),
+        vec!["The user answered: blue".to_string()]
+    );
+    assert_eq!(
+        tool_messages(&reqs[3]),
+        vec![
+            "The user answered: blue".to_string(),
+            "The user answered: 7".to_string()
+        ]
+    );
+}
+
+#[tokio::test]
+async fn questions_beyond_the_answers_fail_when_nobody_can_answer() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user two things"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        call("message_ask_user", json!({"question": "Which number?"})),
+        text("The user could not be asked."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(
+            &server,
+            "Ask me two things",
+            &["--answer", "blue", "--retries", "0", "--max-revisions", "0"],
+        )
+        .await;
+    assert_eq!(res.code(), 1, "stderr:\n{}", res.stderr());
+    let step = &res.json["plan"]["steps"][0];
+    assert_ne!(step["status"], "completed", "{step}");
+    let error = step["error"].as_str().unwrap_or_default();
+    assert!(error.contains("user"), "{error}");
+}

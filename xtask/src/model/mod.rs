@@ -40,7 +40,7 @@ pub(crate) fn model_dir() -> std::path::PathBuf {
 }
 
 /// The sha256 of a file, through python3's hashlib (no new dependency).
-fn sha256_of(path: &Path) -> Result<String, String> {
+pub(crate) fn sha256_of(path: &Path) -> Result<String, String> {
     let out = Command::new("python3")
         .args([
             "-c",
@@ -66,6 +66,12 @@ fn file_ok(entry: &Entry, path: &Path) -> Result<bool, TaskError> {
         Ok(_) => Ok(false),
         Err(_) => Ok(false),
     }
+}
+
+/// The default model's file (what `planwright --provider local` loads by default).
+pub(crate) fn default_model_path() -> PathBuf {
+    let file = catalogue::find(DEFAULT).map_or("", |e| e.file);
+    model_dir().join(file)
 }
 
 pub(crate) fn model(args: &[String]) -> Result<(), TaskError> {
