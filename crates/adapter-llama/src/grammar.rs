@@ -293,8 +293,8 @@ fn numeric_bounds(
 fn bounded_int(lo: Option<i64>, hi: Option<i64>) -> String {
     const UNBOUNDED: u64 = 9_999_999_999_999_999;
     let mut alts = Vec::new();
-    if hi.map_or(true, |h| h >= 0) {
-        if lo.map_or(true, |l| l <= 0) {
+    if hi.is_none_or(|h| h >= 0) {
+        if lo.is_none_or(|l| l <= 0) {
             alts.push(r#""0""#.to_string());
         }
         if hi != Some(0) {
@@ -302,7 +302,7 @@ fn bounded_int(lo: Option<i64>, hi: Option<i64>) -> String {
             alts.push(positive_digits(max));
         }
     }
-    if lo.map_or(true, |l| l < 0) {
+    if lo.is_none_or(|l| l < 0) {
         let max = lo.map_or(UNBOUNDED, |l| l.unsigned_abs());
         let max = match hi {
             // Every allowed value is negative: at least as close to zero as -hi.

@@ -147,8 +147,10 @@ pub fn tool_failed_twice_hint(tool: &str) -> String {
 /// Sent once when the executor repeats itself; the next repeat fails the step.
 pub fn stuck_nudge(reason: &str) -> String {
     format!(
-        "You seem stuck: {reason}. Change your approach now. If the step cannot be done, \
-         call `complete_step` with success=false and explain why."
+        "You seem stuck: {reason}; repeating it gives the same result. If you already have \
+         what the step asks for, call `complete_step` now with success=true and the result. \
+         Otherwise change your approach; if the step cannot be done, call `complete_step` \
+         with success=false and explain why."
     )
 }
 

@@ -119,6 +119,7 @@ fn value(r: &mut impl Read, kind: u32) -> Result<Value, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
