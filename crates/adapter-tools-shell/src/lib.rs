@@ -24,7 +24,9 @@
 //! `shell_exec` runs `bash -c` in the workspace, in its own process group, with secrets
 //! removed from the environment, stdin an open pipe, output captured into bounded buffers
 //! (head and tail kept) and a hard timeout (`timeout_secs`) that kills the whole group.
-//! It waits up to `wait_secs` (default 30 s, at most the timeout):
+//! It waits up to `wait_secs` (default 30 s, at most the timeout; both 1 to 600 s, and a
+//! value outside its range is an error naming the range, as for every numeric argument of
+//! these tools, see `domain::tool_args`):
 //!
 //! - if the command ends by then, the reply is its exit code, stdout and stderr;
 //! - otherwise the reply is `still running after N s; session id: shN` with the output so
@@ -101,7 +103,8 @@ pub struct ShellToolsConfig {
     /// `shell_exec` timeout when the call gives no `timeout_secs` (default 60 s). The
     /// command and its process group are killed when it expires, session or not.
     pub default_timeout: Duration,
-    /// Largest timeout a call may ask for; larger requests are capped (default 600 s).
+    /// Largest `timeout_secs` and `wait_secs` a call may ask for; larger ones are refused
+    /// with an error naming the range (default 600 s).
     pub max_timeout: Duration,
     /// How long `shell_exec` waits for its command when the call gives no `wait_secs`
     /// before returning "still running" with a session id (default 30 s; a wait is never
@@ -280,8 +283,9 @@ mod tests {
         });
         assert_eq!(kit.tools.len(), 9);
         let exec = kit.tools[0].description();
-        assert!(exec.contains("`wait_secs` (default 7)"), "{exec}");
-        assert!(exec.contains("the network is reachable"), "{exec}");
+        assert!(exec.contains("wait_secs (default 7)"), "{exec}");
+        assert!(exec.contains("Sandboxed"), "{exec}");
+        assert!(!exec.contains("no network"), "{exec}");
         assert_eq!(ShellToolsConfig::default().sandbox, Sandbox::None);
         assert_eq!(
             ShellToolsConfig::default().default_wait,

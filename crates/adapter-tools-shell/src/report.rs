@@ -43,12 +43,8 @@ fn status_line(ending: &Ending, timeout: Duration) -> (String, bool) {
 }
 
 /// The reply of a `shell_exec` whose command ended within the wait.
-pub(crate) fn report(finished: &Finished, timeout: Duration, note: Option<String>) -> ToolOutput {
+pub(crate) fn report(finished: &Finished, timeout: Duration) -> ToolOutput {
     let (mut content, failed) = status_line(&finished.ending, timeout);
-    if let Some(note) = note {
-        content.push('\n');
-        content.push_str(&note);
-    }
     section(&mut content, "stdout", &finished.stdout);
     section(&mut content, "stderr", &finished.stderr);
     if finished.streams_abandoned {
@@ -58,12 +54,7 @@ pub(crate) fn report(finished: &Finished, timeout: Duration, note: Option<String
 }
 
 /// The reply of a `shell_exec` whose command outlived the wait and became session `id`.
-pub(crate) fn still_running(
-    id: &str,
-    waited: Duration,
-    proc: &Proc,
-    note: Option<String>,
-) -> ToolOutput {
+pub(crate) fn still_running(id: &str, waited: Duration, proc: &Proc) -> ToolOutput {
     let mut content = format!(
         "still running after {} s; session id: {id}\nThe command keeps running (it is \
          killed {} s after it started). Use shell_view or shell_wait to see its new \
@@ -71,10 +62,6 @@ pub(crate) fn still_running(
         waited.as_secs(),
         proc.timeout().as_secs()
     );
-    if let Some(note) = note {
-        content.push('\n');
-        content.push_str(&note);
-    }
     let (stdout, stderr, _) = proc.take_output();
     section(&mut content, "stdout", &stdout);
     section(&mut content, "stderr", &stderr);
@@ -154,7 +141,7 @@ mod tests {
             stderr: CappedBuffer::new(100),
             streams_abandoned: false,
         };
-        let out = report(&finished, Duration::from_secs(1), None);
+        let out = report(&finished, Duration::from_secs(1));
         assert!(out.is_error);
         assert_eq!(
             out.content,
@@ -170,14 +157,14 @@ mod tests {
             stderr: CappedBuffer::new(10),
             streams_abandoned: false,
         };
-        let out = report(&finished, Duration::from_secs(1), None);
+        let out = report(&finished, Duration::from_secs(1));
         assert!(out.is_error);
         assert!(out.content.starts_with("killed by signal 9"));
         let finished = Finished {
             ending: Ending::TimedOut,
             ..finished
         };
-        let out = report(&finished, Duration::from_secs(2), None);
+        let out = report(&finished, Duration::from_secs(2));
         assert!(out.is_error);
         assert!(out
             .content

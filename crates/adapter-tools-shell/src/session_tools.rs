@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::tool_args::{IntRange, NumberArg};
 use domain::ToolError;
 
 use crate::process::{Proc, WriteError};
@@ -19,8 +20,8 @@ use crate::report::session_report;
 use crate::sessions::ShellSessions;
 use crate::{args, SHELL_KILL, SHELL_VIEW, SHELL_WAIT, SHELL_WRITE};
 
-/// Longest `shell_wait` honoured; longer requests are capped.
-pub(crate) const MAX_WAIT: Duration = Duration::from_secs(600);
+/// The range of `shell_wait`'s `seconds`.
+pub(crate) const WAIT_SECONDS: IntRange = IntRange::between(1, 600);
 /// How long `shell_write` may take to hand its input over.
 const WRITE_LIMIT: Duration = Duration::from_secs(5);
 /// After a write: how long to wait for the first reaction, for a pause in the output, and
@@ -35,30 +36,30 @@ const KILL_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellViewArgs {
-    /// The session id that shell_exec returned, e.g. `sh1`.
+    /// From shell_exec, e.g. sh1.
     pub id: String,
 }
 
 /// Arguments of `shell_wait`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellWaitArgs {
-    /// The session id that shell_exec returned, e.g. `sh1`.
+    /// From shell_exec, e.g. sh1.
     pub id: String,
-    /// Most seconds to wait for the command to end (max 600); returns as soon as it ends.
-    #[schemars(range(min = 1, max = 600))]
-    pub seconds: u64,
+    // Most seconds to wait (the description says it).
+    #[schemars(with = "u64")]
+    pub seconds: NumberArg,
 }
 
 /// Arguments of `shell_write`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellWriteArgs {
-    /// The session id that shell_exec returned, e.g. `sh1`.
+    /// From shell_exec, e.g. sh1.
     pub id: String,
-    /// Text to type into the command's stdin.
+    // Text to type.
     pub input: String,
-    /// Send Enter (a newline) after the input (default true).
+    // Send Enter after the input (its default, true, is in the schema).
     #[serde(default = "yes")]
     pub press_enter: bool,
 }
@@ -67,7 +68,7 @@ pub struct ShellWriteArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellKillArgs {
-    /// The session id that shell_exec returned, e.g. `sh1`.
+    /// From shell_exec, e.g. sh1.
     pub id: String,
 }
 
@@ -130,10 +131,7 @@ impl Tool for ShellViewTool {
     }
 
     fn description(&self) -> &str {
-        "Show a shell session's status (still running, exit code, killed, timed out) and the \
-         output it produced since the last look at it. A session is a command that \
-         shell_exec left running because it had not ended within wait_secs. Does not wait: \
-         use shell_wait to wait for the command to end."
+        "Show a shell session's status and new output, without waiting."
     }
 
     fn parameters(&self) -> Value {
@@ -154,41 +152,33 @@ impl Tool for ShellWaitTool {
     }
 
     fn description(&self) -> &str {
-        "Wait up to `seconds` (max 600) for a shell session's command to end, then show its \
-         status (still running, exit code, killed, timed out) and the output it produced \
-         since the last look at it. Returns as soon as the command ends."
+        "Wait up to `seconds` for a shell session to end; returns its status and new output."
     }
 
     fn parameters(&self) -> Value {
-        args::schema::<ShellWaitArgs>()
+        let mut schema = args::schema::<ShellWaitArgs>();
+        WAIT_SECONDS.declare(&mut schema, "seconds");
+        schema
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ShellWaitArgs = args::parse(SHELL_WAIT, args)?;
+        let seconds = WAIT_SECONDS
+            .check(SHELL_WAIT, "seconds", &args.seconds)
+            .map_err(|e| match e {
+                ToolError::InvalidArguments(m) => {
+                    ToolError::InvalidArguments(format!("{m} (shell_view looks without waiting)"))
+                }
+                other => other,
+            })?;
         let session = self.sessions.get(&ctx.run_id, &args.id)?;
-        let (limit, note) = match args.seconds {
-            0 => {
-                return Err(ToolError::InvalidArguments(
-                    "shell_wait: seconds must be at least 1 (use shell_view to look without \
-                     waiting)"
-                        .to_string(),
-                ))
-            }
-            secs if Duration::from_secs(secs) > MAX_WAIT => (
-                MAX_WAIT,
-                Some(format!(
-                    "note: seconds {secs} is above the maximum; waited at most {} s",
-                    MAX_WAIT.as_secs()
-                )),
-            ),
-            secs => (Duration::from_secs(secs), None),
-        };
+        let limit = Duration::from_secs(seconds);
         tokio::select! {
             () = session.proc.ended() => {}
             () = tokio::time::sleep(limit) => {}
             () = ctx.cancel.cancelled() => {}
         }
-        Ok(session_report(&session.id, &session.proc, note))
+        Ok(session_report(&session.id, &session.proc, None))
     }
 }
 
@@ -199,10 +189,7 @@ impl Tool for ShellWriteTool {
     }
 
     fn description(&self) -> &str {
-        "Type `input` into a running shell session's stdin, then Enter (a newline) unless \
-         `press_enter` is false; e.g. answer a prompt. Waits briefly for the command's \
-         reaction and shows its status and the output produced since the last look. Fails \
-         if the command has ended or closed its stdin."
+        "Type `input` into a shell session's stdin, then Enter; returns its reaction."
     }
 
     fn parameters(&self) -> Value {
@@ -296,8 +283,7 @@ impl Tool for ShellKillTool {
     }
 
     fn description(&self) -> &str {
-        "Stop a shell session: kill its command and every process it started, then show \
-         its final status and the output it produced since the last look at it."
+        "Kill a shell session and all it started; returns its last output."
     }
 
     fn parameters(&self) -> Value {
@@ -342,6 +328,9 @@ mod tests {
         assert_eq!(schema["properties"]["press_enter"]["default"], true);
         let wait = args::schema::<ShellWaitArgs>();
         assert_eq!(wait["required"], json!(["id", "seconds"]));
-        assert_eq!(wait["properties"]["seconds"]["maximum"], 600);
+        assert_eq!(
+            ShellWaitTool::new(ShellSessions::new()).parameters()["properties"]["seconds"],
+            json!({"type": "integer", "minimum": 1, "maximum": 600})
+        );
     }
 }

@@ -142,7 +142,8 @@ impl ShellSessions {
         session
     }
 
-    /// Session `id` of run `run_id`; an unknown id is an error naming the run's sessions.
+    /// Session `id` of run `run_id`; an empty or unknown id is an error naming the run's
+    /// sessions and whether each still runs.
     pub(crate) fn get(&self, run_id: &str, id: &str) -> Result<Arc<Session>, ToolError> {
         let runs = self.inner.runs();
         let sessions = runs
@@ -158,12 +159,25 @@ impl ShellSessions {
              running after its wait_secs)"
                 .to_string()
         } else {
-            let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-            format!("sessions of this run: {}", ids.join(", "))
+            let ids: Vec<String> = sessions
+                .iter()
+                .map(|s| {
+                    let state = if s.proc.is_running() {
+                        "running"
+                    } else {
+                        "ended"
+                    };
+                    format!("{} ({state})", s.id)
+                })
+                .collect();
+            format!("this run's sessions: {}", ids.join(", "))
         };
-        Err(ToolError::InvalidArguments(format!(
-            "no shell session '{id}'; {known}"
-        )))
+        let asked = if wanted.is_empty() {
+            "`id` must not be empty".to_string()
+        } else {
+            format!("no shell session '{wanted}'")
+        };
+        Err(ToolError::InvalidArguments(format!("{asked}; {known}")))
     }
 }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::tool_args::{self, IntRange, NumberArg};
 use domain::ToolError;
 
 use crate::process::{self, CommandSpec, Ending, Launch, Proc};
@@ -34,42 +35,26 @@ struct Limits {
     sandbox: Sandbox,
 }
 
-/// The description shown to the model, with this tool's limits filled in.
+/// The description shown to the model, with this tool's limits filled in; the ranges of
+/// the arguments are in the schema ([`ShellExecTool::parameters`]).
 fn describe(limits: Limits) -> String {
     let sandbox = match limits.sandbox {
         Sandbox::None => "",
         Sandbox::Bwrap {
             allow_network: false,
-        } => {
-            " Commands run in a sandbox: only the workspace folder (and a private, empty \
-             /tmp) is writable, the home folder is hidden and there is no network access."
-        }
+        } => " Sandboxed: only the workspace and a private /tmp are writable; no network.",
         Sandbox::Bwrap {
             allow_network: true,
-        } => {
-            " Commands run in a sandbox: only the workspace folder (and a private, empty \
-             /tmp) is writable and the home folder is hidden; the network is reachable."
-        }
+        } => " Sandboxed: only the workspace and a private /tmp are writable.",
     };
     format!(
-        "Run a shell command with `bash -c` in the workspace folder (the current directory) \
-         and get its exit code, stdout and stderr. If it is still running after `wait_secs` \
-         (default {}), the call returns `still running` with a session id (like `sh1`) and \
-         the command keeps running: shell_view and shell_wait show its new output, \
-         shell_write types into its stdin, shell_kill stops it. Stdin stays open, so a \
-         program waiting for input waits for shell_write: pass flags like `-y`, or add \
-         `< /dev/null`. The command is killed, together with everything it started, when \
-         it exits or after `timeout_secs` (default {}, max {}); background processes \
-         (`cmd &`) do not survive the command, so run a server in the foreground and let \
-         it continue as a session. Each stream keeps at most {} (the beginning and the \
-         end; the middle is cut and the cut is reported), so filter long output \
-         (`| tail -n 50`, `grep`). API keys and other secrets are not in the environment. \
-         A non-zero exit code is reported as a failed call.{sandbox} Prefer file_read / \
-         file_write / file_str_replace for reading and editing files.",
+        "Run a bash command in the workspace; returns exit code, stdout, stderr (each cut to \
+         {}). Still running after wait_secs (default {}): returns a session id (sh1) and \
+         keeps running. Killed after timeout_secs (default {}). Stdin is open: use -y or \
+         </dev/null. `cmd &` dies with the command.{sandbox}",
+        human_bytes(limits.max_output_bytes),
         secs(limits.default_wait.min(limits.default_timeout)),
         secs(limits.default_timeout.min(limits.max_timeout)),
-        secs(limits.max_timeout),
-        human_bytes(limits.max_output_bytes)
     )
 }
 
@@ -95,22 +80,20 @@ pub(crate) fn human_bytes(n: usize) -> String {
 }
 
 /// Arguments of `shell_exec`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellExecArgs {
-    /// The bash command line to run, e.g. `ls -la && cat README.md`. Runs in the workspace
-    /// folder.
+    /// A bash command line, e.g. `ls -la`.
     pub command: String,
-    /// Seconds before the command and all its child processes are killed (default 60,
-    /// max 600).
+    // Seconds until the command and its children are killed. (Plain comments, not doc
+    // comments: the tool's description explains both and the schema shows no text.)
     #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub timeout_secs: Option<u64>,
-    /// Seconds to wait for the command to end before returning `still running` with a
-    /// session id while it keeps running (default 30; at most timeout_secs).
+    #[schemars(with = "Option<u64>")]
+    pub timeout_secs: Option<NumberArg>,
+    // Seconds to wait before returning a session id.
     #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub wait_secs: Option<u64>,
+    #[schemars(with = "Option<u64>")]
+    pub wait_secs: Option<NumberArg>,
 }
 
 /// Runs `bash -c COMMAND` in the workspace; see the crate docs.
@@ -161,7 +144,8 @@ impl ShellExecTool {
         self
     }
 
-    /// The largest `timeout_secs` honoured; larger requests are capped (default 600 s).
+    /// The largest `timeout_secs` and `wait_secs` a call may ask for; larger ones are refused
+    /// with an error naming the range (default 600 s).
     pub fn with_max_timeout(mut self, max_timeout: Duration) -> ShellExecTool {
         self.max_timeout = max_timeout;
         self.described()
@@ -197,37 +181,35 @@ impl ShellExecTool {
         &self.sessions
     }
 
-    /// The timeout of a call and, when it was capped, a note saying so.
-    fn timeout_for(&self, requested: Option<u64>) -> Result<(Duration, Option<String>), ToolError> {
-        match requested {
-            None => Ok((self.default_timeout.min(self.max_timeout), None)),
-            Some(0) => Err(ToolError::InvalidArguments(
-                "shell_exec: timeout_secs must be at least 1".to_string(),
-            )),
-            Some(secs) if Duration::from_secs(secs) > self.max_timeout => Ok((
-                self.max_timeout,
-                Some(format!(
-                    "note: timeout_secs {secs} is above the maximum; using {} s",
-                    self.max_timeout.as_secs()
-                )),
-            )),
-            Some(secs) => Ok((Duration::from_secs(secs), None)),
-        }
+    /// The range of `timeout_secs` and `wait_secs`: 1 s to the largest timeout.
+    fn seconds_range(&self) -> IntRange {
+        IntRange::between(1, self.max_timeout.as_secs().max(1))
+    }
+
+    /// The timeout of a call.
+    fn timeout_for(&self, requested: Option<&NumberArg>) -> Result<Duration, ToolError> {
+        let requested = self
+            .seconds_range()
+            .check_opt(SHELL_EXEC, "timeout_secs", requested)?;
+        Ok(requested.map_or(
+            self.default_timeout.min(self.max_timeout),
+            Duration::from_secs,
+        ))
     }
 
     /// How long a call waits before handing its command over to a session; a wait of at
     /// least the timeout means waiting for the end.
-    fn wait_for(&self, requested: Option<u64>, timeout: Duration) -> Result<Duration, ToolError> {
-        let wait = match requested {
-            None => self.default_wait,
-            Some(0) => {
-                return Err(ToolError::InvalidArguments(
-                    "shell_exec: wait_secs must be at least 1".to_string(),
-                ))
-            }
-            Some(secs) => Duration::from_secs(secs),
-        };
-        Ok(wait.min(timeout))
+    fn wait_for(
+        &self,
+        requested: Option<&NumberArg>,
+        timeout: Duration,
+    ) -> Result<Duration, ToolError> {
+        let requested = self
+            .seconds_range()
+            .check_opt(SHELL_EXEC, "wait_secs", requested)?;
+        Ok(requested
+            .map_or(self.default_wait, Duration::from_secs)
+            .min(timeout))
     }
 
     /// How to start commands: plainly, or in bwrap when it is configured and works.
@@ -255,6 +237,39 @@ impl ShellExecTool {
             allow_network,
         })
     }
+}
+
+/// Refuses an empty command, and a command that starts with a tool's name (small models
+/// put the tool they mean to call there, e.g. `shell_exec` or `file_read notes.txt`).
+fn check_command(command: &str) -> Result<(), ToolError> {
+    let command = tool_args::non_empty(SHELL_EXEC, "command", command)?.trim();
+    let first = command.split_whitespace().next().unwrap_or_default();
+    if first == SHELL_EXEC {
+        return Err(ToolError::InvalidArguments(format!(
+            "`{SHELL_EXEC}` is the tool's name, not a shell command: put the command to run in \
+             `command`, e.g. `ls -la`"
+        )));
+    }
+    if is_tool_name(first) {
+        return Err(ToolError::InvalidArguments(format!(
+            "`{first}` is a tool's name, not a shell command: call the {first} tool itself, \
+             or put a shell command in `command`, e.g. `ls -la`"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `word` is the name of a Planwright tool (the tool names are a contract; see
+/// docs/architecture.md) rather than a program.
+fn is_tool_name(word: &str) -> bool {
+    const EXACT: [&str; 3] = ["planning", "complete_step", "web_search"];
+    const FAMILIES: [&str; 5] = ["shell_", "file_", "browser_", "message_", "mcp__"];
+    EXACT.contains(&word)
+        || FAMILIES.iter().any(|family| {
+            word.strip_prefix(family).is_some_and(|rest| {
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+        })
 }
 
 /// Kills a command whose `shell_exec` call was dropped before it ended or became a
@@ -286,7 +301,10 @@ impl Tool for ShellExecTool {
     }
 
     fn parameters(&self) -> Value {
-        args::schema::<ShellExecArgs>()
+        let mut schema = args::schema::<ShellExecArgs>();
+        self.seconds_range().declare(&mut schema, "timeout_secs");
+        self.seconds_range().declare(&mut schema, "wait_secs");
+        schema
     }
 
     /// The run ended: none of its shell sessions may outlive it.
@@ -299,13 +317,9 @@ impl Tool for ShellExecTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ShellExecArgs = args::parse(SHELL_EXEC, args)?;
-        if args.command.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "shell_exec: command must not be empty".to_string(),
-            ));
-        }
-        let (timeout, note) = self.timeout_for(args.timeout_secs)?;
-        let wait = self.wait_for(args.wait_secs, timeout)?;
+        check_command(&args.command)?;
+        let timeout = self.timeout_for(args.timeout_secs.as_ref())?;
+        let wait = self.wait_for(args.wait_secs.as_ref(), timeout)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Failed(
                 "the run was cancelled; the command was not started".to_string(),
@@ -339,7 +353,7 @@ impl Tool for ShellExecTool {
         guard.keep();
         if !ended_in_time {
             let session = self.sessions.adopt(&ctx.run_id, proc);
-            return Ok(still_running(&session.id, wait, &session.proc, note));
+            return Ok(still_running(&session.id, wait, &session.proc));
         }
         let finished = process::finish(&proc).await;
         if matches!(finished.ending, Ending::Cancelled) {
@@ -348,7 +362,7 @@ impl Tool for ShellExecTool {
                 "the command was cancelled; its process group was killed".to_string(),
             ));
         }
-        Ok(report(&finished, timeout, note))
+        Ok(report(&finished, timeout))
     }
 }
 
@@ -361,10 +375,10 @@ mod tests {
     fn description_states_the_limits() {
         let tool = ShellExecTool::new(Duration::from_secs(30)).with_max_output_bytes(1 << 20);
         let d = tool.description();
-        assert!(d.contains("default 30, max 600"), "{d}");
+        assert!(d.contains("timeout_secs (default 30)"), "{d}");
         assert!(d.contains("1 MiB"), "{d}");
-        assert!(d.contains("`wait_secs` (default 30)"), "{d}");
-        assert!(!d.contains("sandbox"), "{d}");
+        assert!(d.contains("wait_secs (default 30)"), "{d}");
+        assert!(!d.contains("Sandboxed"), "{d}");
         assert_eq!(human_bytes(65536), "64 KiB");
         assert_eq!(human_bytes(1000), "1000 bytes");
         let tool = tool
@@ -373,28 +387,43 @@ mod tests {
                 allow_network: false,
             });
         let d = tool.description();
-        assert!(d.contains("`wait_secs` (default 0.5)"), "{d}");
-        assert!(d.contains("no network access"), "{d}");
+        assert!(d.contains("wait_secs (default 0.5)"), "{d}");
+        assert!(d.contains("no network"), "{d}");
+    }
+
+    #[test]
+    fn the_schema_declares_the_ranges() {
+        let tool =
+            ShellExecTool::new(Duration::from_secs(5)).with_max_timeout(Duration::from_secs(90));
+        let p = tool.parameters();
+        for arg in ["timeout_secs", "wait_secs"] {
+            assert_eq!(p["properties"][arg]["minimum"], 1, "{p}");
+            assert_eq!(p["properties"][arg]["maximum"], 90, "{p}");
+            assert_eq!(p["properties"][arg]["type"], "integer", "{p}");
+        }
+        assert_eq!(p["required"], serde_json::json!(["command"]));
+    }
+
+    fn n(v: u64) -> NumberArg {
+        NumberArg(serde_json::json!(v))
     }
 
     #[test]
     fn timeouts() {
         let tool = ShellExecTool::new(Duration::from_secs(5));
+        assert_eq!(tool.timeout_for(None).unwrap(), Duration::from_secs(5));
         assert_eq!(
-            tool.timeout_for(None).unwrap(),
-            (Duration::from_secs(5), None)
+            tool.timeout_for(Some(&n(7))).unwrap(),
+            Duration::from_secs(7)
         );
-        assert_eq!(
-            tool.timeout_for(Some(7)).unwrap(),
-            (Duration::from_secs(7), None)
-        );
-        let (t, note) = tool.timeout_for(Some(10_000)).unwrap();
-        assert_eq!(t, MAX_TIMEOUT);
-        assert!(note.unwrap().contains("600"));
-        assert!(matches!(
-            tool.timeout_for(Some(0)),
-            Err(ToolError::InvalidArguments(_))
-        ));
+        assert_eq!(tool.timeout_for(Some(&n(600))).unwrap(), MAX_TIMEOUT);
+        for bad in [0, 601, 10_000] {
+            assert!(matches!(
+                tool.timeout_for(Some(&n(bad))),
+                Err(ToolError::InvalidArguments(m))
+                    if m.contains(&format!("`timeout_secs` must be a whole number between 1 and 600, got {bad}"))
+            ));
+        }
     }
 
     #[test]
@@ -402,16 +431,58 @@ mod tests {
         let tool = ShellExecTool::new(Duration::from_secs(5));
         let t = Duration::from_secs(60);
         assert_eq!(tool.wait_for(None, t).unwrap(), DEFAULT_WAIT);
-        assert_eq!(tool.wait_for(Some(3), t).unwrap(), Duration::from_secs(3));
-        assert_eq!(tool.wait_for(Some(90), t).unwrap(), Duration::from_secs(60));
+        assert_eq!(
+            tool.wait_for(Some(&n(3)), t).unwrap(),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            tool.wait_for(Some(&n(90)), t).unwrap(),
+            Duration::from_secs(60)
+        );
         assert_eq!(
             tool.wait_for(None, Duration::from_secs(2)).unwrap(),
             Duration::from_secs(2)
         );
-        assert!(matches!(
-            tool.wait_for(Some(0), t),
-            Err(ToolError::InvalidArguments(m)) if m.contains("wait_secs must be at least 1")
-        ));
+        for bad in [0, 601, 3_000_000_000_000_000] {
+            assert!(matches!(
+                tool.wait_for(Some(&n(bad)), t),
+                Err(ToolError::InvalidArguments(m))
+                    if m == format!("shell_exec: `wait_secs` must be a whole number between 1 and 600, got {bad}")
+            ));
+        }
+    }
+
+    #[test]
+    fn commands_are_not_tool_names() {
+        assert!(check_command("ls -la").is_ok());
+        assert!(check_command("file README.md").is_ok());
+        assert!(check_command("shellcheck x.sh").is_ok());
+        assert!(check_command("./file_reader").is_ok());
+        let e = check_command("  shell_exec ").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid arguments: `shell_exec` is the tool's name, not a shell command: put the \
+             command to run in `command`, e.g. `ls -la`"
+        );
+        for other in [
+            "file_read notes.txt",
+            "browser_navigate",
+            "complete_step",
+            "mcp__git__log",
+        ] {
+            let e = check_command(other).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("is a tool's name, not a shell command"),
+                "{e}"
+            );
+        }
+        for empty in ["", "  \n"] {
+            assert_eq!(
+                check_command(empty).unwrap_err().to_string(),
+                "invalid arguments: shell_exec: `command` must not be empty"
+            );
+        }
     }
 
     #[test]

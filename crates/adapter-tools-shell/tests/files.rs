@@ -116,24 +116,59 @@ async fn read_out_of_range_and_bad_ranges() {
     five_lines(dir.path());
     let ctx = ctx(dir.path());
     let read = FileReadTool::new();
+    let at_least_1 = "must be a whole number of at least 1, got";
     let cases = [
-        (json!({"path": "f.txt", "start_line": 6}), "past the end"),
-        (json!({"path": "f.txt", "start_line": 0}), "1-based"),
+        (
+            json!({"path": "f.txt", "start_line": 6}),
+            "file_read: `start_line` 6 is past the end of 'f.txt', which has 5 lines".to_string(),
+        ),
+        (
+            json!({"path": "f.txt", "start_line": 0}),
+            format!("file_read: `start_line` {at_least_1} 0"),
+        ),
+        (
+            json!({"path": "f.txt", "end_line": 0}),
+            format!("file_read: `end_line` {at_least_1} 0"),
+        ),
         (
             json!({"path": "f.txt", "start_line": 3, "end_line": 2}),
-            "before start_line",
+            "file_read: `end_line` 2 is before `start_line` 3".to_string(),
         ),
-        (json!({"path": "f.txt", "start_line": "2"}), "invalid type"),
-        (json!({"path": "f.txt", "start_line": -2}), "invalid value"),
-        (json!({"start_line": 1}), "missing field `path`"),
+        (
+            json!({"path": "f.txt", "start_line": "two"}),
+            format!("`start_line` {at_least_1} \"two\""),
+        ),
+        (
+            json!({"path": "f.txt", "start_line": -2}),
+            format!("`start_line` {at_least_1} -2"),
+        ),
+        (
+            json!({"path": "f.txt", "end_line": 2.5}),
+            format!("`end_line` {at_least_1} 2.5"),
+        ),
+        (
+            json!({"path": "f.txt", "start_line": 3_000_000_000_000_000_u64}),
+            "past the end of 'f.txt', which has 5 lines".to_string(),
+        ),
+        (
+            json!({"path": "", "start_line": 1}),
+            "file_read: `path` must not be empty".to_string(),
+        ),
+        (json!({"start_line": 1}), "missing field `path`".to_string()),
     ];
     for (args, expected) in cases {
         let err = read.execute(args.clone(), &ctx).await.unwrap_err();
         assert!(
-            matches!(&err, ToolError::InvalidArguments(m) if m.contains(expected)),
+            matches!(&err, ToolError::InvalidArguments(m) if m.contains(&expected)),
             "{args}: {err:?}"
         );
     }
+    // A quoted number is read as the number.
+    let out = read
+        .execute(json!({"path": "f.txt", "start_line": "5"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "     5\tfive\n[showing lines 5-5 of 5]");
 }
 
 #[tokio::test]
@@ -252,6 +287,14 @@ async fn str_replace_argument_errors() {
         .await
         .unwrap_err();
     assert!(matches!(err, ToolError::Failed(m) if m.contains("does not exist")));
+    let err = tool
+        .execute(json!({"path": " ", "old": "a", "new": "b"}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid arguments: file_str_replace: `path` must not be empty"
+    );
 }
 
 #[tokio::test]
@@ -266,6 +309,10 @@ async fn write_argument_errors() {
             "invalid type",
         ),
         (json!({"path": ["a"], "content": "x"}), "invalid type"),
+        (
+            json!({"path": "", "content": "x"}),
+            "file_write: `path` must not be empty",
+        ),
     ];
     for (args, expected) in cases {
         let err = FileWriteTool::new()
@@ -373,4 +420,14 @@ async fn list_errors() {
         .await
         .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
+    // An empty path lists the workspace, like no path.
+    let out = FileListTool::new()
+        .execute(json!({"path": ""}), &ctx)
+        .await
+        .unwrap();
+    assert!(
+        out.content.starts_with("Contents of '.'"),
+        "{}",
+        out.content
+    );
 }

@@ -279,14 +279,49 @@ async fn bad_arguments_are_invalid_arguments() {
         (json!({"command": 5}), "invalid type"),
         (
             json!({"command": "ls", "timeout_secs": "ten"}),
-            "invalid type",
+            "shell_exec: `timeout_secs` must be a whole number between 1 and 600, got \"ten\"",
         ),
         (
             json!({"command": "ls", "timeout_secs": -1}),
-            "invalid value",
+            "`timeout_secs` must be a whole number between 1 and 600, got -1",
         ),
-        (json!({"command": "ls", "timeout_secs": 0}), "at least 1"),
-        (json!({"command": "  "}), "must not be empty"),
+        (
+            json!({"command": "ls", "timeout_secs": 0}),
+            "`timeout_secs` must be a whole number between 1 and 600, got 0",
+        ),
+        (
+            json!({"command": "ls", "timeout_secs": 100000}),
+            "`timeout_secs` must be a whole number between 1 and 600, got 100000",
+        ),
+        (
+            json!({"command": "ls", "timeout_secs": 1.5}),
+            "`timeout_secs` must be a whole number between 1 and 600, got 1.5",
+        ),
+        (
+            json!({"command": "ls", "wait_secs": 3_000_000_000_000_000_u64}),
+            "`wait_secs` must be a whole number between 1 and 600, got 3000000000000000",
+        ),
+        (
+            json!({"command": "ls", "wait_secs": 601}),
+            "`wait_secs` must be a whole number between 1 and 600, got 601",
+        ),
+        (
+            json!({"command": "shell_exec"}),
+            "`shell_exec` is the tool's name, not a shell command: put the command to run \
+             in `command`, e.g. `ls -la`",
+        ),
+        (
+            json!({"command": "file_read notes.txt"}),
+            "`file_read` is a tool's name, not a shell command",
+        ),
+        (
+            json!({"command": "  "}),
+            "shell_exec: `command` must not be empty",
+        ),
+        (
+            json!({"command": ""}),
+            "shell_exec: `command` must not be empty",
+        ),
         (json!({"command": "ls", "cwd": "/"}), "unknown field `cwd`"),
         (json!("ls"), "invalid type"),
     ];
@@ -300,17 +335,20 @@ async fn bad_arguments_are_invalid_arguments() {
 }
 
 #[tokio::test]
-async fn too_long_timeouts_are_capped_with_a_note() {
+async fn numbers_at_the_ends_of_the_ranges_and_quoted_numbers_work() {
     let dir = tempfile::tempdir().unwrap();
-    let out = shell()
-        .execute(
-            json!({"command": "echo ok", "timeout_secs": 100000}),
-            &ctx(dir.path()),
-        )
-        .await
-        .unwrap();
-    assert!(!out.is_error);
-    assert!(out.content.contains("using 600 s"), "{}", out.content);
+    for args in [
+        json!({"command": "echo ok", "timeout_secs": 600, "wait_secs": 600}),
+        json!({"command": "echo ok", "timeout_secs": 1, "wait_secs": 1}),
+        json!({"command": "echo ok", "timeout_secs": "5", "wait_secs": 5.0}),
+    ] {
+        let out = shell()
+            .execute(args.clone(), &ctx(dir.path()))
+            .await
+            .unwrap();
+        assert!(!out.is_error, "{args}: {}", out.content);
+        assert!(out.content.contains("ok"), "{args}: {}", out.content);
+    }
 }
 
 #[tokio::test]

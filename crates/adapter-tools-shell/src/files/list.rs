@@ -24,7 +24,7 @@ use crate::{args, FILE_LIST};
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileListArgs {
-    /// Folder to list, relative to the workspace folder (default: the workspace itself).
+    /// Default: the workspace.
     #[serde(default)]
     pub path: Option<String>,
 }
@@ -58,10 +58,7 @@ impl FileListTool {
         self.max_depth = max_depth.max(1);
         self.max_entries = max_entries.max(1);
         self.description = format!(
-            "List the files and folders in a workspace folder (default: the workspace root), \
-             recursively up to {} levels deep and at most {} entries, sorted by path. Folders \
-             end with `/`, files show their size in bytes, symbolic links show their target. \
-             To see deeper or truncated parts, list a subfolder.",
+            "List a folder recursively ({} levels, {} entries at most). Folders end with /.",
             self.max_depth, self.max_entries
         );
         self
@@ -88,7 +85,11 @@ impl Tool for FileListTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: FileListArgs = args::parse(FILE_LIST, args)?;
-        let path = args.path.unwrap_or_else(|| ".".to_string());
+        // An empty path is the workspace, like an absent one.
+        let path = args
+            .path
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or_else(|| ".".to_string());
         let workspace = ctx.workspace.clone();
         let (max_depth, max_entries) = (self.max_depth, self.max_entries);
         blocking(move || {

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::tool_args::{self, IntRange, NumberArg};
 use domain::ToolError;
 
 use super::{binary_message, blocking, io_error, looks_binary, Target, DEFAULT_MAX_READ_BYTES};
@@ -26,20 +27,25 @@ const SNIFF_BYTES: u64 = 8 * 1024;
 const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Arguments of `file_read`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileReadArgs {
-    /// Path of the file, relative to the workspace folder (absolute paths must be inside it).
+    // The file, relative to the workspace. (Plain comments: the description says what the
+    // schema would.)
     pub path: String,
-    /// First line to show, 1-based (default 1).
+    // First line, 1-based (default 1).
     #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub start_line: Option<u64>,
-    /// Last line to show, inclusive (default: the end of the file).
+    #[schemars(with = "Option<u64>")]
+    pub start_line: Option<NumberArg>,
+    // Last line, inclusive (default: the end).
     #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub end_line: Option<u64>,
+    #[schemars(with = "Option<u64>")]
+    pub end_line: Option<NumberArg>,
 }
+
+/// The range of `start_line` and `end_line`: 1-based, no upper bound (a start past the end
+/// of the file is an error that says how many lines it has).
+const LINE: IntRange = IntRange::at_least(1);
 
 /// Reads a text file of the workspace, optionally a range of lines.
 #[derive(Debug, Clone)]
@@ -67,11 +73,8 @@ impl FileReadTool {
     pub fn with_max_bytes(mut self, max_bytes: usize) -> FileReadTool {
         self.max_bytes = max_bytes.max(1);
         self.description = format!(
-            "Read a text file in the workspace. Each line is prefixed with its 1-based line \
-             number and a tab, like `cat -n` (the prefix is not part of the file: leave it out \
-             when quoting text for file_str_replace). Use start_line/end_line (1-based, \
-             inclusive) to read part of a long file; output is capped at {} per call, and the \
-             last line then says where to continue. Binary files are not shown.",
+            "Read a text file; each line starts with its number and a tab (not part of the \
+             file). Output is cut at {}; start_line/end_line (inclusive) pick lines.",
             human_bytes(self.max_bytes)
         );
         self
@@ -89,7 +92,10 @@ impl Tool for FileReadTool {
     }
 
     fn parameters(&self) -> Value {
-        args::schema::<FileReadArgs>()
+        let mut schema = args::schema::<FileReadArgs>();
+        LINE.declare(&mut schema, "start_line");
+        LINE.declare(&mut schema, "end_line");
+        schema
     }
 
     fn idempotent(&self) -> bool {
@@ -98,16 +104,16 @@ impl Tool for FileReadTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: FileReadArgs = args::parse(FILE_READ, args)?;
-        let start = args.start_line.unwrap_or(1);
-        if start == 0 {
-            return Err(ToolError::InvalidArguments(
-                "file_read: start_line is 1-based; the first line is 1".to_string(),
-            ));
-        }
-        let end = args.end_line.unwrap_or(u64::MAX);
+        tool_args::non_empty(FILE_READ, "path", &args.path)?;
+        let start = LINE
+            .check_opt(FILE_READ, "start_line", args.start_line.as_ref())?
+            .unwrap_or(1);
+        let end = LINE
+            .check_opt(FILE_READ, "end_line", args.end_line.as_ref())?
+            .unwrap_or(u64::MAX);
         if end < start {
             return Err(ToolError::InvalidArguments(format!(
-                "file_read: end_line {end} is before start_line {start}"
+                "file_read: `end_line` {end} is before `start_line` {start}"
             )));
         }
         let workspace = ctx.workspace.clone();
@@ -142,7 +148,7 @@ fn render(rel: &str, start: u64, text: &Text) -> Result<ToolOutput, ToolError> {
         return match text.total {
             Some(0) => Ok(ToolOutput::ok(format!("('{rel}' is empty)"))),
             Some(n) => Err(ToolError::InvalidArguments(format!(
-                "file_read: start_line {start} is past the end of '{rel}', which has {n} lines"
+                "file_read: `start_line` {start} is past the end of '{rel}', which has {n} lines"
             ))),
             None => Err(ToolError::Failed(format!(
                 "nothing could be shown from '{rel}' starting at line {start}"

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::ToolError;
+use domain::{tool_args, ToolError};
 
 use super::{binary_message, blocking, io_error, looks_binary, Target};
 use crate::{args, FILE_STR_REPLACE};
@@ -16,21 +16,19 @@ const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 /// Occurrences listed (by line) when `old` is not unique.
 const MAX_LISTED: usize = 10;
 
-const DESCRIPTION: &str = "Edit a file in the workspace by replacing one exact piece of text. \
-`old` must appear exactly once in the file, character for character (whitespace and \
-indentation included, without file_read's line-number prefixes); include a few surrounding \
-lines to make it unique. `new` replaces it (use an empty `new` to delete the text). Read the \
-file first if you are not sure of its current content.";
+const DESCRIPTION: &str = "Replace `old`, which must occur exactly once in the file \
+(whitespace included, no line numbers), with `new`.";
 
 /// Arguments of `file_str_replace`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileStrReplaceArgs {
-    /// Path of the file, relative to the workspace folder (absolute paths must be inside it).
+    // The file, relative to the workspace. (Plain comments: the description says what the
+    // schema would.)
     pub path: String,
-    /// The exact text to replace; must occur exactly once in the file.
+    // Exact text to replace; nearby lines make it unique.
     pub old: String,
-    /// The replacement text.
+    // Replacement text; empty deletes `old`.
     pub new: String,
 }
 
@@ -60,6 +58,7 @@ impl Tool for FileStrReplaceTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: FileStrReplaceArgs = args::parse(FILE_STR_REPLACE, args)?;
+        tool_args::non_empty(FILE_STR_REPLACE, "path", &args.path)?;
         if args.old.is_empty() {
             return Err(ToolError::InvalidArguments(
                 "file_str_replace: `old` must not be empty; use file_write to create a file"

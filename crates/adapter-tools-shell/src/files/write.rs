@@ -9,25 +9,24 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::ToolError;
+use domain::{tool_args, ToolError};
 
 use super::{blocking, io_error, Target};
 use crate::{args, FILE_WRITE};
 
-const DESCRIPTION: &str = "Create or overwrite a file in the workspace with the given \
-content (or add it to the end with append=true). Missing parent folders are created. Give \
-the complete file content: nothing is merged. To change part of an existing file, prefer \
-file_str_replace.";
+const DESCRIPTION: &str = "Create or overwrite a file with the whole `content` (append=true \
+adds to the end). To edit part of a file, use file_str_replace.";
 
 /// Arguments of `file_write`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileWriteArgs {
-    /// Path of the file, relative to the workspace folder (absolute paths must be inside it).
+    // The file, relative to the workspace; missing folders are created. (Plain comments:
+    // the description says what the schema would.)
     pub path: String,
-    /// The text to write.
+    // The text to write.
     pub content: String,
-    /// Add `content` to the end of the file instead of replacing it (default false).
+    // Add to the end instead of replacing.
     #[serde(default)]
     pub append: bool,
 }
@@ -58,6 +57,7 @@ impl Tool for FileWriteTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: FileWriteArgs = args::parse(FILE_WRITE, args)?;
+        tool_args::non_empty(FILE_WRITE, "path", &args.path)?;
         let workspace = ctx.workspace.clone();
         blocking(move || {
             let target = Target::resolve(&workspace, &args.path)?;

@@ -1,0 +1,38 @@
+//! How much prompt the nine tools cost: the characters of their schemas as a model sees
+//! them (name, description, parameters), printed with `--nocapture` and capped so they do
+//! not grow back unnoticed.
+//!
+//! Before the descriptions were shortened (issue: short tool descriptions) the shell and file tool
+//! schemas took 6,877 characters; the cap is half of that. `SHOW_SCHEMAS=1` prints them.
+// The measurement is the test's output.
+#![allow(clippy::print_stdout)]
+
+use adapter_tools_shell::{shell_toolkit, ShellToolsConfig};
+use serde_json::json;
+
+#[test]
+fn the_schemas_stay_short() {
+    let toolkit = shell_toolkit(&ShellToolsConfig::default());
+    let mut total = 0;
+    for tool in &toolkit.tools {
+        let schema = json!({
+            "name": tool.name(),
+            "description": tool.description(),
+            "parameters": tool.parameters(),
+        })
+        .to_string();
+        println!("{:>6}  {}", schema.len(), tool.name());
+        if std::env::var_os("SHOW_SCHEMAS").is_some() {
+            println!("{schema}");
+        }
+        total += schema.len();
+    }
+    println!(
+        "{total:>6}  all {} shell and file tools",
+        toolkit.tools.len()
+    );
+    assert!(
+        total <= 3438,
+        "the shell and file tool schemas grew to {total} characters"
+    );
+}
