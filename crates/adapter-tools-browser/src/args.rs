@@ -1,18 +1,22 @@
 //! The tools' argument structs, their parsing and the JSON schemas derived from them
-//! (the same pattern as `adapter-tools-shell`).
+//! (the same pattern as `adapter-tools-shell`). Numbers arrive as [`NumberArg`] and are
+//! range-checked in `tools.rs`, which also declares the ranges in the schemas. Fields with
+//! plain `//` comments show no description to the model: the tool's description covers
+//! them.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
+use domain::tool_args::NumberArg;
 use domain::ToolError;
 
 /// Arguments of `browser_navigate`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NavigateArgs {
-    /// The address to open; it must start with http:// or https://.
+    // The address to open, with http:// or https://.
     pub url: String,
 }
 
@@ -25,32 +29,36 @@ pub struct ViewArgs {}
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// The number of the element to click, as listed by browser_view, e.g. 3 for [3].
+    // The number of the element to click, as listed by browser_view, e.g. 3 for [3].
     #[serde(default)]
-    #[schemars(range(min = 0))]
-    pub index: Option<u32>,
-    /// Instead of index: the horizontal position in CSS pixels from the left of the window.
+    #[schemars(with = "Option<u32>")]
+    pub index: Option<NumberArg>,
+    // Instead of index: CSS pixels from the left of the window.
     #[serde(default)]
-    pub x: Option<f64>,
-    /// Instead of index: the vertical position in CSS pixels from the top of the window.
+    #[schemars(with = "Option<f64>")]
+    pub x: Option<NumberArg>,
+    // Instead of index: CSS pixels from the top of the window.
     #[serde(default)]
-    pub y: Option<f64>,
+    #[schemars(with = "Option<f64>")]
+    pub y: Option<NumberArg>,
 }
 
 /// Arguments of `browser_input`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputArgs {
-    /// The number of the text field, as listed by browser_view.
-    pub index: u32,
-    /// The text to type; it replaces what the field held.
+    // The number of the text field, as listed by browser_view.
+    #[schemars(with = "u32")]
+    pub index: NumberArg,
+    // The text to type; it replaces what the field held.
     pub text: String,
-    /// Press Enter after typing (e.g. to submit a search form).
+    // Press Enter after typing (e.g. to submit a search form).
     #[serde(default)]
     pub press_enter: bool,
 }
 
-/// Which way `browser_scroll` goes.
+// Which way `browser_scroll` goes. (A plain comment: schemars would show a doc comment to
+// the model.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(inline)]
@@ -76,7 +84,7 @@ impl ScrollDirection {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
-    /// up or down (by most of a screen), top or bottom (of the page).
+    // up or down (by most of a screen), top or bottom (of the page).
     pub direction: ScrollDirection,
 }
 
@@ -84,18 +92,19 @@ pub struct ScrollArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
-    /// A key name such as Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a single
-    /// character, or a combination such as Control+a.
+    // A key name such as Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a single
+    // character, or a combination such as Control+a.
     pub key: String,
 }
 
 /// Arguments of `browser_select_option`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectOptionArgs {
-    /// The number of the select element, as listed by browser_view.
-    pub index: u32,
-    /// The option to choose, by its visible text or its value.
+    // The number of the select element, as listed by browser_view.
+    #[schemars(with = "u32")]
+    pub index: NumberArg,
+    // The option to choose, by its visible text or its value.
     pub option: String,
 }
 
@@ -103,9 +112,7 @@ pub struct SelectOptionArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleExecArgs {
-    /// JavaScript to run in the page, e.g. document.title or
-    /// [...document.querySelectorAll('h2')].map(h => h.innerText). The value of the last
-    /// expression is returned as JSON; await is allowed.
+    /// e.g. document.title
     pub js: String,
 }
 
@@ -113,7 +120,7 @@ pub struct ConsoleExecArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotArgs {
-    /// Capture the whole page instead of the visible window.
+    // The whole page, not just the window.
     #[serde(default)]
     pub full_page: bool,
 }

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::tool_args::{self, IntRange, NumberArg, NumberRange};
 use domain::ToolError;
 
 use crate::args::{
@@ -13,6 +14,7 @@ use crate::args::{
 };
 use crate::pool::Browsers;
 use crate::session::{Action, ClickTarget};
+use crate::view::MAX_ELEMENTS;
 
 /// Which browser tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,55 +60,38 @@ impl ToolKind {
     fn description(self) -> &'static str {
         match self {
             ToolKind::Navigate => {
-                "Open a web page (http:// or https:// only) in this run's headless browser and \
-                 return it as text: title, URL, the readable text, then the interactive elements \
-                 numbered [0], [1], ... for browser_click, browser_input and \
-                 browser_select_option. The page stays open for the following calls and steps."
+                "Open a URL (http:// or https://); returns the page text and its interactive \
+                 elements numbered [0], [1]..."
             }
             ToolKind::View => {
-                "Show the current page as text: title, URL, readable text, and the visible \
-                 interactive elements numbered [0], [1], ... Call it when the page may have \
-                 changed; it renumbers the elements, so use the numbers of the latest view."
+                "Show the current page's text and interactive elements, renumbered each view."
             }
             ToolKind::Click => {
-                "Click element [index] of the latest browser_view (or the point x, y in CSS \
-                 pixels of the window), wait until a page it opens has loaded or the page \
-                 stops changing, and return the new view."
+                "Click element [index] of the latest view, or the point x, y; returns the new \
+                 view."
             }
             ToolKind::Input => {
-                "Type text into the text field [index] of the latest browser_view (input, \
-                 textarea or editable element), replacing what it held; with press_enter=true \
-                 Enter is pressed afterwards, e.g. to submit a search form."
+                "Replace the text of field [index] with `text`; press_enter submits it."
             }
-            ToolKind::Scroll => {
-                "Scroll the page up or down by most of a window, or to its top or bottom. \
-                 browser_view already shows the text of the whole page; scroll for pages that \
-                 load more as you go, or before a screenshot."
-            }
-            ToolKind::PressKey => {
-                "Press a key on the focused element (or the page): Enter, Tab, Escape, \
-                 Backspace, Delete, ArrowUp, ArrowDown, PageDown, Home, End, a single character, \
-                 or a combination such as Control+a."
-            }
+            ToolKind::Scroll => "Scroll the page (the view already shows all its text).",
+            ToolKind::PressKey => "Press a key, e.g. Enter, Tab, Escape, ArrowDown, Control+a.",
             ToolKind::SelectOption => {
-                "Choose an option of the dropdown <select> [index] of the latest browser_view, \
-                 by the option's visible text or its value."
+                "Choose an option, by its text or value, in the dropdown [index]."
             }
             ToolKind::ConsoleExec => {
-                "Run JavaScript in the current page and return the value of its last expression \
-                 as JSON, or the exception it threw. Use it to read what the view does not show \
-                 or to drive pages that need scripting; await is allowed."
+                "Run JavaScript in the page; returns its last expression as JSON (await \
+                 allowed)."
             }
             ToolKind::Screenshot => {
-                "Save a PNG screenshot of the current page in the workspace as \
-                 screenshots/<n>.png and return its path; full_page=true captures the whole \
-                 page instead of the visible window."
+                "Save a PNG of the page as screenshots/<n>.png; returns its path."
             }
         }
     }
 
-    fn schema(self) -> Value {
-        match self {
+    /// The parameters' schema, with the ranges of the numbers declared (`window`: the
+    /// window's width and height in CSS pixels, the range of a click's point).
+    fn schema(self, window: (u32, u32)) -> Value {
+        let mut schema = match self {
             ToolKind::Navigate => args::schema::<NavigateArgs>(),
             ToolKind::View => args::schema::<ViewArgs>(),
             ToolKind::Click => args::schema::<ClickArgs>(),
@@ -116,15 +101,28 @@ impl ToolKind {
             ToolKind::SelectOption => args::schema::<SelectOptionArgs>(),
             ToolKind::ConsoleExec => args::schema::<ConsoleExecArgs>(),
             ToolKind::Screenshot => args::schema::<ScreenshotArgs>(),
+        };
+        if matches!(
+            self,
+            ToolKind::Click | ToolKind::Input | ToolKind::SelectOption
+        ) {
+            INDEX.declare(&mut schema, "index");
         }
+        if self == ToolKind::Click {
+            let (x, y) = point_ranges(window);
+            x.declare(&mut schema, "x");
+            y.declare(&mut schema, "y");
+        }
+        schema
     }
 
-    /// Parses and checks the arguments of a call.
-    fn action(self, raw: Value) -> Result<Action, ToolError> {
+    /// Parses and checks the arguments of a call (`window` as for [`ToolKind::schema`]).
+    fn action(self, raw: Value, window: (u32, u32)) -> Result<Action, ToolError> {
         let name = self.name();
         Ok(match self {
             ToolKind::Navigate => {
                 let a: NavigateArgs = args::parse(name, raw)?;
+                tool_args::non_empty(name, "url", &a.url)?;
                 Action::Navigate {
                     url: check_url(&a.url)?,
                 }
@@ -135,11 +133,13 @@ impl ToolKind {
             }
             ToolKind::Click => {
                 let a: ClickArgs = args::parse(name, raw)?;
+                let (x_range, y_range) = point_ranges(window);
                 Action::Click(match (a.index, a.x, a.y) {
-                    (Some(index), None, None) => ClickTarget::Index(index),
-                    (None, Some(x), Some(y)) if x.is_finite() && y.is_finite() => {
-                        ClickTarget::Point { x, y }
-                    }
+                    (Some(index), None, None) => ClickTarget::Index(check_index(name, &index)?),
+                    (None, Some(x), Some(y)) => ClickTarget::Point {
+                        x: x_range.check(name, "x", &x)?,
+                        y: y_range.check(name, "y", &y)?,
+                    },
                     _ => {
                         return Err(ToolError::InvalidArguments(format!(
                             "{name}: give either index (an element number from browser_view) \
@@ -151,7 +151,7 @@ impl ToolKind {
             ToolKind::Input => {
                 let a: InputArgs = args::parse(name, raw)?;
                 Action::Input {
-                    index: a.index,
+                    index: check_index(name, &a.index)?,
                     text: a.text,
                     press_enter: a.press_enter,
                 }
@@ -162,9 +162,10 @@ impl ToolKind {
             }
             ToolKind::PressKey => {
                 let a: PressKeyArgs = args::parse(name, raw)?;
+                // A space is a key; only nothing at all is refused.
                 if a.key.is_empty() {
                     return Err(ToolError::InvalidArguments(format!(
-                        "{name}: key must not be empty"
+                        "{name}: `key` must not be empty"
                     )));
                 }
                 Action::PressKey { key: a.key }
@@ -172,17 +173,13 @@ impl ToolKind {
             ToolKind::SelectOption => {
                 let a: SelectOptionArgs = args::parse(name, raw)?;
                 Action::SelectOption {
-                    index: a.index,
+                    index: check_index(name, &a.index)?,
                     option: a.option,
                 }
             }
             ToolKind::ConsoleExec => {
                 let a: ConsoleExecArgs = args::parse(name, raw)?;
-                if a.js.trim().is_empty() {
-                    return Err(ToolError::InvalidArguments(format!(
-                        "{name}: js must not be empty"
-                    )));
-                }
+                tool_args::non_empty(name, "js", &a.js)?;
                 Action::ConsoleExec { js: a.js }
             }
             ToolKind::Screenshot => {
@@ -193,6 +190,23 @@ impl ToolKind {
             }
         })
     }
+}
+
+/// The range of an element number: a view numbers at most [`MAX_ELEMENTS`] elements.
+const INDEX: IntRange = IntRange::between(0, MAX_ELEMENTS as u64 - 1);
+
+fn check_index(tool: &str, index: &NumberArg) -> Result<u32, ToolError> {
+    let index = INDEX.check(tool, "index", index)?;
+    u32::try_from(index)
+        .map_err(|_| ToolError::InvalidArguments(format!("{tool}: `index` {index} is too large")))
+}
+
+/// The ranges of a click's `x` and `y`: inside the window.
+fn point_ranges((width, height): (u32, u32)) -> (NumberRange, NumberRange) {
+    (
+        NumberRange::between(0.0, f64::from(width)),
+        NumberRange::between(0.0, f64::from(height)),
+    )
 }
 
 /// Only http and https pages may be opened (no `file:`, `javascript:`, `chrome:`...).
@@ -247,10 +261,11 @@ pub(crate) struct BrowserTool {
 
 impl BrowserTool {
     pub(crate) fn new(kind: ToolKind, browsers: Browsers) -> BrowserTool {
+        let schema = kind.schema(browsers.config().window);
         BrowserTool {
             kind,
             browsers,
-            schema: kind.schema(),
+            schema,
         }
     }
 }
@@ -274,7 +289,7 @@ impl Tool for BrowserTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let action = self.kind.action(args)?;
+        let action = self.kind.action(args, self.browsers.config().window)?;
         tracing::debug!(tool = self.kind.name(), run_id = %ctx.run_id, ?action, "browser call");
         self.browsers.perform(action, ctx).await
     }
@@ -292,6 +307,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    const W: (u32, u32) = (1280, 800);
 
     #[test]
     fn urls_must_be_http_or_https() {
@@ -322,11 +339,11 @@ mod tests {
     fn click_takes_an_index_or_a_point() {
         let k = ToolKind::Click;
         assert_eq!(
-            k.action(json!({"index": 2})).unwrap(),
+            k.action(json!({"index": 2}), W).unwrap(),
             Action::Click(ClickTarget::Index(2))
         );
         assert_eq!(
-            k.action(json!({"x": 10.5, "y": 20})).unwrap(),
+            k.action(json!({"x": 10.5, "y": 20}), W).unwrap(),
             Action::Click(ClickTarget::Point { x: 10.5, y: 20.0 })
         );
         for bad in [
@@ -334,32 +351,37 @@ mod tests {
             json!({"x": 1}),
             json!({"index": 1, "x": 1, "y": 2}),
         ] {
-            assert!(matches!(k.action(bad), Err(ToolError::InvalidArguments(_))));
+            assert!(matches!(
+                k.action(bad, W),
+                Err(ToolError::InvalidArguments(_))
+            ));
         }
         assert!(matches!(
-            k.action(json!({"index": -1})),
-            Err(ToolError::InvalidArguments(m)) if m.contains("invalid value")
+            k.action(json!({"index": -1}), W),
+            Err(ToolError::InvalidArguments(m)) if m.contains("between 0 and 399, got -1")
         ));
     }
 
     #[test]
     fn arguments_are_checked() {
         assert!(matches!(
-            ToolKind::Scroll.action(json!({"direction": "sideways"})),
+            ToolKind::Scroll.action(json!({"direction": "sideways"}), W),
             Err(ToolError::InvalidArguments(m)) if m.contains("sideways")
         ));
         assert_eq!(
             ToolKind::Scroll
-                .action(json!({"direction": "bottom"}))
+                .action(json!({"direction": "bottom"}), W)
                 .unwrap(),
             Action::Scroll(crate::args::ScrollDirection::Bottom)
         );
-        assert_eq!(ToolKind::View.action(Value::Null).unwrap(), Action::View);
-        assert!(ToolKind::View.action(json!({"x": 1})).is_err());
-        assert!(ToolKind::ConsoleExec.action(json!({"js": "  "})).is_err());
+        assert_eq!(ToolKind::View.action(Value::Null, W).unwrap(), Action::View);
+        assert!(ToolKind::View.action(json!({"x": 1}), W).is_err());
+        assert!(ToolKind::ConsoleExec
+            .action(json!({"js": "  "}), W)
+            .is_err());
         assert_eq!(
             ToolKind::Input
-                .action(json!({"index": 1, "text": "Ada"}))
+                .action(json!({"index": 1, "text": "Ada"}), W)
                 .unwrap(),
             Action::Input {
                 index: 1,
@@ -368,8 +390,122 @@ mod tests {
             }
         );
         assert_eq!(
-            ToolKind::Screenshot.action(json!({})).unwrap(),
+            ToolKind::Screenshot.action(json!({}), W).unwrap(),
             Action::Screenshot { full_page: false }
         );
+    }
+
+    fn invalid(kind: ToolKind, args: Value) -> String {
+        match kind.action(args.clone(), W) {
+            Err(ToolError::InvalidArguments(m)) => m,
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers_are_range_checked() {
+        for (kind, args, message) in [
+            (
+                ToolKind::Click,
+                json!({"index": -1}),
+                "browser_click: `index` must be a whole number between 0 and 399, got -1",
+            ),
+            (
+                ToolKind::Click,
+                json!({"index": 400}),
+                "browser_click: `index` must be a whole number between 0 and 399, got 400",
+            ),
+            (
+                ToolKind::Click,
+                json!({"index": 1.5}),
+                "browser_click: `index` must be a whole number between 0 and 399, got 1.5",
+            ),
+            (
+                ToolKind::Input,
+                json!({"index": 3_000_000_000_000_000_u64, "text": "a"}),
+                "browser_input: `index` must be a whole number between 0 and 399, got \
+                 3000000000000000",
+            ),
+            (
+                ToolKind::SelectOption,
+                json!({"index": "first", "option": "a"}),
+                "browser_select_option: `index` must be a whole number between 0 and 399, got \
+                 \"first\"",
+            ),
+            (
+                ToolKind::Click,
+                json!({"x": 1281, "y": 10}),
+                "browser_click: `x` must be a number between 0 and 1280, got 1281",
+            ),
+            (
+                ToolKind::Click,
+                json!({"x": 10, "y": -0.5}),
+                "browser_click: `y` must be a number between 0 and 800, got -0.5",
+            ),
+            (
+                ToolKind::Click,
+                json!({"x": 10, "y": 1e300}),
+                "browser_click: `y` must be a number between 0 and 800, got 1e+300",
+            ),
+            (
+                ToolKind::Navigate,
+                json!({"url": " "}),
+                "browser_navigate: `url` must not be empty",
+            ),
+            (
+                ToolKind::PressKey,
+                json!({"key": ""}),
+                "browser_press_key: `key` must not be empty",
+            ),
+            (
+                ToolKind::ConsoleExec,
+                json!({"js": "\n"}),
+                "browser_console_exec: `js` must not be empty",
+            ),
+        ] {
+            assert_eq!(invalid(kind, args), message);
+        }
+        // The ends of the ranges, and quoted numbers.
+        assert_eq!(
+            ToolKind::Click.action(json!({"index": 399}), W).unwrap(),
+            Action::Click(ClickTarget::Index(399))
+        );
+        assert_eq!(
+            ToolKind::Click
+                .action(json!({"x": 1280, "y": 0}), W)
+                .unwrap(),
+            Action::Click(ClickTarget::Point { x: 1280.0, y: 0.0 })
+        );
+        assert_eq!(
+            ToolKind::SelectOption
+                .action(json!({"index": "0", "option": "a"}), W)
+                .unwrap(),
+            Action::SelectOption {
+                index: 0,
+                option: "a".into()
+            }
+        );
+        assert_eq!(
+            ToolKind::PressKey.action(json!({"key": " "}), W).unwrap(),
+            Action::PressKey { key: " ".into() }
+        );
+    }
+
+    #[test]
+    fn schemas_declare_the_ranges() {
+        let click = ToolKind::Click.schema((1024, 768));
+        assert_eq!(
+            click["properties"],
+            json!({
+                "index": {"type": "integer", "minimum": 0, "maximum": 399},
+                "x": {"type": "number", "minimum": 0, "maximum": 1024},
+                "y": {"type": "number", "minimum": 0, "maximum": 768}
+            })
+        );
+        for kind in [ToolKind::Input, ToolKind::SelectOption] {
+            let schema = kind.schema(W);
+            assert_eq!(schema["properties"]["index"]["maximum"], 399, "{schema}");
+            assert_eq!(schema["properties"]["index"]["minimum"], 0, "{schema}");
+        }
     }
 }

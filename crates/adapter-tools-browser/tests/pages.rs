@@ -290,9 +290,40 @@ async fn an_unknown_element_is_a_clear_error_and_the_page_still_works() {
     assert!(err.contains("not a text field"), "{err}");
     let bad = h.call("browser_click", json!({"index": "two"})).await;
     assert!(
-        matches!(bad, Err(ToolError::InvalidArguments(_))),
+        matches!(&bad, Err(ToolError::InvalidArguments(m))
+            if m == "browser_click: `index` must be a whole number between 0 and 399, got \"two\""),
         "{bad:?}"
     );
+    // Absurd numbers are refused before the browser is asked; it stays usable.
+    for (tool, args, message) in [
+        (
+            "browser_click",
+            json!({"index": 3_000_000_000_000_000_u64}),
+            "browser_click: `index` must be a whole number between 0 and 399, got 3000000000000000",
+        ),
+        (
+            "browser_select_option",
+            json!({"index": -1, "option": "a"}),
+            "browser_select_option: `index` must be a whole number between 0 and 399, got -1",
+        ),
+        (
+            "browser_click",
+            json!({"x": 5, "y": 5000}),
+            "browser_click: `y` must be a number between 0 and 800, got 5000",
+        ),
+        (
+            "browser_navigate",
+            json!({"url": ""}),
+            "browser_navigate: `url` must not be empty",
+        ),
+    ] {
+        let bad = h.call(tool, args.clone()).await;
+        assert!(
+            matches!(&bad, Err(ToolError::InvalidArguments(m)) if m == message),
+            "{args}: {bad:?}"
+        );
+    }
+    assert!(h.ok("browser_view", json!({})).await.contains("Next page"));
     // Numbers of a page that is gone are stale.
     let link = index_of(&view, "Next page");
     h.ok("browser_click", json!({"index": link})).await;

@@ -1,0 +1,52 @@
+//! How much prompt the nine browser tools cost: the characters of their schemas as a model
+//! sees them (name, description, parameters), printed with `--nocapture` and capped so
+//! they do not grow back unnoticed. Needs no browser.
+//!
+//! Before the descriptions were shortened (issue: short tool descriptions) the browser tool
+//! schemas took 4,719 characters (about 2,800 of them descriptions); now about half, most of
+//! what is left being the JSON itself (names, types, ranges). `SHOW_SCHEMAS=1` prints them.
+// The measurement is the test's output.
+#![allow(clippy::print_stdout)]
+
+use adapter_tools_browser::{BrowserConfig, Browsers};
+use serde_json::json;
+
+#[test]
+fn the_schemas_stay_short() {
+    let tools = Browsers::new(BrowserConfig::default()).tools();
+    let mut total = 0;
+    let mut prose = 0;
+    for tool in &tools {
+        let schema = json!({
+            "name": tool.name(),
+            "description": tool.description(),
+            "parameters": tool.parameters(),
+        })
+        .to_string();
+        println!("{:>6}  {}", schema.len(), tool.name());
+        if std::env::var_os("SHOW_SCHEMAS").is_some() {
+            println!("{schema}");
+        }
+        total += schema.len();
+        prose += tool.description().len() + property_descriptions(&tool.parameters());
+    }
+    println!("{total:>6}  all {} browser tools", tools.len());
+    println!("{prose:>6}  of which descriptions (the tools' and their parameters')");
+    assert!(
+        total <= 2500,
+        "the browser tool schemas grew to {total} characters"
+    );
+}
+
+/// Characters of the parameters' descriptions.
+fn property_descriptions(parameters: &serde_json::Value) -> usize {
+    parameters["properties"]
+        .as_object()
+        .map(|p| {
+            p.values()
+                .filter_map(|v| v["description"].as_str())
+                .map(str::len)
+                .sum()
+        })
+        .unwrap_or(0)
+}
