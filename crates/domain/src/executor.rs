@@ -253,10 +253,14 @@ async fn run_step_inner(
     let scope = format!("exec:{}:{}", input.step.id, input.step.attempts);
 
     let mut turn = 0;
+    // After the stuck nudge the next answer must be `complete_step`: a small model that
+    // repeats a call would otherwise repeat it again (the model still chooses success or
+    // failure and writes the result).
+    let mut choice = ToolChoice::Auto;
     while turn < limits.max_turns {
         turn += 1;
         let request = ChatRequest::new(CallPurpose::Execute, messages.clone())
-            .with_tools(tools.clone(), ToolChoice::Auto);
+            .with_tools(tools.clone(), std::mem::take(&mut choice));
         let (reply, replayed, llm_key) = match ctx
             .chat_replayable(&scope, agent.llm.as_ref(), request, Some(step_id))
             .await
@@ -413,6 +417,7 @@ async fn run_step_inner(
                 .await?;
             }
             hints.push(prompts::stuck_nudge(&reason));
+            choice = ToolChoice::Function(COMPLETE_STEP.to_string());
         }
         if reply.tool_calls.is_empty() {
             hints.push(prompts::nudge_use_tools());
