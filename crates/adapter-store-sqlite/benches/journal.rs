@@ -202,6 +202,8 @@ fn runtime(store: Arc<SqliteStore>, llm: Arc<ScriptedLlm>, sink: Arc<dyn EventSi
         config: RunConfig {
             retries: 0,
             retry_delay: Duration::ZERO,
+            // The bench's plan is long on purpose (250 steps).
+            max_plan_steps: 300,
             ..RunConfig::default()
         },
     }
