@@ -144,6 +144,24 @@ impl RunStore for MemStore {
             .cloned()
             .collect())
     }
+    async fn acquire_lease(
+        &self,
+        _run_id: &str,
+        _claim: &domain::ports::LeaseClaim,
+    ) -> Result<domain::ports::LeaseOutcome, StoreError> {
+        Ok(domain::ports::LeaseOutcome::Acquired)
+    }
+    async fn renew_lease(
+        &self,
+        _run_id: &str,
+        _owner: &str,
+        _until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+    async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 fn model() -> Option<std::path::PathBuf> {

@@ -35,7 +35,8 @@ fn record(run_id: &str) -> RunRecord {
         summary: None,
         error: None,
         usage: RunUsage::default(),
-        owner_pid: None,
+        lease: None,
+        queue_request: None,
     }
 }
 

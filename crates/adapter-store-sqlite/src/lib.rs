@@ -1,6 +1,7 @@
 //! # adapter-store-sqlite
 //!
-//! [`SqliteStore`] implements the domain port [`domain::ports::RunStore`] over one embedded
+//! [`SqliteStore`] implements the domain ports [`domain::ports::RunStore`] and
+//! [`domain::ports::WorkQueue`] (leases and the durable queue: `leases.rs`) over one embedded
 //! SQLite file. It keeps:
 //!
 //! - **runs**: one row per run (task, mode, status, workspace, timestamps, summary, error,
@@ -52,6 +53,7 @@
 mod codec;
 mod connection;
 mod error;
+mod leases;
 mod migrations;
 mod queries;
 mod store;

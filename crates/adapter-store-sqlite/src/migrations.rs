@@ -89,8 +89,18 @@ const MIGRATION_3: &str = r#"
 ALTER TABLE runs ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;
 "#;
 
+/// Migration 4: leases instead of process ids (docs/durability.md, "Leases"), and the work
+/// queue: a queued run keeps what its client asked for, and workers find the next one by
+/// status and age. `owner_pid` stays, unused, for files written by older builds.
+const MIGRATION_4: &str = r#"
+ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+ALTER TABLE runs ADD COLUMN lease_until TEXT;
+ALTER TABLE runs ADD COLUMN queue_request TEXT;
+CREATE INDEX runs_by_status ON runs (status, created_at);
+"#;
+
 /// All migrations, in order.
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 
 /// The migrations up to `version`, for tests that build a file of an earlier version.
 #[doc(hidden)]

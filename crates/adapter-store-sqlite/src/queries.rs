@@ -4,14 +4,14 @@
 //! up to `busy_timeout`), so a read-then-write never fails on a lock upgrade.
 
 use chrono::Utc;
-use domain::ports::{RunRecord, RunStatus};
+use domain::ports::{Lease, RunRecord, RunStatus};
 use domain::{Event, Plan, RunUsage, Step};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::codec::{from_json, int_from_sql, int_to_sql, time_from_sql, time_to_sql, to_json};
 use crate::error::{sql, Error};
 
-fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, Error> {
+pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, Error> {
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(sql("begin write transaction"))
 }
@@ -45,8 +45,8 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     tx.execute(
         "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
                            summary, error, llm_calls, prompt_tokens, completion_tokens,
-                           owner_pid, cached_prompt_tokens)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                           cached_prompt_tokens, lease_owner, lease_until, queue_request)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             run.run_id,
             run.task,
@@ -60,21 +60,28 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
             int_to_sql("llm_calls", run.usage.llm_calls)?,
             int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
             int_to_sql("completion_tokens", run.usage.completion_tokens)?,
-            run.owner_pid,
             int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
+            run.lease.as_ref().map(|l| l.owner.as_str()),
+            run.lease.as_ref().map(|l| time_to_sql(&l.until)),
+            run.queue_request
+                .as_ref()
+                .map(|v| to_json("queue request", v))
+                .transpose()?,
         ],
     )
     .map_err(sql("insert run"))?;
     tx.commit().map_err(sql("commit new run"))
 }
 
+/// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
+/// workspace or queue request.
 pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), Error> {
     let tx = write_tx(conn)?;
     let changed = tx
         .execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, summary = ?4, error = ?5,
                              llm_calls = ?6, prompt_tokens = ?7, completion_tokens = ?8,
-                             owner_pid = ?9, cached_prompt_tokens = ?10
+                             cached_prompt_tokens = ?9
              WHERE run_id = ?1",
             params![
                 run.run_id,
@@ -85,7 +92,6 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 int_to_sql("llm_calls", run.usage.llm_calls)?,
                 int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
                 int_to_sql("completion_tokens", run.usage.completion_tokens)?,
-                run.owner_pid,
                 int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
             ],
         )
@@ -147,12 +153,13 @@ pub(crate) fn set_run_status(
     tx.commit().map_err(sql("commit run status"))
 }
 
-const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at, finished_at,
-                           summary, error, llm_calls, prompt_tokens, completion_tokens,
-                           owner_pid, cached_prompt_tokens";
+pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
+                           finished_at, summary, error, llm_calls, prompt_tokens,
+                           completion_tokens, cached_prompt_tokens, lease_owner, lease_until,
+                           queue_request";
 
 /// A `runs` row as SQLite hands it back, before validation.
-struct RunRow {
+pub(crate) struct RunRow {
     run_id: String,
     task: String,
     mode: String,
@@ -165,12 +172,14 @@ struct RunRow {
     llm_calls: i64,
     prompt_tokens: i64,
     completion_tokens: i64,
-    owner_pid: Option<u32>,
     cached_prompt_tokens: i64,
+    lease_owner: Option<String>,
+    lease_until: Option<String>,
+    queue_request: Option<String>,
 }
 
 impl RunRow {
-    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         Ok(RunRow {
             run_id: row.get(0)?,
             task: row.get(1)?,
@@ -184,12 +193,14 @@ impl RunRow {
             llm_calls: row.get(9)?,
             prompt_tokens: row.get(10)?,
             completion_tokens: row.get(11)?,
-            owner_pid: row.get(12)?,
-            cached_prompt_tokens: row.get(13)?,
+            cached_prompt_tokens: row.get(12)?,
+            lease_owner: row.get(13)?,
+            lease_until: row.get(14)?,
+            queue_request: row.get(15)?,
         })
     }
 
-    fn into_record(self) -> Result<RunRecord, Error> {
+    pub(crate) fn into_record(self) -> Result<RunRecord, Error> {
         let status = RunStatus::parse(&self.status).ok_or_else(|| Error::Corrupt {
             what: "run status",
             detail: format!("unknown status {:?} of run '{}'", self.status, self.run_id),
@@ -217,7 +228,18 @@ impl RunRow {
             workspace: self.workspace,
             summary: self.summary,
             error: self.error,
-            owner_pid: self.owner_pid,
+            lease: match (self.lease_owner, self.lease_until) {
+                (Some(owner), Some(until)) => Some(Lease {
+                    owner,
+                    until: time_from_sql("run lease_until", &until)?,
+                }),
+                _ => None,
+            },
+            queue_request: self
+                .queue_request
+                .as_deref()
+                .map(|j| from_json("queue request", j))
+                .transpose()?,
         })
     }
 }

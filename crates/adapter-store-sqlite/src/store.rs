@@ -4,13 +4,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use domain::ports::{RunRecord, RunStatus, RunStore};
+use chrono::{DateTime, Utc};
+use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, RunStore, WorkQueue};
 use domain::{Event, Plan, RunUsage, StoreError};
 use rusqlite::Connection;
 
 use crate::connection::{open_connection_with, Durability};
 use crate::error::Error;
-use crate::{migrations, queries};
+use crate::{leases, migrations, queries};
 
 /// A [`RunStore`] over one SQLite file. Cheap to clone; clones share one connection.
 #[derive(Clone)]
@@ -195,6 +196,88 @@ impl RunStore for SqliteStore {
         let id = run_id.to_string();
         self.call("events", Some(run_id), move |conn| {
             queries::events(conn, &id, after_seq)
+        })
+        .await
+    }
+
+    async fn acquire_lease(
+        &self,
+        run_id: &str,
+        claim: &LeaseClaim,
+    ) -> Result<LeaseOutcome, StoreError> {
+        let id = run_id.to_string();
+        let claim = claim.clone();
+        self.call("acquire_lease", Some(run_id), move |conn| {
+            leases::acquire(conn, &id, &claim)
+        })
+        .await
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &str,
+        owner: &str,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let (id, owner) = (run_id.to_string(), owner.to_string());
+        self.call("renew_lease", Some(run_id), move |conn| {
+            leases::renew(conn, &id, &owner, until)
+        })
+        .await
+    }
+
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
+        let (id, owner) = (run_id.to_string(), owner.to_string());
+        self.call("release_lease", Some(run_id), move |conn| {
+            leases::release(conn, &id, &owner)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl WorkQueue for SqliteStore {
+    async fn enqueue(&self, run: &RunRecord) -> Result<(), StoreError> {
+        let mut run = run.clone();
+        run.status = RunStatus::Queued;
+        run.lease = None;
+        let run_id = run.run_id.clone();
+        self.call("enqueue", Some(&run_id), move |conn| {
+            queries::insert_run(conn, &run)
+        })
+        .await
+    }
+
+    async fn claim(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<RunRecord>, StoreError> {
+        let owner = owner.to_string();
+        self.call("claim", None, move |conn| {
+            leases::claim(conn, &owner, now, until)
+        })
+        .await
+    }
+
+    async fn cancel_queued(
+        &self,
+        run_id: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let (id, error) = (run_id.to_string(), error.to_string());
+        self.call("cancel_queued", Some(run_id), move |conn| {
+            leases::cancel_queued(conn, &id, &error, now)
+        })
+        .await
+    }
+
+    async fn position(&self, run_id: &str) -> Result<Option<usize>, StoreError> {
+        let id = run_id.to_string();
+        self.call("position", Some(run_id), move |conn| {
+            leases::position(conn, &id)
         })
         .await
     }

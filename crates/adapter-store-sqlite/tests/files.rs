@@ -233,7 +233,7 @@ async fn every_earlier_schema_version_is_upgraded_and_keeps_its_runs() {
             .expect("read")
             .expect("the old run survived the upgrade");
         assert_eq!(run.task, "an old task");
-        assert_eq!(run.owner_pid, None);
+        assert_eq!(run.lease, None);
         assert_eq!(run.usage.cached_prompt_tokens, 0);
     }
 }
@@ -269,7 +269,8 @@ async fn a_version_2_file_gains_cached_tokens_and_keeps_its_usage() {
             cached_prompt_tokens: 0,
         }
     );
-    assert_eq!(run.owner_pid, Some(123));
+    // The v2 `owner_pid` is not a lease: the run reads as nobody's (interrupted).
+    assert_eq!(run.lease, None);
     let usage = domain::RunUsage {
         llm_calls: 5,
         prompt_tokens: 500,

@@ -215,6 +215,12 @@ pub struct RunOptions {
     #[arg(long)]
     pub max_tokens: Option<u64>,
 
+    /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
+    /// elsewhere (another host or container), the run can be taken over once it expires.
+    #[arg(long, env = "PLANWRIGHT_LEASE_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub lease_secs: u32,
+
     /// Print one JSON object with the outcome on stdout instead of the summary text.
     #[arg(long)]
     pub json: bool,

@@ -9,6 +9,7 @@
 mod cli;
 mod environ;
 mod ids;
+mod owner;
 mod report;
 mod scripted_user;
 mod server;
@@ -153,22 +154,55 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
                 db.display()
             ))
         })?;
-    if report::shown_status(&record) != "interrupted"
-        && matches!(record.status, RunStatus::Running | RunStatus::Waiting)
-    {
+    if record.status == RunStatus::Queued {
         return Err(AppError::Config(format!(
-            "run '{}' is still running (process {})",
+            "run '{}' is queued and has not started; `planwright serve` on {} starts it",
             args.run_id,
-            record.owner_pid.unwrap_or_default()
+            db.display()
         )));
     }
-    let runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
+    let runtime: Runtime = wiring::runtime(llm.client.clone(), store.clone(), opts)?;
+    // Take the lease first, in one compare-and-set: of several `resume` commands on one run,
+    // exactly one goes on; a lease whose owner is provably gone is taken at once.
+    let now = chrono::Utc::now();
+    let claim = domain::ports::LeaseClaim {
+        owner: runtime.config.lease.owner.clone(),
+        now,
+        until: runtime.config.lease.until(now),
+        stale_owner: report::stale_owner(&record),
+    };
+    match store
+        .acquire_lease(&args.run_id, &claim)
+        .await
+        .map_err(|e| AppError::Run(format!("reading {}: {e}", db.display())))?
+    {
+        domain::ports::LeaseOutcome::Acquired => {}
+        domain::ports::LeaseOutcome::Held(lease) => {
+            return Err(AppError::Config(format!(
+                "run '{}' is being run by {} (its lease holds until {}); \
+                 it can be resumed once that process stops",
+                args.run_id,
+                lease.owner,
+                lease
+                    .until
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )))
+        }
+        domain::ports::LeaseOutcome::Unknown => {
+            return Err(AppError::Config(format!(
+                "no run with id '{}' in {}",
+                args.run_id,
+                db.display()
+            )))
+        }
+    }
     let cancel = cancel_on_ctrl_c();
     let outcome = runtime
         .resume(&args.run_id, cancel)
         .await
         .map_err(|e| match e {
             domain::Error::Config(m) => AppError::Config(m),
+            e @ domain::Error::Leased { .. } => AppError::Config(e.to_string()),
             other => AppError::Run(format!("the run could not go on: {other}")),
         })?;
     finish(&outcome, &record.workspace, opts.json, &llm)

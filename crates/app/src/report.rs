@@ -261,26 +261,32 @@ pub fn event_line(e: &Event) -> String {
     )
 }
 
-/// A run's status as users see it: a `running`/`waiting` run whose process is gone was
-/// interrupted (and can be resumed).
+/// A run's status as users see it: a `running`/`waiting` run nobody holds (its lease expired,
+/// or its owner is provably gone) was interrupted, and can be resumed.
 pub fn shown_status(run: &RunRecord) -> &'static str {
     let live = matches!(run.status, RunStatus::Running | RunStatus::Waiting);
-    if live && !run.owner_pid.is_some_and(process_alive) {
+    if live && holder(run).is_none() {
         "interrupted"
     } else {
         run.status.as_str()
     }
 }
 
-/// Whether process `pid` exists and is not a zombie.
-pub fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
+/// The owner of the run's lease, when the lease still holds and its owner may be alive.
+pub fn holder(run: &RunRecord) -> Option<&str> {
+    run.lease
+        .as_ref()
+        .filter(|l| l.is_live(chrono::Utc::now()) && !crate::owner::is_gone(&l.owner))
+        .map(|l| l.owner.as_str())
+}
+
+/// The owner of the run's lease when it is provably gone (this host, process ended): its
+/// lease may be taken over before it expires.
+pub fn stale_owner(run: &RunRecord) -> Option<String> {
+    run.lease
+        .as_ref()
+        .filter(|l| crate::owner::is_gone(&l.owner))
+        .map(|l| l.owner.clone())
 }
 
 #[cfg(test)]

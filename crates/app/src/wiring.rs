@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::ports::{LlmClient, RunStore, SystemClock};
+use domain::ports::{LlmClient, RunStore, SystemClock, WorkQueue};
 use domain::tools::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
@@ -197,18 +197,38 @@ fn live_llm(_args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), 
 
 #[cfg(feature = "store-sqlite")]
 pub fn store(db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
-    let durability = match std::env::var("PLANWRIGHT_DB_SYNC").ok().as_deref() {
-        None | Some("") | Some("normal") => adapter_store_sqlite::Durability::Normal,
-        Some("full") => adapter_store_sqlite::Durability::Full,
-        Some(other) => {
-            return Err(AppError::Config(format!(
-                "PLANWRIGHT_DB_SYNC must be `normal` or `full`, not `{other}`"
-            )))
-        }
-    };
-    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability)
+    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability()?)
         .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
     Ok(Arc::new(store))
+}
+
+#[cfg(feature = "store-sqlite")]
+fn durability() -> Result<adapter_store_sqlite::Durability, AppError> {
+    match std::env::var("PLANWRIGHT_DB_SYNC").ok().as_deref() {
+        None | Some("") | Some("normal") => Ok(adapter_store_sqlite::Durability::Normal),
+        Some("full") => Ok(adapter_store_sqlite::Durability::Full),
+        Some(other) => Err(AppError::Config(format!(
+            "PLANWRIGHT_DB_SYNC must be `normal` or `full`, not `{other}`"
+        ))),
+    }
+}
+
+/// A run store and the work queue on the same database.
+pub type QueueStore = (Arc<dyn RunStore>, Arc<dyn WorkQueue>);
+
+/// The run store and the work queue on it (`planwright serve`).
+#[cfg(feature = "store-sqlite")]
+pub fn queue_store(db: &Path) -> Result<QueueStore, AppError> {
+    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability()?)
+        .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
+    Ok((Arc::new(store.clone()), Arc::new(store)))
+}
+
+#[cfg(not(feature = "store-sqlite"))]
+pub fn queue_store(_db: &Path) -> Result<QueueStore, AppError> {
+    Err(AppError::Config(
+        "this planwright was built without a run store (enable the `store-sqlite` feature)".into(),
+    ))
 }
 
 #[cfg(not(feature = "store-sqlite"))]
@@ -345,6 +365,10 @@ pub fn runtime(
         max_todos: args.max_todos as usize,
         verify: args.verify,
         max_tokens: args.max_tokens,
+        lease: domain::LeaseConfig {
+            owner: crate::owner::owner_id().to_string(),
+            ttl: Duration::from_secs(args.lease_secs.into()),
+        },
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;

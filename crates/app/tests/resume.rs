@@ -345,3 +345,76 @@ async fn a_finished_run_cannot_be_resumed_and_an_unknown_run_is_a_usage_error() 
     let out = pw.exec(&["runs", "show", &run_id], &[]).await;
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Ownership is a lease, not a pid: a run whose owner is alive cannot be resumed; once the
+/// owner is killed, three `resume` commands started together race for the lease and exactly
+/// one resumes (the others exit 2 with the reason), and every append still happened once.
+#[tokio::test]
+async fn a_held_run_is_refused_and_of_three_concurrent_resumes_exactly_one_wins() {
+    let released = Arc::new(AtomicBool::new(false));
+    let server = server(
+        Some(Hold::Turn { step: 1, turn: 0 }),
+        None,
+        released.clone(),
+    )
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let pw = Planwright::new();
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let mut child = pw.spawn(
+        &["run", "--json", "--retries", "0", "append three lines"],
+        &env,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let run_id = loop {
+        assert!(Instant::now() < deadline, "step 2 never started");
+        if let Some(id) = pw.only_run_id() {
+            if has(&pw.events(&id), "step_started", "s2") {
+                break id;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    // The owner is alive (held in step 2's LLM call): resume is refused, the run goes on.
+    let out = pw
+        .exec(&["resume", &run_id, "--json", "--retries", "0"], &env)
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is being run by"), "{stderr}");
+    let db = pw.db().display().to_string();
+    let out = pw.exec(&["runs", "list", "--json", "--db", &db], &[]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(list[0]["status"], "running", "{list}");
+
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    released.store(true, Ordering::SeqCst);
+
+    let args = ["resume", run_id.as_str(), "--json", "--retries", "0"];
+    let resumes = (0..3).map(|_| pw.exec(&args, &env));
+    let outs = futures_util::future::join_all(resumes).await;
+    let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+    let winners = codes.iter().filter(|c| **c == Some(0)).count();
+    assert_eq!(winners, 1, "exactly one resume goes on: {codes:?}");
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(2)).count(),
+        2,
+        "the others are refused: {codes:?}"
+    );
+    for out in outs.iter().filter(|o| o.status.code() == Some(2)) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is being run by") || stderr.contains("nothing to resume"),
+            "a clear reason: {stderr}"
+        );
+    }
+    let events = pw.events(&run_id);
+    assert_eq!(tool_calls(&events, "run_resumed"), 1, "one resume happened");
+    let log = std::fs::read_to_string(pw.workspace(&run_id).join("log.txt")).expect("log.txt");
+    assert_eq!(log, "1\n2\n3\n", "each effect exactly once");
+}

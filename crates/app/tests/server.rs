@@ -626,7 +626,12 @@ async fn a_run_cancelled_while_planning_ends_and_says_so() {
     let (status, _) = post_json(&server, &format!("/v1/runs/{run_id}/cancel"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     let rest = reader.collect(20).await;
-    let last = rest.last().expect("an event");
+    let last = rest.last().unwrap_or_else(|| {
+        panic!(
+            "no event after the cancel; stderr:\n{}",
+            server.stderr_text()
+        )
+    });
     assert!(
         last.event == "run_failed" || last.event == "run_error",
         "{rest:?}"
@@ -698,4 +703,161 @@ async fn idle_connections_are_bounded_and_timed_out() {
     // And the server answers again.
     let (status, _) = get_json(&server, "/v1/health").await;
     assert_eq!(status, StatusCode::OK);
+}
+
+/// Answers by what is asked, so any number of runs can share it in any order: a one-step
+/// plan; the step appends "done" to done.txt, then completes; then a summary.
+struct AppendOnce;
+
+impl wiremock::Respond for AppendOnce {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let offered = |name: &str| {
+            body["tools"]
+                .as_array()
+                .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == name))
+        };
+        let turns = body["messages"].as_array().map_or(0, |ms| {
+            ms.iter().filter(|m| m["role"] == "assistant").count()
+        });
+        let reply = if offered("planning") {
+            plan(&["Append done to done.txt"])
+        } else if offered("complete_step") && turns == 0 {
+            call(
+                "shell_exec",
+                json!({"command": "echo done >> done.txt && sleep 1"}),
+            )
+        } else if offered("complete_step") {
+            complete(true, "appended")
+        } else {
+            text("done.txt holds done.")
+        };
+        reply.set_delay(Duration::from_millis(200))
+    }
+}
+
+async fn status_of(server: &Server, run_id: &str) -> String {
+    let (_, show) = get_json(server, &format!("/v1/runs/{run_id}")).await;
+    show["status"].as_str().unwrap_or_default().to_string()
+}
+
+/// The queue is durable: runs accepted before the server was SIGKILLed (one running, the
+/// rest queued) all complete after a restart on the same database, each effect once.
+#[tokio::test]
+async fn queued_runs_survive_a_killed_server() {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let args = ["--max-concurrent-runs", "1", "--retries", "0"];
+    let mut server = pw.serve(&base, Some(TOKEN), &args).await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let (status, body) = create(&server, json!({"task": format!("append {i}")})).await;
+        assert!(status.is_success(), "{body}");
+        ids.push(body["run_id"].as_str().expect("id").to_string());
+    }
+    // Killed while the first run works (its step started) and three wait.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !pw
+        .events(&ids[0])
+        .iter()
+        .any(|(_, t, _)| t == "tool_calling")
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "run 1 never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.child.start_kill().expect("SIGKILL");
+    let _ = server.child.wait().await;
+
+    let server = pw.serve(&base, Some(TOKEN), &args).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    for id in &ids {
+        loop {
+            let status = status_of(&server, id).await;
+            if status == "completed" {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "run {id} is {status}; stderr:\n{}",
+                server.stderr_text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
+        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+    }
+    let first = pw.events(&ids[0]);
+    assert_eq!(
+        first.iter().filter(|(_, t, _)| t == "run_resumed").count(),
+        1,
+        "the interrupted run was resumed from its journal"
+    );
+}
+
+/// SIGTERM suspends: the running run stops at a safe point without an outcome, keeps its
+/// status, and the next server finishes it; nothing ran twice.
+#[tokio::test]
+async fn sigterm_suspends_runs_and_the_next_server_finishes_them() {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let mut server = pw.serve(&base, Some(TOKEN), &["--retries", "0"]).await;
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let id = body["run_id"].as_str().expect("id").to_string();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !pw.events(&id).iter().any(|(_, t, _)| t == "tool_calling") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = server.child.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = tokio::time::timeout(Duration::from_secs(30), server.child.wait())
+        .await
+        .expect("the server exits after SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status}; {}", server.stderr_text());
+    let events = pw.events(&id);
+    assert!(
+        !events
+            .iter()
+            .any(|(_, t, _)| t == "run_completed" || t == "run_failed"),
+        "a suspended run writes no outcome: {events:?}"
+    );
+    // The tool call under way finished and was journaled before the server stopped.
+    assert!(
+        events.iter().any(|(_, t, _)| t == "tool_called"),
+        "{events:?}"
+    );
+
+    let server = pw.serve(&base, Some(TOKEN), &["--retries", "0"]).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while status_of(&server, &id).await != "completed" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "stderr:\n{}",
+            server.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
+    assert_eq!(done, "done\n", "the effect happened once");
 }

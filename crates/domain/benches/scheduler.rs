@@ -70,6 +70,24 @@ impl RunStore for NullStore {
     async fn events(&self, _: &str, _: u64) -> Result<Vec<Event>, StoreError> {
         Ok(Vec::new())
     }
+    async fn acquire_lease(
+        &self,
+        _run_id: &str,
+        _claim: &domain::ports::LeaseClaim,
+    ) -> Result<domain::ports::LeaseOutcome, StoreError> {
+        Ok(domain::ports::LeaseOutcome::Acquired)
+    }
+    async fn renew_lease(
+        &self,
+        _run_id: &str,
+        _owner: &str,
+        _until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+    async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Answers the planner with a fixed reply, every step with `complete_step` after the step's

@@ -21,6 +21,23 @@ pub enum Error {
     Llm(#[from] LlmError),
     #[error("run cancelled")]
     Cancelled,
+    /// The run was suspended (`RunControl::suspend`) at a safe point: no outcome was written,
+    /// its status is unchanged and its lease released; it resumes where it stopped.
+    #[error("run suspended; it can be resumed")]
+    Suspended,
+    /// Another process took the run's lease over (this one's had expired): this process
+    /// stopped working on it.
+    #[error("the run's lease was taken over by another process")]
+    LeaseLost,
+    /// Another process holds the run's lease.
+    #[error(
+        "run '{run_id}' is held by {owner} until {until} (its lease is renewed while it runs)"
+    )]
+    Leased {
+        run_id: String,
+        owner: String,
+        until: chrono::DateTime<chrono::Utc>,
+    },
     #[error("invalid configuration: {0}")]
     Config(String),
 }

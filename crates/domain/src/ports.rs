@@ -107,6 +107,9 @@ pub trait Toolbox: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Stored by `planwright serve` (or a client of its queue) and not started yet: a worker
+    /// claims it ([`WorkQueue::claim`]).
+    Queued,
     Running,
     /// Paused on `message_ask_user` until the user answers.
     Waiting,
@@ -115,7 +118,8 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 4] = [
+    pub const ALL: [RunStatus; 5] = [
+        RunStatus::Queued,
         RunStatus::Running,
         RunStatus::Waiting,
         RunStatus::Completed,
@@ -124,6 +128,7 @@ impl RunStatus {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Waiting => "waiting",
             RunStatus::Completed => "completed",
@@ -152,9 +157,54 @@ pub struct RunRecord {
     pub error: Option<String>,
     #[serde(default)]
     pub usage: RunUsage,
-    /// The process running the run; a `running` run whose process is gone was interrupted.
+    /// Who works on the run, until when: a `running` or `waiting` run whose lease expired
+    /// was interrupted and may be taken over (docs/durability.md, "Leases").
     #[serde(default)]
-    pub owner_pid: Option<u32>,
+    pub lease: Option<Lease>,
+    /// For a run that went through the work queue: what the client asked for beyond the task
+    /// (mode, model), so whichever worker claims it runs it the same way. `None` for runs
+    /// started directly (`planwright run`); only queued runs are claimed by workers.
+    #[serde(default)]
+    pub queue_request: Option<Value>,
+}
+
+/// A time-limited claim on a run: only its owner works on the run, and renews it while it
+/// does. Ownership is never inferred from a process id (PID namespaces, other hosts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// An opaque id of the owning process, unique across hosts and restarts.
+    pub owner: String,
+    pub until: DateTime<Utc>,
+}
+
+impl Lease {
+    /// Whether the lease still holds at `now`.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.until > now
+    }
+}
+
+/// A request to take a run's lease over (one atomic compare-and-set in the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseClaim {
+    pub owner: String,
+    pub now: DateTime<Utc>,
+    /// The expiry of the new lease.
+    pub until: DateTime<Utc>,
+    /// An owner the caller has proved gone (its process no longer exists on this host): its
+    /// lease may be taken before it expires.
+    pub stale_owner: Option<String>,
+}
+
+/// The answer to a [`LeaseClaim`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseOutcome {
+    /// The caller owns the run now.
+    Acquired,
+    /// Someone else holds a live lease.
+    Held(Lease),
+    /// No such run.
+    Unknown,
 }
 
 /// Durable home of runs, plan versions, steps and the event log.
@@ -181,6 +231,51 @@ pub trait RunStore: Send + Sync {
     async fn latest_plan(&self, run_id: &str) -> Result<Option<Plan>, StoreError>;
     /// Events with `seq > after_seq`, in order.
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<Event>, StoreError>;
+    /// Takes the run's lease in one atomic step: granted when nobody holds it, when it has
+    /// expired, when the caller already owns it, or when its owner is `claim.stale_owner`.
+    /// Of several callers racing for one run, exactly one is granted.
+    async fn acquire_lease(
+        &self,
+        run_id: &str,
+        claim: &LeaseClaim,
+    ) -> Result<LeaseOutcome, StoreError>;
+    /// Extends the caller's lease to `until`; false when the caller no longer owns it.
+    async fn renew_lease(
+        &self,
+        run_id: &str,
+        owner: &str,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Gives the run up (when `owner` holds it): another process may take it at once.
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError>;
+}
+
+/// The durable work queue: runs stored as `queued` before a client is answered, then claimed
+/// by whichever worker has room (docs/durability.md, "The work queue").
+#[async_trait]
+pub trait WorkQueue: Send + Sync {
+    /// Stores `run` (status [`RunStatus::Queued`], no lease) durably.
+    async fn enqueue(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Claims the next run to work on and leases it to `owner` until `until`, atomically:
+    /// first a queued run's interrupted predecessor (a queue run still `running` or
+    /// `waiting` whose lease expired: it is resumed), then the oldest `queued` run.
+    async fn claim(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Option<RunRecord>, StoreError>;
+    /// Ends a run nobody has claimed yet as `failed` with `error`; false when it is not
+    /// queued any more (a worker took it meanwhile, or it does not exist).
+    async fn cancel_queued(
+        &self,
+        run_id: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// The 1-based place of a queued run nobody has claimed yet among such runs (`None`
+    /// once claimed or started).
+    async fn position(&self, run_id: &str) -> Result<Option<usize>, StoreError>;
 }
 
 /// Why the user could not be asked.

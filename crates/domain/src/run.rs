@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, LlmError, StoreError};
 use crate::event::{Event, EventKind, RunUsage};
 use crate::journal::{request_hash, Journal};
+use crate::lease::RunControl;
 use crate::llm::{ChatRequest, ChatResponse};
 use crate::plan::Plan;
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
@@ -47,6 +48,8 @@ pub(crate) struct RunContext {
     pub task: String,
     pub workspace: PathBuf,
     pub cancel: CancellationToken,
+    /// Fired to suspend the run: no new step, tool call or LLM call starts after it.
+    suspend: CancellationToken,
     store: Arc<dyn RunStore>,
     sink: Arc<dyn EventSink>,
     clock: Arc<dyn Clock>,
@@ -69,14 +72,15 @@ pub(crate) struct RunContext {
 }
 
 impl RunContext {
-    /// The context of `request` on `rt`'s ports. `cancel` is the caller's token; the run
-    /// stops on it, or by itself on a spent budget.
-    pub fn new(rt: &Runtime, request: &RunRequest, cancel: &CancellationToken) -> RunContext {
+    /// The context of `request` on `rt`'s ports. The run stops on `control.cancel`, or by
+    /// itself on a spent budget; `control.suspend` stops it at the next safe point.
+    pub fn new(rt: &Runtime, request: &RunRequest, control: &RunControl) -> RunContext {
         RunContext {
             run_id: request.run_id.clone(),
             task: request.task.clone(),
             workspace: request.workspace.clone(),
-            cancel: cancel.child_token(),
+            cancel: control.cancel.child_token(),
+            suspend: control.suspend.clone(),
             store: rt.store.clone(),
             sink: rt.sink.clone(),
             clock: rt.clock.clone(),
@@ -98,12 +102,12 @@ impl RunContext {
     pub fn resumed(
         rt: &Runtime,
         request: &RunRequest,
-        cancel: &CancellationToken,
+        control: &RunControl,
         last_seq: u64,
         usage: RunUsage,
         journal: Journal,
     ) -> RunContext {
-        let mut ctx = RunContext::new(rt, request, cancel);
+        let mut ctx = RunContext::new(rt, request, control);
         ctx.seq = tokio::sync::Mutex::new(last_seq);
         ctx.usage = Mutex::new(usage);
         ctx.journal = journal;
@@ -175,6 +179,8 @@ impl RunContext {
         let answer = tokio::select! {
             a = self.user.ask(&self.run_id, question) => a.map_err(|e| e.to_string()),
             _ = self.cancel.cancelled() => Err("the run was stopped while waiting for the user".to_string()),
+            // Suspended while waiting: the run stays `waiting` and asks again when resumed.
+            _ = self.suspend.cancelled() => return Err(self.suspended()),
         };
         self.store
             .set_run_status(&self.run_id, RunStatus::Running)
@@ -229,6 +235,9 @@ impl RunContext {
 
     /// Journals one event, then hands it to the live sink.
     pub async fn emit(&self, kind: EventKind) -> Result<(), StoreError> {
+        if self.suspend.is_cancelled() && starts_work(&kind) {
+            return Err(self.suspended());
+        }
         let mut seq = self.seq.lock().await;
         let event = Event {
             run_id: self.run_id.clone(),
@@ -241,6 +250,13 @@ impl RunContext {
         drop(seq);
         self.sink.publish(&event);
         Ok(())
+    }
+
+    /// The error that unwinds a suspended run: it travels the store-failure path, which
+    /// already stops everything without writing an outcome; `Runtime` reports it as
+    /// [`Error::Suspended`](crate::Error::Suspended) by looking at the token, not the text.
+    fn suspended(&self) -> StoreError {
+        StoreError(format!("run '{}' is suspended", self.run_id))
     }
 
     pub async fn save_plan(&self, plan: &Plan) -> Result<(), StoreError> {
@@ -304,6 +320,9 @@ impl RunContext {
         if self.cancel.is_cancelled() {
             return Err(CallError::Cancelled);
         }
+        if self.suspend.is_cancelled() {
+            return Err(CallError::Store(self.suspended()));
+        }
         let purpose = request.purpose;
         let started = Instant::now();
         let result = tokio::select! {
@@ -361,4 +380,18 @@ impl From<CallError> for Error {
             CallError::Store(e) => Error::Store(e),
         }
     }
+}
+
+/// Whether writing `kind` begins new work (a step, a tool call, a plan, a question): the
+/// events a suspended run must not write.
+fn starts_work(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::StepStarted { .. }
+            | EventKind::ToolCalling { .. }
+            | EventKind::PlanCreated { .. }
+            | EventKind::WaitingForUser { .. }
+            | EventKind::RunCompleted { .. }
+            | EventKind::RunFailed { .. }
+    )
 }

@@ -20,9 +20,11 @@ use crate::error::Error;
 use crate::event::{EventKind, RunUsage};
 use crate::executor::{ExecutorAgent, StepLimits};
 use crate::journal::Journal;
+use crate::lease::{LeaseConfig, RunControl};
 use crate::plan::{Plan, StepStatus};
 use crate::ports::{
-    Clock, EventSink, IdGen, LlmClient, RunRecord, RunStatus, RunStore, UserChannel,
+    Clock, EventSink, IdGen, Lease, LeaseClaim, LeaseOutcome, LlmClient, RunRecord, RunStatus,
+    RunStore, UserChannel,
 };
 use crate::run::RunContext;
 use crate::scheduler::{self, InitialPlan, LoopEnd, Schedule, Strategy};
@@ -119,6 +121,8 @@ pub struct RunConfig {
     pub max_plan_steps: usize,
     /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
     pub route_tools: bool,
+    /// Who this process is to the store, and how long its leases last.
+    pub lease: LeaseConfig,
 }
 
 impl Default for RunConfig {
@@ -139,6 +143,7 @@ impl Default for RunConfig {
             planner_attempts: 2,
             max_plan_steps: 6,
             route_tools: true,
+            lease: LeaseConfig::default(),
         }
     }
 }
@@ -201,16 +206,92 @@ impl Runtime {
         request: RunRequest,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
+        self.run_with(request, RunControl::cancel_only(cancel))
+            .await
+    }
+
+    /// As [`Runtime::run`], also suspendable (see [`RunControl`]).
+    pub async fn run_with(
+        &self,
+        request: RunRequest,
+        control: RunControl,
+    ) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let run_id = request.run_id.clone();
+        let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
+        let body = |control: RunControl| self.run_inner(request, control);
+        self.owned(&run_id, control, body).instrument(span).await
+    }
+
+    /// Starts a run that waited in the work queue: `run_id` is stored as `queued` and this
+    /// process holds its lease (it claimed it). Runs it as [`Runtime::run_with`] would,
+    /// with the mode recorded at enqueue time.
+    pub async fn run_queued(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let span = tracing::info_span!("run", run_id = %run_id, queued = true);
+        let body = |control: RunControl| self.queued_inner(run_id, control);
+        self.owned(run_id, control, body).instrument(span).await
+    }
+
+    fn check_executors(&self) -> Result<(), Error> {
         if self.executors.is_empty() {
             return Err(Error::Config(
                 "a runtime needs at least one executor".into(),
             ));
         }
-        let run_id = request.run_id.clone();
-        let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
-        let outcome = self.run_inner(request, cancel).instrument(span).await;
-        self.close_tools(&run_id).await;
-        outcome
+        Ok(())
+    }
+
+    /// Runs `body` while keeping the run's lease, then gives the lease up and lets the tools
+    /// release what they hold. A run stopped by its suspend token (or by losing its lease)
+    /// ends with [`Error::Suspended`] ([`Error::LeaseLost`]), whatever unwound it.
+    async fn owned<'a, F, Fut>(
+        &'a self,
+        run_id: &'a str,
+        control: RunControl,
+        body: F,
+    ) -> Result<RunOutcome, Error>
+    where
+        F: FnOnce(RunControl) -> Fut,
+        Fut: std::future::Future<Output = Result<RunOutcome, Error>> + 'a,
+    {
+        let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let suspend = control.suspend.child_token();
+        let keeper = crate::lease::keep(
+            self.store.clone(),
+            self.clock.clone(),
+            self.config.lease.clone(),
+            run_id.to_string(),
+            suspend.clone(),
+            lost.clone(),
+        );
+        let control = RunControl {
+            cancel: control.cancel,
+            suspend: suspend.clone(),
+        };
+        let outcome = tokio::select! {
+            o = body(control) => o,
+            () = keeper => Err(Error::LeaseLost),
+        };
+        self.close_tools(run_id).await;
+        let lost = lost.load(std::sync::atomic::Ordering::SeqCst);
+        if !lost {
+            if let Err(e) = self
+                .store
+                .release_lease(run_id, &self.config.lease.owner)
+                .await
+            {
+                tracing::warn!(run_id, error = %e, "cannot release the run's lease");
+            }
+        }
+        match outcome {
+            Err(Error::Store(_) | Error::Cancelled) if lost => Err(Error::LeaseLost),
+            Err(Error::Store(_) | Error::Cancelled) if suspend.is_cancelled() => {
+                tracing::info!(run_id, "run suspended");
+                Err(Error::Suspended)
+            }
+            other => other,
+        }
     }
 
     /// Lets every executor's tools release what they hold for the run (sessions, browsers).
@@ -223,36 +304,83 @@ impl Runtime {
     async fn run_inner(
         &self,
         request: RunRequest,
-        cancel: CancellationToken,
+        control: RunControl,
     ) -> Result<RunOutcome, Error> {
-        let ctx = RunContext::new(self, &request, &cancel);
+        let ctx = RunContext::new(self, &request, &control);
+        let now = ctx.now();
         let record = RunRecord {
             run_id: request.run_id.clone(),
             task: request.task.clone(),
             mode: self.config.mode.to_string(),
             status: RunStatus::Running,
             workspace: request.workspace.display().to_string(),
-            created_at: ctx.now(),
+            created_at: now,
             finished_at: None,
             summary: None,
             error: None,
             usage: RunUsage::default(),
-            owner_pid: Some(std::process::id()),
+            lease: Some(Lease {
+                owner: self.config.lease.owner.clone(),
+                until: self.config.lease.until(now),
+            }),
+            queue_request: None,
         };
         ctx.store().create_run(&record).await?;
+        self.start(&ctx, record, self.config.mode).await
+    }
+
+    /// See [`Runtime::run_queued`].
+    async fn queued_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        let mut record = self
+            .store
+            .get_run(run_id)
+            .await?
+            .ok_or_else(|| Error::Config(format!("no run with id '{run_id}'")))?;
+        let owner = &self.config.lease.owner;
+        if record.status != RunStatus::Queued {
+            return Err(Error::Config(format!(
+                "run '{run_id}' is {}, not queued",
+                record.status.as_str()
+            )));
+        }
+        if record.lease.as_ref().map(|l| &l.owner) != Some(owner) {
+            return Err(Error::Config(format!(
+                "run '{run_id}' must be claimed before it is started"
+            )));
+        }
+        let mode = record.mode.parse::<Mode>()?;
+        let request = RunRequest {
+            run_id: run_id.to_string(),
+            task: record.task.clone(),
+            workspace: PathBuf::from(&record.workspace),
+        };
+        let ctx = RunContext::new(self, &request, &control);
+        record.status = RunStatus::Running;
+        ctx.store().update_run(&record).await?;
+        self.start(&ctx, record, mode).await
+    }
+
+    /// Announces a run just started and takes it to the end.
+    async fn start(
+        &self,
+        ctx: &RunContext,
+        record: RunRecord,
+        mode: Mode,
+    ) -> Result<RunOutcome, Error> {
+        let request_task = ctx.task.clone();
         ctx.emit(EventKind::RunStarted {
-            task: request.task.clone(),
-            mode: self.config.mode.to_string(),
+            task: request_task.clone(),
+            mode: mode.to_string(),
             workspace: record.workspace.clone(),
         })
         .await?;
-        tracing::info!(task = %request.task, "run started");
+        tracing::info!(task = %request_task, "run started");
 
-        let mode = match self.config.mode {
-            Mode::Auto => crate::auto::choose(&ctx, self).await?,
+        let mode = match mode {
+            Mode::Auto => crate::auto::choose(ctx, self).await?,
             m => m,
         };
-        self.drive(&ctx, record, mode, None).await
+        self.drive(ctx, record, mode, None).await
     }
 
     /// Picks a stopped run up again from its last durable point: the latest saved plan, the
@@ -264,22 +392,44 @@ impl Runtime {
         run_id: &str,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
-        if self.executors.is_empty() {
-            return Err(Error::Config(
-                "a runtime needs at least one executor".into(),
-            ));
-        }
-        let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
-        let outcome = self.resume_inner(run_id, cancel).instrument(span).await;
-        self.close_tools(run_id).await;
-        outcome
+        self.resume_with(run_id, RunControl::cancel_only(cancel))
+            .await
     }
 
-    async fn resume_inner(
+    /// As [`Runtime::resume`], also suspendable (see [`RunControl`]). The run's lease is
+    /// taken first: a run another process holds is refused with [`Error::Leased`].
+    pub async fn resume_with(
         &self,
         run_id: &str,
-        cancel: CancellationToken,
+        control: RunControl,
     ) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let now = self.clock.now();
+        let claim = LeaseClaim {
+            owner: self.config.lease.owner.clone(),
+            now,
+            until: self.config.lease.until(now),
+            stale_owner: None,
+        };
+        match self.store.acquire_lease(run_id, &claim).await? {
+            LeaseOutcome::Acquired => {}
+            LeaseOutcome::Held(lease) => {
+                return Err(Error::Leased {
+                    run_id: run_id.to_string(),
+                    owner: lease.owner,
+                    until: lease.until,
+                })
+            }
+            LeaseOutcome::Unknown => {
+                return Err(Error::Config(format!("no run with id '{run_id}'")))
+            }
+        }
+        let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
+        let body = |control: RunControl| self.resume_inner(run_id, control);
+        self.owned(run_id, control, body).instrument(span).await
+    }
+
+    async fn resume_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
         let mut record = self
             .store
             .get_run(run_id)
@@ -296,6 +446,12 @@ impl Runtime {
         {
             return Err(Error::Config(format!(
                 "run '{run_id}' already ended ({}); there is nothing to resume",
+                record.status.as_str()
+            )));
+        }
+        if record.status == RunStatus::Queued || events.is_empty() {
+            return Err(Error::Config(format!(
+                "run '{run_id}' never started ({}); there is nothing to resume",
                 record.status.as_str()
             )));
         }
@@ -330,7 +486,7 @@ impl Runtime {
             task: record.task.clone(),
             workspace: PathBuf::from(&record.workspace),
         };
-        let ctx = RunContext::resumed(self, &request, &cancel, last_seq, usage, journal);
+        let ctx = RunContext::resumed(self, &request, &control, last_seq, usage, journal);
         for step in tool_steps {
             ctx.count_tool_call(step);
         }
@@ -338,7 +494,6 @@ impl Runtime {
         record.finished_at = None;
         record.summary = None;
         record.error = None;
-        record.owner_pid = Some(std::process::id());
         ctx.store().update_run(&record).await?;
         ctx.emit(EventKind::RunResumed {
             after_seq: last_seq,

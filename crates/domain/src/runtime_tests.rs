@@ -114,9 +114,20 @@ struct Recorded {
     runs: Mutex<Vec<RunRecord>>,
     /// Every usage the run saved as it went, in order.
     usages: Mutex<Vec<RunUsage>>,
+    /// Owners that released the run's lease.
+    released: Mutex<Vec<String>>,
 }
 
 fn recording_store() -> (MockRunStore, Arc<Recorded>) {
+    recording_store_renewing(true)
+}
+
+/// A recording store whose lease renewals say the lease was taken over.
+fn recording_store_where_renewals_fail() -> (MockRunStore, Arc<Recorded>) {
+    recording_store_renewing(false)
+}
+
+fn recording_store_renewing(renewed: bool) -> (MockRunStore, Arc<Recorded>) {
     let rec = Arc::new(Recorded::default());
     let mut store = MockRunStore::new();
     let r = rec.clone();
@@ -130,6 +141,17 @@ fn recording_store() -> (MockRunStore, Arc<Recorded>) {
         Ok(())
     });
     store.expect_set_run_status().returning(|_, _| Ok(()));
+    store
+        .expect_renew_lease()
+        .returning(move |_, _, _| Ok(renewed));
+    let r = rec.clone();
+    store.expect_release_lease().returning(move |_, owner| {
+        r.released.lock().expect("lock").push(owner.to_string());
+        Ok(())
+    });
+    store
+        .expect_acquire_lease()
+        .returning(|_, _| Ok(crate::ports::LeaseOutcome::Acquired));
     let r = rec.clone();
     store.expect_save_usage().returning(move |_, u| {
         r.usages.lock().expect("lock").push(*u);
@@ -803,6 +825,8 @@ async fn a_store_failure_ends_the_run_with_an_error() {
     let mut store = MockRunStore::new();
     store.expect_create_run().returning(|_| Ok(()));
     store.expect_set_run_status().returning(|_, _| Ok(()));
+    store.expect_renew_lease().returning(|_, _, _| Ok(true));
+    store.expect_release_lease().returning(|_, _| Ok(()));
     store
         .expect_append_event()
         .returning(|_| Err(crate::error::StoreError("disk full".into())));
@@ -892,6 +916,8 @@ async fn a_failure_to_save_usage_ends_the_run_with_an_error() {
     let mut store = MockRunStore::new();
     store.expect_create_run().returning(|_| Ok(()));
     store.expect_set_run_status().returning(|_, _| Ok(()));
+    store.expect_renew_lease().returning(|_, _, _| Ok(true));
+    store.expect_release_lease().returning(|_, _| Ok(()));
     store.expect_append_event().returning(|_| Ok(()));
     store.expect_save_plan().returning(|_, _| Ok(()));
     store
@@ -980,7 +1006,8 @@ async fn resume_tallies_the_logged_calls_with_their_cached_tokens() {
             summary: None,
             error: None,
             usage: RunUsage::default(),
-            owner_pid: None,
+            lease: None,
+            queue_request: None,
         }))
     });
     store.expect_latest_plan().returning(|_| Ok(None));
@@ -1036,4 +1063,183 @@ fn runs_and_resumes_are_send(rt: &'static Runtime, request: RunRequest) {
     assert_send(&run);
     let resume = rt.resume("r", CancellationToken::new());
     assert_send(&resume);
+}
+
+/// A runtime whose toolbox fires `on_call` when `shell_exec` runs (to stop the run from
+/// inside a tool call, deterministically), over a recording store.
+fn stopping_runtime(
+    script: Script,
+    store: MockRunStore,
+    on_call: CancellationToken,
+    config: RunConfig,
+) -> Runtime {
+    let (llm, _) = scripted(script);
+    let llm = Arc::new(llm);
+    let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
+    tb.expect_schemas().returning(|| {
+        vec![ToolSchema {
+            name: "shell_exec".into(),
+            description: "run".into(),
+            parameters: json!({"type": "object"}),
+        }]
+    });
+    tb.expect_call().returning(move |_, _, _| {
+        on_call.cancel();
+        Ok(ToolOutput::ok("exit code: 0"))
+    });
+    Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent.".into(),
+            kinds: vec![],
+            llm,
+            toolbox: Arc::new(tb),
+        }],
+        store: Arc::new(store),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config,
+    }
+}
+
+fn two_step_script() -> Script {
+    vec![
+        create_plan(&["a", "b"]),
+        acted("did a"),
+        acted("did b"),
+        text("summary"),
+    ]
+}
+
+fn request() -> RunRequest {
+    RunRequest {
+        run_id: "run_1".into(),
+        task: "make a file".into(),
+        workspace: PathBuf::from("/tmp/ws"),
+    }
+}
+
+/// Suspension stops at a safe point: the tool call under way finishes and is journaled,
+/// nothing new starts, no outcome is written, and the lease is given up.
+#[tokio::test]
+async fn a_suspended_run_finishes_its_call_writes_no_outcome_and_releases_its_lease() {
+    let (store, rec) = recording_store();
+    let suspend = CancellationToken::new();
+    let rt = stopping_runtime(two_step_script(), store, suspend.clone(), base_config());
+    let err = rt
+        .run_with(
+            request(),
+            crate::lease::RunControl {
+                cancel: CancellationToken::new(),
+                suspend,
+            },
+        )
+        .await
+        .expect_err("a suspended run has no outcome");
+    assert!(matches!(err, crate::Error::Suspended), "{err:?}");
+    let events = rec.events.lock().expect("lock").clone();
+    assert_gap_free(&events);
+    let names: Vec<&str> = events.iter().map(|e| e.kind.name()).collect();
+    assert!(
+        names.contains(&"tool_called"),
+        "the call under way finished: {names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| *n == "run_completed" || *n == "run_failed"),
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| **n == "step_started").count(),
+        1,
+        "step b never started: {names:?}"
+    );
+    assert_eq!(
+        rec.released.lock().expect("lock").as_slice(),
+        [RunConfig::default().lease.owner],
+        "the lease was given up"
+    );
+    let last = rec.runs.lock().expect("lock").last().cloned().expect("run");
+    assert_eq!(last.status, RunStatus::Running, "its status is kept");
+}
+
+/// A run whose lease was taken over (its renewal says so) stops and reports it; it does not
+/// release the new owner's lease.
+#[tokio::test(start_paused = true)]
+async fn a_run_that_lost_its_lease_stops_without_an_outcome() {
+    let (store, rec) = recording_store_where_renewals_fail();
+    // The tool call waits long enough (paused time) for a renewal to find the lease gone.
+    let (llm, _) = scripted(two_step_script());
+    let llm = Arc::new(llm);
+    let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
+    tb.expect_schemas().returning(Vec::new);
+    tb.expect_call()
+        .returning(|_, _, _| Ok(ToolOutput::ok("exit code: 0")));
+    let slow = SlowToolbox(Arc::new(tb));
+    let rt = Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent.".into(),
+            kinds: vec![],
+            llm,
+            toolbox: Arc::new(slow),
+        }],
+        store: Arc::new(store),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config: base_config(),
+    };
+    let err = rt
+        .run(request(), CancellationToken::new())
+        .await
+        .expect_err("no outcome");
+    assert!(matches!(err, crate::Error::LeaseLost), "{err:?}");
+    let names: Vec<&str> = rec
+        .events
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|e| e.kind.name())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| *n == "run_completed" || *n == "run_failed"),
+        "{names:?}"
+    );
+    assert!(
+        rec.released.lock().expect("lock").is_empty(),
+        "the new owner's lease is left alone"
+    );
+}
+
+/// A toolbox whose calls take a minute (of paused test time) before `inner` answers.
+struct SlowToolbox(Arc<MockToolbox>);
+
+#[async_trait::async_trait]
+impl crate::ports::Toolbox for SlowToolbox {
+    fn schemas(&self) -> Vec<ToolSchema> {
+        self.0.schemas()
+    }
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &crate::ports::ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        self.0.call(name, args, ctx).await
+    }
+    async fn close_run(&self, run_id: &str) {
+        self.0.close_run(run_id).await
+    }
 }

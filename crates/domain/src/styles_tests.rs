@@ -188,6 +188,8 @@ fn toolbox() -> MockToolbox {
 fn store(events: Arc<Mutex<Vec<Event>>>) -> MockRunStore {
     let mut store = MockRunStore::new();
     store.expect_create_run().returning(|_| Ok(()));
+    store.expect_renew_lease().returning(|_, _, _| Ok(true));
+    store.expect_release_lease().returning(|_, _| Ok(()));
     store.expect_set_run_status().returning(|_, _| Ok(()));
     store.expect_update_run().returning(|_| Ok(()));
     store.expect_save_plan().returning(|_, _| Ok(()));

@@ -32,7 +32,8 @@ pub fn running_run(run_id: &str, created_secs: i64) -> RunRecord {
         summary: None,
         error: None,
         usage: RunUsage::default(),
-        owner_pid: Some(4242),
+        lease: None,
+        queue_request: None,
     }
 }
 

@@ -14,7 +14,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{auth, sse, web, NewRun, Phase, State};
+use domain::ports::{RunRecord, RunStatus};
+
+use super::{auth, dispatch, sse, web, Phase, State};
 use crate::cli::ModeArg;
 
 /// Largest request body accepted.
@@ -170,19 +172,30 @@ async fn create_run(
         }
         _ => state.llm.clone(),
     };
+    // Built to refuse a bad model now; the worker that claims the run builds its own.
+    drop(llm);
     let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
     let workspace =
         crate::prepare_workspace(None, &run_id).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let position = super::start_run(
-        &state,
-        NewRun {
-            run_id: run_id.clone(),
-            task,
-            workspace,
-            opts,
-            llm,
-        },
-    );
+    let record = RunRecord {
+        run_id: run_id.clone(),
+        task,
+        mode: dispatch::mode_name(opts.mode),
+        status: RunStatus::Queued,
+        workspace: workspace.display().to_string(),
+        created_at: chrono::Utc::now(),
+        finished_at: None,
+        summary: None,
+        error: None,
+        usage: Default::default(),
+        lease: None,
+        queue_request: Some(dispatch::queue_request(&opts)),
+    };
+    // In the store before the client hears of it: a restart cannot lose it.
+    state.queue.enqueue(&record).await.map_err(store_error)?;
+    dispatch::channel_for(&state, &record);
+    dispatch::dispatch(&state).await;
+    let position = state.queue.position(&run_id).await.map_err(store_error)?;
     Ok(match position {
         None => (
             StatusCode::CREATED,
@@ -197,61 +210,19 @@ async fn create_run(
     })
 }
 
-/// A run the store does not know (yet): queued, cancelled while queued, or errored.
-fn registry_json(state: &State, run_id: &str) -> Option<Value> {
-    state
-        .with_registry(|reg| {
-            let e = reg.runs.get(run_id)?;
-            if e.phase == Phase::Active {
-                return None;
-            }
-            let error = match &e.phase {
-                Phase::Errored(m) => Some(m.clone()),
-                Phase::Cancelled => Some("the run was cancelled before it started".to_string()),
-                _ => None,
-            };
-            Some(json!({
-                "run_id": run_id,
-                "status": e.phase.as_str(),
-                "queued": e.phase == Phase::Queued,
-                "position": reg.position(run_id),
-                "task": e.task,
-                "mode": e.mode,
-                "workspace": e.workspace.display().to_string(),
-                "created_at": e.created_at.to_rfc3339(),
-                "error": error,
-            }))
-        })
-        .flatten()
-}
-
 async fn list_runs(Ext(state): Ext<State>) -> Result<Json<Value>, ApiError> {
     let stored = state.store.list_runs().await.map_err(store_error)?;
     let mut runs: Vec<Value> = Vec::new();
-    let mut extra: Vec<(String, String)> = state
-        .with_registry(|reg| {
-            reg.runs
-                .iter()
-                .filter(|(_, e)| e.phase != Phase::Active)
-                .map(|(id, e)| (e.created_at.to_rfc3339(), id.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    extra.sort();
-    for (_, id) in extra.iter().rev() {
-        if stored.iter().any(|r| &r.run_id == id) {
-            continue;
-        }
-        if let Some(v) = registry_json(&state, id) {
-            runs.push(v);
-        }
-    }
     if let Value::Array(list) = crate::report::runs_list_json(&stored) {
         for (mut v, r) in list.into_iter().zip(&stored) {
             v["mode"] = json!(r.mode);
-            v["queued"] = json!(false);
-            if errored(&state, &r.run_id).is_some() {
+            v["queued"] = json!(r.status == RunStatus::Queued);
+            if cancelled_while_queued(r) {
+                v["status"] = json!("cancelled");
+            }
+            if let Some(error) = errored(&state, &r.run_id) {
                 v["status"] = json!("failed");
+                v["error"] = json!(error);
             }
             runs.push(v);
         }
@@ -264,9 +235,7 @@ async fn show_run(
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
     let Some(run) = state.store.get_run(&run_id).await.map_err(store_error)? else {
-        return registry_json(&state, &run_id)
-            .map(Json)
-            .ok_or_else(|| unknown_run(&run_id));
+        return Err(unknown_run(&run_id));
     };
     let plan = state
         .store
@@ -275,7 +244,13 @@ async fn show_run(
         .map_err(store_error)?;
     let events = state.store.events(&run_id, 0).await.map_err(store_error)?;
     let mut v = crate::report::run_show_json(&run, plan.as_ref(), &events);
-    v["queued"] = json!(false);
+    v["queued"] = json!(run.status == RunStatus::Queued);
+    if cancelled_while_queued(&run) {
+        v["status"] = json!("cancelled");
+    }
+    if run.status == RunStatus::Queued {
+        v["position"] = json!(state.queue.position(&run_id).await.map_err(store_error)?);
+    }
     // A run that stopped without a final event (cancelled while planning, store failure).
     if let Some(error) = errored(&state, &run_id) {
         v["status"] = json!("failed");
@@ -323,23 +298,41 @@ async fn cancel_run(
     Ext(state): Ext<State>,
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    let found = state
-        .with_registry(|reg| {
-            reg.runs
-                .get(&run_id)
-                .map(|e| (e.phase.clone(), e.cancel.clone()))
-        })
-        .flatten();
-    match found {
-        Some((Phase::Queued, cancel)) => {
-            cancel.cancel();
-            Ok((
+    let Some(run) = state.store.get_run(&run_id).await.map_err(store_error)? else {
+        return Err(unknown_run(&run_id));
+    };
+    if run.status == RunStatus::Queued {
+        let now = chrono::Utc::now();
+        if state
+            .queue
+            .cancel_queued(&run_id, QUEUED_CANCEL, now)
+            .await
+            .map_err(store_error)?
+        {
+            state.with_registry(|reg| {
+                if let Some(e) = reg.runs.get_mut(&run_id) {
+                    e.phase = Phase::Cancelled;
+                    e.events = None;
+                }
+            });
+            return Ok((
                 StatusCode::OK,
                 Json(json!({"run_id": run_id, "status": "cancelled", "queued": true})),
             )
-                .into_response())
+                .into_response());
         }
-        Some((Phase::Active, cancel)) => {
+        // Claimed meanwhile: it is starting here or elsewhere; cancel it as a running run.
+    }
+    let local = state
+        .with_registry(|reg| {
+            reg.runs
+                .get(&run_id)
+                .filter(|e| e.phase == Phase::Active || e.phase == Phase::Queued)
+                .map(|e| e.cancel.clone())
+        })
+        .flatten();
+    match local {
+        Some(cancel) => {
             cancel.cancel();
             Ok((
                 StatusCode::ACCEPTED,
@@ -347,19 +340,19 @@ async fn cancel_run(
             )
                 .into_response())
         }
-        Some((phase, _)) => Err(ApiError::Conflict(format!(
-            "run '{run_id}' already ended ({})",
-            phase.as_str()
+        None => Err(ApiError::Conflict(format!(
+            "run '{run_id}' is not running here ({})",
+            crate::report::shown_status(&run)
         ))),
-        None => match state.store.get_run(&run_id).await.map_err(store_error)? {
-            Some(r) => Err(ApiError::Conflict(format!(
-                "run '{run_id}' is not running here ({})",
-                crate::report::shown_status(&r)
-            ))),
-            None => Err(unknown_run(&run_id)),
-        },
     }
 }
+
+fn cancelled_while_queued(run: &RunRecord) -> bool {
+    run.status == RunStatus::Failed && run.error.as_deref() == Some(QUEUED_CANCEL)
+}
+
+/// The error recorded for a run cancelled before it started.
+pub const QUEUED_CANCEL: &str = "the run was cancelled before it started";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -2,22 +2,24 @@
 //! page at `/`.
 //!
 //! ```text
-//! POST /v1/runs ─▶ registry (queued | active) ─▶ tokio task: Semaphore slot ─▶ Runtime::run
-//!                                                   sink ─▶ broadcast ─▶ SSE (replay from store)
+//! POST /v1/runs ─▶ store: queued ─▶ dispatch: claim (lease) + Semaphore slot ─▶ Runtime
+//!                                      sink ─▶ broadcast ─▶ SSE (replay from store)
 //! ```
 //!
-//! Runs execute concurrently up to `--max-concurrent-runs`; the rest wait in a queue. Every
-//! run has its own workspace (`./.planwright/runs/<id>/workspace`). Live listeners never slow
-//! a run: events go through a bounded broadcast channel, and a listener that falls behind
-//! re-reads what it missed from the store.
+//! Runs execute concurrently up to `--max-concurrent-runs`; the rest wait in the durable
+//! queue (`dispatch`): a queued run is in the store before its client is answered, so a
+//! restart loses none. Every run has its own workspace (`./.planwright/runs/<id>/workspace`).
+//! Live listeners never slow a run: events go through a bounded broadcast channel, and a
+//! listener that falls behind re-reads what it missed from the store.
 
 mod api;
 mod auth;
+mod dispatch;
 mod listener;
 mod sse;
 mod web;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,48 +27,33 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use domain::event::Event;
-use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel};
-use domain::RunRequest;
-use tokio::sync::{broadcast, oneshot, OwnedSemaphorePermit, Semaphore};
+use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel, WorkQueue};
+use domain::LeaseConfig;
+use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{RunOptions, ServeArgs};
 use crate::AppError;
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
-const EVENT_CHANNEL: usize = 1024;
+pub(crate) const EVENT_CHANNEL: usize = 1024;
 
 /// Where a run known to this server stands, before the store has its record or instead of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// Waiting for a free slot; its record is not in the store yet.
+    /// Stored as queued, waiting for a free slot.
     Queued,
     /// Running; the store has its record and events.
     Active,
-    /// Cancelled while queued: it never started and has no record.
+    /// Cancelled while queued: it never started (stored as failed, without events).
     Cancelled,
     /// Could not run (store failure or misconfiguration).
     Errored(String),
 }
 
-impl Phase {
-    pub(crate) fn as_str(&self) -> &'static str {
-        match self {
-            Phase::Queued => "queued",
-            Phase::Active => "running",
-            Phase::Cancelled => "cancelled",
-            Phase::Errored(_) => "failed",
-        }
-    }
-}
-
-/// A run this server started (queued, running, or stopped before it had a record).
+/// A run this server works on or was asked about: its live channel and cancel token.
 pub(crate) struct Entry {
-    pub task: String,
-    pub mode: String,
-    pub created_at: DateTime<Utc>,
     pub workspace: PathBuf,
     pub cancel: CancellationToken,
     /// The live channel; `None` once nothing more will be published.
@@ -77,15 +64,6 @@ pub(crate) struct Entry {
 #[derive(Default)]
 pub(crate) struct Registry {
     pub runs: HashMap<String, Entry>,
-    /// Queued run ids, oldest first.
-    pub queue: VecDeque<String>,
-}
-
-impl Registry {
-    /// 1-based place of a queued run.
-    pub fn position(&self, run_id: &str) -> Option<usize> {
-        self.queue.iter().position(|id| id == run_id).map(|i| i + 1)
-    }
 }
 
 /// A question a run is waiting on.
@@ -182,7 +160,7 @@ impl Drop for PendingGuard<'_> {
 }
 
 /// Forwards a run's events into its broadcast channel; never blocks.
-struct BroadcastSink(broadcast::Sender<Event>);
+pub(crate) struct BroadcastSink(pub broadcast::Sender<Event>);
 
 impl EventSink for BroadcastSink {
     fn publish(&self, event: &Event) {
@@ -194,6 +172,9 @@ impl EventSink for BroadcastSink {
 /// Everything the handlers share.
 pub(crate) struct AppState {
     pub store: Arc<dyn RunStore>,
+    pub queue: Arc<dyn WorkQueue>,
+    /// This process's owner id and lease time (docs/durability.md, "Leases").
+    pub lease: LeaseConfig,
     pub opts: RunOptions,
     /// The LLM client of runs that keep the server's model.
     pub llm: Arc<dyn LlmClient>,
@@ -201,7 +182,7 @@ pub(crate) struct AppState {
     pub slots: Arc<Semaphore>,
     pub registry: Mutex<Registry>,
     pub user: Arc<ServerUser>,
-    /// Cancelled on shutdown.
+    /// Fired on shutdown: no run is claimed any more, and the active ones are suspended.
     pub shutdown: CancellationToken,
 }
 
@@ -210,148 +191,6 @@ pub(crate) type State = Arc<AppState>;
 impl AppState {
     pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> Option<T> {
         self.registry.lock().ok().map(|mut r| f(&mut r))
-    }
-}
-
-/// A run ready to be started by [`start_run`].
-pub(crate) struct NewRun {
-    pub run_id: String,
-    pub task: String,
-    pub workspace: PathBuf,
-    /// The serve options with the request's mode and model applied.
-    pub opts: RunOptions,
-    /// The server's LLM client, or one built for the request's model.
-    pub llm: Arc<dyn LlmClient>,
-}
-
-/// Registers the run and spawns it; returns the queue position when it has to wait.
-pub(crate) fn start_run(state: &State, new: NewRun) -> Option<usize> {
-    let NewRun {
-        run_id,
-        task,
-        workspace,
-        opts,
-        llm,
-    } = new;
-    let (tx, _) = broadcast::channel(EVENT_CHANNEL);
-    let cancel = state.shutdown.child_token();
-    let permit = state.slots.clone().try_acquire_owned().ok();
-    let mode = clap::ValueEnum::to_possible_value(&opts.mode)
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default();
-    let position = state
-        .with_registry(|reg| {
-            reg.runs.insert(
-                run_id.clone(),
-                Entry {
-                    task: task.clone(),
-                    mode,
-                    created_at: Utc::now(),
-                    workspace: workspace.clone(),
-                    cancel: cancel.clone(),
-                    events: Some(tx.clone()),
-                    phase: if permit.is_some() {
-                        Phase::Active
-                    } else {
-                        Phase::Queued
-                    },
-                },
-            );
-            if permit.is_none() {
-                reg.queue.push_back(run_id.clone());
-                reg.position(&run_id)
-            } else {
-                None
-            }
-        })
-        .flatten();
-    let state = state.clone();
-    tokio::spawn(async move {
-        let request = RunRequest {
-            run_id,
-            task,
-            workspace,
-        };
-        execute(state, request, (opts, llm), tx, cancel, permit).await;
-    });
-    position
-}
-
-async fn execute(
-    state: State,
-    request: RunRequest,
-    (opts, llm): (RunOptions, Arc<dyn LlmClient>),
-    events: broadcast::Sender<Event>,
-    cancel: CancellationToken,
-    permit: Option<OwnedSemaphorePermit>,
-) {
-    let run_id = request.run_id.clone();
-    let permit = match permit {
-        Some(p) => p,
-        None => {
-            let acquired = tokio::select! {
-                p = state.slots.clone().acquire_owned() => p.ok(),
-                _ = cancel.cancelled() => None,
-            };
-            let started = acquired.is_some();
-            state.with_registry(|reg| {
-                reg.queue.retain(|id| id != &run_id);
-                if let Some(e) = reg.runs.get_mut(&run_id) {
-                    if started {
-                        e.phase = Phase::Active;
-                    } else {
-                        e.phase = Phase::Cancelled;
-                        e.events = None;
-                    }
-                }
-            });
-            match acquired {
-                Some(p) => p,
-                None => {
-                    tracing::info!(run_id = %run_id, "queued run cancelled");
-                    return;
-                }
-            }
-        }
-    };
-    tracing::info!(run_id = %run_id, "run starting");
-    let result = run(&state, request, &opts, llm, events, cancel).await;
-    drop(permit);
-    state.with_registry(|reg| match result {
-        // The store has the run from now on.
-        Ok(()) => {
-            reg.runs.remove(&run_id);
-        }
-        Err(e) => {
-            tracing::warn!(run_id = %run_id, error = %e, "the run ended without an outcome");
-            if let Some(entry) = reg.runs.get_mut(&run_id) {
-                entry.phase = Phase::Errored(e);
-                entry.events = None;
-            }
-        }
-    });
-}
-
-/// Builds the run's runtime (its events go to the run's channel, its questions to the
-/// server's user channel) and runs it to the end.
-async fn run(
-    state: &State,
-    request: RunRequest,
-    opts: &RunOptions,
-    llm: Arc<dyn LlmClient>,
-    events: broadcast::Sender<Event>,
-    cancel: CancellationToken,
-) -> Result<(), String> {
-    let mut runtime =
-        crate::wiring::runtime(llm, state.store.clone(), opts).map_err(|e| e.to_string())?;
-    runtime.sink = Arc::new(BroadcastSink(events));
-    runtime.user = state.user.clone();
-    match runtime.run(request, cancel).await {
-        Ok(_) => Ok(()),
-        Err(domain::Error::Cancelled) => {
-            Err("the run was cancelled before its plan was made".to_string())
-        }
-        Err(e) => Err(format!("the run could not go on: {e}")),
     }
 }
 
@@ -364,9 +203,9 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
     }
     let token = auth::resolve_token(db, args.token.as_deref(), &args.addr)?;
     let llm = crate::wiring::llm(&args.opts)?;
-    let store = crate::wiring::store(db)?;
+    let (store, queue) = crate::wiring::queue_store(db)?;
     // Fails early on a build without tools.
-    crate::wiring::runtime(llm.client.clone(), store.clone(), &args.opts)?;
+    let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), &args.opts)?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
@@ -375,6 +214,8 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
     let state: State = Arc::new(AppState {
         store,
+        queue,
+        lease: probe.config.lease.clone(),
         opts: args.opts.clone(),
         llm: llm.client.clone(),
         token,
@@ -384,12 +225,14 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         shutdown: CancellationToken::new(),
     });
     let router = api::router(state.clone());
+    dispatch::adopt_orphans(&state).await;
+    dispatch::dispatch(&state).await;
+    tokio::spawn(poll_queue(state.clone()));
     {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "listening on http://{local}");
         let _ = err.flush();
     }
-    let stop = state.shutdown.clone();
     let shutdown_state = state.clone();
     let limits = listener::Limits {
         max_connections: args.max_connections as usize,
@@ -397,16 +240,48 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         ..listener::Limits::default()
     };
     listener::serve(listener, router, limits, async move {
-        let _ = tokio::signal::ctrl_c().await;
+        let signal = stop_signal().await;
         let _ = writeln!(
             std::io::stderr(),
-            "\nshutting down: cancelling the active runs"
+            "\n{signal}: suspending the active runs at their next safe point"
         );
-        stop.cancel();
-        wait_for_runs(&shutdown_state, Duration::from_secs(10)).await;
+        shutdown_state.shutdown.cancel();
+        wait_for_runs(&shutdown_state, SHUTDOWN_GRACE).await;
+        release_leases(&shutdown_state).await;
     })
     .await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long shutdown waits for the active runs to reach a safe point.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Ctrl-C or SIGTERM, whichever comes first; its name.
+async fn stop_signal() -> &'static str {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted",
+        () = term => "terminated",
+    }
+}
+
+/// Claims runs freed elsewhere (an owner that died on another host or container) once
+/// their leases expire; new local work is dispatched at once, not by this timer.
+async fn poll_queue(state: State) {
+    let every = (state.lease.ttl / 2).max(Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => dispatch::dispatch(&state).await,
+            _ = state.shutdown.cancelled() => return,
+        }
+    }
 }
 
 /// Waits (up to `limit`) until no run of this server is still active.
@@ -420,5 +295,24 @@ async fn wait_for_runs(state: &State, limit: Duration) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Gives up the leases of runs still active after the grace period: the next server takes
+/// them at once (their journals say what finished; a call under way counts as interrupted).
+async fn release_leases(state: &State) {
+    let active: Vec<String> = state
+        .with_registry(|r| {
+            r.runs
+                .iter()
+                .filter(|(_, e)| e.phase == Phase::Active)
+                .map(|(id, _)| id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    for run_id in active {
+        if let Err(e) = state.store.release_lease(&run_id, &state.lease.owner).await {
+            tracing::warn!(run_id = %run_id, error = %e, "cannot release the lease at shutdown");
+        }
     }
 }

@@ -17,7 +17,9 @@ use futures_util::stream::Stream;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
 
-use super::api::ApiError;
+use domain::ports::RunStatus;
+
+use super::api::{ApiError, QUEUED_CANCEL};
 use super::{Phase, State};
 
 /// Frames buffered per connection before the producer waits for the client.
@@ -62,16 +64,23 @@ pub async fn events(
     let (rx, phase) = match live {
         Some((rx, phase)) => (rx, Some(phase)),
         None => {
-            let exists = state
+            let record = state
                 .store
                 .get_run(&run_id)
                 .await
                 .map_err(|e| ApiError::Internal(format!("the run store failed: {e}")))?
-                .is_some();
-            if !exists {
-                return Err(ApiError::NotFound(format!("no run with id '{run_id}'")));
+                .ok_or_else(|| ApiError::NotFound(format!("no run with id '{run_id}'")))?;
+            match record.status {
+                // Queued before this process started: follow it from its first event.
+                RunStatus::Queued => (
+                    super::dispatch::channel_for(&state, &record).map(|tx| tx.subscribe()),
+                    Some(Phase::Queued),
+                ),
+                RunStatus::Failed if record.error.as_deref() == Some(QUEUED_CANCEL) => {
+                    (None, Some(Phase::Cancelled))
+                }
+                _ => (None, None),
             }
-            (None, None)
         }
     };
     let (tx, out) = mpsc::channel::<SseEvent>(CONNECTION_BUFFER);
@@ -230,7 +239,7 @@ mod tests {
     use clap::Parser;
     use domain::event::{EventKind, RunUsage};
     use domain::plan::Plan;
-    use domain::ports::{RunRecord, RunStatus, RunStore};
+    use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, RunStore, WorkQueue};
     use domain::StoreError;
     use tokio_util::sync::CancellationToken;
 
@@ -299,6 +308,50 @@ mod tests {
                 .map(|v| v.iter().filter(|e| e.seq > after).cloned().collect())
                 .unwrap_or_default())
         }
+        async fn acquire_lease(
+            &self,
+            _run_id: &str,
+            _claim: &LeaseClaim,
+        ) -> Result<LeaseOutcome, StoreError> {
+            Ok(LeaseOutcome::Acquired)
+        }
+        async fn renew_lease(
+            &self,
+            _run_id: &str,
+            _owner: &str,
+            _until: chrono::DateTime<chrono::Utc>,
+        ) -> Result<bool, StoreError> {
+            Ok(true)
+        }
+        async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl WorkQueue for MemoryStore {
+        async fn enqueue(&self, _run: &RunRecord) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn claim(
+            &self,
+            _owner: &str,
+            _now: chrono::DateTime<chrono::Utc>,
+            _until: chrono::DateTime<chrono::Utc>,
+        ) -> Result<Option<RunRecord>, StoreError> {
+            Ok(None)
+        }
+        async fn cancel_queued(
+            &self,
+            _run_id: &str,
+            _error: &str,
+            _now: chrono::DateTime<chrono::Utc>,
+        ) -> Result<bool, StoreError> {
+            Ok(false)
+        }
+        async fn position(&self, _run_id: &str) -> Result<Option<usize>, StoreError> {
+            Ok(None)
+        }
     }
 
     fn state(store: Arc<MemoryStore>) -> State {
@@ -307,7 +360,9 @@ mod tests {
             panic!("not serve");
         };
         Arc::new(super::super::AppState {
-            store,
+            store: store.clone(),
+            queue: store,
+            lease: domain::LeaseConfig::default(),
             opts: args.opts,
             llm: Arc::new(NoLlm),
             token: "t".into(),

@@ -1,0 +1,239 @@
+//! The server's side of the durable work queue (docs/durability.md, "The work queue").
+//!
+//! ```text
+//! POST /v1/runs ─▶ WorkQueue::enqueue (status queued, in the store) ─▶ answer 201/202
+//!      dispatch(): while a slot is free ─▶ WorkQueue::claim (leased to this process)
+//!                  ─▶ Runtime::run_queued (queued) | Runtime::resume_with (interrupted)
+//! ```
+//!
+//! `dispatch` runs after every enqueue, after every run ends, once at start-up and on a
+//! timer (runs whose owner died elsewhere come back when their lease expires). Shutdown
+//! suspends the runs at their next safe point and gives their leases up, so the next server
+//! on the same store goes on with them.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use domain::event::Event;
+use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
+use domain::RunControl;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio_util::sync::CancellationToken;
+
+use super::{BroadcastSink, Entry, Phase, State, EVENT_CHANNEL};
+use crate::cli::{ModeArg, RunOptions};
+
+/// What a client asked for beyond the task, kept with the queued run.
+pub(crate) fn queue_request(opts: &RunOptions) -> Value {
+    json!({"mode": mode_name(opts.mode), "model": opts.model})
+}
+
+pub(crate) fn mode_name(mode: ModeArg) -> String {
+    clap::ValueEnum::to_possible_value(&mode)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// The options of a claimed run: the server's, with the mode and model its client chose.
+fn options_of(state: &State, record: &RunRecord) -> Result<RunOptions, String> {
+    let mut opts = state.opts.clone();
+    let request = record.queue_request.clone().unwrap_or(Value::Null);
+    if let Some(mode) = request.get("mode").and_then(Value::as_str) {
+        opts.mode = clap::ValueEnum::from_str(mode, false)
+            .map_err(|_| format!("the queued run asks for an unknown mode '{mode}'"))?;
+    }
+    if let Some(model) = request.get("model").and_then(Value::as_str) {
+        opts.model = model.to_string();
+    }
+    Ok(opts)
+}
+
+/// The live channel of `run_id`, registering the run (as queued) when this process did not
+/// know it yet (it was queued before a restart, or by another server).
+pub(crate) fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
+    state
+        .with_registry(|reg| {
+            let entry = reg
+                .runs
+                .entry(record.run_id.clone())
+                .or_insert_with(|| Entry {
+                    workspace: record.workspace.clone().into(),
+                    cancel: CancellationToken::new(),
+                    events: Some(broadcast::channel(EVENT_CHANNEL).0),
+                    phase: Phase::Queued,
+                });
+            entry.events.clone()
+        })
+        .flatten()
+}
+
+/// Starts queued (and interrupted queue) runs while slots are free.
+pub(crate) async fn dispatch(state: &State) {
+    while !state.shutdown.is_cancelled() {
+        let Ok(permit) = state.slots.clone().try_acquire_owned() else {
+            return;
+        };
+        let now = Utc::now();
+        let claimed = state
+            .queue
+            .claim(&state.lease.owner, now, state.lease.until(now))
+            .await;
+        match claimed {
+            Ok(Some(record)) => start(state, record, permit),
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot claim queued runs");
+                return;
+            }
+        }
+    }
+}
+
+/// Takes over the queue runs whose owner is provably gone (a server of this host that was
+/// killed): at start-up, without waiting for their leases to expire.
+pub(crate) async fn adopt_orphans(state: &State) {
+    let runs = match state.store.list_runs().await {
+        Ok(runs) => runs,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot list runs to adopt");
+            return;
+        }
+    };
+    for run in runs.iter().rev() {
+        let live = matches!(
+            run.status,
+            RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
+        );
+        let Some(stale) = crate::report::stale_owner(run) else {
+            continue;
+        };
+        if !live || run.queue_request.is_none() {
+            continue;
+        }
+        let now = Utc::now();
+        let claim = LeaseClaim {
+            owner: state.lease.owner.clone(),
+            now,
+            until: state.lease.until(now),
+            stale_owner: Some(stale),
+        };
+        match state.store.acquire_lease(&run.run_id, &claim).await {
+            // Given up at once: `dispatch` claims it like any other free run, in order.
+            Ok(LeaseOutcome::Acquired) => {
+                tracing::info!(run_id = %run.run_id, "adopting a run of a server that stopped");
+                let _ = state
+                    .store
+                    .release_lease(&run.run_id, &state.lease.owner)
+                    .await;
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(run_id = %run.run_id, error = %e, "cannot adopt run"),
+        }
+    }
+}
+
+/// Runs a claimed run on its own task; when it ends, fills the freed slot.
+fn start(state: &State, record: RunRecord, permit: OwnedSemaphorePermit) {
+    let events = channel_for(state, &record);
+    let cancel = state
+        .with_registry(|reg| {
+            reg.runs.get_mut(&record.run_id).map(|e| {
+                e.phase = Phase::Active;
+                e.cancel.clone()
+            })
+        })
+        .flatten()
+        .unwrap_or_default();
+    let state = state.clone();
+    tokio::spawn(async move {
+        let run_id = record.run_id.clone();
+        let result = execute(&state, record, events, cancel).await;
+        drop(permit);
+        state.with_registry(|reg| match result {
+            // The store has the run's outcome (or, suspended, its state to resume from).
+            Ok(()) => {
+                reg.runs.remove(&run_id);
+            }
+            Err(e) => {
+                tracing::warn!(run_id = %run_id, error = %e, "the run ended without an outcome");
+                if let Some(entry) = reg.runs.get_mut(&run_id) {
+                    entry.phase = Phase::Errored(e);
+                    entry.events = None;
+                }
+            }
+        });
+        Box::pin(dispatch(&state)).await;
+    });
+}
+
+async fn execute(
+    state: &State,
+    record: RunRecord,
+    events: Option<broadcast::Sender<Event>>,
+    cancel: CancellationToken,
+) -> Result<(), String> {
+    let run_id = record.run_id.clone();
+    let prepared = options_of(state, &record).and_then(|opts| {
+        let llm = if opts.model == state.opts.model {
+            state.llm.clone()
+        } else {
+            crate::wiring::llm(&opts)
+                .map_err(|e| format!("cannot use model '{}': {e}", opts.model))?
+                .client
+        };
+        crate::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
+    });
+    let mut runtime = match prepared {
+        Ok(rt) => rt,
+        Err(e) => {
+            give_up(state, &run_id, &e).await;
+            return Err(e);
+        }
+    };
+    if let Some(tx) = events {
+        runtime.sink = Arc::new(BroadcastSink(tx));
+    }
+    runtime.user = state.user.clone();
+    // The server's lease settings, so the claim made above is this runtime's own lease.
+    runtime.config.lease = state.lease.clone();
+    let control = RunControl {
+        cancel,
+        suspend: state.shutdown.clone(),
+    };
+    tracing::info!(run_id = %run_id, status = record.status.as_str(), "run starting");
+    let outcome = if record.status == RunStatus::Queued {
+        runtime.run_queued(&run_id, control).await
+    } else {
+        runtime.resume_with(&run_id, control).await
+    };
+    let reason = match outcome {
+        Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
+        Err(domain::Error::Cancelled) => {
+            "the run was cancelled before its plan was made".to_string()
+        }
+        Err(e) => format!("the run could not go on: {e}"),
+    };
+    // Ended without an outcome: say so in the store too, or the queue would take it up
+    // again as interrupted.
+    give_up(state, &run_id, &reason).await;
+    Err(reason)
+}
+
+/// Records a claimed run that ended without an outcome (it cannot be started, was cancelled
+/// before its plan, or its store failed) as `failed` with `reason`, and gives its lease up.
+async fn give_up(state: &State, run_id: &str, reason: &str) {
+    match state.store.get_run(run_id).await {
+        Ok(Some(mut record)) => {
+            record.status = RunStatus::Failed;
+            record.error = Some(reason.to_string());
+            record.finished_at = Some(Utc::now());
+            if let Err(e) = state.store.update_run(&record).await {
+                tracing::error!(run_id, error = %e, "cannot record the run as failed");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::error!(run_id, error = %e, "cannot record the run as failed"),
+    }
+    let _ = state.store.release_lease(run_id, &state.lease.owner).await;
+}
