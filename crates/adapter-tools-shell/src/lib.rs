@@ -61,6 +61,7 @@ use domain::ports::Tool;
 
 mod args;
 mod capture;
+mod containment;
 pub mod env;
 mod files;
 mod limits;

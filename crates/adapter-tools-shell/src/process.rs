@@ -168,9 +168,12 @@ fn build(spec: &CommandSpec<'_>) -> Command {
     let limits = crate::limits::prefix();
     let mut command = match spec.launch {
         Launch::Plain => {
-            let mut command = match limits.split_first() {
-                Some((prlimit, rest)) => {
-                    let mut command = Command::new(prlimit);
+            // Contained (see `crate::containment`), limited, then bash.
+            let mut line = crate::containment::prefix();
+            line.extend(limits);
+            let mut command = match line.split_first() {
+                Some((first, rest)) => {
+                    let mut command = Command::new(first);
                     command.args(rest).arg("bash");
                     command
                 }

@@ -378,3 +378,35 @@ async fn commands_run_with_resource_limits() {
         out.content
     );
 }
+
+/// Whether unsandboxed commands get their own PID namespace here (root, or CAP_SYS_ADMIN).
+/// Under `CI=true` (root in a container) they must.
+fn namespaces_usable() -> bool {
+    let root = common::contained();
+    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    assert!(
+        root || !ci,
+        "CI=true runs as root, where commands are contained in a PID namespace"
+    );
+    root
+}
+
+/// `setsid cmd &` (a new session and process group) used to outlive the command without a
+/// sandbox; in its own PID namespace it ends with the command.
+#[tokio::test]
+async fn a_detached_process_does_not_outlive_its_command() {
+    if !namespaces_usable() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("pw-detached-{}", std::process::id());
+    let command = format!("(setsid bash -c 'exec -a {marker} sleep 300' &); echo detached");
+    let out = shell()
+        .execute(json!({"command": command}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("detached"), "{}", out.content);
+    // The namespace is torn down before the command's exit is reported.
+    assert_eq!(common::pids_named(&marker), Vec::<i32>::new());
+}

@@ -418,3 +418,81 @@ async fn a_held_run_is_refused_and_of_three_concurrent_resumes_exactly_one_wins(
     let log = std::fs::read_to_string(pw.workspace(&run_id).join("log.txt")).expect("log.txt");
     assert_eq!(log, "1\n2\n3\n", "each effect exactly once");
 }
+
+/// Whether unsandboxed commands get their own PID namespace here (Planwright as root).
+fn contained() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(|uid| uid == "0"))
+        .unwrap_or(false)
+}
+
+/// Pids of live, non-zombie processes whose `argv[0]` is `marker`.
+fn pids_named(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+                .filter(|pid| {
+                    let argv0 = std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .ok()
+                        .and_then(|c| c.split(|b| *b == 0).next().map(<[u8]>::to_vec));
+                    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .ok()
+                        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with(['Z', 'X'])));
+                    argv0.as_deref() == Some(marker.as_bytes()) && state == Some(false)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `kill -9` of Planwright ends the commands it started, even one that detached from the
+/// command's process group (parent-death signal + a PID namespace per command).
+#[tokio::test]
+async fn a_killed_planwright_leaves_no_command_behind() {
+    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    if !contained() {
+        assert!(!ci, "CI=true runs as root, where commands are contained");
+        return;
+    }
+    let marker = format!("pw-orphan-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Start a long command"]),
+        call(
+            "shell_exec",
+            json!({
+                "command": format!("(setsid bash -c 'exec -a {marker} sleep 300' &); exec -a {marker} sleep 300"),
+                "timeout_secs": 600
+            }),
+        ),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let mut child = pw.spawn(
+        &["run", "--json", "start a long command"],
+        &[
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-test"),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pids_named(&marker).len() < 2 {
+        assert!(Instant::now() < deadline, "the commands never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !pids_named(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "still running after planwright died: {:?}",
+            pids_named(&marker)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

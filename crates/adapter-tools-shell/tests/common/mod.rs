@@ -52,12 +52,49 @@ pub fn process_gone(pid: i32) -> bool {
 }
 
 /// The pids (one per line) written to `file` by a test command.
+/// Whether unsandboxed commands run in a PID namespace of their own here: Planwright runs
+/// as root (CAP_SYS_ADMIN), so `unshare --pid` works (see the crate's `containment`).
+pub fn contained() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(|uid| uid == "0"))
+        .unwrap_or(false)
+}
+
 pub fn read_pids(file: &Path) -> Vec<i32> {
+    let dir = file.parent().unwrap_or(Path::new("/"));
     std::fs::read_to_string(file)
         .unwrap()
         .lines()
-        .map(|l| l.trim().parse().unwrap())
+        .map(|l| host_pid(l.trim().parse().unwrap(), dir))
         .collect()
+}
+
+/// The host pid of the process that a command saw as `pid`: unsandboxed commands run in a
+/// PID namespace of their own when Planwright may create one, so `$!` and `$$` are
+/// namespace pids. Found by the last `NSpid` entry and a working folder inside `dir`; a
+/// process that is gone maps to a pid that does not exist (so it reads as gone).
+fn host_pid(pid: i32, dir: &Path) -> i32 {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pid;
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .find(|host| {
+            let status =
+                std::fs::read_to_string(format!("/proc/{host}/status")).unwrap_or_default();
+            let ns_last = status
+                .lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|v| v.split_whitespace().last()?.parse::<i32>().ok());
+            ns_last == Some(pid)
+                && std::fs::read_link(format!("/proc/{host}/cwd"))
+                    .is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
+        .unwrap_or(i32::MAX)
 }
 
 /// Whether `file` holds `lines` complete lines.
