@@ -121,6 +121,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=3600))]
     pub header_timeout_secs: u32,
 
+    /// Seconds a run waits for the answer to `message_ask_user` before the question fails;
+    /// while it waits, its slot is free for another run.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
+    pub ask_timeout_secs: u32,
+
     /// Runs executing at once; further runs wait in a queue.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_concurrent_runs: u32,
@@ -153,6 +158,16 @@ pub struct RunOptions {
     /// Most LLM turns an executor may take for one plan step (OpenManus's max_steps).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
+
+    /// Wall-time limit of one attempt of a step, in seconds (checked between LLM turns);
+    /// 0: no limit.
+    #[arg(long, default_value_t = 1800)]
+    pub max_step_secs: u64,
+
+    /// Tool calls run from one model answer; further calls in the same answer are not run
+    /// (the model is told).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_calls_per_reply: u32,
 
     /// How ready steps of a dag are released.
     #[arg(long, value_enum, default_value = "event")]

@@ -372,6 +372,9 @@ pub fn runtime(
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;
+    config.limits.max_step_time =
+        (args.max_step_secs > 0).then(|| Duration::from_secs(args.max_step_secs));
+    config.limits.max_calls_per_reply = args.max_calls_per_reply as usize;
     let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
     if toolbox.names().is_empty() {
         return Err(AppError::Config(

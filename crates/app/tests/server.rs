@@ -861,3 +861,55 @@ async fn sigterm_suspends_runs_and_the_next_server_finishes_them() {
     let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
     assert_eq!(done, "done\n", "the effect happened once");
 }
+
+/// A run waiting for its user's answer gives its slot back: with one slot, a second run
+/// starts and completes meanwhile; the first goes on once answered.
+#[tokio::test]
+async fn a_run_waiting_for_its_user_frees_its_slot() {
+    let llm = ScriptedOpenAi::start(vec![
+        // Run A plans and asks.
+        plan(&["Ask the user for a colour"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        // Run B runs whole while A waits.
+        plan(&["Say hi"]),
+        call("shell_exec", json!({"command": "echo hi"})),
+        complete(true, "said hi"),
+        text("Said hi."),
+        // A, answered.
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(
+            &llm.base_url(),
+            Some(TOKEN),
+            &["--max-concurrent-runs", "1"],
+        )
+        .await;
+    let (_, a) = create(&server, json!({"task": "ask for a colour"})).await;
+    let a = a["run_id"].as_str().expect("id").to_string();
+    let mut reader = events(&server, &a, None).await;
+    while reader.next().await.expect("event").event != "waiting_for_user" {}
+    let (_, b) = create(&server, json!({"task": "say hi"})).await;
+    let b = b["run_id"].as_str().expect("id").to_string();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while status_of(&server, &b).await != "completed" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "run B never ran while A waited: {}",
+            server.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, body) = post_json(
+        &server,
+        &format!("/v1/runs/{a}/reply"),
+        json!({"answer": "blue"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let rest = reader.collect(30).await;
+    assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
+}

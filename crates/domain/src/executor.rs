@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tracing::Instrument;
@@ -62,6 +62,11 @@ pub struct StepLimits {
     pub max_observation_bytes: usize,
     /// Characters of each dependency's result shown to a step.
     pub max_dependency_chars: usize,
+    /// Wall time of one attempt of a step, checked before each LLM turn (a tool call and an
+    /// LLM call have their own time limits); `None`: no limit.
+    pub max_step_time: Option<Duration>,
+    /// Tool calls run from one model answer; the rest get "not executed" results.
+    pub max_calls_per_reply: usize,
 }
 
 impl Default for StepLimits {
@@ -70,6 +75,8 @@ impl Default for StepLimits {
             max_turns: 20,
             max_observation_bytes: 16 * 1024,
             max_dependency_chars: 1200,
+            max_step_time: Some(Duration::from_secs(30 * 60)),
+            max_calls_per_reply: 16,
         }
     }
 }
@@ -257,7 +264,16 @@ async fn run_step_inner(
     // repeats a call would otherwise repeat it again (the model still chooses success or
     // failure and writes the result).
     let mut choice = ToolChoice::Auto;
+    let started = tokio::time::Instant::now();
     while turn < limits.max_turns {
+        if let Some(limit) = limits.max_step_time {
+            if started.elapsed() >= limit {
+                return Ok(StepEnd::Failed(format!(
+                    "the step's time limit of {} s was reached",
+                    limit.as_secs()
+                )));
+            }
+        }
         turn += 1;
         let request = ChatRequest::new(CallPurpose::Execute, messages.clone())
             .with_tools(tools.clone(), std::mem::take(&mut choice));
@@ -297,7 +313,14 @@ async fn run_step_inner(
         }
         let mut finished: Option<StepEnd> = None;
         let mut hints: Vec<String> = Vec::new();
-        for call in &reply.tool_calls {
+        for (i, call) in reply.tool_calls.iter().enumerate() {
+            if i >= limits.max_calls_per_reply {
+                messages.push(ChatMessage::tool_result(
+                    &call.id,
+                    prompts::too_many_calls(limits.max_calls_per_reply),
+                ));
+                continue;
+            }
             if finished.is_some() {
                 messages.push(ChatMessage::tool_result(
                     &call.id,

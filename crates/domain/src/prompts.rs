@@ -342,6 +342,14 @@ pub fn claim_refused_again() -> String {
     "Not accepted again: still no tool was called. The step fails.".to_string()
 }
 
+/// The result of a tool call beyond the per-answer cap (`StepLimits::max_calls_per_reply`).
+pub fn too_many_calls(max: usize) -> String {
+    format!(
+        "Not executed: at most {max} tool calls are run from one answer. Call it again in \
+         your next answer if it is still needed."
+    )
+}
+
 /// Sent when the model answered without any tool call.
 pub fn nudge_use_tools() -> String {
     "You did not call any tool. Continue the current step with the tools, or call \
@@ -600,6 +608,11 @@ mod tests {
     #[test]
     fn nudge() {
         insta::assert_snapshot!(nudge_use_tools());
+    }
+
+    #[test]
+    fn too_many_calls_in_one_answer() {
+        insta::assert_snapshot!(too_many_calls(16));
     }
 
     #[test]

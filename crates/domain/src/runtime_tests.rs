@@ -1243,3 +1243,94 @@ impl crate::ports::Toolbox for SlowToolbox {
         self.0.close_run(run_id).await
     }
 }
+
+/// One answer with 20 tool calls runs at most `max_calls_per_reply` of them; the rest are
+/// answered "not executed" so the model can ask again.
+#[tokio::test]
+async fn tool_calls_beyond_the_per_answer_cap_are_not_run() {
+    let many: Vec<(&str, Value)> = (0..20)
+        .map(|i| ("shell_exec", json!({"command": format!("echo {i}")})))
+        .collect();
+    let mut config = base_config();
+    config.limits.max_calls_per_reply = 4;
+    let h = run_with(
+        vec![
+            create_plan(&["a"]),
+            calls(&many),
+            done("did a"),
+            text("summary"),
+        ],
+        config,
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let ran = h
+        .events()
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ToolCalled { .. }))
+        .count();
+    assert_eq!(ran, 4);
+    let next = &h.requests()[2];
+    let refused = next
+        .messages
+        .iter()
+        .filter(|m| {
+            m.content
+                .as_deref()
+                .is_some_and(|c| c.starts_with("Not executed: at most 4"))
+        })
+        .count();
+    assert_eq!(refused, 16);
+}
+
+/// A step that runs past its wall-time limit fails with that reason at the next turn.
+#[tokio::test(start_paused = true)]
+async fn a_step_past_its_time_limit_fails() {
+    let (store, rec) = recording_store();
+    let (llm, _) = scripted(vec![
+        create_plan(&["a"]),
+        calls(&[("shell_exec", json!({"command": "slow"}))]),
+        done("never accepted"),
+        text("summary"),
+    ]);
+    let llm = Arc::new(llm);
+    let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
+    tb.expect_schemas().returning(Vec::new);
+    tb.expect_call()
+        .returning(|_, _, _| Ok(ToolOutput::ok("exit code: 0")));
+    let mut config = base_config();
+    config.limits.max_step_time = Some(std::time::Duration::from_secs(30));
+    let rt = Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent.".into(),
+            kinds: vec![],
+            llm,
+            toolbox: Arc::new(SlowToolbox(Arc::new(tb))),
+        }],
+        store: Arc::new(store),
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(crate::ports::NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config,
+    };
+    let outcome = rt
+        .run(request(), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let failed = rec
+        .events
+        .lock()
+        .expect("lock")
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::StepFailed { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("step_failed");
+    assert_eq!(failed, "the step's time limit of 30 s was reached");
+}

@@ -146,10 +146,11 @@ fn start(state: &State, record: RunRecord, permit: OwnedSemaphorePermit) {
         .flatten()
         .unwrap_or_default();
     let state = state.clone();
+    state.user.hold_slot(&record.run_id, permit);
     tokio::spawn(async move {
         let run_id = record.run_id.clone();
         let result = execute(&state, record, events, cancel).await;
-        drop(permit);
+        state.user.free_slot(&run_id);
         state.with_registry(|reg| match result {
             // The store has the run's outcome (or, suspended, its state to resume from).
             Ok(()) => {

@@ -30,7 +30,7 @@ use async_trait::async_trait;
 use domain::event::Event;
 use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel, WorkQueue};
 use domain::LeaseConfig;
-use tokio::sync::{broadcast, oneshot, Semaphore};
+use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{RunOptions, ServeArgs};
@@ -73,10 +73,17 @@ struct Pending {
 }
 
 /// `message_ask_user` over HTTP: the question is in the event stream, the answer comes from
-/// `POST /v1/runs/{id}/reply`.
-#[derive(Default)]
+/// `POST /v1/runs/{id}/reply`. A run waiting for its answer gives its slot back (another
+/// queued run may start) and takes a slot again once answered; it waits at most
+/// `--ask-timeout-secs`.
 pub(crate) struct ServerUser {
     pending: Mutex<HashMap<String, Pending>>,
+    /// The slot of each run this server works on (see `dispatch`).
+    permits: Mutex<HashMap<String, OwnedSemaphorePermit>>,
+    slots: Arc<Semaphore>,
+    ask_timeout: Duration,
+    /// Told whenever a waiting run gave its slot back.
+    pub freed: Arc<Notify>,
 }
 
 /// Why a reply could not be delivered.
@@ -87,6 +94,29 @@ pub(crate) enum ReplyError {
 }
 
 impl ServerUser {
+    pub fn new(slots: Arc<Semaphore>, ask_timeout: Duration) -> ServerUser {
+        ServerUser {
+            pending: Mutex::new(HashMap::new()),
+            permits: Mutex::new(HashMap::new()),
+            slots,
+            ask_timeout,
+            freed: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Keeps `permit` as the slot of `run_id` while it runs.
+    pub fn hold_slot(&self, run_id: &str, permit: OwnedSemaphorePermit) {
+        if let Ok(mut m) = self.permits.lock() {
+            m.insert(run_id.to_string(), permit);
+        }
+    }
+
+    /// Frees the slot of `run_id` (the run ended).
+    pub fn free_slot(&self, run_id: &str) {
+        let permit = self.permits.lock().ok().and_then(|mut m| m.remove(run_id));
+        drop(permit);
+    }
+
     pub fn question(&self, run_id: &str) -> Option<String> {
         self.pending
             .lock()
@@ -138,8 +168,25 @@ impl UserChannel for ServerUser {
             user: self,
             run_id: run_id.to_string(),
         };
-        rx.await
-            .map_err(|_| AskUserError::NoAnswer("the question was withdrawn".into()))
+        // Waiting needs no slot: give it back so a queued run can start meanwhile.
+        let held = self.permits.lock().ok().and_then(|mut m| m.remove(run_id));
+        if held.is_some() {
+            drop(held);
+            self.freed.notify_one();
+        }
+        let answer = match tokio::time::timeout(self.ask_timeout, rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Err(AskUserError::NoAnswer("the question was withdrawn".into())),
+            Err(_) => Err(AskUserError::NoAnswer(format!(
+                "nobody answered within {} s",
+                self.ask_timeout.as_secs()
+            ))),
+        };
+        // Back to work: wait for a slot like any run.
+        if let Ok(permit) = self.slots.clone().acquire_owned().await {
+            self.hold_slot(run_id, permit);
+        }
+        answer
     }
 }
 
@@ -212,6 +259,11 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
     let local = listener
         .local_addr()
         .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
+    let slots = Arc::new(Semaphore::new(args.max_concurrent_runs as usize));
+    let user = ServerUser::new(
+        slots.clone(),
+        Duration::from_secs(args.ask_timeout_secs.into()),
+    );
     let state: State = Arc::new(AppState {
         store,
         queue,
@@ -219,9 +271,9 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         opts: args.opts.clone(),
         llm: llm.client.clone(),
         token,
-        slots: Arc::new(Semaphore::new(args.max_concurrent_runs as usize)),
+        slots,
         registry: Mutex::new(Registry::default()),
-        user: Arc::new(ServerUser::default()),
+        user: Arc::new(user),
         shutdown: CancellationToken::new(),
     });
     let router = api::router(state.clone());
@@ -279,6 +331,8 @@ async fn poll_queue(state: State) {
     loop {
         tokio::select! {
             _ = tokio::time::sleep(every) => dispatch::dispatch(&state).await,
+            // A run waiting for its user gave its slot back.
+            _ = state.user.freed.notified() => dispatch::dispatch(&state).await,
             _ = state.shutdown.cancelled() => return,
         }
     }

@@ -24,6 +24,9 @@ use super::{Phase, State};
 
 /// Frames buffered per connection before the producer waits for the client.
 const CONNECTION_BUFFER: usize = 64;
+/// How long the producer waits for a client whose buffer is full before dropping it (it
+/// reconnects with `Last-Event-ID` and misses nothing).
+const SLOW_CLIENT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Deserialize)]
 pub struct EventsQuery {
@@ -124,8 +127,14 @@ impl Producer {
         if e.seq <= self.last {
             return Next::Continue;
         }
-        if self.out.send(frame(e)).await.is_err() {
-            return Next::Stop;
+        match tokio::time::timeout(SLOW_CLIENT, self.out.send(frame(e))).await {
+            Ok(Ok(())) => {}
+            // The client left.
+            Ok(Err(_)) => return Next::Stop,
+            Err(_) => {
+                tracing::info!(run_id = %self.run_id, seq = e.seq, "dropping an event stream client that fell behind");
+                return Next::Stop;
+            }
         }
         self.last = e.seq;
         if e.kind.is_final() {
@@ -368,7 +377,10 @@ mod tests {
             token: "t".into(),
             slots: Arc::new(tokio::sync::Semaphore::new(1)),
             registry: Mutex::new(super::super::Registry::default()),
-            user: Arc::new(super::super::ServerUser::default()),
+            user: Arc::new(super::super::ServerUser::new(
+                Arc::new(tokio::sync::Semaphore::new(1)),
+                std::time::Duration::from_secs(60),
+            )),
             shutdown: CancellationToken::new(),
         })
     }
@@ -390,6 +402,27 @@ mod tests {
                 }
             },
         }
+    }
+
+    /// A client that stops reading is dropped after `SLOW_CLIENT` instead of holding the
+    /// producer (and its buffered frames) forever.
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_stops_reading_is_dropped() {
+        let store = Arc::new(MemoryStore::default());
+        for seq in 1..=100 {
+            store.append_event(&event(seq, 1000)).await.expect("append");
+        }
+        let (out_tx, out_rx) = mpsc::channel(4);
+        let producer = tokio::spawn(produce(
+            state(store),
+            "run_1".into(),
+            None,
+            Some(Phase::Active),
+            0,
+            out_tx,
+        ));
+        producer.await.expect("the producer gives up on the client");
+        assert!(out_rx.len() <= 4, "only the client's buffer was filled");
     }
 
     /// A client that reads nothing while a run publishes far more than the live channel
