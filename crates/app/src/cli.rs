@@ -203,7 +203,7 @@ pub struct RunOptions {
 
     /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
     /// (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m; `cargo xtask model --list`)
-    /// [default: qwen2.5-coder-0.5b].
+    /// [default: qwen2.5-coder-1.5b].
     #[arg(long, env = "PLANWRIGHT_MODEL_PATH")]
     pub model_path: Option<PathBuf>,
 
@@ -335,7 +335,7 @@ pub enum ProviderArg {
     /// http://localhost:1234/v1 (no key)
     #[value(name = "lmstudio", alias = "lm-studio")]
     LmStudio,
-    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-0.5B;
+    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-1.5B;
     /// any GGUF with --model-path)
     #[value(name = "local")]
     Local,

