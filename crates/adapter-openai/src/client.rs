@@ -204,11 +204,21 @@ impl OpenAiClient {
         status: u16,
     ) -> Result<ChatResponse, LlmError> {
         let mut stream = SseAssembler::new(status);
-        while let Some(bytes) = response
-            .chunk()
-            .await
-            .map_err(|e| self.transport_error("reading the event stream", &e))?
-        {
+        let idle = self.inner.config.stream_idle_timeout;
+        loop {
+            let next = tokio::time::timeout(idle, response.chunk())
+                .await
+                .map_err(|_| {
+                    LlmError::Transient(format!(
+                        "the event stream stalled: nothing for {} s (POST {})",
+                        idle.as_secs_f64(),
+                        self.inner.endpoint_shown
+                    ))
+                })?
+                .map_err(|e| self.transport_error("reading the event stream", &e))?;
+            let Some(bytes) = next else {
+                break;
+            };
             stream.push(&bytes)?;
             if stream.is_done() {
                 break;

@@ -54,6 +54,9 @@ pub struct OpenAiConfig {
     pub max_retry_after: Duration,
     /// Ask for a server-sent-event stream (`"stream": true`) and assemble it.
     pub stream: bool,
+    /// With `stream`, the longest wait for the next piece of the stream: a reply that stalls
+    /// fails (transient, so retried) without waiting for the whole `request_timeout`.
+    pub stream_idle_timeout: Duration,
     /// With `stream`, also send `stream_options: {"include_usage": true}` so the last chunk
     /// carries the token usage (OpenAI, vLLM, DeepSeek, OpenRouter understand it).
     pub stream_usage: bool,
@@ -84,6 +87,7 @@ impl OpenAiConfig {
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
             stream: false,
+            stream_idle_timeout: Duration::from_secs(30),
             stream_usage: true,
             tool_protocol: ToolProtocol::Native,
             json_schema: true,
@@ -105,6 +109,12 @@ impl OpenAiConfig {
 
     pub fn with_api_key(mut self, api_key: impl Into<String>) -> OpenAiConfig {
         self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// See [`OpenAiConfig::stream_idle_timeout`].
+    pub fn with_stream_idle_timeout(mut self, timeout: Duration) -> OpenAiConfig {
+        self.stream_idle_timeout = timeout;
         self
     }
 
@@ -176,6 +186,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_backoff", &self.max_backoff)
             .field("max_retry_after", &self.max_retry_after)
             .field("stream", &self.stream)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("stream_usage", &self.stream_usage)
             .field("tool_protocol", &self.tool_protocol)
             .field("json_schema", &self.json_schema)

@@ -500,3 +500,44 @@ async fn a_connection_dropped_mid_stream_is_retried() {
     assert_eq!(reply.content.as_deref(), Some("Hello"));
     assert_eq!(server.await.unwrap(), 2);
 }
+
+/// A stream that stalls after its first piece fails after `stream_idle_timeout`, as a
+/// transient error naming the stall, not after the whole request timeout.
+#[tokio::test]
+async fn a_stalled_stream_fails_after_the_idle_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        read_request(&mut socket).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let first = format!(
+            "data: {}\n\n",
+            chunk(json!({"role": "assistant", "content": "Hel"}), None)
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket
+            .write_all(format!("{:x}\r\n{first}\r\n", first.len()).as_bytes())
+            .await
+            .unwrap();
+        socket.flush().await.unwrap();
+        // Holds the connection open, silent, until the test is over.
+        let _ = stop_rx.await;
+    });
+    let config = OpenAiConfig::compatible(format!("http://{addr}/v1"), MODEL)
+        .with_stream(true)
+        .with_stream_idle_timeout(Duration::from_millis(200))
+        .with_max_retries(0)
+        .with_request_timeout(Duration::from_secs(600));
+    let err = OpenAiClient::new(config)
+        .unwrap()
+        .chat(hello_request())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Transient(m) if m.contains("stalled")),
+        "{err:?}"
+    );
+    let _ = stop_tx.send(());
+}

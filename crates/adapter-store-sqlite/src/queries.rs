@@ -272,12 +272,20 @@ pub(crate) fn list_runs(conn: &Connection) -> Result<Vec<RunRecord>, Error> {
             "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, run_id"
         ))
         .map_err(sql("prepare run listing"))?;
-    let rows = stmt
-        .query_map([], RunRow::read)
-        .map_err(sql("list runs"))?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(sql("list runs"))?;
-    rows.into_iter().map(RunRow::into_record).collect()
+    let rows = stmt.query_map([], RunRow::read).map_err(sql("list runs"))?;
+    // One unreadable row (a value of the wrong type, an unknown status, a bad time) is left
+    // out with a warning naming it; the others are still listed.
+    let mut runs = Vec::new();
+    for (i, row) in rows.enumerate() {
+        match row
+            .map_err(sql("read a run row"))
+            .and_then(RunRow::into_record)
+        {
+            Ok(run) => runs.push(run),
+            Err(e) => tracing::warn!(row = i + 1, error = %e, "skipping an unreadable run"),
+        }
+    }
+    Ok(runs)
 }
 
 // ---- plans and steps --------------------------------------------------------------------

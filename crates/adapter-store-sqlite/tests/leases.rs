@@ -265,3 +265,30 @@ async fn a_queued_run_is_cancelled_only_while_nobody_claimed_it() {
         .await
         .expect("cancel twice"));
 }
+
+/// One malformed row (written by hand: an unknown status) does not hide the other runs.
+#[tokio::test]
+async fn an_unreadable_row_is_left_out_of_the_list() {
+    let (dir, store) = temp_store();
+    store
+        .create_run(&running_run("good", 1))
+        .await
+        .expect("create");
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("runs.db")).expect("open");
+        conn.execute(
+            "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, llm_calls,
+                               prompt_tokens, completion_tokens)
+             VALUES ('bad', 't', 'flow', 'exploded', '/tmp/ws', '2026-01-01T00:00:00Z', 0, 0, 0)",
+            [],
+        )
+        .expect("insert a malformed row");
+    }
+    let runs = store.list_runs().await.expect("the list still works");
+    let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, ["good"]);
+    assert!(
+        store.get_run("bad").await.is_err(),
+        "reading that run alone still says what is wrong"
+    );
+}

@@ -24,8 +24,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use domain::ports::{RunStatus, RunStore};
-use domain::{RunRequest, Runtime};
-use tokio_util::sync::CancellationToken;
+use domain::{RunControl, RunRequest, Runtime};
 
 use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
 
@@ -38,6 +37,9 @@ pub enum AppError {
     /// The run could not be carried out (store failure): exit code 1.
     #[error("{0}")]
     Run(String),
+    /// Stopped by the user (a second Ctrl-C): exit code 130, like a shell.
+    #[error("{0}")]
+    Stopped(String),
 }
 
 impl AppError {
@@ -45,6 +47,7 @@ impl AppError {
         match self {
             AppError::Config(_) => 2,
             AppError::Run(_) => 1,
+            AppError::Stopped(_) => 130,
         }
     }
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
     // Before anything reads the environment or starts a thread (see `environ`).
     let environ_notes = environ::protect();
     let cli = Cli::parse();
+    let json = wants_json(&cli);
     init_tracing();
     for note in environ_notes {
         tracing::warn!("{note}");
@@ -63,19 +67,49 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            return fail(&AppError::Run(format!(
-                "cannot start the async runtime: {e}"
-            )))
+            return fail(
+                &AppError::Run(format!("cannot start the async runtime: {e}")),
+                json,
+            )
         }
     };
     match runtime.block_on(dispatch(cli)) {
         Ok(code) => code,
-        Err(e) => fail(&e),
+        Err(e) => fail(&e, json),
     }
 }
 
-fn fail(e: &AppError) -> ExitCode {
+/// Whether the command was asked for JSON on stdout (`--json`).
+fn wants_json(cli: &Cli) -> bool {
+    match &cli.command {
+        Command::Run(args) => args.opts.json,
+        Command::Resume(args) => args.opts.json,
+        Command::Runs {
+            command:
+                RunsCommand::List { json }
+                | RunsCommand::Show { json, .. }
+                | RunsCommand::Events { json, .. },
+        } => *json,
+        _ => false,
+    }
+}
+
+/// Reports `e` on stderr and, for `--json`, as one object on stdout too: a script reading
+/// stdout always gets an answer.
+fn fail(e: &AppError, json: bool) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "error: {e}");
+    if json {
+        let status = match e {
+            AppError::Stopped(_) => "stopped",
+            _ => "error",
+        };
+        let value = serde_json::json!({
+            "status": status,
+            "error": e.to_string(),
+            "exit_code": e.exit_code(),
+        });
+        print_stdout(&format!("{value}\n"));
+    }
     ExitCode::from(e.exit_code())
 }
 
@@ -124,18 +158,18 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
     }
     let run_id = runtime.new_run_id();
     let workspace = prepare_workspace(opts.workspace.as_deref(), &run_id)?;
-    let cancel = cancel_on_ctrl_c();
+    let control = stop_on_signals();
     let outcome = runtime
-        .run(
+        .run_with(
             RunRequest {
-                run_id,
+                run_id: run_id.clone(),
                 task,
                 workspace: workspace.clone(),
             },
-            cancel,
+            control,
         )
         .await
-        .map_err(|e| AppError::Run(format!("the run could not go on: {e}")))?;
+        .map_err(|e| stopped(e, &run_id))?;
     finish(&outcome, &workspace.display().to_string(), opts.json, &llm)
 }
 
@@ -161,7 +195,11 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
             db.display()
         )));
     }
-    let runtime: Runtime = wiring::runtime(llm.client.clone(), store.clone(), opts)?;
+    let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store.clone(), opts)?;
+    // The live view starts from the stored plan: the resumed run does not announce it.
+    if let Ok(Some(plan)) = store.latest_plan(&args.run_id).await {
+        runtime.sink = Arc::new(view::ConsoleView::resuming(plan));
+    }
     // Take the lease first, in one compare-and-set: of several `resume` commands on one run,
     // exactly one goes on; a lease whose owner is provably gone is taken at once.
     let now = chrono::Utc::now();
@@ -196,14 +234,14 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
             )))
         }
     }
-    let cancel = cancel_on_ctrl_c();
+    let control = stop_on_signals();
     let outcome = runtime
-        .resume(&args.run_id, cancel)
+        .resume_with(&args.run_id, control)
         .await
         .map_err(|e| match e {
             domain::Error::Config(m) => AppError::Config(m),
             e @ domain::Error::Leased { .. } => AppError::Config(e.to_string()),
-            other => AppError::Run(format!("the run could not go on: {other}")),
+            other => stopped(other, &args.run_id),
         })?;
     finish(&outcome, &record.workspace, opts.json, &llm)
 }
@@ -227,22 +265,57 @@ fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
 }
 
 /// Ctrl-C cancels the run cleanly (a summary is still written); a second Ctrl-C quits.
-fn cancel_on_ctrl_c() -> CancellationToken {
-    let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
+/// How the CLI stops a run: the first Ctrl-C or SIGTERM cancels it (the run ends `failed`,
+/// "the run was cancelled", with a summary); a second one suspends it (it stops at the next
+/// safe point, without a summary, its tools closed and its lease released); a third quits.
+fn stop_on_signals() -> RunControl {
+    let control = RunControl::default();
+    let signals = control.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "\ninterrupted: cancelling the run (press Ctrl-C again to quit now)"
-            );
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        if !next_signal(&mut term).await {
+            return;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "\ninterrupted: cancelling the run (again: stop at once, resumable)"
+        );
+        signals.cancel.cancel();
+        if !next_signal(&mut term).await {
+            return;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nstopping at the next safe point (again: quit now)"
+        );
+        signals.suspend.cancel();
+        if next_signal(&mut term).await {
+            std::process::exit(130);
         }
     });
-    cancel
+    control
+}
+
+/// The next Ctrl-C or SIGTERM; false when signals cannot be received.
+async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) -> bool {
+    match term {
+        Some(t) => tokio::select! {
+            r = tokio::signal::ctrl_c() => r.is_ok(),
+            r = t.recv() => r.is_some(),
+        },
+        None => tokio::signal::ctrl_c().await.is_ok(),
+    }
+}
+
+/// The app error of a run that ended without an outcome.
+fn stopped(e: domain::Error, run_id: &str) -> AppError {
+    match e {
+        domain::Error::Suspended => AppError::Stopped(format!(
+            "the run was stopped; `planwright resume {run_id}` goes on from where it stopped"
+        )),
+        other => AppError::Run(format!("the run could not go on: {other}")),
+    }
 }
 
 /// Prints the outcome and picks the exit code.

@@ -21,6 +21,14 @@ impl ConsoleView {
         ConsoleView::default()
     }
 
+    /// The view of a resumed run, which starts from the stored `plan` (a resumed run
+    /// announces no plan of its own until it changes one).
+    pub fn resuming(plan: Plan) -> ConsoleView {
+        ConsoleView {
+            plan: Mutex::new(Some(plan)),
+        }
+    }
+
     fn with_plan(&self, f: impl FnOnce(&mut Plan)) -> Option<Plan> {
         let mut guard = self.plan.lock().ok()?;
         let plan = guard.as_mut()?;
@@ -174,8 +182,15 @@ impl ConsoleView {
                 } else {
                     format!("; interrupted calls: {}", interrupted_calls.join(", "))
                 };
+                let plan = self
+                    .plan
+                    .lock()
+                    .ok()
+                    .and_then(|g| g.as_ref().map(render_plan_digest))
+                    .map(|p| format!("{}\n", indent(&p)))
+                    .unwrap_or_default();
                 format!(
-                    "↻ run {} resumed after event {after_seq}{calls}\n",
+                    "↻ run {} resumed after event {after_seq}{calls}\n{plan}",
                     event.run_id
                 )
             }
@@ -273,5 +288,29 @@ mod tests {
         }));
         assert!(end.contains("0. [✓] one"), "{end}");
         assert!(end.contains("1. [ ] two"), "{end}");
+    }
+
+    /// A resumed run's view starts from the stored plan: its steps keep their texts, and the
+    /// final plan is not empty.
+    #[test]
+    fn a_resumed_run_shows_its_stored_plan() {
+        let plan = Plan::from_texts("p", "Title", "g", &["one".to_string(), "two".to_string()])
+            .expect("plan");
+        let view = ConsoleView::resuming(plan);
+        let resumed = view.render(&ev(EventKind::RunResumed {
+            after_seq: 7,
+            interrupted_calls: vec![],
+        }));
+        assert!(resumed.contains("0. [ ] one"), "{resumed}");
+        let done = view.render(&ev(EventKind::StepCompleted {
+            step_id: "s2".into(),
+            result: "did".into(),
+        }));
+        assert!(done.starts_with("[✓] 1. two"), "{done}");
+        let end = view.render(&ev(EventKind::RunCompleted {
+            summary: "s".into(),
+            usage: Default::default(),
+        }));
+        assert!(end.contains("1. [✓] two"), "{end}");
     }
 }

@@ -277,7 +277,15 @@ async fn no_endpoint_is_a_usage_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no LLM endpoint configured"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one-line reason: {err}");
-    assert!(out.stdout.is_empty());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("--json: one object on stdout");
+    assert_eq!(v["status"], "error");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no LLM endpoint configured"),
+        "{v}"
+    );
 }
 
 #[tokio::test]
@@ -357,4 +365,88 @@ async fn questions_beyond_the_answers_fail_when_nobody_can_answer() {
     assert_ne!(step["status"], "completed", "{step}");
     let error = step["error"].as_str().unwrap_or_default();
     assert!(error.contains("user"), "{error}");
+}
+
+/// With `--json`, stdout always holds one object, errors included (here the database
+/// cannot be opened): a script reading stdout is never left with nothing.
+#[tokio::test]
+async fn json_errors_are_one_object_on_stdout() {
+    let pw = Planwright::new();
+    let out = pw
+        .exec(
+            &["run", "--json", "--db", "/proc/no-such-dir/p.db", "a task"],
+            &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["status"], "error");
+    assert_eq!(v["exit_code"], 2);
+    assert!(
+        v["error"].as_str().unwrap_or_default().contains("database"),
+        "{v}"
+    );
+}
+
+/// SIGTERM stops a run like Ctrl-C: it ends `failed` ("the run was cancelled") with its
+/// summary and the JSON outcome, not killed midway.
+#[tokio::test]
+async fn sigterm_cancels_a_run_cleanly() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait"]),
+        call(
+            "shell_exec",
+            json!({"command": "touch started && sleep 60"}),
+        ),
+        text("The run was stopped while waiting."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let child = {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
+        cmd.args(["run", "--json", "--retries", "0", "wait a minute"])
+            .current_dir(pw.cwd())
+            .env("OPENAI_BASE_URL", &base)
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
+            .env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd.spawn().expect("starts")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let started = loop {
+        let found = std::fs::read_dir(pw.cwd().join(".planwright/runs"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .map(|e| e.path().join("workspace/started"))
+            .filter(|p| p.exists());
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(started.exists());
+    let pid = child.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the run ends after SIGTERM")
+        .expect("output");
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the JSON outcome");
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["error"], "the run was cancelled", "{v}");
 }
