@@ -12,7 +12,14 @@ const BENCHES: &[(&str, &str)] = &[
     ("app", "server_load"),
 ];
 
-pub(crate) fn bench() -> Result<(), String> {
+/// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and
+/// clean-build section, replaced in place.
+pub(crate) fn bench(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("build") {
+        let section = build_section()?;
+        report(&section);
+        return replace_section("## Build", &section);
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut doc = String::from(
         "# Benchmarks\n\nWritten by `cargo xtask bench`; numbers are from the machine below, \
@@ -34,13 +41,87 @@ pub(crate) fn bench() -> Result<(), String> {
         doc.push_str(&section);
         doc.push('\n');
     }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("docs")
-        .join("benchmarks.md");
+    doc.push_str(&build_section()?);
+    let path = doc_path();
     std::fs::write(&path, doc).map_err(|e| format!("writing {}: {e}", path.display()))?;
     report(&format!("wrote {}", path.display()));
     Ok(())
+}
+
+fn doc_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("docs")
+        .join("benchmarks.md")
+}
+
+/// Replaces the section headed `heading` (up to the next `## `) of docs/benchmarks.md, or
+/// appends it.
+fn replace_section(heading: &str, section: &str) -> Result<(), String> {
+    let path = doc_path();
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    let new = match doc.find(&format!("{heading}\n")) {
+        Some(start) => {
+            let rest = &doc[start + heading.len()..];
+            let end = rest
+                .find("\n## ")
+                .map_or(doc.len(), |i| start + heading.len() + i + 1);
+            format!("{}{section}{}", &doc[..start], &doc[end..])
+        }
+        None => format!("{}\n{section}", doc.trim_end()),
+    };
+    std::fs::write(&path, new).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    report(&format!("wrote {}", path.display()));
+    Ok(())
+}
+
+/// The dependency tree (crates, duplicates) and a clean release build of `planwright` in a
+/// fresh target folder (wall time, binary size), as Markdown.
+fn build_section() -> Result<String, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock"))
+        .map_err(|e| format!("reading Cargo.lock: {e}"))?;
+    let crates = lock.matches("[[package]]").count();
+    let tree = Command::new(&cargo)
+        .args(["tree", "-d", "--depth", "0", "-e", "normal"])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let mut duplicates: Vec<String> = String::from_utf8_lossy(&tree.stdout)
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    duplicates.sort();
+    duplicates.dedup();
+    let target =
+        std::env::temp_dir().join(format!("planwright-clean-build-{}", std::process::id()));
+    report(&format!(
+        "$ cargo build --release -p app (clean, in {})",
+        target.display()
+    ));
+    let started = std::time::Instant::now();
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "-p", "app"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let secs = started.elapsed().as_secs();
+    let size = std::fs::metadata(target.join("release").join("planwright")).map(|m| m.len());
+    let _ = std::fs::remove_dir_all(&target);
+    if !status.success() {
+        return Err("the clean release build failed".into());
+    }
+    let size = size.map_err(|e| format!("the built binary: {e}"))?;
+    Ok(format!(
+        "## Build\n\n| | |\n| --- | --- |\n| crates in Cargo.lock | {crates} |\n| crates in two versions (normal dependencies) | {} |\n| clean release build of `planwright` (default features) | {} min {} s |\n| release binary | {:.1} MB |\n\n",
+        if duplicates.is_empty() { "none".to_string() } else { duplicates.join(", ") },
+        secs / 60,
+        secs % 60,
+        size as f64 / 1e6
+    ))
 }
 
 /// CPU, cores, memory, OS and toolchain, as Markdown.

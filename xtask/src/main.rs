@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let task = args.first().cloned().unwrap_or_default();
     let result = match task.as_str() {
         "ci" => ci::ci().map_err(TaskError::Failed),
-        "bench" => bench::bench().map_err(TaskError::Failed),
+        "bench" => bench::bench(&args[1..]).map_err(TaskError::Failed),
         "model" => model::model(&args[1..]),
         "eval" => eval::eval(&args[1..]).map_err(TaskError::Failed),
         _ => {

@@ -67,7 +67,20 @@ impl OpenAiClient {
             value.set_sensitive(true);
             headers.insert(header::AUTHORIZATION, value);
         }
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        for pem in &config.extra_root_certs {
+            let certs = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| Error::InvalidCaCert(e.without_url().to_string()))?;
+            if certs.is_empty() {
+                return Err(Error::InvalidCaCert(
+                    "no PEM certificate in the file".into(),
+                ));
+            }
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
             .user_agent(concat!(
                 "planwright-adapter-openai/",
                 env!("CARGO_PKG_VERSION")

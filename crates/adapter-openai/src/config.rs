@@ -52,6 +52,9 @@ pub struct OpenAiConfig {
     pub max_backoff: Duration,
     /// A server's `Retry-After` is honoured up to this; longer waits are capped to it.
     pub max_retry_after: Duration,
+    /// Certificates (PEM) trusted beside the platform's roots: a company proxy's or a local
+    /// server's CA (`--ca-cert FILE`).
+    pub extra_root_certs: Vec<Vec<u8>>,
     /// Ask for a server-sent-event stream (`"stream": true`) and assemble it.
     pub stream: bool,
     /// With `stream`, the longest wait for the next piece of the stream: a reply that stalls
@@ -86,6 +89,7 @@ impl OpenAiConfig {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
+            extra_root_certs: Vec::new(),
             stream: false,
             stream_idle_timeout: Duration::from_secs(30),
             stream_usage: true,

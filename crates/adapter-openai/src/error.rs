@@ -21,4 +21,6 @@ pub enum Error {
     },
     #[error("could not build the HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
+    #[error("invalid CA certificate: {0}")]
+    InvalidCaCert(String),
 }

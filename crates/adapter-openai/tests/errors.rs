@@ -255,3 +255,23 @@ async fn long_server_messages_are_shortened() {
         .unwrap_err();
     assert!(err.to_string().len() < 800, "{}", err.to_string().len());
 }
+
+/// `--ca-cert`: a PEM certificate is trusted beside the platform roots; a file holding no
+/// certificate is a clear configuration error, not a client that silently trusts nothing.
+#[test]
+fn extra_ca_certificates_are_checked_when_the_client_is_built() {
+    let mut good = adapter_openai::OpenAiConfig::new(MODEL);
+    good.extra_root_certs = vec![include_bytes!("fixtures/test-ca.pem").to_vec()];
+    assert!(OpenAiClient::new(good).is_ok());
+
+    let mut bad = adapter_openai::OpenAiConfig::new(MODEL);
+    bad.extra_root_certs = vec![b"not a certificate".to_vec()];
+    let Err(err) = OpenAiClient::new(bad) else {
+        panic!("a file without a certificate is refused");
+    };
+    assert!(
+        matches!(err, adapter_openai::Error::InvalidCaCert(_)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("invalid CA certificate"), "{err}");
+}

@@ -287,3 +287,17 @@ async fn a_version_2_file_gains_cached_tokens_and_keeps_its_usage() {
         .expect("the run");
     assert_eq!(run.usage, usage);
 }
+
+/// The bundled SQLite carries the fix for CVE-2025-6965 (3.50.2 and later).
+#[test]
+fn the_bundled_sqlite_is_at_least_3_50_2() {
+    let version: Vec<u32> = rusqlite::version()
+        .split('.')
+        .map(|p| p.parse().expect("numeric"))
+        .collect();
+    assert!(
+        version >= vec![3, 50, 2],
+        "bundled SQLite {}",
+        rusqlite::version()
+    );
+}

@@ -111,6 +111,15 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
         }
     };
     config.stream |= args.stream;
+    for path in &args.ca_certs {
+        let pem = std::fs::read(path).map_err(|e| {
+            AppError::Config(format!(
+                "cannot read the CA certificate {}: {e}",
+                path.display()
+            ))
+        })?;
+        config.extra_root_certs.push(pem);
+    }
     config.tool_protocol = match args.tool_protocol {
         ToolProtocolArg::Native => ToolProtocol::Native,
         ToolProtocolArg::Text => ToolProtocol::Text,
