@@ -21,6 +21,7 @@
 mod bench;
 mod ci;
 mod eval;
+mod fuzz;
 mod model;
 
 use std::process::{Command, ExitCode};
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]).map_err(TaskError::Failed),
         "model" => model::model(&args[1..]),
         "eval" => eval::eval(&args[1..]).map_err(TaskError::Failed),
+        "fuzz" => fuzz::fuzz(&args[1..]),
         _ => {
             let _ = usage();
             return ExitCode::from(2);
@@ -73,7 +75,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  fuzz   [--cases N] property tests of model and client input, many cases",
     );
     Ok(())
 }

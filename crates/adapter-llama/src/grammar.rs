@@ -551,4 +551,65 @@ mod tests {
         assert_eq!(literal(&json!("a\"b")), r#""\"a\\\"b\"""#);
         assert_eq!(gbnf_quote("x\ny"), r#""x\ny""#);
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// JSON schemas as tools and MCP servers write them: the keywords the builder
+        /// reads, any values, nesting, references that go nowhere.
+        fn arb_schema() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(json!({"type": "string"})),
+                Just(json!({"type": "integer", "minimum": 0, "maximum": 86_400})),
+                Just(json!({"type": "integer", "minimum": 10, "maximum": 1})),
+                Just(json!({"type": "number"})),
+                Just(json!({"type": "boolean"})),
+                Just(json!({"type": ["string", "null"]})),
+                Just(json!({"enum": ["a", "b", 3, null]})),
+                Just(json!({"const": "x"})),
+                Just(json!({"$ref": "#/definitions/missing"})),
+                Just(json!({})),
+                Just(json!(true)),
+                Just(json!("not a schema")),
+                "\\PC{0,12}".prop_map(|k| json!({"type": k})),
+            ];
+            leaf.prop_recursive(4, 48, 5, |inner| {
+                prop_oneof![
+                    (
+                        prop::collection::btree_map("[a-z_]{1,8}", inner.clone(), 0..5),
+                        prop::collection::vec("[a-z_]{1,8}", 0..4)
+                    )
+                        .prop_map(|(props, required)| json!({
+                            "type": "object",
+                            "properties": Value::Object(props.into_iter().collect()),
+                            "required": required,
+                        })),
+                    inner
+                        .clone()
+                        .prop_map(|items| json!({"type": "array", "items": items})),
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({"anyOf": v})),
+                    prop::collection::vec(inner, 0..4).prop_map(|v| json!({"oneOf": v})),
+                ]
+            })
+        }
+
+        proptest! {
+            /// Any schema gives a grammar (the builder falls back to "any JSON" for what it
+            /// does not understand); it never panics or recurses without end.
+            #[test]
+            fn fuzz_any_schema_gives_a_grammar(schema in arb_schema()) {
+                let grammar = json_grammar(Some(&schema));
+                prop_assert!(grammar.contains("root"));
+                let tool = ToolSchema {
+                    name: "t".into(),
+                    description: String::new(),
+                    parameters: schema,
+                };
+                let grammar = tool_call_grammar(&[&tool], true);
+                prop_assert!(grammar.contains("root"));
+            }
+        }
+    }
 }

@@ -454,4 +454,81 @@ mod tests {
         assert!(looks_like_sse(b": keep-alive\n"));
         assert!(!looks_like_sse(b"{\"choices\": []}"));
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A valid stream: a tool call whose arguments come in pieces, then text, usage.
+        fn sample() -> String {
+            let lines = [
+                delta(
+                    json!({"role": "assistant", "content": "Let me ", "tool_calls": [{
+                    "index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "shell_exec", "arguments": "{\"comm"}}]}),
+                ),
+                delta(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "and\": \"ls é\"}"}}]}),
+                ),
+                delta(json!({"content": "look."})),
+                end("tool_calls"),
+                json!({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5}}),
+            ];
+            let mut out = String::new();
+            for l in lines {
+                out.push_str(&format!("data: {l}\n\n"));
+            }
+            out.push_str("data: [DONE]\n\n");
+            out
+        }
+
+        fn read(pieces: &[&[u8]]) -> Result<ChatResponse, LlmError> {
+            let mut a = SseAssembler::new(200);
+            for p in pieces {
+                a.push(p)?;
+                if a.is_done() {
+                    break;
+                }
+            }
+            a.finish()
+        }
+
+        proptest! {
+            /// Whatever a server sends, the assembler answers (a reply or an error), never
+            /// panics.
+            #[test]
+            fn fuzz_any_bytes_never_panic(chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..300), 0..12)) {
+                let pieces: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+                let _ = read(&pieces);
+            }
+
+            /// Text made of stream-like lines (data:, event:, comments, [DONE]) never panics.
+            #[test]
+            fn fuzz_stream_like_text_never_panics(lines in prop::collection::vec("(data: |event: |: |)[ -~]{0,80}", 0..20)) {
+                let text = lines.join("\n");
+                let _ = read(&[text.as_bytes()]);
+            }
+
+            /// Network reads may cut a valid stream anywhere (inside a line, inside a UTF-8
+            /// character): the reply is the same as from one read.
+            #[test]
+            fn fuzz_a_valid_stream_cut_anywhere_gives_the_same_reply(cuts in prop::collection::vec(0usize..2000, 0..12)) {
+                let text = sample();
+                let bytes = text.as_bytes();
+                let whole = read(&[bytes]).expect("the sample is valid");
+                let mut points: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+                points.sort_unstable();
+                points.dedup();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                for p in points {
+                    pieces.push(&bytes[start..p]);
+                    start = p;
+                }
+                pieces.push(&bytes[start..]);
+                prop_assert_eq!(read(&pieces).expect("still valid"), whole);
+            }
+        }
+    }
 }

@@ -299,4 +299,33 @@ mod tests {
             assert_eq!(out.finish_reason.as_deref(), Some("stop"));
         }
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            /// Whatever text a model writes (here: fragments of tool-call JSON, fences and
+            /// prose in any order), decoding answers and never panics; every call it finds
+            /// names a tool.
+            #[test]
+            fn fuzz_any_model_text_decodes_without_panicking(parts in prop::collection::vec(prop_oneof![
+                Just("```json\n".to_string()),
+                Just("```".to_string()),
+                Just("{\"tool\": \"shell_exec\", \"arguments\": {\"command\": \"ls\"}}".to_string()),
+                Just("{\"name\": \"complete_step\", \"arguments\": ".to_string()),
+                Just("{\"tool\":".to_string()),
+                Just("}".to_string()),
+                "[ -~]{0,40}",
+                "\\PC{0,10}",
+            ], 0..12)) {
+                let text = parts.concat();
+                let decoded = decode(reply(&text), &request());
+                for call in &decoded.tool_calls {
+                    prop_assert!(!call.name.is_empty());
+                }
+            }
+        }
+    }
 }

@@ -709,4 +709,75 @@ mod tests {
     fn schema_snapshot() {
         insta::assert_json_snapshot!(PlanningTool::schema().parameters);
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// JSON values shaped like what models send the planning tool: its argument names,
+        /// any types, nesting.
+        fn arb_args() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_map(
+                    |f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+                ),
+                prop_oneof![
+                    Just("create".to_string()),
+                    Just("update".to_string()),
+                    Just("mark_step".to_string()),
+                    Just("get".to_string()),
+                    Just("delete".to_string()),
+                    Just("plan_1".to_string()),
+                    Just("completed".to_string()),
+                    "\\PC{0,30}",
+                ]
+                .prop_map(Value::from),
+            ];
+            let value = leaf.prop_recursive(3, 40, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                    prop::collection::btree_map("[a-z_]{1,12}", inner, 0..5)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            });
+            let key = prop_oneof![
+                Just("command".to_string()),
+                Just("plan_id".to_string()),
+                Just("title".to_string()),
+                Just("steps".to_string()),
+                Just("step_index".to_string()),
+                Just("step_status".to_string()),
+                Just("step_notes".to_string()),
+                "[a-z_]{1,10}",
+            ];
+            prop::collection::btree_map(key, value, 0..7)
+                .prop_map(|m| Value::Object(m.into_iter().collect()))
+        }
+
+        proptest! {
+            /// Any arguments, in any order of calls, get an answer (a result or an error for
+            /// the model), never a panic; a plan the tool holds always stays valid.
+            #[test]
+            fn fuzz_any_arguments_never_panic(calls in prop::collection::vec(arb_args(), 1..6)) {
+                let mut tool = PlanningTool::new("plan_1", "goal").with_max_steps(6);
+                for args in &calls {
+                    let _ = tool.execute(args);
+                    if let Some(plan) = tool.active_plan() {
+                        prop_assert!(!plan.steps.is_empty());
+                    }
+                }
+            }
+
+            /// Raw text as the model's arguments string (broken JSON included).
+            #[test]
+            fn fuzz_any_argument_text_never_panics(text in "\\PC{0,200}") {
+                let mut tool = PlanningTool::new("plan_1", "goal");
+                let _ = tool.call(&text);
+            }
+        }
+    }
 }

@@ -547,3 +547,27 @@ fn list_files(workspace: &Path) -> Vec<Value> {
         .map(|(path, bytes)| json!({"path": path, "bytes": bytes}))
         .collect()
 }
+
+#[cfg(test)]
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Any request body (JSON or not, any fields) gets a value or a clear 4xx error,
+        /// never a panic.
+        #[test]
+        fn fuzz_any_body_parses_or_is_a_clear_error(body in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..300),
+            "\\{\"task\": \"[ -~]{0,20}\"(, \"(mode|model|x)\": (\"[a-z-]{0,10}\"|1|null|\\[\\]))?\\}".prop_map(String::into_bytes),
+        ]) {
+            match parse_body::<CreateRun>(Ok(Bytes::from(body))) {
+                Ok(_) => {}
+                Err(ApiError::BadRequest(m)) => prop_assert!(!m.is_empty()),
+                Err(other) => prop_assert!(false, "unexpected error kind: {other:?}"),
+            }
+            let _ = parse_body::<Reply>(Ok(Bytes::from_static(b"{\"answer\": 1}")));
+        }
+    }
+}
