@@ -706,7 +706,8 @@ async fn idle_connections_are_bounded_and_timed_out() {
 }
 
 /// Answers by what is asked, so any number of runs can share it in any order: a one-step
-/// plan; the step appends "done" to done.txt, then completes; then a summary.
+/// plan; the step appends "done" to done.txt, then completes; then a summary. After an
+/// append whose outcome was lost (the server died during it), it checks before appending.
 struct AppendOnce;
 
 impl wiremock::Respond for AppendOnce {
@@ -720,8 +721,20 @@ impl wiremock::Respond for AppendOnce {
         let turns = body["messages"].as_array().map_or(0, |ms| {
             ms.iter().filter(|m| m["role"] == "assistant").count()
         });
+        let last_tool = body["messages"]
+            .as_array()
+            .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "tool"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
         let reply = if offered("planning") {
             plan(&["Append done to done.txt"])
+        } else if last_tool.contains("Interrupted, outcome unknown") {
+            // The server was killed during the append: check before doing it again.
+            call(
+                "shell_exec",
+                json!({"command": "grep -qx done done.txt || echo done >> done.txt"}),
+            )
         } else if offered("complete_step") && turns == 0 {
             call(
                 "shell_exec",
