@@ -32,22 +32,51 @@ pub(crate) struct Journal {
     answers: HashMap<String, String>,
 }
 
-/// A stable fingerprint of what was asked (the purpose is metadata and left out).
+/// A stable fingerprint of what was asked (the purpose is metadata and left out):
+/// `fnv1a:` and the 64-bit FNV-1a hash of the JSON of the messages, tools, tool choice and
+/// response format, each followed by a 0 byte. The definition is written here, so it stays
+/// the same across toolchains (std's `DefaultHasher` promises no such thing).
 pub(crate) fn request_hash(request: &ChatRequest) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    for part in request_parts(request) {
+        for byte in part.bytes().chain(std::iter::once(0)) {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(PRIME);
+        }
+    }
+    format!("{HASH_PREFIX}{h:016x}")
+}
+
+const HASH_PREFIX: &str = "fnv1a:";
+
+fn request_parts(request: &ChatRequest) -> [String; 4] {
+    [
+        serde_json::to_string(&request.messages).unwrap_or_default(),
+        serde_json::to_string(&request.tools).unwrap_or_default(),
+        serde_json::to_string(&request.tool_choice).unwrap_or_default(),
+        serde_json::to_string(&request.response_format).unwrap_or_default(),
+    ]
+}
+
+/// The fingerprint runs recorded before `fnv1a:` carry (std's `DefaultHasher`, 16 hex
+/// digits): still recognised, so those runs stay resumable on the toolchain that wrote them.
+fn legacy_request_hash(request: &ChatRequest) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(&request.messages)
-        .unwrap_or_default()
-        .hash(&mut h);
-    serde_json::to_string(&request.tools)
-        .unwrap_or_default()
-        .hash(&mut h);
-    serde_json::to_string(&request.tool_choice)
-        .unwrap_or_default()
-        .hash(&mut h);
-    serde_json::to_string(&request.response_format)
-        .unwrap_or_default()
-        .hash(&mut h);
+    for part in request_parts(request) {
+        part.hash(&mut h);
+    }
     format!("{:016x}", h.finish())
+}
+
+/// Whether `recorded` (from a journal) fingerprints `request`.
+pub(crate) fn same_request(recorded: &str, request: &ChatRequest) -> bool {
+    if recorded.starts_with(HASH_PREFIX) {
+        recorded == request_hash(request)
+    } else {
+        recorded == legacy_request_hash(request)
+    }
 }
 
 impl Journal {
@@ -105,10 +134,11 @@ impl Journal {
     }
 
     /// The recorded response of call `key`, if the same request was made.
-    pub fn llm(&self, key: &str, hash: &str) -> Option<ChatResponse> {
+    /// The recorded response of call `key`, when it answered this very `request`.
+    pub fn llm(&self, key: &str, request: &ChatRequest) -> Option<ChatResponse> {
         self.llm
             .get(key)
-            .filter(|(h, _)| h == hash)
+            .filter(|(h, _)| same_request(h, request))
             .map(|(_, r)| r.clone())
     }
 
@@ -130,5 +160,50 @@ impl Journal {
             .collect();
         v.sort();
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{CallPurpose, ChatMessage};
+
+    fn request(text: &str) -> ChatRequest {
+        ChatRequest::new(
+            CallPurpose::Execute,
+            vec![ChatMessage::system("s"), ChatMessage::user(text)],
+        )
+    }
+
+    /// The fingerprint's definition is fixed: this value must never change, or every
+    /// journaled run would stop being recognised on resume.
+    #[test]
+    fn the_request_hash_is_pinned() {
+        assert_eq!(request_hash(&request("hello")), PINNED_HELLO);
+        assert_ne!(request_hash(&request("hello!")), PINNED_HELLO);
+    }
+
+    const PINNED_HELLO: &str = "fnv1a:358221b3798ec170";
+
+    /// A run journaled before the `fnv1a:` fingerprint (std's hasher, bare hex) is still
+    /// served from its journal; a different request under the same key is not.
+    #[test]
+    fn runs_recorded_with_the_old_fingerprint_are_still_recognised() {
+        let asked = request("hello");
+        let legacy = legacy_request_hash(&asked);
+        assert!(!legacy.starts_with(HASH_PREFIX));
+        let mut journal = Journal::default();
+        journal
+            .llm
+            .insert("exec:s1:1#1".into(), (legacy, ChatResponse::default()));
+        assert!(journal.llm("exec:s1:1#1", &asked).is_some());
+        assert!(journal.llm("exec:s1:1#1", &request("other")).is_none());
+        let mut journal = Journal::default();
+        journal.llm.insert(
+            "exec:s1:1#1".into(),
+            (request_hash(&asked), ChatResponse::default()),
+        );
+        assert!(journal.llm("exec:s1:1#1", &asked).is_some());
+        assert!(journal.llm("exec:s1:1#1", &request("other")).is_none());
     }
 }

@@ -310,7 +310,7 @@ impl RunContext {
     ) -> Result<Reply, CallError> {
         let key = self.next_key(scope);
         let hash = request_hash(&request);
-        if let Some(recorded) = self.journal.llm(&key, &hash) {
+        if let Some(recorded) = self.journal.llm(&key, &request) {
             return Ok(Reply {
                 response: recorded,
                 replayed: true,
