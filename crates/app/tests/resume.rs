@@ -496,3 +496,64 @@ async fn a_killed_planwright_leaves_no_command_behind() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A database written by the build before journal hashes had a fixed definition
+/// (`tests/fixtures/journal-before-fnv1a.db`, schema 3: a run SIGKILLed while its first
+/// command ran, its LLM calls journaled with std's hasher). Today's build migrates it,
+/// recognises the journaled executor turn (the command is reported interrupted instead of
+/// the model being asked again from scratch) and finishes the run.
+#[tokio::test]
+async fn a_run_journaled_by_the_previous_build_resumes() {
+    let pw = Planwright::new();
+    std::fs::create_dir_all(pw.db().parent().expect("folder")).expect("mkdir");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/journal-before-fnv1a.db"
+        ),
+        pw.db(),
+    )
+    .expect("fixture");
+    let (run_id, workspace): (String, String) = {
+        let conn = rusqlite::Connection::open(pw.db()).expect("open");
+        conn.query_row("SELECT run_id, workspace FROM runs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("the fixture's run")
+    };
+    // The prompts name the workspace, so the run keeps the one it was recorded with.
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let llm = ScriptedOpenAi::start(vec![
+        complete(true, "the command was interrupted; nothing left to do"),
+        text("The long command was interrupted."),
+    ])
+    .await;
+    let base = llm.base_url();
+    let out = pw
+        .exec(
+            &["resume", &run_id, "--json", "--retries", "0"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test"),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    let requests = llm.requests().await;
+    assert!(
+        tool_messages(&requests[0])
+            .iter()
+            .any(|m| m.contains("Interrupted, outcome unknown")),
+        "the recorded executor turn was served from the journal: {}",
+        requests[0]
+    );
+    assert!(
+        !requests.iter().any(|r| r["tools"]
+            .as_array()
+            .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == "planning"))),
+        "no new plan was asked for"
+    );
+}
