@@ -427,16 +427,7 @@ async fn dropping_server() -> (String, tokio::task::JoinHandle<usize>) {
             };
             served += 1;
             read_request(&mut socket).await;
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-            let first = format!(
-                "data: {}\n\n",
-                chunk(json!({"role": "assistant", "content": "Hel"}), None)
-            );
-            socket.write_all(head.as_bytes()).await.unwrap();
-            socket
-                .write_all(format!("{:x}\r\n{first}\r\n", first.len()).as_bytes())
-                .await
-                .unwrap();
+            start_stream(&mut socket).await;
             if served == 1 {
                 socket.flush().await.unwrap();
                 drop(socket); // the connection dies mid-stream
@@ -455,6 +446,21 @@ async fn dropping_server() -> (String, tokio::task::JoinHandle<usize>) {
         served
     });
     (format!("http://{addr}/v1"), handle)
+}
+
+/// Writes the headers of a chunked event stream and its first chunk (`Hel`).
+async fn start_stream(socket: &mut tokio::net::TcpStream) {
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let first = format!(
+        "data: {}\n\n",
+        chunk(json!({"role": "assistant", "content": "Hel"}), None)
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket
+        .write_all(format!("{:x}\r\n{first}\r\n", first.len()).as_bytes())
+        .await
+        .unwrap();
 }
 
 /// Reads one request (headers and a `content-length` body).
@@ -511,16 +517,7 @@ async fn a_stalled_stream_fails_after_the_idle_timeout() {
     tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
         read_request(&mut socket).await;
-        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-        let first = format!(
-            "data: {}\n\n",
-            chunk(json!({"role": "assistant", "content": "Hel"}), None)
-        );
-        socket.write_all(head.as_bytes()).await.unwrap();
-        socket
-            .write_all(format!("{:x}\r\n{first}\r\n", first.len()).as_bytes())
-            .await
-            .unwrap();
+        start_stream(&mut socket).await;
         socket.flush().await.unwrap();
         // Holds the connection open, silent, until the test is over.
         let _ = stop_rx.await;

@@ -15,7 +15,7 @@ use crate::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSch
 use crate::plan::{Plan, StepStatus};
 use crate::ports::{
     MockLlmClient, MockRunStore, MockToolbox, NoEventSink, RunRecord, RunStatus, SequentialIds,
-    SystemClock, ToolOutput,
+    SystemClock, ToolOutput, Toolbox,
 };
 use crate::runtime::{RunConfig, RunOutcome, RunRequest, Runtime};
 
@@ -221,18 +221,22 @@ fn agent(name: &str, kinds: &[&str], llm: MockLlmClient) -> ExecutorAgent {
     }
 }
 
-async fn run_with(script: Script, config: RunConfig) -> Harness {
-    let (llm, seen) = scripted(script);
+/// A runtime with one general agent over `toolbox`; the planner and the executor share `llm`.
+fn runtime_over(
+    llm: MockLlmClient,
+    store: MockRunStore,
+    toolbox: Arc<dyn Toolbox>,
+    config: RunConfig,
+) -> Runtime {
     let llm = Arc::new(llm);
-    let (store, rec) = recording_store();
-    let rt = Runtime {
+    Runtime {
         planner_llm: llm.clone(),
         executors: vec![ExecutorAgent {
             name: "general".into(),
             description: "A general-purpose agent.".into(),
             kinds: vec![],
             llm,
-            toolbox: Arc::new(toolbox()),
+            toolbox,
         }],
         store: Arc::new(store),
         sink: Arc::new(NoEventSink),
@@ -240,7 +244,13 @@ async fn run_with(script: Script, config: RunConfig) -> Harness {
         user: Arc::new(crate::ports::NoUser),
         ids: Arc::new(SequentialIds::default()),
         config,
-    };
+    }
+}
+
+async fn run_with(script: Script, config: RunConfig) -> Harness {
+    let (llm, seen) = scripted(script);
+    let (store, rec) = recording_store();
+    let rt = runtime_over(llm, store, Arc::new(toolbox()), config);
     let outcome = rt
         .run(
             RunRequest {
@@ -1011,23 +1021,7 @@ async fn resume_tallies_the_logged_calls_with_their_cached_tokens() {
         }))
     });
     store.expect_latest_plan().returning(|_| Ok(None));
-    let llm = Arc::new(llm);
-    let rt = Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "A general-purpose agent.".into(),
-            kinds: vec![],
-            llm,
-            toolbox: Arc::new(toolbox()),
-        }],
-        store: Arc::new(store),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(crate::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
-        config: base_config(),
-    };
+    let rt = runtime_over(llm, store, Arc::new(toolbox()), base_config());
     let outcome = rt
         .resume("run_1", CancellationToken::new())
         .await
@@ -1074,7 +1068,6 @@ fn stopping_runtime(
     config: RunConfig,
 ) -> Runtime {
     let (llm, _) = scripted(script);
-    let llm = Arc::new(llm);
     let mut tb = MockToolbox::new();
     tb.expect_close_run().returning(|_| ());
     tb.expect_schemas().returning(|| {
@@ -1088,22 +1081,7 @@ fn stopping_runtime(
         on_call.cancel();
         Ok(ToolOutput::ok("exit code: 0"))
     });
-    Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "A general-purpose agent.".into(),
-            kinds: vec![],
-            llm,
-            toolbox: Arc::new(tb),
-        }],
-        store: Arc::new(store),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(crate::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
-        config,
-    }
+    runtime_over(llm, store, Arc::new(tb), config)
 }
 
 fn two_step_script() -> Script {
@@ -1175,29 +1153,7 @@ async fn a_run_that_lost_its_lease_stops_without_an_outcome() {
     let (store, rec) = recording_store_where_renewals_fail();
     // The tool call waits long enough (paused time) for a renewal to find the lease gone.
     let (llm, _) = scripted(two_step_script());
-    let llm = Arc::new(llm);
-    let mut tb = MockToolbox::new();
-    tb.expect_close_run().returning(|_| ());
-    tb.expect_schemas().returning(Vec::new);
-    tb.expect_call()
-        .returning(|_, _, _| Ok(ToolOutput::ok("exit code: 0")));
-    let slow = SlowToolbox(Arc::new(tb));
-    let rt = Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "A general-purpose agent.".into(),
-            kinds: vec![],
-            llm,
-            toolbox: Arc::new(slow),
-        }],
-        store: Arc::new(store),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(crate::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
-        config: base_config(),
-    };
+    let rt = runtime_over(llm, store, slow_toolbox(), base_config());
     let err = rt
         .run(request(), CancellationToken::new())
         .await
@@ -1222,11 +1178,21 @@ async fn a_run_that_lost_its_lease_stops_without_an_outcome() {
     );
 }
 
-/// A toolbox whose calls take a minute (of paused test time) before `inner` answers.
+/// A toolbox whose every call takes a minute (of paused test time), then succeeds.
+fn slow_toolbox() -> Arc<dyn Toolbox> {
+    let mut tb = MockToolbox::new();
+    tb.expect_close_run().returning(|_| ());
+    tb.expect_schemas().returning(Vec::new);
+    tb.expect_call()
+        .returning(|_, _, _| Ok(ToolOutput::ok("exit code: 0")));
+    Arc::new(SlowToolbox(Arc::new(tb)))
+}
+
+/// Delays every call of `inner` by a minute.
 struct SlowToolbox(Arc<MockToolbox>);
 
 #[async_trait::async_trait]
-impl crate::ports::Toolbox for SlowToolbox {
+impl Toolbox for SlowToolbox {
     fn schemas(&self) -> Vec<ToolSchema> {
         self.0.schemas()
     }
@@ -1293,30 +1259,9 @@ async fn a_step_past_its_time_limit_fails() {
         done("never accepted"),
         text("summary"),
     ]);
-    let llm = Arc::new(llm);
-    let mut tb = MockToolbox::new();
-    tb.expect_close_run().returning(|_| ());
-    tb.expect_schemas().returning(Vec::new);
-    tb.expect_call()
-        .returning(|_, _, _| Ok(ToolOutput::ok("exit code: 0")));
     let mut config = base_config();
     config.limits.max_step_time = Some(std::time::Duration::from_secs(30));
-    let rt = Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "A general-purpose agent.".into(),
-            kinds: vec![],
-            llm,
-            toolbox: Arc::new(SlowToolbox(Arc::new(tb))),
-        }],
-        store: Arc::new(store),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(crate::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
-        config,
-    };
+    let rt = runtime_over(llm, store, slow_toolbox(), config);
     let outcome = rt
         .run(request(), CancellationToken::new())
         .await
