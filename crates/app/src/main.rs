@@ -200,43 +200,11 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
     if let Ok(Some(plan)) = store.latest_plan(&args.run_id).await {
         runtime.sink = Arc::new(view::ConsoleView::resuming(plan));
     }
-    // Take the lease first, in one compare-and-set: of several `resume` commands on one run,
-    // exactly one goes on; a lease whose owner is provably gone is taken at once.
-    let now = chrono::Utc::now();
-    let claim = domain::ports::LeaseClaim {
-        owner: runtime.config.lease.owner.clone(),
-        now,
-        until: runtime.config.lease.until(now),
-        stale_owner: report::stale_owner(&record),
-    };
-    match store
-        .acquire_lease(&args.run_id, &claim)
-        .await
-        .map_err(|e| AppError::Run(format!("reading {}: {e}", db.display())))?
-    {
-        domain::ports::LeaseOutcome::Acquired => {}
-        domain::ports::LeaseOutcome::Held(lease) => {
-            return Err(AppError::Config(format!(
-                "run '{}' is being run by {} (its lease holds until {}); \
-                 it can be resumed once that process stops",
-                args.run_id,
-                lease.owner,
-                lease
-                    .until
-                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            )))
-        }
-        domain::ports::LeaseOutcome::Unknown => {
-            return Err(AppError::Config(format!(
-                "no run with id '{}' in {}",
-                args.run_id,
-                db.display()
-            )))
-        }
-    }
     let control = stop_on_signals();
     let outcome = runtime
-        .resume_with(&args.run_id, control)
+        // The lease is taken first, in one compare-and-set: of several `resume` commands on
+        // one run exactly one goes on; a lease whose owner is provably gone is taken at once.
+        .resume_with(&args.run_id, control, report::stale_owner(&record))
         .await
         .map_err(|e| match e {
             domain::Error::Config(m) => AppError::Config(m),

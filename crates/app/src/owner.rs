@@ -45,7 +45,14 @@ pub fn is_gone(owner: &str) -> bool {
     start_ticks(pid) != Some(start)
 }
 
-fn host_name() -> String {
+/// This host's name, read once (it names owners, and `is_gone` compares with it for every
+/// run listed).
+fn host_name() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(read_host_name)
+}
+
+fn read_host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().replace('/', "_"))
         .ok()
@@ -53,7 +60,13 @@ fn host_name() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
-fn boot_id() -> String {
+/// The first 8 characters of the kernel's boot id, read once.
+fn boot_id() -> &'static str {
+    static BOOT: OnceLock<String> = OnceLock::new();
+    BOOT.get_or_init(read_boot_id)
+}
+
+fn read_boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|b| b.trim().chars().filter(|c| *c != '-').take(8).collect())
         .unwrap_or_else(|_| "noboot".to_string())

@@ -31,7 +31,7 @@ pub enum Error {
     LeaseLost,
     /// Another process holds the run's lease.
     #[error(
-        "run '{run_id}' is held by {owner} until {until} (its lease is renewed while it runs)"
+        "run '{run_id}' is being run by {owner} (its lease holds until {until}); it can be resumed once that process stops"
     )]
     Leased {
         run_id: String,

@@ -392,16 +392,19 @@ impl Runtime {
         run_id: &str,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, Error> {
-        self.resume_with(run_id, RunControl::cancel_only(cancel))
+        self.resume_with(run_id, RunControl::cancel_only(cancel), None)
             .await
     }
 
     /// As [`Runtime::resume`], also suspendable (see [`RunControl`]). The run's lease is
-    /// taken first: a run another process holds is refused with [`Error::Leased`].
+    /// taken first, in one compare-and-set: a run another process holds is refused with
+    /// [`Error::Leased`], unless its owner is `stale_owner`, an owner the caller proved gone
+    /// (the domain cannot look at processes; the app can).
     pub async fn resume_with(
         &self,
         run_id: &str,
         control: RunControl,
+        stale_owner: Option<String>,
     ) -> Result<RunOutcome, Error> {
         self.check_executors()?;
         let now = self.clock.now();
@@ -409,7 +412,7 @@ impl Runtime {
             owner: self.config.lease.owner.clone(),
             now,
             until: self.config.lease.until(now),
-            stale_owner: None,
+            stale_owner,
         };
         match self.store.acquire_lease(run_id, &claim).await? {
             LeaseOutcome::Acquired => {}

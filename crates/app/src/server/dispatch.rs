@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use super::{BroadcastSink, Entry, Phase, State, EVENT_CHANNEL};
+use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
 use crate::cli::{ModeArg, RunOptions};
 
 /// What a client asked for beyond the task, kept with the queued run.
@@ -53,19 +53,20 @@ fn options_of(state: &State, record: &RunRecord) -> Result<RunOptions, String> {
 /// know it yet (it was queued before a restart, or by another server).
 pub(crate) fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
     state
-        .with_registry(|reg| {
-            let entry = reg
-                .runs
-                .entry(record.run_id.clone())
-                .or_insert_with(|| Entry {
-                    workspace: record.workspace.clone().into(),
-                    cancel: CancellationToken::new(),
-                    events: Some(broadcast::channel(EVENT_CHANNEL).0),
-                    phase: Phase::Queued,
-                });
-            entry.events.clone()
-        })
+        .with_registry(|reg| entry_for(reg, record).events.clone())
         .flatten()
+}
+
+/// The registry's entry of `record`, created (queued, with a live channel) when missing.
+fn entry_for<'a>(reg: &'a mut Registry, record: &RunRecord) -> &'a mut Entry {
+    reg.runs
+        .entry(record.run_id.clone())
+        .or_insert_with(|| Entry {
+            workspace: record.workspace.clone().into(),
+            cancel: CancellationToken::new(),
+            events: Some(broadcast::channel(EVENT_CHANNEL).0),
+            phase: Phase::Queued,
+        })
 }
 
 /// Starts queued (and interrupted queue) runs while slots are free.
@@ -135,15 +136,12 @@ pub(crate) async fn adopt_orphans(state: &State) {
 
 /// Runs a claimed run on its own task; when it ends, fills the freed slot.
 fn start(state: &State, record: RunRecord, permit: OwnedSemaphorePermit) {
-    let events = channel_for(state, &record);
-    let cancel = state
+    let (events, cancel) = state
         .with_registry(|reg| {
-            reg.runs.get_mut(&record.run_id).map(|e| {
-                e.phase = Phase::Active;
-                e.cancel.clone()
-            })
+            let entry = entry_for(reg, &record);
+            entry.phase = Phase::Active;
+            (entry.events.clone(), entry.cancel.clone())
         })
-        .flatten()
         .unwrap_or_default();
     let state = state.clone();
     state.user.hold_slot(&record.run_id, permit);
@@ -206,7 +204,8 @@ async fn execute(
     let outcome = if record.status == RunStatus::Queued {
         runtime.run_queued(&run_id, control).await
     } else {
-        runtime.resume_with(&run_id, control).await
+        // Claimed above: the lease is this process's already.
+        runtime.resume_with(&run_id, control, None).await
     };
     let reason = match outcome {
         Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
