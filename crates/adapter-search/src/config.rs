@@ -58,6 +58,10 @@ pub struct SearchConfig {
     pub timeout_secs: Option<f64>,
     pub brave_base_url: Option<String>,
     pub tavily_base_url: Option<String>,
+    /// PEM texts trusted beside the platform's roots; set by the application from
+    /// `--ca-cert FILE`, never read from a file section.
+    #[serde(skip)]
+    pub extra_root_certs: Vec<Vec<u8>>,
 }
 
 impl fmt::Debug for SearchConfig {
@@ -72,6 +76,7 @@ impl fmt::Debug for SearchConfig {
             .field("timeout_secs", &self.timeout_secs)
             .field("brave_base_url", &url(&self.brave_base_url))
             .field("tavily_base_url", &url(&self.tavily_base_url))
+            .field("extra_root_certs", &self.extra_root_certs.len())
             .finish()
     }
 }
@@ -129,6 +134,7 @@ impl SearchConfig {
             timeout_secs,
             brave_base_url: None,
             tavily_base_url: None,
+            extra_root_certs: Vec::new(),
         })
     }
 
@@ -139,7 +145,7 @@ impl SearchConfig {
 
     /// The request timeout and retry pause.
     pub fn options(&self) -> Result<SearchOptions, ConfigError> {
-        let options = SearchOptions::default();
+        let options = SearchOptions::default().with_extra_root_certs(self.extra_root_certs.clone());
         match self.timeout_secs {
             None => Ok(options),
             Some(secs) => Duration::try_from_secs_f64(secs)

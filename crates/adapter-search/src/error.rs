@@ -33,6 +33,9 @@ pub enum ConfigError {
     /// A timeout that is not a positive number of seconds.
     #[error("invalid search timeout '{0}': expected a number of seconds above zero")]
     InvalidTimeout(String),
+    /// A `--ca-cert` file that holds no usable PEM certificate.
+    #[error("invalid CA certificate for web search: {0}")]
+    InvalidCaCert(String),
     /// The HTTP client could not be built (TLS set-up).
     #[error("could not set up the HTTP client for {provider}: {reason}")]
     HttpClient {

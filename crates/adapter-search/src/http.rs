@@ -3,6 +3,7 @@
 //! show the API key.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use domain::ToolError;
@@ -24,13 +25,17 @@ const USER_AGENT: &str = concat!("planwright-adapter-search/", env!("CARGO_PKG_V
 /// Stands in for the API key wherever it could otherwise show.
 pub(crate) const REDACTED: &str = "[REDACTED]";
 
-/// How patiently a provider talks to its server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How patiently a provider talks to its server, and which extra certificate authorities
+/// it trusts.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchOptions {
     /// Limit for one HTTP attempt, from connecting to the last byte of the body.
     pub timeout: Duration,
     /// Pause before the one retry after a 5xx reply or a failed connection.
     pub retry_delay: Duration,
+    /// PEM files' contents trusted beside the platform's roots (`--ca-cert FILE`), e.g. a
+    /// company proxy's or a self-hosted SearxNG's CA.
+    pub extra_root_certs: Arc<[Vec<u8>]>,
 }
 
 impl Default for SearchOptions {
@@ -39,6 +44,7 @@ impl Default for SearchOptions {
         SearchOptions {
             timeout: DEFAULT_TIMEOUT,
             retry_delay: DEFAULT_RETRY_DELAY,
+            extra_root_certs: Arc::from(Vec::new()),
         }
     }
 }
@@ -51,6 +57,12 @@ impl SearchOptions {
 
     pub fn with_retry_delay(mut self, delay: Duration) -> SearchOptions {
         self.retry_delay = delay;
+        self
+    }
+
+    /// Trusts the certificates in each PEM text beside the platform's roots.
+    pub fn with_extra_root_certs(mut self, pems: Vec<Vec<u8>>) -> SearchOptions {
+        self.extra_root_certs = Arc::from(pems);
         self
     }
 }
@@ -101,7 +113,20 @@ impl Http {
             )));
         }
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        for pem in options.extra_root_certs.iter() {
+            let certs = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| ConfigError::InvalidCaCert(error_chain(&e.without_url())))?;
+            if certs.is_empty() {
+                return Err(ConfigError::InvalidCaCert(
+                    "no PEM certificate in the file".into(),
+                ));
+            }
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let client = builder
             .user_agent(USER_AGENT)
             .default_headers(headers)
             .timeout(options.timeout)
@@ -120,8 +145,8 @@ impl Http {
         })
     }
 
-    pub(crate) fn options(&self) -> SearchOptions {
-        self.options
+    pub(crate) fn options(&self) -> &SearchOptions {
+        &self.options
     }
 
     pub(crate) fn shown_base(&self) -> &str {

@@ -227,7 +227,7 @@ pub struct RunOptions {
     pub shell_env: Vec<String>,
 
     /// A CA certificate (PEM file) to trust beside the system's roots when talking to the LLM
-    /// endpoint: a company proxy's or a local server's. Repeatable.
+    /// endpoint or the web search provider: a company proxy's or a local server's. Repeatable.
     #[arg(long = "ca-cert", env = "PLANWRIGHT_CA_CERT", value_delimiter = ',')]
     pub ca_certs: Vec<PathBuf>,
 

@@ -111,15 +111,7 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
         }
     };
     config.stream |= args.stream;
-    for path in &args.ca_certs {
-        let pem = std::fs::read(path).map_err(|e| {
-            AppError::Config(format!(
-                "cannot read the CA certificate {}: {e}",
-                path.display()
-            ))
-        })?;
-        config.extra_root_certs.push(pem);
-    }
+    config.extra_root_certs = ca_certs(args)?;
     config.tool_protocol = match args.tool_protocol {
         ToolProtocolArg::Native => ToolProtocol::Native,
         ToolProtocolArg::Text => ToolProtocol::Text,
@@ -271,6 +263,23 @@ pub struct ToolFamily {
     pub not_offered: Option<String>,
 }
 
+/// The contents of every `--ca-cert FILE`, trusted beside the platform's roots by the
+/// HTTP clients that talk to the outside (the LLM endpoint, web search).
+#[cfg(any(feature = "openai", feature = "search"))]
+fn ca_certs(args: &RunOptions) -> Result<Vec<Vec<u8>>, AppError> {
+    args.ca_certs
+        .iter()
+        .map(|path| {
+            std::fs::read(path).map_err(|e| {
+                AppError::Config(format!(
+                    "cannot read the CA certificate {}: {e}",
+                    path.display()
+                ))
+            })
+        })
+        .collect()
+}
+
 /// The executor's tools, and a line per family saying what is offered and why not.
 /// The shell tools' own output caps sit below the executor's observation budget, so a
 /// tool's labelled sections (exit code, stdout, stderr, "continue at line N") survive.
@@ -321,7 +330,12 @@ pub fn tools(
     }
     #[cfg(feature = "search")]
     {
-        match adapter_search::provider_from_env() {
+        let configured = adapter_search::SearchConfig::from_env().and_then(|mut config| {
+            config.extra_root_certs = ca_certs(opts)
+                .map_err(|e| adapter_search::ConfigError::InvalidCaCert(e.to_string()))?;
+            config.build()
+        });
+        match configured {
             Ok(Some(provider)) => {
                 let tool: Arc<dyn domain::ports::Tool> =
                     Arc::new(domain::tools::WebSearch::new(provider));
