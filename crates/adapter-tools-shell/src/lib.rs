@@ -61,6 +61,7 @@ use domain::ports::Tool;
 
 mod args;
 mod capture;
+mod cgroup;
 mod containment;
 pub mod env;
 mod files;

@@ -7,6 +7,7 @@
 //! previous take. The command's stdin is an open pipe ([`Proc::write_stdin`]) until the
 //! command ends.
 
+use std::ffi::OsString;
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -22,6 +23,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::CappedBuffer;
+use crate::cgroup::PidsCgroup;
 use crate::env::ShellEnv;
 use crate::sandbox::{self, BwrapPrograms};
 
@@ -131,7 +133,8 @@ enum Stream {
 /// Starts the command and its supervisor task (on the current tokio runtime). The run's
 /// `cancel` token kills it too.
 pub(crate) fn spawn(spec: CommandSpec<'_>, cancel: CancellationToken) -> io::Result<Arc<Proc>> {
-    let mut child = build(&spec).spawn()?;
+    let cgroup = PidsCgroup::create();
+    let mut child = build(&spec, cgroup.as_ref()).spawn()?;
     let pid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
@@ -160,43 +163,47 @@ pub(crate) fn spawn(spec: CommandSpec<'_>, cancel: CancellationToken) -> io::Res
         stdin: tokio::sync::Mutex::new(child.stdin.take()),
     });
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    tokio::spawn(supervise(proc.clone(), child, stdout, stderr, cancel));
+    tokio::spawn(supervise(
+        proc.clone(),
+        child,
+        stdout,
+        stderr,
+        cancel,
+        cgroup,
+    ));
     Ok(proc)
 }
 
-fn build(spec: &CommandSpec<'_>) -> Command {
-    let limits = crate::limits::prefix();
-    let mut command = match spec.launch {
+fn build(spec: &CommandSpec<'_>, cgroup: Option<&PidsCgroup>) -> Command {
+    // The command's own pids cgroup first (see `crate::cgroup`), so everything after runs
+    // inside it.
+    let mut line: Vec<OsString> = cgroup.map(PidsCgroup::prefix).unwrap_or_default();
+    let plain = matches!(spec.launch, Launch::Plain);
+    match spec.launch {
         Launch::Plain => {
             // Contained (see `crate::containment`), limited, then bash.
-            let mut line = crate::containment::prefix();
-            line.extend(limits);
-            let mut command = match line.split_first() {
-                Some((first, rest)) => {
-                    let mut command = Command::new(first);
-                    command.args(rest).arg("bash");
-                    command
-                }
-                None => Command::new("bash"),
-            };
-            command.process_group(0);
-            command
+            line.extend(crate::containment::prefix());
+            line.extend(crate::limits::prefix());
         }
         Launch::Bwrap {
             programs,
             allow_network,
         } => {
             // `setsid` makes bwrap a session and group leader (see `crate::sandbox`).
-            let mut command = Command::new(&programs.setsid);
-            command
-                .arg(&programs.bwrap)
-                .args(sandbox::bwrap_args(spec.cwd, *allow_network))
-                .arg("--")
-                .args(&limits)
-                .arg("bash");
-            command
+            line.push(programs.setsid.clone().into_os_string());
+            line.push(programs.bwrap.clone().into_os_string());
+            line.extend(sandbox::bwrap_args(spec.cwd, *allow_network));
+            line.push("--".into());
+            line.extend(crate::limits::prefix());
         }
-    };
+    }
+    line.push("bash".into());
+    let (first, rest) = line.split_at(1);
+    let mut command = Command::new(&first[0]);
+    command.args(rest);
+    if plain {
+        command.process_group(0);
+    }
     command
         .arg("-c")
         .arg(spec.command)
@@ -340,6 +347,7 @@ async fn supervise(
     stdout: Option<impl AsyncRead + Unpin>,
     stderr: Option<impl AsyncRead + Unpin>,
     cancel: CancellationToken,
+    cgroup: Option<PidsCgroup>,
 ) {
     let retire = RetireOnDrop(proc.clone());
     let reading = async {
@@ -373,6 +381,8 @@ async fn supervise(
     }
     // Background children must not outlive the command nor hold the pipes open.
     drop(retire);
+    // Whatever is left in the command's cgroup, however it detached, ends with it.
+    drop(cgroup);
     let ending = match waited {
         Ok(Ending::Exited(status)) => Ending::Exited(status),
         Ok(other) => {

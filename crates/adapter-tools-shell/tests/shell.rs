@@ -379,6 +379,47 @@ async fn commands_run_with_resource_limits() {
     );
 }
 
+/// A fork bomb stops at the command's process limit, for root too: each command runs in its
+/// own pids cgroup (`RLIMIT_NPROC` is never enforced for root). Under `CI=true` (root in a
+/// container with a writable pids cgroup) it must be in force.
+#[tokio::test]
+async fn a_fork_bomb_stops_at_the_process_limit_even_as_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let where_ = ShellExecTool::default()
+        .execute(
+            json!({"command": "cat /proc/self/cgroup"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    if !where_.content.contains("/planwright-") {
+        let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        assert!(
+            !ci,
+            "CI=true runs commands in a pids cgroup: {}",
+            where_.content
+        );
+        return;
+    }
+    let bomb = "perl -e 'my $n = 0; while ($n < 5000) { my $p = fork(); \
+        if (!defined $p) { print \"stopped at $n\\n\"; last } \
+        if ($p == 0) { sleep 30; exit 0 } $n++ } print \"made $n\\n\"'";
+    let out = ShellExecTool::default()
+        .execute(
+            json!({"command": bomb, "timeout_secs": 60, "wait_secs": 60}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    let stopped: u64 = out
+        .content
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("stopped at "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the bomb was not stopped: {}", out.content));
+    assert!((1000..2048).contains(&stopped), "{}", out.content);
+}
+
 /// Whether unsandboxed commands get their own PID namespace here (root, or CAP_SYS_ADMIN).
 /// Under `CI=true` (root in a container) they must.
 fn namespaces_usable() -> bool {
