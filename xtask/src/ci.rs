@@ -1,4 +1,5 @@
-//! `cargo xtask ci`: format check, clippy with warnings denied, then every test.
+//! `cargo xtask ci`: format check, clippy with warnings denied, `cargo deny check`, then
+//! every test.
 
 use std::process::Command;
 
@@ -73,6 +74,7 @@ pub(crate) fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
+    crate::deny::deny()?;
     let mut tally = Tally::default();
     let result = cargo_test(&["--workspace", "--doc"], &mut tally)
         .and_then(|()| cargo_test(&["--workspace", "--all-targets"], &mut tally));
