@@ -80,7 +80,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

@@ -33,6 +33,9 @@ mod classify;
 mod client;
 mod config;
 mod error;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod json_text;
 mod provider;
 mod sse;
