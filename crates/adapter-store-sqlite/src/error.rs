@@ -77,6 +77,37 @@ pub enum Error {
     Task(#[from] tokio::task::JoinError),
 }
 
+impl Error {
+    /// The port's kind for this failure (see [`domain::StoreError`]).
+    pub fn kind(&self) -> fn(String) -> domain::StoreError {
+        use domain::StoreError as Kind;
+        match self {
+            Error::UnknownRun { .. } => Kind::NotFound,
+            Error::RunExists { .. } | Error::OutOfOrderEvent { .. } => Kind::Conflict,
+            Error::NotWal { .. }
+            | Error::SchemaTooNew { .. }
+            | Error::InvalidSchemaVersion { .. }
+            | Error::Json { .. }
+            | Error::Corrupt { .. }
+            | Error::OutOfRange { .. } => Kind::Corrupt,
+            Error::Sqlite { source, .. } if is_constraint(source) => Kind::Conflict,
+            Error::CreateDir { .. }
+            | Error::Open { .. }
+            | Error::Pragma { .. }
+            | Error::Migration { .. }
+            | Error::Sqlite { .. }
+            | Error::Task(_) => Kind::Unavailable,
+        }
+    }
+}
+
+fn is_constraint(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation
+    )
+}
+
 /// Wraps a rusqlite error with what was being done.
 pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
     move |source| Error::Sqlite { context, source }

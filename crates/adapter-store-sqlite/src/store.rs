@@ -92,7 +92,7 @@ impl SqliteStore {
                 None => format!("{op} failed ({}): {err}", self.inner.path.display()),
             };
             tracing::warn!(op, run_id, error = %err, "run store operation failed");
-            StoreError(message)
+            err.kind()(message)
         })
     }
 }

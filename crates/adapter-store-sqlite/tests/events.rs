@@ -131,15 +131,16 @@ async fn gaps_and_duplicates_are_refused_and_write_nothing() {
         .append_event(&evs[3])
         .await
         .expect_err("seq 4 after 2");
+    assert!(matches!(gap, domain::StoreError::Conflict(_)), "{gap:?}");
     assert!(
-        gap.0.contains("gap") && gap.0.contains("next seq is 3"),
+        gap.message().contains("gap") && gap.message().contains("next seq is 3"),
         "{gap}"
     );
 
     let mut dup = evs[2].clone();
     dup.seq = 2;
     let err = store.append_event(&dup).await.expect_err("seq 2 again");
-    assert!(err.0.contains("duplicate"), "{err}");
+    assert!(err.message().contains("duplicate"), "{err}");
 
     let zero = store
         .append_event(&event(
@@ -152,7 +153,7 @@ async fn gaps_and_duplicates_are_refused_and_write_nothing() {
         ))
         .await
         .expect_err("seq 0");
-    assert!(zero.0.contains("next seq is 3"), "{zero}");
+    assert!(zero.message().contains("next seq is 3"), "{zero}");
 
     assert_eq!(
         store.events("run_1", 0).await.expect("read"),
@@ -181,7 +182,11 @@ async fn the_first_event_of_a_run_must_be_seq_1_and_the_run_must_exist() {
         .append_event(&sample_events("run_ghost")[0])
         .await
         .expect_err("unknown run");
-    assert!(ghost.0.contains("does not exist"), "{ghost}");
+    assert!(
+        matches!(ghost, domain::StoreError::NotFound(_)),
+        "{ghost:?}"
+    );
+    assert!(ghost.message().contains("does not exist"), "{ghost}");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ use adapter_store_sqlite::SqliteStore;
 use common::{plan, running_run, temp_store, time};
 use domain::plan::StepSpec;
 use domain::ports::{RunStatus, RunStore};
+use domain::StoreError;
 use domain::{RunUsage, StepStatus};
 
 #[tokio::test]
@@ -77,8 +78,9 @@ async fn save_usage_overwrites_only_the_usage_and_needs_the_run() {
         .save_usage("run_ghost", &usage)
         .await
         .expect_err("no such run");
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
     assert!(
-        err.0.contains("save_usage") && err.0.contains("run_ghost"),
+        err.message().contains("save_usage") && err.message().contains("run_ghost"),
         "{err}"
     );
 }
@@ -105,12 +107,14 @@ async fn creating_a_run_twice_or_updating_a_missing_run_is_refused() {
     let run = running_run("run_1", 0);
     store.create_run(&run).await.expect("create");
     let dup = store.create_run(&run).await.expect_err("duplicate run id");
-    assert!(dup.0.contains("already exists"), "{dup}");
+    assert!(matches!(dup, StoreError::Conflict(_)), "{dup:?}");
+    assert!(dup.message().contains("already exists"), "{dup}");
     let missing = store
         .update_run(&running_run("run_ghost", 0))
         .await
         .expect_err("no such run");
-    assert!(missing.0.contains("does not exist"), "{missing}");
+    assert!(matches!(missing, StoreError::NotFound(_)), "{missing:?}");
+    assert!(missing.message().contains("does not exist"), "{missing}");
 }
 
 /// The steps table as (step_id, position, status, attempts, notes).
@@ -227,5 +231,5 @@ async fn saving_a_plan_for_an_unknown_run_is_refused() {
         .save_plan("run_ghost", &plan(&["a"]))
         .await
         .expect_err("no such run");
-    assert!(err.0.contains("run_ghost"), "{err}");
+    assert!(err.message().contains("run_ghost"), "{err}");
 }

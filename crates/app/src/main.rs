@@ -34,6 +34,9 @@ pub enum AppError {
     /// Bad usage or configuration: exit code 2.
     #[error("{0}")]
     Config(String),
+    /// The run named does not exist: exit code 2, like other bad input.
+    #[error("{0}")]
+    NotFound(String),
     /// The run could not be carried out (store failure): exit code 1.
     #[error("{0}")]
     Run(String),
@@ -45,7 +48,7 @@ pub enum AppError {
 impl AppError {
     fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) => 2,
+            AppError::Config(_) | AppError::NotFound(_) => 2,
             AppError::Run(_) => 1,
             AppError::Stopped(_) => 130,
         }
@@ -182,7 +185,7 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
         .await
         .map_err(|e| AppError::Run(format!("reading {}: {e}", db.display())))?
         .ok_or_else(|| {
-            AppError::Config(format!(
+            AppError::NotFound(format!(
                 "no run with id '{}' in {}",
                 args.run_id,
                 db.display()
@@ -208,6 +211,7 @@ async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
         .await
         .map_err(|e| match e {
             domain::Error::Config(m) => AppError::Config(m),
+            e @ domain::Error::UnknownRun(_) => AppError::NotFound(e.to_string()),
             e @ domain::Error::Leased { .. } => AppError::Config(e.to_string()),
             other => stopped(other, &args.run_id),
         })?;
@@ -343,7 +347,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
                 .await
                 .map_err(store_err)?
                 .ok_or_else(|| {
-                    AppError::Config(format!("no run with id '{run_id}' in {}", db.display()))
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db.display()))
                 })?;
             let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
             let events = store.events(&run_id, 0).await.map_err(store_err)?;
@@ -360,7 +364,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
             json,
         } => {
             if store.get_run(&run_id).await.map_err(store_err)?.is_none() {
-                return Err(AppError::Config(format!(
+                return Err(AppError::NotFound(format!(
                     "no run with id '{run_id}' in {}",
                     db.display()
                 )));
@@ -402,7 +406,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
                 .await
                 .map_err(store_err)?
                 .ok_or_else(|| {
-                    AppError::Config(format!("no run with id '{run_id}' in {}", db.display()))
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db.display()))
                 })?;
             if report::shown_status(&run) == "running" {
                 return Err(AppError::Config(format!(

@@ -38,6 +38,9 @@ pub enum Error {
         owner: String,
         until: chrono::DateTime<chrono::Utc>,
     },
+    /// No run with this id in the store.
+    #[error("no run with id '{0}'")]
+    UnknownRun(String),
     #[error("invalid configuration: {0}")]
     Config(String),
 }
@@ -88,10 +91,44 @@ pub enum ToolError {
     Failed(String),
 }
 
-/// The run store failed; a run cannot go on without its journal.
+/// The run store failed; a run cannot go on without its journal. The kind says what
+/// happened, so callers decide by matching it, never by reading the message; the message
+/// (shown as is) names the operation, the run and the store.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// The run (or the record asked for) does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The write contradicts what is stored: the run exists already, an event out of
+    /// order, a lease someone else holds.
+    #[error("{0}")]
+    Conflict(String),
+    /// What is stored cannot be read back: invalid JSON, an unknown status, a schema newer
+    /// than this build.
+    #[error("{0}")]
+    Corrupt(String),
+    /// The store cannot be used now: the file or server is gone, locked, full, or the
+    /// connection failed. Retrying later (or elsewhere) may work.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The run was suspended (`RunControl::suspend`): the journal refuses further writes of
+    /// this process so the run unwinds without an outcome.
+    #[error("run '{0}' is suspended")]
+    Suspended(String),
+}
+
+impl StoreError {
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            StoreError::NotFound(m)
+            | StoreError::Conflict(m)
+            | StoreError::Corrupt(m)
+            | StoreError::Unavailable(m)
+            | StoreError::Suspended(m) => m,
+        }
+    }
+}
 
 /// Errors about plans and steps; shown to the model verbatim when it caused them.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

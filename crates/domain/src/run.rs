@@ -256,7 +256,7 @@ impl RunContext {
     /// already stops everything without writing an outcome; `Runtime` reports it as
     /// [`Error::Suspended`](crate::Error::Suspended) by looking at the token, not the text.
     fn suspended(&self) -> StoreError {
-        StoreError(format!("run '{}' is suspended", self.run_id))
+        StoreError::Suspended(self.run_id.clone())
     }
 
     pub async fn save_plan(&self, plan: &Plan) -> Result<(), StoreError> {

@@ -36,11 +36,11 @@ pub enum Mode {
     /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
     #[default]
     Flow,
-    /// JSON plan, one step at a time, unfinished steps revised as results come (seed 001).
+    /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
     PlanAct,
-    /// 1-3 TODOs to start, more added as work reveals them (seed 003, emergent).
+    /// 1-3 TODOs to start, more added as work reveals them (docs/design.md, "The todo style").
     Todo,
-    /// Goal → sub-goals → actions with edges; independent actions in parallel (seed 003).
+    /// Goal → sub-goals → actions with edges; independent actions in parallel (docs/design.md, "The dag style").
     Dag,
     /// Classify the task and pick flow, dag or todo.
     Auto,
@@ -335,7 +335,7 @@ impl Runtime {
             .store
             .get_run(run_id)
             .await?
-            .ok_or_else(|| Error::Config(format!("no run with id '{run_id}'")))?;
+            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))?;
         let owner = &self.config.lease.owner;
         if record.status != RunStatus::Queued {
             return Err(Error::Config(format!(
@@ -423,9 +423,7 @@ impl Runtime {
                     until: lease.until,
                 })
             }
-            LeaseOutcome::Unknown => {
-                return Err(Error::Config(format!("no run with id '{run_id}'")))
-            }
+            LeaseOutcome::Unknown => return Err(Error::UnknownRun(run_id.to_string())),
         }
         let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
         let body = |control: RunControl| self.resume_inner(run_id, control);
@@ -437,7 +435,7 @@ impl Runtime {
             .store
             .get_run(run_id)
             .await?
-            .ok_or_else(|| Error::Config(format!("no run with id '{run_id}'")))?;
+            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))?;
         let events = self.store.events(run_id, 0).await?;
         let last = events.last();
         let cancelled = matches!(

@@ -839,7 +839,7 @@ async fn a_store_failure_ends_the_run_with_an_error() {
     store.expect_release_lease().returning(|_, _| Ok(()));
     store
         .expect_append_event()
-        .returning(|_| Err(crate::error::StoreError("disk full".into())));
+        .returning(|_| Err(crate::error::StoreError::Unavailable("disk full".into())));
     let rt = Runtime {
         planner_llm: Arc::new(llm),
         executors: vec![agent("general", &[], scripted(vec![]).0)],
@@ -930,9 +930,11 @@ async fn a_failure_to_save_usage_ends_the_run_with_an_error() {
     store.expect_release_lease().returning(|_, _| Ok(()));
     store.expect_append_event().returning(|_| Ok(()));
     store.expect_save_plan().returning(|_, _| Ok(()));
-    store
-        .expect_save_usage()
-        .returning(|_, _| Err(crate::error::StoreError("database is locked".into())));
+    store.expect_save_usage().returning(|_, _| {
+        Err(crate::error::StoreError::Unavailable(
+            "database is locked".into(),
+        ))
+    });
     let rt = Runtime {
         planner_llm: Arc::new(llm),
         executors: vec![agent("general", &[], scripted(vec![]).0)],
