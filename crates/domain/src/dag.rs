@@ -1,4 +1,4 @@
-//! The **dag** style (seed 003): the planner returns goal → sub-goals → actions with
+//! The **dag** style (docs/design.md, "The dag style"): the planner returns goal → sub-goals → actions with
 //! `dependency`, `conditional` and `rollback` edges. Cycles, dangling references and duplicate
 //! ids are refused with a re-ask to the planner. Ready actions run in parallel (up to the
 //! concurrency limit), dispatched the moment their dependencies finish.

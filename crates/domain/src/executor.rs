@@ -183,7 +183,7 @@ pub fn offered_tools(
     (offered, all)
 }
 
-/// Watches a step's loop for repetition and failing tools (seed 003's tool router).
+/// Watches a step's loop for repetition and failing tools (docs/design.md, "The tool router").
 #[derive(Debug, Default)]
 struct LoopWatch {
     /// (tool, arguments) → times called in this attempt.

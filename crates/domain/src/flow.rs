@@ -34,7 +34,7 @@ pub(crate) fn executor_cards(rt: &Runtime) -> Vec<ExecutorCard> {
         .collect()
 }
 
-/// The plan used when a planner fails (seed 000, section 2.3).
+/// The plan used when a planner fails (docs/design.md, "The flow style").
 pub(crate) fn default_plan(ctx: &RunContext, reason: String) -> Result<InitialPlan, Error> {
     let plan = Plan::from_texts(
         "plan_1",

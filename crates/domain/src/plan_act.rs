@@ -1,4 +1,4 @@
-//! The **plan-act** style (seed 001, ai-manus): the planner answers JSON
+//! The **plan-act** style (docs/design.md, "The plan-act style"): the planner answers JSON
 //! `{title, goal, language, steps: [{id, description}]}`; an execution agent runs one step at
 //! a time; the planner then revises only the unfinished steps, keeping completed ones and
 //! their ids. It revises after a failure always (the adapt loop's re-plan), and after a

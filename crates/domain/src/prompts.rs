@@ -14,7 +14,7 @@ pub struct ExecutorCard {
     pub description: String,
 }
 
-/// System prompt of the flow planner (seed 000), listing executors when there are several.
+/// System prompt of the flow planner (docs/design.md, "The flow style"), listing executors when there are several.
 pub fn planner_system(executors: &[ExecutorCard]) -> String {
     let mut s = String::from(
         "You are a planning assistant. Turn the task into a short plan.\n\n\
@@ -84,7 +84,7 @@ pub fn planner_retry(
     s
 }
 
-/// Title of the default plan used when the planner fails (seed 000, section 2.3).
+/// Title of the default plan used when the planner fails (docs/design.md, "The flow style").
 pub fn default_plan_title(task: &str) -> String {
     let head: String = task.chars().take(50).collect();
     let ellipsis = if task.chars().count() > 50 { "..." } else { "" };
@@ -116,7 +116,7 @@ pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     )
 }
 
-/// The per-step prompt (seed 002's `_execute_step`): the task, the plan digest, the results
+/// The per-step prompt (docs/design.md, "The per-step prompt"): the task, the plan digest, the results
 /// the step depends on, and the step itself.
 pub fn step_prompt(task: &str, input: &StepInput) -> String {
     let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
@@ -136,7 +136,7 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
     s
 }
 
-/// Added when a tool failed twice in a row (seed 003's tool router).
+/// Added when a tool failed twice in a row (docs/design.md, "The tool router").
 pub fn tool_failed_twice_hint(tool: &str) -> String {
     format!(
         "IMPORTANT: `{tool}` failed twice in a row. Do not call it the same way again: try a \
@@ -172,7 +172,7 @@ pub fn flow_replan(plan_text: &str, index: usize, step: &str, reason: &str) -> S
     )
 }
 
-/// System prompt of the plan-act planner (seed 001).
+/// System prompt of the plan-act planner (docs/design.md, "The plan-act style").
 pub fn plan_act_system(executors: &[ExecutorCard]) -> String {
     let mut s = String::from(
         "You are the planner of an autonomous agent. You turn a user's request into a short \
@@ -233,7 +233,7 @@ pub fn todo_system() -> String {
         .to_string()
 }
 
-/// Seed 003's TODO initialisation.
+/// The todo style's initialisation (docs/design.md, "The todo style").
 pub fn todo_init(task: &str) -> String {
     format!(
         "Initialize a TODO list for this task.\nCreate 1-3 high-level TODO items to get \
@@ -245,7 +245,7 @@ pub fn todo_init(task: &str) -> String {
     )
 }
 
-/// Seed 003's TODO update, with modify/block/close and the compression request near the cap.
+/// The todo style's update (docs/design.md, "The todo style"), with modify/block/close and the compression request near the cap.
 pub fn todo_update(task: &str, last: &str, todo_list: &str, count: usize, max: usize) -> String {
     let mut s = format!(
         "Review the execution progress and determine if the TODO list needs updates.\n\n\
@@ -278,7 +278,7 @@ pub fn dag_system() -> String {
         .to_string()
 }
 
-/// Seed 003's DAG planning: goal → sub-goals → actions with dependency, conditional and
+/// The dag style's planning (docs/design.md, "The dag style"): goal → sub-goals → actions with dependency, conditional and
 /// rollback edges.
 pub fn dag_create(task: &str, max_steps: usize) -> String {
     format!(

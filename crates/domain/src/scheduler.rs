@@ -6,7 +6,7 @@
 //! limit. No super-step barrier and no polling, unless [`Schedule::Superstep`] is asked for
 //! (for comparison), in which case a new wave starts only when the whole previous wave ended.
 //!
-//! Adapt loop for a step that did not succeed (seed 004): retry with backoff (`retries`,
+//! Adapt loop for a step that did not succeed (docs/design.md, "The adapt loop"): retry with backoff (`retries`,
 //! `retry_delay` × attempt), then the step's `fallback`, then a re-plan by the strategy, then
 //! give up: the step stays `failed` (or `blocked` when it could not run at all) and what
 //! depends on it is blocked. Every branch emits a `step_adapted` event.
@@ -36,7 +36,7 @@ pub enum Schedule {
     /// A step starts the moment its dependencies are done.
     #[default]
     EventDriven,
-    /// Seed 003's super-steps: all ready steps start together; the next wave waits for the
+    /// The dag style's super-steps (docs/design.md): all ready steps start together; the next wave waits for the
     /// slowest step of this one.
     Superstep,
 }

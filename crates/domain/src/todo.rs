@@ -1,4 +1,4 @@
-//! The **todo** style (seed 003, "emergent" planning, Claude Code's way): start with 1-3
+//! The **todo** style (docs/design.md, "The todo style"): start with 1-3
 //! TODOs with dependencies; after each TODO the LLM may add, modify, block or close TODOs.
 //! At most `max_todos` items; at 80% of the cap the LLM is asked to merge or close items.
 //! An update that would create a dependency cycle is refused whole. A TODO whose dependency
