@@ -6,10 +6,10 @@ use crate::report;
 
 /// Benchmark targets, each printing a Markdown section: (package, bench name).
 const BENCHES: &[(&str, &str)] = &[
-    ("domain", "scheduler"),
+    ("planwright-domain", "scheduler"),
     ("adapter-store-sqlite", "journal"),
     ("adapter-llama", "llama"),
-    ("app", "server_load"),
+    ("planwright", "server_load"),
 ];
 
 /// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and
@@ -98,12 +98,12 @@ fn build_section() -> Result<String, String> {
     let target =
         std::env::temp_dir().join(format!("planwright-clean-build-{}", std::process::id()));
     report(&format!(
-        "$ cargo build --release -p app (clean, in {})",
+        "$ cargo build --release -p planwright (clean, in {})",
         target.display()
     ));
     let started = std::time::Instant::now();
     let status = Command::new(&cargo)
-        .args(["build", "--release", "-p", "app"])
+        .args(["build", "--release", "-p", "planwright"])
         .env("CARGO_TARGET_DIR", &target)
         .current_dir(&root)
         .status()

@@ -1,5 +1,5 @@
-//! `cargo xtask ci`: format check, clippy with warnings denied, `cargo deny check`, then
-//! every test.
+//! `cargo xtask ci`: format check, clippy with warnings denied, `cargo deny check`, each
+//! adapter feature of the binary built alone, then every test.
 
 use std::process::Command;
 
@@ -75,6 +75,7 @@ pub(crate) fn ci() -> Result<(), String> {
         "warnings",
     ])?;
     crate::deny::deny()?;
+    features_alone()?;
     let mut tally = Tally::default();
     let result = cargo_test(&["--workspace", "--doc"], &mut tally)
         .and_then(|()| cargo_test(&["--workspace", "--all-targets"], &mut tally));
@@ -82,6 +83,28 @@ pub(crate) fn ci() -> Result<(), String> {
     result?;
     if tally.passed == 0 {
         return Err("no test ran".to_string());
+    }
+    Ok(())
+}
+
+/// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
+const FEATURES: [&str; 6] = [
+    "openai",
+    "llama",
+    "tools-shell",
+    "tools-browser",
+    "search",
+    "store-sqlite",
+];
+
+/// Clippy, warnings denied, on the binary with no adapter feature and with each one alone:
+/// a feature that only builds beside another, or leaves code unreachable, fails here.
+fn features_alone() -> Result<(), String> {
+    let base = ["clippy", "-p", "planwright", "--no-default-features"];
+    let deny = ["--", "-D", "warnings"];
+    cargo(&[&base[..], &deny[..]].concat())?;
+    for feature in FEATURES {
+        cargo(&[&base[..], &["--features", feature], &deny[..]].concat())?;
     }
     Ok(())
 }

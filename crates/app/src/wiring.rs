@@ -189,11 +189,22 @@ fn local_llm(
     Err(AppError::Config(head.into()))
 }
 
+/// Built without the OpenAI adapter: the embedded model is the only LLM, unless an endpoint
+/// was asked for.
 #[cfg(not(feature = "openai"))]
-fn live_llm(_args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
-    Err(AppError::Config(
-        "this planwright was built without an LLM adapter (enable the `openai` feature)".into(),
-    ))
+fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+    let endpoint_asked = args.base_url.is_some()
+        || args
+            .provider
+            .is_some_and(|p| !matches!(p, crate::cli::ProviderArg::Local));
+    if endpoint_asked {
+        return Err(AppError::Config(
+            "this planwright was built without the OpenAI adapter (enable the `openai` \
+             feature); only the embedded model can be used"
+                .into(),
+        ));
+    }
+    local_llm(args, false)
 }
 
 #[cfg(feature = "store-sqlite")]
@@ -240,6 +251,7 @@ pub fn store(_db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
 }
 
 /// Adds a family of tools to the set and records it as offered.
+#[cfg(any(feature = "tools-shell", feature = "tools-browser", feature = "search"))]
 fn offer(
     set: ToolSet,
     families: &mut Vec<ToolFamily>,
@@ -287,7 +299,10 @@ pub fn tools(
     opts: &RunOptions,
     observation_budget: usize,
 ) -> Result<(ToolSet, Vec<ToolFamily>), AppError> {
+    // Without any tool feature nothing is added.
+    #[allow(unused_mut)]
     let mut set = ToolSet::new();
+    #[allow(unused_mut)]
     let mut families = Vec::new();
     #[cfg(feature = "tools-shell")]
     {

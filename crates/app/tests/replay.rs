@@ -4,7 +4,7 @@
 //! server below. When prompts or tool schemas change on purpose, re-record it with
 //!
 //! ```sh
-//! cargo test -p app --test replay -- --ignored regenerate_cassettes
+//! cargo test -p planwright --test replay -- --ignored regenerate_cassettes
 //! ```
 //!
 //! and commit the new file with the change that caused it.

@@ -143,7 +143,7 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     let binary = match &opts.binary {
         Some(b) => b.clone(),
         None => {
-            crate::cargo(&["build", "--release", "-p", "app"])?;
+            crate::cargo(&["build", "--release", "-p", "planwright"])?;
             target_dir().join("release").join("planwright")
         }
     };

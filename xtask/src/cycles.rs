@@ -1,0 +1,296 @@
+//! `cargo xtask cycles`: import circles between the files of `crates/domain/src`.
+//!
+//! A file is a module (`scheduler.rs` and `scheduler/mod.rs` are `scheduler`, a file of a
+//! folder is `folder::file`). File A imports file B when A's code (test code included)
+//! names `crate::B` or `crate::B::…` (in `use` lines or paths; `super::` is resolved). A circle is a
+//! set of files that import each other, directly or through others (a strongly connected
+//! component of that graph, Tarjan's algorithm). The task prints each circle and fails when
+//! there is one (docs/architecture.md, "Crates").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::report;
+
+/// The crate whose files must not import each other in circles.
+const CRATE_SRC: &str = "crates/domain/src";
+
+pub(crate) fn cycles() -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(CRATE_SRC);
+    let graph = graph(&root)?;
+    let circles = circles(&graph);
+    for circle in &circles {
+        report(&format!(
+            "import circle of {} files: {}",
+            circle.len(),
+            circle.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if circles.is_empty() {
+        report(&format!(
+            "{CRATE_SRC}: {} files, no import circle",
+            graph.len()
+        ));
+        Ok(())
+    } else {
+        Err(format!(
+            "{} import circle(s) in {CRATE_SRC}: a file must not import a file that imports it back",
+            circles.len()
+        ))
+    }
+}
+
+/// Module path (`a::b`) → the modules it imports.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn graph(src: &Path) -> Result<Graph, String> {
+    let mut files = Vec::new();
+    collect(src, &mut files)?;
+    let modules: BTreeMap<String, PathBuf> = files
+        .into_iter()
+        .filter_map(|f| module_of(src, &f).map(|m| (m, f)))
+        .collect();
+    let mut graph = Graph::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let imports = imports(&text, module)
+            .into_iter()
+            .filter_map(|path| longest_module(&path, &modules))
+            .filter(|target| target != module)
+            .collect();
+        graph.insert(module.clone(), imports);
+    }
+    Ok(graph)
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `lib.rs` → "" (the crate root), `a/mod.rs` → `a`, `a/b.rs` → `a::b`.
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?.with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    Some(parts.join("::"))
+}
+
+/// Every `crate::…` path the text names (with `super::` resolved against `module`), as
+/// segments joined by `::`; `use crate::{a, b::c}` gives `a` and `b::c`.
+fn imports(text: &str, module: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let parent: Vec<&str> = {
+        let mut parts: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
+        parts.pop();
+        parts
+    };
+    let mut found = Vec::new();
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent)] {
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(prefix) {
+            let before = rest[..at].chars().last();
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            for path in expand(rest) {
+                let mut full: Vec<&str> = base.clone();
+                full.extend(path.split("::").filter(|p| !p.is_empty()));
+                found.push(full.join("::"));
+            }
+        }
+    }
+    found
+}
+
+/// The paths at the start of `rest`: `a::b::C` → [`a::b::C`]; `{a, b::{c, d}}` → [`a`,
+/// `b::c`, `b::d`] (only the module part matters, so a prefix is enough).
+fn expand(rest: &str) -> Vec<String> {
+    let head: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let head = head.trim_end_matches(':').to_string();
+    let after = &rest[head.len()..].trim_start_matches(':');
+    if !after.starts_with('{') {
+        return vec![head];
+    }
+    // A group: split its top level on commas.
+    let mut depth = 0;
+    let mut end = after.len();
+    for (i, c) in after.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = i;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let inner = &after[1..end.max(1)];
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    items
+        .into_iter()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .flat_map(expand)
+        .map(|tail| {
+            if head.is_empty() {
+                tail
+            } else {
+                format!("{head}::{tail}")
+            }
+        })
+        .collect()
+}
+
+/// The longest prefix of `path` that is a module of the crate.
+fn longest_module(path: &str, modules: &BTreeMap<String, PathBuf>) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len())
+        .rev()
+        .map(|n| parts[..n].join("::"))
+        .find(|candidate| modules.contains_key(candidate))
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn circles(graph: &Graph) -> Vec<BTreeSet<String>> {
+    struct State<'g> {
+        graph: &'g Graph,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        next: usize,
+        found: Vec<BTreeSet<String>>,
+    }
+    fn visit<'g>(s: &mut State<'g>, v: &'g str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        let targets: Vec<&'g str> = s
+            .graph
+            .get(v)
+            .map(|t| t.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        for w in targets {
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = BTreeSet::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.insert(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                s.found.push(component);
+            }
+        }
+    }
+    let mut state = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        next: 0,
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !state.index.contains_key(v.as_str()) {
+            visit(&mut state, v);
+        }
+    }
+    state.found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_and_super_are_resolved() {
+        let text = "use crate::{plan::{Plan, Step}, ports::RunStore};\nuse super::x::Y;\nlet a = crate::flow::default_plan();\n// crate::ignored::Z\n";
+        let mut found = imports(text, "engine::scheduler");
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                "engine::x::Y",
+                "flow::default_plan",
+                "plan::Plan",
+                "plan::Step",
+                "ports::RunStore"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_circle_through_three_files_is_found_and_a_chain_is_not() {
+        let edges = |pairs: &[(&str, &str)]| {
+            let mut g = Graph::new();
+            for (a, b) in pairs {
+                g.entry(a.to_string()).or_default().insert(b.to_string());
+                g.entry(b.to_string()).or_default();
+            }
+            g
+        };
+        let circle = edges(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]);
+        assert_eq!(
+            circles(&circle),
+            vec![["a", "b", "c"].iter().map(|s| s.to_string()).collect()]
+        );
+        assert!(circles(&edges(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty());
+    }
+}
