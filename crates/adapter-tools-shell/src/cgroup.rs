@@ -18,7 +18,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -152,14 +151,7 @@ fn usable(base: &Path) -> bool {
     }
     let mut line = probe.prefix();
     line.push("true".into());
-    let (first, rest) = line.split_at(1);
-    Command::new(&first[0])
-        .args(rest)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    crate::containment::succeeds(&line)
 }
 
 /// Removes `planwright-<pid>-*` children whose Planwright process is gone.

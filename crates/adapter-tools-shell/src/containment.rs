@@ -71,6 +71,11 @@ fn works(program: &Path, args: &[OsString], before: &[OsString]) -> bool {
     line.push(program.as_os_str().to_owned());
     line.extend(args.iter().cloned());
     line.push(true_program().into_os_string());
+    succeeds(&line)
+}
+
+/// Whether the command line runs and exits 0, its input and output discarded.
+pub(crate) fn succeeds(line: &[OsString]) -> bool {
     let Some((first, rest)) = line.split_first() else {
         return false;
     };
