@@ -329,13 +329,17 @@ impl Runtime {
         self.start(&ctx, record, self.config.mode).await
     }
 
-    /// See [`Runtime::run_queued`].
-    async fn queued_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
-        let mut record = self
-            .store
+    /// The run's record; [`Error::UnknownRun`] when the store has none.
+    async fn existing_run(&self, run_id: &str) -> Result<RunRecord, Error> {
+        self.store
             .get_run(run_id)
             .await?
-            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))?;
+            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))
+    }
+
+    /// See [`Runtime::run_queued`].
+    async fn queued_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        let mut record = self.existing_run(run_id).await?;
         let owner = &self.config.lease.owner;
         if record.status != RunStatus::Queued {
             return Err(Error::Config(format!(
@@ -431,11 +435,7 @@ impl Runtime {
     }
 
     async fn resume_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
-        let mut record = self
-            .store
-            .get_run(run_id)
-            .await?
-            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))?;
+        let mut record = self.existing_run(run_id).await?;
         let events = self.store.events(run_id, 0).await?;
         let last = events.last();
         let cancelled = matches!(
