@@ -3,7 +3,7 @@
 //! always has steps.
 #![no_main]
 
-use domain::planning_tool::PlanningTool;
+use domain::tools::planning::PlanningTool;
 
 libfuzzer_sys::fuzz_target!(|text: &str| {
     let mut tool = PlanningTool::new("plan_1", "goal").with_max_steps(6);

@@ -13,13 +13,13 @@ use std::time::Duration;
 use adapter_llama::{default_model_path, LlamaClient, LlamaConfig};
 use async_trait::async_trait;
 use domain::error::{StoreError, ToolError};
-use domain::event::Event;
-use domain::plan::Plan;
+use domain::model::event::Event;
+use domain::model::plan::Plan;
 use domain::ports::{
     LlmClient, NoEventSink, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
     Tool, ToolContext, ToolOutput,
 };
-use domain::tools::ToolSet;
+use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, StepLimits};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -107,7 +107,7 @@ impl RunStore for MemStore {
     async fn save_usage(
         &self,
         run_id: &str,
-        usage: &domain::event::RunUsage,
+        usage: &domain::model::event::RunUsage,
     ) -> Result<(), StoreError> {
         if let Some(r) = self.runs.lock().unwrap().get_mut(run_id) {
             r.usage = *usage;

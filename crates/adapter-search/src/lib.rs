@@ -1,7 +1,7 @@
 //! # adapter-search
 //!
 //! Implementations of the domain port [`domain::ports::SearchProvider`], the engine behind
-//! the `web_search` tool ([`domain::tools::WebSearch`]):
+//! the `web_search` tool ([`domain::tools::builtin::WebSearch`]):
 //!
 //! - [`SearxNg`]: a self-hosted SearxNG instance, `GET {base}/search?q=...&format=json`.
 //! - [`Brave`]: the Brave Web Search API, `GET /res/v1/web/search?q=...&count=N` with

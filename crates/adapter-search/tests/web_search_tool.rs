@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use adapter_search::{Brave, SearxNg};
 use domain::ports::{Tool, ToolContext};
-use domain::tools::WebSearch;
+use domain::tools::builtin::WebSearch;
 use serde_json::json;
 use support::*;
 use tokio_util::sync::CancellationToken;

@@ -13,8 +13,8 @@ use adapter_store_sqlite::{Durability, SqliteStore};
 use async_trait::async_trait;
 use chrono::Utc;
 use domain::error::{LlmError, ToolError};
-use domain::event::{Event, EventKind, RunUsage};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSchema};
+use domain::model::event::{Event, EventKind, RunUsage};
 use domain::ports::{
     EventSink, LlmClient, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
     ToolContext, ToolOutput, Toolbox,

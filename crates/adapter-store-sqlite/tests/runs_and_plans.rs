@@ -4,7 +4,7 @@ mod common;
 
 use adapter_store_sqlite::SqliteStore;
 use common::{plan, running_run, temp_store, time};
-use domain::plan::StepSpec;
+use domain::model::plan::StepSpec;
 use domain::ports::{RunStatus, RunStore};
 use domain::StoreError;
 use domain::{RunUsage, StepStatus};

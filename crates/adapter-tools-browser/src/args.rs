@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::tool_args::NumberArg;
+use domain::tools::args::NumberArg;
 use domain::ToolError;
 
 /// Arguments of `browser_navigate`.
@@ -127,10 +127,10 @@ pub struct ScreenshotArgs {
 
 /// Deserializes a tool's arguments; serde's message names the bad or missing field.
 pub(crate) fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    domain::tool_args::parse_args(tool, args)
+    domain::tools::args::parse_args(tool, args)
 }
 
 /// The JSON schema of `T` as a plain object schema, ready to show to a model.
 pub(crate) fn schema<T: JsonSchema>() -> Value {
-    domain::tool_args::tidy_schema(schemars::schema_for!(T).to_value())
+    domain::tools::args::tidy_schema(schemars::schema_for!(T).to_value())
 }

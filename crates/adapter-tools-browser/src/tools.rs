@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::tool_args::{self, IntRange, NumberArg, NumberRange};
+use domain::tools::args::{self as tool_args, IntRange, NumberArg, NumberRange};
 use domain::ToolError;
 
 use crate::args::{

@@ -1,5 +1,5 @@
 //! Argument parsing and JSON schemas derived from the argument structs (the clean-up itself
-//! is `domain::tool_args`, shared with the browser tools).
+//! is `domain::tools::args`, shared with the browser tools).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -9,12 +9,12 @@ use domain::ToolError;
 
 /// Deserializes a tool's arguments; serde's message names the bad or missing field.
 pub(crate) fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    domain::tool_args::parse_args(tool, args)
+    domain::tools::args::parse_args(tool, args)
 }
 
 /// The JSON schema of `T` as a plain object schema, ready to show to a model.
 pub(crate) fn schema<T: JsonSchema>() -> Value {
-    domain::tool_args::tidy_schema(schemars::schema_for!(T).to_value())
+    domain::tools::args::tidy_schema(schemars::schema_for!(T).to_value())
 }
 
 #[cfg(test)]

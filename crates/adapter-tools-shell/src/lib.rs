@@ -27,7 +27,7 @@
 //! (head and tail kept) and a hard timeout (`timeout_secs`) that kills the whole group.
 //! It waits up to `wait_secs` (default 30 s, at most the timeout; both 1 to 600 s, and a
 //! value outside its range is an error naming the range, as for every numeric argument of
-//! these tools, see `domain::tool_args`):
+//! these tools, see `domain::tools::args`):
 //!
 //! - if the command ends by then, the reply is its exit code, stdout and stderr;
 //! - otherwise the reply is `still running after N s; session id: shN` with the output so

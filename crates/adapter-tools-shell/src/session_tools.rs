@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::tool_args::{IntRange, NumberArg};
+use domain::tools::args::{IntRange, NumberArg};
 use domain::ToolError;
 
 use crate::process::{Proc, WriteError};

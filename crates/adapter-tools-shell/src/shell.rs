@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::tool_args::{self, IntRange, NumberArg};
+use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
 use crate::env::ShellEnv;

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use domain::event::{Event, EventKind, RunUsage};
-use domain::plan::Plan;
-use domain::plan_text::render_plan_text;
+use domain::model::event::{Event, EventKind, RunUsage};
+use domain::model::plan::Plan;
+use domain::model::plan_text::render_plan_text;
 use domain::ports::{RunRecord, RunStatus};
 use domain::RunOutcome;
 use serde_json::{json, Value};

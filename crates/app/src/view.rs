@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use domain::event::{Event, EventKind, PlanSource};
-use domain::plan::{Plan, StepStatus};
-use domain::plan_text::render_plan_digest;
+use domain::model::event::{Event, EventKind, PlanSource};
+use domain::model::plan::{Plan, StepStatus};
+use domain::model::plan_text::render_plan_digest;
 use domain::ports::EventSink;
 use domain::prompts::truncate_chars;
 
@@ -157,10 +157,10 @@ impl ConsoleView {
             } => format!(
                 "  ↻ {step_id}: {} — {}\n",
                 match action {
-                    domain::event::AdaptAction::Retry => "retry",
-                    domain::event::AdaptAction::Fallback => "fallback",
-                    domain::event::AdaptAction::Replan => "re-plan",
-                    domain::event::AdaptAction::GiveUp => "give up",
+                    domain::model::event::AdaptAction::Retry => "retry",
+                    domain::model::event::AdaptAction::Fallback => "fallback",
+                    domain::model::event::AdaptAction::Replan => "re-plan",
+                    domain::model::event::AdaptAction::GiveUp => "give up",
                 },
                 one_line(detail, 160)
             ),

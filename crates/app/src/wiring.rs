@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::ports::{LlmClient, RunStore, SystemClock, WorkQueue};
-use domain::tools::ToolSet;
+use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
 use crate::cli::{ModeArg, ReviseArg, RunOptions, ScheduleArg};
@@ -353,7 +353,7 @@ pub fn tools(
         match configured {
             Ok(Some(provider)) => {
                 let tool: Arc<dyn domain::ports::Tool> =
-                    Arc::new(domain::tools::WebSearch::new(provider));
+                    Arc::new(domain::tools::builtin::WebSearch::new(provider));
                 set = offer(set, &mut families, "web search", vec![tool]);
             }
             Ok(None) => families.push(ToolFamily {

@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::error::{LlmError, StoreError};
-use domain::event::{Event, RunUsage};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
-use domain::plan::Plan;
+use domain::model::event::{Event, RunUsage};
+use domain::model::plan::Plan;
 use domain::ports::{
     LlmClient, NoEventSink, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
 };
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::tools::ToolSet;
+use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, Schedule};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::plan::StepStatus;
+use crate::model::plan::StepStatus;
 
 /// A run-level failure: something the runtime could not recover from.
 #[derive(Debug, Error)]

@@ -12,43 +12,22 @@
 //! (rusqlite) or on a browser driver. It talks to LLMs, tools, storage, clocks and id
 //! generators only through [`ports`]. Swapping a provider never touches this crate.
 
-pub mod auto;
-mod dag;
+pub mod engine;
 pub mod error;
-pub mod event;
-pub mod executor;
-mod flow;
-mod journal;
-pub mod lease;
-pub mod llm;
-pub mod plan;
-mod plan_act;
-pub mod plan_check;
-pub mod plan_text;
-pub mod planning_tool;
+pub mod model;
 pub mod ports;
 pub mod prompts;
-pub mod response_schemas;
-mod revise;
-mod run;
-pub mod runtime;
+pub mod run;
+pub mod strategy;
 #[cfg(test)]
-mod runtime_tests;
-pub mod scheduler;
-pub mod step_kind;
-pub mod structured;
-#[cfg(test)]
-mod styles_tests;
-mod summary;
-mod todo;
-pub mod tool_args;
-pub mod tool_router;
+mod tests;
 pub mod tools;
 
+pub use engine::executor::{ExecutorAgent, StepLimits};
+pub use engine::lease::{LeaseConfig, RunControl};
+pub use engine::scheduler::Schedule;
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};
-pub use event::{Event, EventKind, PlanSource, RunUsage};
-pub use executor::{ExecutorAgent, StepLimits};
-pub use lease::{LeaseConfig, RunControl};
-pub use plan::{Plan, Step, StepStatus};
-pub use runtime::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};
-pub use scheduler::Schedule;
+pub use model::event::{Event, EventKind, PlanSource, RunUsage};
+pub use model::plan::{Plan, Step, StepStatus};
+pub use ports::llm;
+pub use run::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};

@@ -1,397 +1,661 @@
-//! [`RunContext`]: what every part of a run shares. It numbers and journals events (store
-//! first, then live sinks), saves plan versions, meters LLM calls and carries the run's
-//! cancellation token.
+//! [`Runtime`]: runs one task from start to summary, whatever the planning style.
+//!
+//! ```text
+//! run_started ─▶ [auto: mode_chosen] ─▶ plan (the style's planner, or the default plan)
+//!             ─▶ scheduler (executor tool loops, verify, adapt, revise; journaled)
+//!             ─▶ summary ─▶ run_completed | run_failed
+//! ```
 
-use std::collections::HashMap;
+use std::fmt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
-use crate::error::{Error, LlmError, StoreError};
-use crate::event::{Event, EventKind, RunUsage};
-use crate::journal::{request_hash, Journal};
-use crate::lease::RunControl;
-use crate::llm::{ChatRequest, ChatResponse};
-use crate::plan::Plan;
-use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
-use crate::runtime::{RunRequest, Runtime};
+use crate::engine::context::RunContext;
+use crate::engine::executor::{ExecutorAgent, StepLimits};
+use crate::engine::journal::Journal;
+use crate::engine::lease::{LeaseConfig, RunControl};
+use crate::engine::scheduler::{self, InitialPlan, LoopEnd, Schedule, Strategy};
+use crate::error::Error;
+use crate::model::event::{EventKind, RunUsage};
+use crate::model::plan::{Plan, StepStatus};
+use crate::ports::{
+    Clock, EventSink, IdGen, Lease, LeaseClaim, LeaseOutcome, LlmClient, RunRecord, RunStatus,
+    RunStore, UserChannel,
+};
 
-/// An LLM reply and where it came from.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    pub response: ChatResponse,
-    /// Served from the journal of a resumed run: its events are in the log already.
-    pub replayed: bool,
-    /// The call's journal key; tool calls it asked for are keyed under it.
-    pub key: String,
+/// The planning style of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
+    #[default]
+    Flow,
+    /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
+    PlanAct,
+    /// 1-3 TODOs to start, more added as work reveals them (docs/design.md, "The todo style").
+    Todo,
+    /// Goal → sub-goals → actions with edges; independent actions in parallel (docs/design.md, "The dag style").
+    Dag,
+    /// Classify the task and pick flow, dag or todo.
+    Auto,
 }
 
-/// Why an LLM call made through the context did not return a reply.
-#[derive(Debug)]
-pub(crate) enum CallError {
-    Llm(LlmError),
-    Cancelled,
-    Store(StoreError),
-}
+impl Mode {
+    pub const ALL: [Mode; 5] = [Mode::Flow, Mode::PlanAct, Mode::Todo, Mode::Dag, Mode::Auto];
 
-impl From<StoreError> for CallError {
-    fn from(e: StoreError) -> Self {
-        CallError::Store(e)
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Flow => "flow",
+            Mode::PlanAct => "plan-act",
+            Mode::Todo => "todo",
+            Mode::Dag => "dag",
+            Mode::Auto => "auto",
+        }
     }
 }
 
-pub(crate) struct RunContext {
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Mode, Error> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto)"
+                ))
+            })
+    }
+}
+
+/// When plan-act revises the plan after a successful step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Revise {
+    /// Only when the executor flags `revise_plan` (failures always lead to a re-plan).
+    #[default]
+    OnFailure,
+    /// After every completed step.
+    EveryStep,
+}
+
+/// Knobs of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    pub mode: Mode,
+    pub schedule: Schedule,
+    /// Steps running at once in parallel styles (dag).
+    pub parallelism: usize,
+    pub limits: StepLimits,
+    /// Retries of a step that failed, before its fallback and a re-plan.
+    pub retries: u32,
+    /// Backoff before retry n is `retry_delay × n`.
+    pub retry_delay: Duration,
+    /// Plan revisions (re-plans and plan-act revisions) per run.
+    pub max_revisions: u32,
+    pub revise: Revise,
+    /// Cap of the todo style's list.
+    pub max_todos: usize,
+    /// The todo style stops after this many rounds without a completed TODO.
+    pub todo_stall_rounds: u32,
+    /// Ask a verifier LLM call to confirm each completed step.
+    pub verify: bool,
+    /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
+    pub max_tokens: Option<u64>,
+    /// Planner turns (re-asks) before falling back to the default plan.
+    pub planner_attempts: u32,
+    /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
+    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
+    pub max_plan_steps: usize,
+    /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
+    pub route_tools: bool,
+    /// Who this process is to the store, and how long its leases last.
+    pub lease: LeaseConfig,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            mode: Mode::Flow,
+            schedule: Schedule::EventDriven,
+            parallelism: 4,
+            limits: StepLimits::default(),
+            retries: 3,
+            retry_delay: Duration::from_secs(1),
+            max_revisions: 5,
+            revise: Revise::OnFailure,
+            max_todos: 20,
+            todo_stall_rounds: 3,
+            verify: false,
+            max_tokens: None,
+            planner_attempts: 2,
+            max_plan_steps: 6,
+            route_tools: true,
+            lease: LeaseConfig::default(),
+        }
+    }
+}
+
+/// Everything a run needs, wired by the app.
+#[derive(Clone)]
+pub struct Runtime {
+    pub planner_llm: Arc<dyn LlmClient>,
+    /// At least one; the first is the primary agent.
+    pub executors: Vec<ExecutorAgent>,
+    pub store: Arc<dyn RunStore>,
+    pub sink: Arc<dyn EventSink>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGen>,
+    /// The human in the loop (`message_ask_user`); `NoUser` when nobody can answer.
+    pub user: Arc<dyn UserChannel>,
+    pub config: RunConfig,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("executors", &self.executors)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A task to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRequest {
     pub run_id: String,
     pub task: String,
+    /// Must exist; tools are confined to it.
     pub workspace: PathBuf,
-    pub cancel: CancellationToken,
-    /// Fired to suspend the run: no new step, tool call or LLM call starts after it.
-    suspend: CancellationToken,
-    store: Arc<dyn RunStore>,
-    sink: Arc<dyn EventSink>,
-    clock: Arc<dyn Clock>,
-    user: Arc<dyn UserChannel>,
-    /// Last sequence number written; held across the append so order = sequence.
-    seq: tokio::sync::Mutex<u64>,
-    usage: Mutex<RunUsage>,
-    /// Held while the usage is saved (see [`RunContext::save_usage`]).
-    usage_save: tokio::sync::Mutex<()>,
-    /// What a resumed run already did (empty for a new run).
-    journal: Journal,
-    /// Calls made so far per call-site scope; scope + count = the call's journal key.
-    scopes: Mutex<HashMap<String, u32>>,
-    /// Prompt + completion tokens after which the run stops.
-    max_tokens: Option<u64>,
-    stop_reason: Mutex<Option<String>>,
-    json_format_rejected: AtomicBool,
-    /// Tool calls run per step id (`tool_called` events), for the summary.
-    tool_calls: Mutex<HashMap<String, u32>>,
 }
 
-impl RunContext {
-    /// The context of `request` on `rt`'s ports. The run stops on `control.cancel`, or by
-    /// itself on a spent budget; `control.suspend` stops it at the next safe point.
-    pub fn new(rt: &Runtime, request: &RunRequest, control: &RunControl) -> RunContext {
-        RunContext {
-            run_id: request.run_id.clone(),
-            task: request.task.clone(),
-            workspace: request.workspace.clone(),
-            cancel: control.cancel.child_token(),
-            suspend: control.suspend.clone(),
-            store: rt.store.clone(),
-            sink: rt.sink.clone(),
-            clock: rt.clock.clone(),
-            user: rt.user.clone(),
-            seq: tokio::sync::Mutex::new(0),
-            usage: Mutex::new(RunUsage::default()),
-            usage_save: tokio::sync::Mutex::new(()),
-            journal: Journal::default(),
-            scopes: Mutex::new(HashMap::new()),
-            max_tokens: rt.config.max_tokens,
-            stop_reason: Mutex::new(None),
-            json_format_rejected: AtomicBool::new(false),
-            tool_calls: Mutex::new(HashMap::new()),
-        }
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub summary: String,
+    /// Why the run failed, when it did.
+    pub error: Option<String>,
+    pub plan: Plan,
+    pub usage: RunUsage,
+}
+
+impl Runtime {
+    /// A fresh run id from the runtime's id generator.
+    pub fn new_run_id(&self) -> String {
+        self.ids.new_id("run")
     }
 
-    /// The context of a run picked up again: sequence numbers go on after `last_seq`, usage
-    /// after `usage`, and `journal` serves what was already done.
-    pub fn resumed(
-        rt: &Runtime,
-        request: &RunRequest,
-        control: &RunControl,
-        last_seq: u64,
-        usage: RunUsage,
-        journal: Journal,
-    ) -> RunContext {
-        let mut ctx = RunContext::new(rt, request, control);
-        ctx.seq = tokio::sync::Mutex::new(last_seq);
-        ctx.usage = Mutex::new(usage);
-        ctx.journal = journal;
-        ctx
-    }
-
-    /// Counts one tool call run for `step_id` (a `tool_called` event).
-    pub fn count_tool_call(&self, step_id: &str) {
-        if let Ok(mut m) = self.tool_calls.lock() {
-            *m.entry(step_id.to_string()).or_insert(0) += 1;
-        }
-    }
-
-    /// Tool calls run per step id so far, in this process and (for a resumed run) before.
-    pub fn tool_calls(&self) -> HashMap<String, u32> {
-        self.tool_calls
-            .lock()
-            .map(|m| m.clone())
-            .unwrap_or_default()
-    }
-
-    /// The next journal key of call-site `scope` (`exec:s2:1#3`).
-    fn next_key(&self, scope: &str) -> String {
-        let n = match self.scopes.lock() {
-            Ok(mut m) => {
-                let n = m.entry(scope.to_string()).or_insert(0);
-                *n += 1;
-                *n
-            }
-            Err(_) => 0,
-        };
-        format!("{scope}#{n}")
-    }
-
-    pub fn journal(&self) -> &Journal {
-        &self.journal
-    }
-
-    /// `message_notify_user`: tells the user, journals it.
-    pub async fn notify_user(&self, step_id: &str, text: &str) -> Result<(), StoreError> {
-        self.user.notify(&self.run_id, text).await;
-        self.emit(EventKind::UserNotified {
-            step_id: step_id.to_string(),
-            text: text.to_string(),
-        })
-        .await
-    }
-
-    /// `message_ask_user`: the run waits (status `waiting`) until the user answers, nobody
-    /// can, or the run is stopped.
-    pub async fn ask_user(
+    /// Runs `request` to the end. Returns `Err` only when the run could not be journaled
+    /// (store failure) or was misconfigured; every model or tool failure ends in an outcome.
+    pub async fn run(
         &self,
-        scope: &str,
-        step_id: &str,
-        question: &str,
-    ) -> Result<Result<String, String>, StoreError> {
-        let key = self.next_key(scope);
-        if let Some(answer) = self.journal.answer(&key) {
-            return Ok(Ok(answer.to_string()));
+        request: RunRequest,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, Error> {
+        self.run_with(request, RunControl::cancel_only(cancel))
+            .await
+    }
+
+    /// As [`Runtime::run`], also suspendable (see [`RunControl`]).
+    pub async fn run_with(
+        &self,
+        request: RunRequest,
+        control: RunControl,
+    ) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let run_id = request.run_id.clone();
+        let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
+        let body = |control: RunControl| self.run_inner(request, control);
+        self.owned(&run_id, control, body).instrument(span).await
+    }
+
+    /// Starts a run that waited in the work queue: `run_id` is stored as `queued` and this
+    /// process holds its lease (it claimed it). Runs it as [`Runtime::run_with`] would,
+    /// with the mode recorded at enqueue time.
+    pub async fn run_queued(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let span = tracing::info_span!("run", run_id = %run_id, queued = true);
+        let body = |control: RunControl| self.queued_inner(run_id, control);
+        self.owned(run_id, control, body).instrument(span).await
+    }
+
+    fn check_executors(&self) -> Result<(), Error> {
+        if self.executors.is_empty() {
+            return Err(Error::Config(
+                "a runtime needs at least one executor".into(),
+            ));
         }
-        self.emit(EventKind::WaitingForUser {
-            step_id: step_id.to_string(),
-            question: question.to_string(),
-        })
-        .await?;
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Waiting)
-            .await?;
-        let answer = tokio::select! {
-            a = self.user.ask(&self.run_id, question) => a.map_err(|e| e.to_string()),
-            _ = self.cancel.cancelled() => Err("the run was stopped while waiting for the user".to_string()),
-            // Suspended while waiting: the run stays `waiting` and asks again when resumed.
-            _ = self.suspend.cancelled() => return Err(self.suspended()),
-        };
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Running)
-            .await?;
-        self.emit(EventKind::UserReplied {
-            step_id: step_id.to_string(),
-            answer: answer.as_ref().ok().cloned(),
-            error: answer.as_ref().err().cloned(),
-            journal_key: Some(key),
-        })
-        .await?;
-        Ok(answer)
-    }
-
-    /// Stops the run: in-flight steps end, nothing new starts. The first reason wins.
-    pub fn stop(&self, reason: impl Into<String>) {
-        if let Ok(mut r) = self.stop_reason.lock() {
-            if r.is_none() {
-                *r = Some(reason.into());
-            }
-        }
-        self.cancel.cancel();
-    }
-
-    /// Why the run was stopped, if it was.
-    pub fn stop_reason(&self) -> Option<String> {
-        if !self.cancel.is_cancelled() {
-            return None;
-        }
-        self.stop_reason
-            .lock()
-            .ok()
-            .and_then(|r| r.clone())
-            .or_else(|| Some(crate::runtime::CANCELLED.to_string()))
-    }
-
-    pub fn json_format_rejected(&self) -> bool {
-        self.json_format_rejected.load(Ordering::Relaxed)
-    }
-
-    pub fn mark_json_format_rejected(&self) {
-        self.json_format_rejected.store(true, Ordering::Relaxed);
-    }
-
-    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.clock.now()
-    }
-
-    pub fn store(&self) -> &dyn RunStore {
-        self.store.as_ref()
-    }
-
-    /// Journals one event, then hands it to the live sink.
-    pub async fn emit(&self, kind: EventKind) -> Result<(), StoreError> {
-        if self.suspend.is_cancelled() && starts_work(&kind) {
-            return Err(self.suspended());
-        }
-        let mut seq = self.seq.lock().await;
-        let event = Event {
-            run_id: self.run_id.clone(),
-            seq: *seq + 1,
-            at: self.clock.now(),
-            kind,
-        };
-        self.store.append_event(&event).await?;
-        *seq += 1;
-        drop(seq);
-        self.sink.publish(&event);
         Ok(())
     }
 
-    /// The error that unwinds a suspended run: it travels the store-failure path, which
-    /// already stops everything without writing an outcome; `Runtime` reports it as
-    /// [`Error::Suspended`](crate::Error::Suspended) by looking at the token, not the text.
-    fn suspended(&self) -> StoreError {
-        StoreError::Suspended(self.run_id.clone())
-    }
-
-    pub async fn save_plan(&self, plan: &Plan) -> Result<(), StoreError> {
-        self.store.save_plan(&self.run_id, plan).await
-    }
-
-    pub fn usage(&self) -> RunUsage {
-        self.usage.lock().map(|u| *u).unwrap_or_default()
-    }
-
-    /// Saves the run's usage so far, so a run killed mid-way still shows what it spent.
-    /// Saves are taken one at a time and each reads the tally when its turn comes, so calls
-    /// finishing in parallel never leave an older tally stored over a newer one.
-    async fn save_usage(&self) -> Result<(), StoreError> {
-        let _turn = self.usage_save.lock().await;
-        let usage = self.usage();
-        self.store.save_usage(&self.run_id, &usage).await
-    }
-
-    pub fn tool_context(&self, step_id: Option<&str>) -> ToolContext {
-        ToolContext {
-            run_id: self.run_id.clone(),
-            step_id: step_id.map(str::to_string),
-            workspace: self.workspace.clone(),
-            cancel: self.cancel.clone(),
-        }
-    }
-
-    /// One metered LLM call at call-site `scope`: served from the journal when a resumed run
-    /// made this very request before, else raced against cancellation, counted and journaled.
-    pub async fn chat(
-        &self,
-        scope: &str,
-        llm: &dyn LlmClient,
-        request: ChatRequest,
-        step_id: Option<&str>,
-    ) -> Result<ChatResponse, CallError> {
-        self.chat_replayable(scope, llm, request, step_id)
-            .await
-            .map(|r| r.response)
-    }
-
-    /// As [`RunContext::chat`], also saying whether the reply came from the journal (its
-    /// events are in the log already and must not be written again).
-    pub async fn chat_replayable(
-        &self,
-        scope: &str,
-        llm: &dyn LlmClient,
-        request: ChatRequest,
-        step_id: Option<&str>,
-    ) -> Result<Reply, CallError> {
-        let key = self.next_key(scope);
-        let hash = request_hash(&request);
-        if let Some(recorded) = self.journal.llm(&key, &request) {
-            return Ok(Reply {
-                response: recorded,
-                replayed: true,
-                key,
-            });
-        }
-        if self.cancel.is_cancelled() {
-            return Err(CallError::Cancelled);
-        }
-        if self.suspend.is_cancelled() {
-            return Err(CallError::Store(self.suspended()));
-        }
-        let purpose = request.purpose;
-        let started = Instant::now();
-        let result = tokio::select! {
-            r = llm.chat(request) => r,
-            _ = self.cancel.cancelled() => return Err(CallError::Cancelled),
+    /// Runs `body` while keeping the run's lease, then gives the lease up and lets the tools
+    /// release what they hold. A run stopped by its suspend token (or by losing its lease)
+    /// ends with [`Error::Suspended`] ([`Error::LeaseLost`]), whatever unwound it.
+    async fn owned<'a, F, Fut>(
+        &'a self,
+        run_id: &'a str,
+        control: RunControl,
+        body: F,
+    ) -> Result<RunOutcome, Error>
+    where
+        F: FnOnce(RunControl) -> Fut,
+        Fut: std::future::Future<Output = Result<RunOutcome, Error>> + 'a,
+    {
+        let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let suspend = control.suspend.child_token();
+        let keeper = crate::engine::lease::keep(
+            self.store.clone(),
+            self.clock.clone(),
+            self.config.lease.clone(),
+            run_id.to_string(),
+            suspend.clone(),
+            lost.clone(),
+        );
+        let control = RunControl {
+            cancel: control.cancel,
+            suspend: suspend.clone(),
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
-        let spent = match self.usage.lock() {
-            Ok(mut u) => {
-                u.add(&usage);
-                u.prompt_tokens + u.completion_tokens
+        let outcome = tokio::select! {
+            o = body(control) => o,
+            () = keeper => Err(Error::LeaseLost),
+        };
+        self.close_tools(run_id).await;
+        let lost = lost.load(std::sync::atomic::Ordering::SeqCst);
+        if !lost {
+            if let Err(e) = self
+                .store
+                .release_lease(run_id, &self.config.lease.owner)
+                .await
+            {
+                tracing::warn!(run_id, error = %e, "cannot release the run's lease");
             }
-            Err(_) => 0,
+        }
+        match outcome {
+            Err(Error::Store(_) | Error::Cancelled) if lost => Err(Error::LeaseLost),
+            Err(Error::Store(_) | Error::Cancelled) if suspend.is_cancelled() => {
+                tracing::info!(run_id, "run suspended");
+                Err(Error::Suspended)
+            }
+            other => other,
+        }
+    }
+
+    /// Lets every executor's tools release what they hold for the run (sessions, browsers).
+    async fn close_tools(&self, run_id: &str) {
+        for agent in &self.executors {
+            agent.toolbox.close_run(run_id).await;
+        }
+    }
+
+    async fn run_inner(
+        &self,
+        request: RunRequest,
+        control: RunControl,
+    ) -> Result<RunOutcome, Error> {
+        let ctx = RunContext::new(self, &request, &control);
+        let now = ctx.now();
+        let record = RunRecord {
+            run_id: request.run_id.clone(),
+            task: request.task.clone(),
+            mode: self.config.mode.to_string(),
+            status: RunStatus::Running,
+            workspace: request.workspace.display().to_string(),
+            created_at: now,
+            finished_at: None,
+            summary: None,
+            error: None,
+            usage: RunUsage::default(),
+            lease: Some(Lease {
+                owner: self.config.lease.owner.clone(),
+                until: self.config.lease.until(now),
+            }),
+            queue_request: None,
         };
-        self.emit(EventKind::LlmCalled {
-            purpose,
-            step_id: step_id.map(str::to_string),
-            ok: result.is_ok(),
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cached_prompt_tokens: usage.cached_prompt_tokens,
-            duration_ms,
-            key: Some(key.clone()),
-            request_hash: Some(hash),
-            response: result.as_ref().ok().cloned(),
+        ctx.store().create_run(&record).await?;
+        self.start(&ctx, record, self.config.mode).await
+    }
+
+    /// The run's record; [`Error::UnknownRun`] when the store has none.
+    async fn existing_run(&self, run_id: &str) -> Result<RunRecord, Error> {
+        self.store
+            .get_run(run_id)
+            .await?
+            .ok_or_else(|| Error::UnknownRun(run_id.to_string()))
+    }
+
+    /// See [`Runtime::run_queued`].
+    async fn queued_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        let mut record = self.existing_run(run_id).await?;
+        let owner = &self.config.lease.owner;
+        if record.status != RunStatus::Queued {
+            return Err(Error::Config(format!(
+                "run '{run_id}' is {}, not queued",
+                record.status.as_str()
+            )));
+        }
+        if record.lease.as_ref().map(|l| &l.owner) != Some(owner) {
+            return Err(Error::Config(format!(
+                "run '{run_id}' must be claimed before it is started"
+            )));
+        }
+        let mode = record.mode.parse::<Mode>()?;
+        let request = RunRequest {
+            run_id: run_id.to_string(),
+            task: record.task.clone(),
+            workspace: PathBuf::from(&record.workspace),
+        };
+        let ctx = RunContext::new(self, &request, &control);
+        record.status = RunStatus::Running;
+        ctx.store().update_run(&record).await?;
+        self.start(&ctx, record, mode).await
+    }
+
+    /// Announces a run just started and takes it to the end.
+    async fn start(
+        &self,
+        ctx: &RunContext,
+        record: RunRecord,
+        mode: Mode,
+    ) -> Result<RunOutcome, Error> {
+        let request_task = ctx.task.clone();
+        ctx.emit(EventKind::RunStarted {
+            task: request_task.clone(),
+            mode: mode.to_string(),
+            workspace: record.workspace.clone(),
         })
         .await?;
-        self.save_usage().await?;
-        if let Err(e) = &result {
-            tracing::warn!(error = %e, ?purpose, "LLM call failed");
+        tracing::info!(task = %request_task, "run started");
+
+        let mode = match mode {
+            Mode::Auto => crate::strategy::auto::choose(ctx, self).await?,
+            m => m,
+        };
+        self.drive(ctx, record, mode, None).await
+    }
+
+    /// Picks a stopped run up again from its last durable point: the latest saved plan, the
+    /// journal of finished LLM and tool calls (reused, never repeated), the same workspace,
+    /// and the same event log, whose sequence numbers go on without a gap. A run that was
+    /// killed (status still `running` or `waiting`) or cancelled can be resumed.
+    pub async fn resume(
+        &self,
+        run_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, Error> {
+        self.resume_with(run_id, RunControl::cancel_only(cancel), None)
+            .await
+    }
+
+    /// As [`Runtime::resume`], also suspendable (see [`RunControl`]). The run's lease is
+    /// taken first, in one compare-and-set: a run another process holds is refused with
+    /// [`Error::Leased`], unless its owner is `stale_owner`, an owner the caller proved gone
+    /// (the domain cannot look at processes; the app can).
+    pub async fn resume_with(
+        &self,
+        run_id: &str,
+        control: RunControl,
+        stale_owner: Option<String>,
+    ) -> Result<RunOutcome, Error> {
+        self.check_executors()?;
+        let now = self.clock.now();
+        let claim = LeaseClaim {
+            owner: self.config.lease.owner.clone(),
+            now,
+            until: self.config.lease.until(now),
+            stale_owner,
+        };
+        match self.store.acquire_lease(run_id, &claim).await? {
+            LeaseOutcome::Acquired => {}
+            LeaseOutcome::Held(lease) => {
+                return Err(Error::Leased {
+                    run_id: run_id.to_string(),
+                    owner: lease.owner,
+                    until: lease.until,
+                })
+            }
+            LeaseOutcome::Unknown => return Err(Error::UnknownRun(run_id.to_string())),
         }
-        if let Some(max) = self.max_tokens {
-            if spent >= max {
-                self.stop(format!(
-                    "the token budget of {max} tokens is exhausted ({spent} used)"
-                ));
+        let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
+        let body = |control: RunControl| self.resume_inner(run_id, control);
+        self.owned(run_id, control, body).instrument(span).await
+    }
+
+    async fn resume_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
+        let mut record = self.existing_run(run_id).await?;
+        let events = self.store.events(run_id, 0).await?;
+        let last = events.last();
+        let cancelled = matches!(
+            last.map(|e| &e.kind),
+            Some(EventKind::RunFailed { reason, .. }) if reason == CANCELLED
+        );
+        if record.status == RunStatus::Completed
+            || (last.is_some_and(|e| e.kind.is_final()) && !cancelled)
+        {
+            return Err(Error::Config(format!(
+                "run '{run_id}' already ended ({}); there is nothing to resume",
+                record.status.as_str()
+            )));
+        }
+        if record.status == RunStatus::Queued || events.is_empty() {
+            return Err(Error::Config(format!(
+                "run '{run_id}' never started ({}); there is nothing to resume",
+                record.status.as_str()
+            )));
+        }
+        let last_seq = last.map_or(0, |e| e.seq);
+        let mut usage = RunUsage::default();
+        let mut chosen: Option<Mode> = None;
+        let mut tool_steps: Vec<&str> = Vec::new();
+        for e in &events {
+            match &e.kind {
+                EventKind::ToolCalled {
+                    step_id: Some(step),
+                    ..
+                } => tool_steps.push(step.as_str()),
+                EventKind::LlmCalled {
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_prompt_tokens,
+                    ..
+                } => usage.add(&crate::ports::llm::Usage {
+                    prompt_tokens: *prompt_tokens,
+                    completion_tokens: *completion_tokens,
+                    cached_prompt_tokens: *cached_prompt_tokens,
+                }),
+                EventKind::ModeChosen { mode, .. } => chosen = mode.parse().ok(),
+                _ => {}
             }
         }
-        result
-            .map(|response| Reply {
-                response,
-                replayed: false,
-                key,
-            })
-            .map_err(CallError::Llm)
+        let journal = Journal::from_events(&events);
+        let interrupted_calls = journal.interrupted();
+        let request = RunRequest {
+            run_id: run_id.to_string(),
+            task: record.task.clone(),
+            workspace: PathBuf::from(&record.workspace),
+        };
+        let ctx = RunContext::resumed(self, &request, &control, last_seq, usage, journal);
+        for step in tool_steps {
+            ctx.count_tool_call(step);
+        }
+        record.status = RunStatus::Running;
+        record.finished_at = None;
+        record.summary = None;
+        record.error = None;
+        ctx.store().update_run(&record).await?;
+        ctx.emit(EventKind::RunResumed {
+            after_seq: last_seq,
+            interrupted_calls,
+        })
+        .await?;
+        tracing::info!(after_seq = last_seq, "run resumed");
+        let mode = match record.mode.parse::<Mode>()? {
+            Mode::Auto => match chosen {
+                Some(m) => m,
+                None => crate::strategy::auto::choose(&ctx, self).await?,
+            },
+            m => m,
+        };
+        let mut plan = self.store.latest_plan(run_id).await?;
+        if let (true, Some(p)) = (cancelled, plan.as_mut()) {
+            reopen_after_cancel(p)?;
+            ctx.save_plan(p).await?;
+        }
+        self.drive(&ctx, record, mode, plan).await
+    }
+
+    /// Plans (unless the run already has a plan), runs the scheduler, writes the summary and
+    /// closes the run.
+    async fn drive(
+        &self,
+        ctx: &RunContext,
+        mut record: RunRecord,
+        mode: Mode,
+        plan: Option<Plan>,
+    ) -> Result<RunOutcome, Error> {
+        let mut strategy: Box<dyn Strategy> = match mode {
+            Mode::Flow | Mode::Auto => Box::new(crate::strategy::flow::Flow),
+            Mode::PlanAct => Box::new(crate::strategy::plan_act::PlanAct),
+            Mode::Todo => Box::new(crate::strategy::todo::Todo::new(
+                self.config.todo_stall_rounds,
+            )),
+            Mode::Dag => Box::new(crate::strategy::dag::Dag),
+        };
+        let mut plan = match plan {
+            Some(p) => p,
+            None => {
+                let InitialPlan {
+                    plan,
+                    source,
+                    reason,
+                } = strategy.initial_plan(ctx, self).await?;
+                ctx.save_plan(&plan).await?;
+                if let Some(r) = &reason {
+                    ctx.emit(EventKind::Error {
+                        step_id: None,
+                        message: format!("{r}; using the default plan"),
+                    })
+                    .await?;
+                }
+                ctx.emit(EventKind::PlanCreated {
+                    plan: plan.clone(),
+                    source,
+                    reason,
+                })
+                .await?;
+                plan
+            }
+        };
+
+        let end = scheduler::execute(ctx, self, strategy.as_mut(), &mut plan).await?;
+        let stopped = match &end {
+            LoopEnd::Stopped(reason) => Some(reason.clone()),
+            LoopEnd::Finished => None,
+        };
+        // The outcome is settled before the summary is written: the summary is told it and
+        // starts with a line built from the recorded statuses, so the two cannot disagree.
+        let failure = stopped.clone().or_else(|| first_failure(&plan));
+        let summary = crate::engine::summary::summarize(
+            ctx,
+            self,
+            &plan,
+            stopped.as_deref(),
+            failure.as_deref(),
+        )
+        .await?;
+        let usage = ctx.usage();
+        let status = if failure.is_none() {
+            RunStatus::Completed
+        } else {
+            RunStatus::Failed
+        };
+        match &failure {
+            None => {
+                ctx.emit(EventKind::RunCompleted {
+                    summary: summary.clone(),
+                    usage,
+                })
+                .await?
+            }
+            Some(reason) => {
+                ctx.emit(EventKind::RunFailed {
+                    reason: reason.clone(),
+                    summary: summary.clone(),
+                    usage,
+                })
+                .await?
+            }
+        }
+        record.status = status;
+        record.finished_at = Some(ctx.now());
+        record.summary = Some(summary.clone());
+        record.error = failure.clone();
+        record.usage = usage;
+        ctx.store().update_run(&record).await?;
+        tracing::info!(status = status.as_str(), "run finished");
+        Ok(RunOutcome {
+            run_id: record.run_id.clone(),
+            status,
+            summary,
+            error: failure,
+            plan,
+            usage,
+        })
     }
 }
 
-impl From<CallError> for Error {
-    fn from(e: CallError) -> Self {
-        match e {
-            CallError::Llm(e) => Error::Llm(e),
-            CallError::Cancelled => Error::Cancelled,
-            CallError::Store(e) => Error::Store(e),
+/// The stop reason of a cancelled run.
+pub const CANCELLED: &str = "the run was cancelled";
+
+/// Reopens what a cancellation ended: the in-flight steps (failed "cancelled") get their
+/// attempt back, so a resumed run finds the attempt's journal; skipped steps wait again.
+fn reopen_after_cancel(plan: &mut Plan) -> Result<(), Error> {
+    let ids: Vec<(String, StepStatus)> = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            (s.status == StepStatus::Failed && s.error.as_deref() == Some("cancelled"))
+                || (s.status == StepStatus::Skipped && s.error.as_deref() == Some(CANCELLED))
+        })
+        .map(|s| (s.id.clone(), s.status))
+        .collect();
+    for (id, status) in ids {
+        plan.transition(&id, StepStatus::NotStarted)?;
+        if let Some(s) = plan.step_mut(&id) {
+            s.error = None;
+            if status == StepStatus::Failed {
+                s.attempts = s.attempts.saturating_sub(1);
+            }
         }
     }
+    Ok(())
 }
 
-/// Whether writing `kind` begins new work (a step, a tool call, a plan, a question): the
-/// events a suspended run must not write.
-fn starts_work(kind: &EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::StepStarted { .. }
-            | EventKind::ToolCalling { .. }
-            | EventKind::PlanCreated { .. }
-            | EventKind::WaitingForUser { .. }
-            | EventKind::RunCompleted { .. }
-            | EventKind::RunFailed { .. }
-    )
+/// Why the run failed, from its plan: the first step that failed or was blocked.
+fn first_failure(plan: &Plan) -> Option<String> {
+    plan.steps
+        .iter()
+        .enumerate()
+        .find(|(_, s)| matches!(s.status, StepStatus::Failed | StepStatus::Blocked))
+        .map(|(i, s)| {
+            format!(
+                "step {i} (\"{}\") {}: {}",
+                s.description,
+                s.status,
+                s.error.as_deref().unwrap_or("no reason given")
+            )
+        })
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::tool_args::{self, IntRange, NumberArg};
+use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
 use super::{binary_message, blocking, io_error, looks_binary, Target, DEFAULT_MAX_READ_BYTES};

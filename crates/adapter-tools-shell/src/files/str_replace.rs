@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::{tool_args, ToolError};
+use domain::{tools::args as tool_args, ToolError};
 
 use super::{binary_message, blocking, io_error, looks_binary, Target};
 use crate::{args, FILE_STR_REPLACE};

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use domain::ports::{Tool, ToolContext, ToolOutput};
-use domain::{tool_args, ToolError};
+use domain::{tools::args as tool_args, ToolError};
 
 use super::{blocking, io_error, Target};
 use crate::{args, FILE_WRITE};

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use domain::event::Event;
+use domain::model::event::Event;
 use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
 use domain::RunControl;
 use serde_json::{json, Value};

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use domain::event::Event;
+use domain::model::event::Event;
 use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel, WorkQueue};
 use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};

@@ -12,7 +12,7 @@ use axum::extract::{Path as UrlPath, Query, State as Ext};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use domain::event::Event;
+use domain::model::event::Event;
 use futures_util::stream::Stream;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
@@ -246,8 +246,8 @@ mod tests {
 
     use async_trait::async_trait;
     use clap::Parser;
-    use domain::event::{EventKind, RunUsage};
-    use domain::plan::Plan;
+    use domain::model::event::{EventKind, RunUsage};
+    use domain::model::plan::Plan;
     use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, RunStore, WorkQueue};
     use domain::StoreError;
     use tokio_util::sync::CancellationToken;
@@ -288,7 +288,7 @@ mod tests {
         async fn save_usage(
             &self,
             _run_id: &str,
-            _usage: &domain::event::RunUsage,
+            _usage: &domain::model::event::RunUsage,
         ) -> Result<(), StoreError> {
             Ok(())
         }

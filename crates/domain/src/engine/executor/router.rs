@@ -5,8 +5,8 @@
 //! `[KIND]` tag and text) or, for the browser, the task speaks of them. A retry is offered
 //! everything. Pure: no I/O; it only filters schemas by name.
 
-use crate::llm::ToolSchema;
-use crate::tools::{ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH};
+use crate::ports::llm::ToolSchema;
+use crate::tools::builtin::{ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH};
 
 /// Always offered: enough to do and check most steps.
 pub const CORE_TOOLS: [&str; 5] = [

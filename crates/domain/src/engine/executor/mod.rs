@@ -4,6 +4,9 @@
 //! fails the step). Every tool call gets exactly one tool message back, also when it is
 //! unknown, malformed or refused, so each request sent to the LLM is a valid transcript.
 
+pub mod router;
+pub mod step_kind;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,17 +14,17 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::executor::router::{self as tool_router, RouteQuery};
+use crate::engine::executor::step_kind::asks_for_action;
+use crate::engine::journal::ToolEntry;
 use crate::error::{LlmError, StoreError, ToolError};
-use crate::event::EventKind;
-use crate::journal::ToolEntry;
-use crate::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
-use crate::plan::{Plan, Step};
+use crate::model::event::EventKind;
+use crate::model::plan::{Plan, Step};
+use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
 use crate::ports::{LlmClient, Toolbox};
 use crate::prompts;
-use crate::run::{CallError, RunContext};
-use crate::step_kind::asks_for_action;
-use crate::tool_router::{self, RouteQuery};
-use crate::tools::{
+use crate::tools::builtin::{
     complete_step_schema, user_message_schemas, AskUserArgs, CompleteStepArgs, NotifyUserArgs,
     ASK_USER, COMPLETE_STEP, NOTIFY_USER,
 };
@@ -115,7 +118,7 @@ impl StepInput {
         StepInput {
             step,
             index,
-            digest: crate::plan_text::render_plan_header_and_digest(plan),
+            digest: crate::model::plan_text::render_plan_header_and_digest(plan),
             dependencies,
         }
     }
@@ -162,9 +165,12 @@ pub(crate) async fn run_step(
 pub fn offered_tools(
     task: &str,
     step: &Step,
-    toolbox: &[crate::llm::ToolSchema],
+    toolbox: &[crate::ports::llm::ToolSchema],
     route_tools: bool,
-) -> (Vec<crate::llm::ToolSchema>, Vec<crate::llm::ToolSchema>) {
+) -> (
+    Vec<crate::ports::llm::ToolSchema>,
+    Vec<crate::ports::llm::ToolSchema>,
+) {
     let mut all = toolbox.to_vec();
     all.extend(user_message_schemas());
     all.push(complete_step_schema());

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::ToolError;
-use crate::llm::ToolSchema;
+use crate::ports::llm::ToolSchema;
 use crate::ports::{SearchProvider, Tool, ToolContext, ToolOutput, Toolbox};
 
 /// Name of the function that ends a step.

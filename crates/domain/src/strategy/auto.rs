@@ -1,13 +1,13 @@
 //! **auto**: classify the task as simple, complex or emergent — rules first, an LLM call only
 //! when the rules are unsure, complex when everything fails — and pick flow, dag or todo.
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::structured::{ask_json, AskError};
 use crate::error::Error;
-use crate::event::EventKind;
-use crate::llm::{CallPurpose, ChatMessage};
+use crate::model::event::EventKind;
+use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::{CallError, RunContext};
-use crate::runtime::{Mode, Runtime};
-use crate::structured::{ask_json, AskError};
+use crate::run::{Mode, Runtime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskClass {

@@ -3,13 +3,13 @@
 //! the primary agent's, else a plain report. The LLM is told the outcome and each step's tool
 //! calls and files, so it cannot credit a step with work it did not do.
 
+use crate::engine::context::{CallError, RunContext};
 use crate::error::StoreError;
-use crate::event::EventKind;
-use crate::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
-use crate::plan::Plan;
+use crate::model::event::EventKind;
+use crate::model::plan::Plan;
+use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
 use crate::prompts;
-use crate::run::{CallError, RunContext};
-use crate::runtime::Runtime;
+use crate::run::Runtime;
 
 /// Writes the run's summary: the outcome line, a blank line, the text. `failure` is why the
 /// run failed (`None`: it completed); `stopped` (cancelled, out of budget) skips the LLM.
@@ -55,7 +55,7 @@ async fn write_text(
         Err(CallError::Cancelled) => {
             let why = ctx
                 .stop_reason()
-                .unwrap_or_else(|| crate::runtime::CANCELLED.into());
+                .unwrap_or_else(|| crate::run::CANCELLED.into());
             return Ok(prompts::plain_report(&ctx.task, plan, &why));
         }
         Err(CallError::Llm(e)) => format!("the summary call failed: {e}"),

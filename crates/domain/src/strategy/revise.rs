@@ -6,14 +6,14 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::structured::{ask_json, AskError};
 use crate::error::Error;
-use crate::event::EventKind;
-use crate::llm::{CallPurpose, ChatMessage};
-use crate::plan::{Plan, Step, StepCondition, StepStatus};
+use crate::model::event::EventKind;
+use crate::model::plan::{Plan, Step, StepCondition, StepStatus};
+use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::{CallError, RunContext};
-use crate::runtime::Runtime;
-use crate::structured::{ask_json, AskError};
+use crate::run::Runtime;
 
 /// A step as a planner writes it in JSON.
 #[derive(Debug, Clone, Deserialize)]
@@ -121,7 +121,7 @@ pub(crate) fn apply_revision(
                     });
                 };
                 let mut s = (*old).clone();
-                let (kind, description) = crate::plan::split_kind_tag(&spec.description);
+                let (kind, description) = crate::model::plan::split_kind_tag(&spec.description);
                 s.description = description;
                 s.kind = kind.or(s.kind);
                 if matches!(s.status, StepStatus::Failed | StepStatus::Blocked) {

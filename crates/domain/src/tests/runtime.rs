@@ -8,16 +8,18 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::executor::ExecutorAgent;
 use crate::error::{LlmError, ToolError};
-use crate::event::{Event, EventKind, PlanSource, RunUsage};
-use crate::executor::ExecutorAgent;
-use crate::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSchema, Usage};
-use crate::plan::{Plan, StepStatus};
+use crate::model::event::{Event, EventKind, PlanSource, RunUsage};
+use crate::model::plan::{Plan, StepStatus};
+use crate::ports::llm::{
+    CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSchema, Usage,
+};
 use crate::ports::{
     MockLlmClient, MockRunStore, MockToolbox, NoEventSink, RunRecord, RunStatus, SequentialIds,
     SystemClock, ToolOutput, Toolbox,
 };
-use crate::runtime::{RunConfig, RunOutcome, RunRequest, Runtime};
+use crate::run::{RunConfig, RunOutcome, RunRequest, Runtime};
 
 type Script = Vec<Result<ChatResponse, LlmError>>;
 
@@ -1113,7 +1115,7 @@ async fn a_suspended_run_finishes_its_call_writes_no_outcome_and_releases_its_le
     let err = rt
         .run_with(
             request(),
-            crate::lease::RunControl {
+            crate::engine::lease::RunControl {
                 cancel: CancellationToken::new(),
                 suspend,
             },

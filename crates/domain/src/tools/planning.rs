@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::llm::ToolSchema;
-use crate::plan::{Plan, StepSpec, StepStatus};
-use crate::plan_check::{check_step_texts, STEP_MAX_CHARS, STEP_MIN_CHARS, TITLE_MAX_CHARS};
-use crate::plan_text::render_plan_text;
+use crate::model::plan::{Plan, StepSpec, StepStatus};
+use crate::model::plan_check::{check_step_texts, STEP_MAX_CHARS, STEP_MIN_CHARS, TITLE_MAX_CHARS};
+use crate::model::plan_text::render_plan_text;
+use crate::ports::llm::ToolSchema;
 
 pub const PLANNING: &str = "planning";
 
-const COMMANDS: [&str; 7] = crate::plan_check::PLANNING_COMMANDS;
+const COMMANDS: [&str; 7] = crate::model::plan_check::PLANNING_COMMANDS;
 
 /// Plans held during planning, keyed by id, with one active plan.
 #[derive(Debug, Clone)]

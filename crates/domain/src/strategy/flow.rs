@@ -9,16 +9,16 @@
 
 use async_trait::async_trait;
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
 use crate::error::Error;
-use crate::event::{EventKind, PlanSource};
-use crate::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
-use crate::plan::{Plan, StepStatus};
-use crate::plan_text::render_plan_text;
-use crate::planning_tool::{PlanningTool, PLANNING};
+use crate::model::event::{EventKind, PlanSource};
+use crate::model::plan::{Plan, StepStatus};
+use crate::model::plan_text::render_plan_text;
+use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
 use crate::prompts::{self, ExecutorCard};
-use crate::run::{CallError, RunContext};
-use crate::runtime::Runtime;
-use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
+use crate::run::Runtime;
+use crate::tools::planning::{PlanningTool, PLANNING};
 
 pub(crate) fn executor_cards(rt: &Runtime) -> Vec<ExecutorCard> {
     rt.executors

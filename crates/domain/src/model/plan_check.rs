@@ -45,7 +45,7 @@ pub fn check_step_texts(steps: &[String], max_steps: Option<usize>) -> Result<()
     let mut seen: Vec<(String, usize)> = Vec::new();
     let mut repeats = Vec::new();
     for (i, raw) in steps.iter().enumerate() {
-        let text = crate::plan::split_kind_tag(raw).1;
+        let text = crate::model::plan::split_kind_tag(raw).1;
         if !text.chars().any(char::is_alphabetic) {
             no_words.push((i, raw.as_str()));
             continue;

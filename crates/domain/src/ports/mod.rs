@@ -4,6 +4,8 @@
 //! `adapter-store-sqlite` → [`RunStore`]); the app wires them together. Domain tests mock
 //! them with mockall.
 
+pub mod llm;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,9 +16,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LlmError, StoreError, ToolError};
-use crate::event::{Event, RunUsage};
-use crate::llm::{ChatRequest, ChatResponse, ToolSchema};
-use crate::plan::Plan;
+use crate::model::event::{Event, RunUsage};
+use crate::model::plan::Plan;
+use crate::ports::llm::{ChatRequest, ChatResponse, ToolSchema};
 
 /// A chat-completion model with tool calling.
 #[cfg_attr(test, mockall::automock)]

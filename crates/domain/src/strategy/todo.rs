@@ -9,16 +9,16 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
+use crate::engine::structured::{ask_json, ask_json_shaped, AskError};
 use crate::error::Error;
-use crate::event::{EventKind, PlanSource};
-use crate::flow::default_plan;
-use crate::llm::{CallPurpose, ChatMessage};
-use crate::plan::{Plan, Step, StepStatus};
+use crate::model::event::{EventKind, PlanSource};
+use crate::model::plan::{Plan, Step, StepStatus};
+use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::{CallError, RunContext};
-use crate::runtime::Runtime;
-use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json, ask_json_shaped, AskError};
+use crate::run::Runtime;
+use crate::strategy::flow::default_plan;
 
 /// Most TODOs the initial list may have.
 const MAX_INITIAL: usize = 3;
@@ -200,7 +200,7 @@ impl Strategy for Todo {
             CallPurpose::Plan,
             messages,
             None,
-            Some(("todos", crate::response_schemas::todo_init())),
+            Some(("todos", crate::strategy::response_schemas::todo_init())),
         )
         .await
         {

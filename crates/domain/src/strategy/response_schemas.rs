@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::plan_check::{STEP_MAX_CHARS, STEP_MIN_CHARS, TITLE_MAX_CHARS};
+use crate::model::plan_check::{STEP_MAX_CHARS, STEP_MIN_CHARS, TITLE_MAX_CHARS};
 
 fn step_text() -> Value {
     json!({"type": "string", "minLength": STEP_MIN_CHARS, "maxLength": STEP_MAX_CHARS})

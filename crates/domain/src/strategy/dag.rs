@@ -7,18 +7,18 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
+use crate::engine::structured::{ask_json_shaped, AskError};
 use crate::error::Error;
-use crate::event::PlanSource;
-use crate::flow::default_plan;
-use crate::llm::{CallPurpose, ChatMessage};
-use crate::plan::{Plan, StepCondition};
-use crate::plan_act::plan_from_json;
+use crate::model::event::PlanSource;
+use crate::model::plan::{Plan, StepCondition};
+use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::revise::{revise_unfinished, StepJson};
-use crate::run::{CallError, RunContext};
-use crate::runtime::Runtime;
-use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json_shaped, AskError};
+use crate::run::Runtime;
+use crate::strategy::flow::default_plan;
+use crate::strategy::plan_act::plan_from_json;
+use crate::strategy::revise::{revise_unfinished, StepJson};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dag;
@@ -135,7 +135,7 @@ impl Strategy for Dag {
                 CallPurpose::Plan,
                 messages,
                 None,
-                Some(("dag", crate::response_schemas::dag(max))),
+                Some(("dag", crate::strategy::response_schemas::dag(max))),
             )
             .await
             {

@@ -116,7 +116,7 @@ const REPORT_VERBS: &[&str] = &[
 /// ("Analyze the request to find what to write"); otherwise any action verb (or a file name
 /// with an extension, or a URL) makes it an action.
 pub fn asks_for_action(text: &str) -> bool {
-    let (_, text) = crate::plan::split_kind_tag(text);
+    let (_, text) = crate::model::plan::split_kind_tag(text);
     let words: Vec<String> = text
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())

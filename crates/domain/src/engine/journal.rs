@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::event::{Event, EventKind};
-use crate::llm::{ChatRequest, ChatResponse};
+use crate::model::event::{Event, EventKind};
+use crate::ports::llm::{ChatRequest, ChatResponse};
 
 /// What the log says about one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{CallPurpose, ChatMessage};
+    use crate::ports::llm::{CallPurpose, ChatMessage};
 
     fn request(text: &str) -> ChatRequest {
         ChatRequest::new(

@@ -12,17 +12,19 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::executor::ExecutorAgent;
+use crate::engine::scheduler::Schedule;
 use crate::error::{LlmError, ToolError};
-use crate::event::{AdaptAction, Event, EventKind, PlanSource};
-use crate::executor::ExecutorAgent;
-use crate::llm::{CallPurpose, ChatRequest, ChatResponse, ResponseFormat, Role, ToolCall, Usage};
-use crate::plan::StepStatus;
+use crate::model::event::{AdaptAction, Event, EventKind, PlanSource};
+use crate::model::plan::StepStatus;
+use crate::ports::llm::{
+    CallPurpose, ChatRequest, ChatResponse, ResponseFormat, Role, ToolCall, Usage,
+};
 use crate::ports::{
     LlmClient, MockRunStore, MockToolbox, NoEventSink, RunStatus, SequentialIds, SystemClock,
     ToolOutput,
 };
-use crate::runtime::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};
-use crate::scheduler::Schedule;
+use crate::run::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};
 
 type Reply = Result<ChatResponse, LlmError>;
 

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::executor::StepInput;
-use crate::plan::Plan;
-use crate::plan_text::render_plan_text;
+use crate::engine::executor::StepInput;
+use crate::model::plan::Plan;
+use crate::model::plan_text::render_plan_text;
 
 /// An executor as the planner sees it: the tag it serves and what it is good at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -481,7 +481,7 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::StepStatus;
+    use crate::model::plan::StepStatus;
 
     fn plan() -> Plan {
         let texts: Vec<String> = ["Create notes.txt", "[CODE] Count its lines", "Report"]
@@ -552,7 +552,7 @@ mod tests {
     #[test]
     fn step_prompt_with_dependency_results() {
         let p = plan();
-        let input = StepInput::new(&p, 1, &crate::executor::StepLimits::default());
+        let input = StepInput::new(&p, 1, &crate::engine::executor::StepLimits::default());
         insta::assert_snapshot!(step_prompt("make notes", &input));
     }
 

@@ -18,16 +18,16 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 
+use crate::engine::context::RunContext;
+use crate::engine::executor::{run_step, ExecutorAgent, StepEnd, StepInput};
+use crate::engine::structured::ask_json;
 use crate::error::{Error, StoreError};
-use crate::event::{AdaptAction, EventKind, PlanSource};
-use crate::executor::{run_step, ExecutorAgent, StepEnd, StepInput};
-use crate::llm::CallPurpose;
-use crate::llm::ChatMessage;
-use crate::plan::{Plan, StepStatus};
+use crate::model::event::{AdaptAction, EventKind, PlanSource};
+use crate::model::plan::{Plan, StepStatus};
+use crate::ports::llm::CallPurpose;
+use crate::ports::llm::ChatMessage;
 use crate::prompts;
-use crate::run::RunContext;
-use crate::runtime::Runtime;
-use crate::structured::ask_json;
+use crate::run::Runtime;
 
 /// How ready steps are released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -432,9 +432,9 @@ impl<'a> Scheduler<'a> {
                     .unwrap_or_default()
                     .to_string(),
             ),
-            Err(crate::structured::AskError::Call(crate::run::CallError::Store(e))) => {
-                return Err(e.into())
-            }
+            Err(crate::engine::structured::AskError::Call(
+                crate::engine::context::CallError::Store(e),
+            )) => return Err(e.into()),
             Err(e) => (true, format!("verifier unavailable ({e}); result accepted")),
         };
         self.ctx

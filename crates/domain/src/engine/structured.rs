@@ -7,10 +7,10 @@
 
 use serde_json::Value;
 
+use crate::engine::context::{CallError, RunContext};
 use crate::error::LlmError;
-use crate::llm::{CallPurpose, ChatMessage, ChatRequest, ResponseFormat};
+use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ResponseFormat};
 use crate::ports::LlmClient;
-use crate::run::{CallError, RunContext};
 
 /// Why no JSON answer could be had.
 #[derive(Debug)]

@@ -7,8 +7,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::llm::{CallPurpose, ChatResponse, Usage};
-use crate::plan::{Plan, StepStatus};
+use crate::model::plan::{Plan, StepStatus};
+use crate::ports::llm::{CallPurpose, ChatResponse, Usage};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -35,7 +35,7 @@ pub struct RunUsage {
     pub llm_calls: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// The part of `prompt_tokens` served from a cache (see [`crate::llm::Usage`]).
+    /// The part of `prompt_tokens` served from a cache (see [`crate::ports::llm::Usage`]).
     #[serde(default)]
     pub cached_prompt_tokens: u64,
 }

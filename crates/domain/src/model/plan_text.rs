@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::plan::Plan;
+use crate::model::plan::Plan;
 
 /// The full human- and model-readable view of a plan.
 pub fn render_plan_text(plan: &Plan) -> String {
@@ -79,7 +79,7 @@ fn write_digest(out: &mut String, plan: &Plan) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::StepStatus;
+    use crate::model::plan::StepStatus;
 
     fn sample() -> Plan {
         let texts: Vec<String> = [

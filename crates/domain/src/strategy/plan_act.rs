@@ -8,18 +8,18 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 
+use crate::engine::context::{CallError, RunContext};
+use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
+use crate::engine::structured::{ask_json_shaped, AskError};
 use crate::error::Error;
-use crate::event::{EventKind, PlanSource};
-use crate::flow::{default_plan, executor_cards};
-use crate::llm::{CallPurpose, ChatMessage};
-use crate::plan::{Plan, Step};
-use crate::plan_check::check_step_texts;
+use crate::model::event::{EventKind, PlanSource};
+use crate::model::plan::{Plan, Step};
+use crate::model::plan_check::check_step_texts;
+use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::revise::{parse_steps, revise_unfinished, StepJson};
-use crate::run::{CallError, RunContext};
-use crate::runtime::{Revise, Runtime};
-use crate::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::structured::{ask_json_shaped, AskError};
+use crate::run::{Revise, Runtime};
+use crate::strategy::flow::{default_plan, executor_cards};
+use crate::strategy::revise::{parse_steps, revise_unfinished, StepJson};
 
 #[derive(Debug, Default)]
 pub(crate) struct PlanAct;
@@ -107,7 +107,7 @@ impl Strategy for PlanAct {
                 CallPurpose::Plan,
                 messages,
                 None,
-                Some(("plan", crate::response_schemas::plan_act(max))),
+                Some(("plan", crate::strategy::response_schemas::plan_act(max))),
             )
             .await
             {
@@ -157,7 +157,7 @@ impl Strategy for PlanAct {
         let pending = plan
             .steps
             .iter()
-            .any(|s| s.status == crate::plan::StepStatus::NotStarted);
+            .any(|s| s.status == crate::model::plan::StepStatus::NotStarted);
         let wanted = report.success
             && (report.revise_requested || (rt.config.revise == Revise::EveryStep && pending));
         if !wanted {

@@ -1,0 +1,5 @@
+//! The domain's own tools and what tool adapters share.
+
+pub mod args;
+pub mod builtin;
+pub mod planning;
