@@ -1,4 +1,5 @@
-//! `cargo xtask ci`: format check, clippy with warnings denied, `cargo deny check`, each
+//! `cargo xtask ci`: format check, no import circle in the domain (`cargo xtask cycles`),
+//! clippy with warnings denied, `cargo deny check`, each
 //! adapter feature of the binary built alone, then every test.
 
 use std::process::Command;
@@ -66,6 +67,7 @@ fn cargo_test(args: &[&str], tally: &mut Tally) -> Result<(), String> {
 
 pub(crate) fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--", "--check"])?;
+    crate::cycles::cycles()?;
     cargo(&[
         "clippy",
         "--workspace",

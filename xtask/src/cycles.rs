@@ -2,7 +2,8 @@
 //!
 //! A file is a module (`scheduler.rs` and `scheduler/mod.rs` are `scheduler`, a file of a
 //! folder is `folder::file`). File A imports file B when A's code (test code included)
-//! names `crate::B` or `crate::B::…` (in `use` lines or paths; `super::` is resolved). A circle is a
+//! names `crate::B` or `crate::B::…` (in `use` lines or paths; `super::` and `self::` are resolved, so
+//! a `mod.rs` re-exporting `self::child::*` imports its child). A circle is a
 //! set of files that import each other, directly or through others (a strongly connected
 //! component of that graph, Tarjan's algorithm). The task prints each circle and fails when
 //! there is one (docs/architecture.md, "Crates").
@@ -101,14 +102,47 @@ fn imports(text: &str, module: &str) -> Vec<String> {
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
-    let parent: Vec<&str> = {
-        let mut parts: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
-        parts.pop();
-        parts
+    let own: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
+    let parent: Vec<&str> = own[..own.len().saturating_sub(1)].to_vec();
+    // Code after an inline `mod name {` (in practice `mod tests`) sits one level deeper:
+    // there `super::` is the file's own module.
+    let (outer, inner) = match inline_module(&code) {
+        Some(at) => code.split_at(at),
+        None => (code.as_str(), ""),
     };
+    let mut found = scan(
+        outer,
+        &[("crate::", &[]), ("super::", &parent), ("self::", &own)],
+    );
+    found.extend(scan(inner, &[("crate::", &[]), ("super::", &own)]));
+    found
+}
+
+/// Where the first inline module (`mod name {`) of `code` starts.
+fn inline_module(code: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = code[from..].find("mod ") {
+        let start = from + at;
+        let before = code[..start].chars().last();
+        let rest = &code[start + 4..];
+        let name_len = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .count();
+        let boundary = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if boundary && name_len > 0 && rest[name_len..].trim_start().starts_with('{') {
+            return Some(start);
+        }
+        from = start + 4;
+    }
+    None
+}
+
+/// The paths `code` names after each prefix, resolved against that prefix's base module.
+fn scan(code: &str, prefixes: &[(&str, &[&str])]) -> Vec<String> {
     let mut found = Vec::new();
-    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent)] {
-        let mut rest = code.as_str();
+    for (prefix, base) in prefixes {
+        let mut rest = code;
         while let Some(at) = rest.find(prefix) {
             let before = rest[..at].chars().last();
             rest = &rest[at + prefix.len()..];
@@ -116,7 +150,7 @@ fn imports(text: &str, module: &str) -> Vec<String> {
                 continue;
             }
             for path in expand(rest) {
-                let mut full: Vec<&str> = base.clone();
+                let mut full: Vec<&str> = base.to_vec();
                 full.extend(path.split("::").filter(|p| !p.is_empty()));
                 found.push(full.join("::"));
             }
@@ -274,6 +308,22 @@ mod tests {
                 "ports::RunStore"
             ]
         );
+    }
+
+    #[test]
+    fn super_in_an_inline_test_module_is_the_file_itself() {
+        let text = "use super::agent::A;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
+        let found = imports(text, "engine::executor::router");
+        assert_eq!(
+            found,
+            vec!["engine::executor::agent::A", "engine::executor::router"]
+        );
+    }
+
+    #[test]
+    fn a_mod_rs_re_exporting_its_child_imports_it() {
+        let found = imports("pub use self::store::*;\n", "ports");
+        assert_eq!(found, vec!["ports::store"]);
     }
 
     #[test]

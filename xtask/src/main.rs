@@ -1,10 +1,9 @@
 //! # xtask
 //!
 //! Project automation, run as `cargo xtask <task>`:
-//! - `ci`: format check, clippy with warnings denied, `cargo deny check`, the binary with
-//!   each adapter feature alone (clippy), then every test of the workspace.
-//! - `cycles`: import circles between the domain's files (fails while there is one; not
-//!   yet part of `ci`: the domain still has one, see issue "The domain crate, redrawn").
+//! - `ci`: format check, `cycles`, clippy with warnings denied, `cargo deny check`, the
+//!   binary with each adapter feature alone (clippy), then every test of the workspace.
+//! - `cycles`: import circles between the domain's files (fails when there is one).
 //! - `deny`: `cargo deny check` alone (advisories from the vendored RustSec snapshot,
 //!   licences, duplicate crates, sources; see `deny.toml`).
 //! - `bench`: the benchmarks, written to `docs/benchmarks.md` with the machine's description.

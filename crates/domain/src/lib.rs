@@ -23,11 +23,11 @@ pub mod strategy;
 mod tests;
 pub mod tools;
 
-pub use engine::executor::{ExecutorAgent, StepLimits};
+pub use engine::config::{Mode, Revise, RunConfig, Schedule};
+pub use engine::executor::agent::{ExecutorAgent, StepLimits};
 pub use engine::lease::{LeaseConfig, RunControl};
-pub use engine::scheduler::Schedule;
+pub use engine::runtime::{RunOutcome, RunRequest, Runtime};
 pub use error::{Error, LlmError, PlanError, StoreError, ToolError};
 pub use model::event::{Event, EventKind, PlanSource, RunUsage};
 pub use model::plan::{Plan, Step, StepStatus};
 pub use ports::llm;
-pub use run::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};

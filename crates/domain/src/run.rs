@@ -1,4 +1,5 @@
-//! [`Runtime`]: runs one task from start to summary, whatever the planning style.
+//! Starting, resuming and finishing runs: the entry points of [`Runtime`], from start to summary,
+//! whatever the planning style. The only file that picks a strategy (`strategy::list`).
 //!
 //! ```text
 //! run_started ─▶ [auto: mode_chosen] ─▶ plan (the style's planner, or the default plan)
@@ -6,199 +7,26 @@
 //!             ─▶ summary ─▶ run_completed | run_failed
 //! ```
 
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::engine::context::RunContext;
-use crate::engine::executor::{ExecutorAgent, StepLimits};
+use crate::engine::config::Mode;
+use crate::engine::context::{RunContext, CANCELLED};
 use crate::engine::journal::Journal;
-use crate::engine::lease::{LeaseConfig, RunControl};
-use crate::engine::scheduler::{self, InitialPlan, LoopEnd, Schedule, Strategy};
+use crate::engine::lease::RunControl;
+use crate::engine::runtime::{RunOutcome, RunRequest, Runtime};
+use crate::engine::scheduler::{self, LoopEnd};
 use crate::error::Error;
 use crate::model::event::{EventKind, RunUsage};
 use crate::model::plan::{Plan, StepStatus};
-use crate::ports::{
-    Clock, EventSink, IdGen, Lease, LeaseClaim, LeaseOutcome, LlmClient, RunRecord, RunStatus,
-    RunStore, UserChannel,
-};
-
-/// The planning style of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
-    #[default]
-    Flow,
-    /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
-    PlanAct,
-    /// 1-3 TODOs to start, more added as work reveals them (docs/design.md, "The todo style").
-    Todo,
-    /// Goal → sub-goals → actions with edges; independent actions in parallel (docs/design.md, "The dag style").
-    Dag,
-    /// Classify the task and pick flow, dag or todo.
-    Auto,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 5] = [Mode::Flow, Mode::PlanAct, Mode::Todo, Mode::Dag, Mode::Auto];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Flow => "flow",
-            Mode::PlanAct => "plan-act",
-            Mode::Todo => "todo",
-            Mode::Dag => "dag",
-            Mode::Auto => "auto",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Mode, Error> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto)"
-                ))
-            })
-    }
-}
-
-/// When plan-act revises the plan after a successful step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Revise {
-    /// Only when the executor flags `revise_plan` (failures always lead to a re-plan).
-    #[default]
-    OnFailure,
-    /// After every completed step.
-    EveryStep,
-}
-
-/// Knobs of a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunConfig {
-    pub mode: Mode,
-    pub schedule: Schedule,
-    /// Steps running at once in parallel styles (dag).
-    pub parallelism: usize,
-    pub limits: StepLimits,
-    /// Retries of a step that failed, before its fallback and a re-plan.
-    pub retries: u32,
-    /// Backoff before retry n is `retry_delay × n`.
-    pub retry_delay: Duration,
-    /// Plan revisions (re-plans and plan-act revisions) per run.
-    pub max_revisions: u32,
-    pub revise: Revise,
-    /// Cap of the todo style's list.
-    pub max_todos: usize,
-    /// The todo style stops after this many rounds without a completed TODO.
-    pub todo_stall_rounds: u32,
-    /// Ask a verifier LLM call to confirm each completed step.
-    pub verify: bool,
-    /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
-    pub max_tokens: Option<u64>,
-    /// Planner turns (re-asks) before falling back to the default plan.
-    pub planner_attempts: u32,
-    /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
-    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
-    pub max_plan_steps: usize,
-    /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
-    pub route_tools: bool,
-    /// Who this process is to the store, and how long its leases last.
-    pub lease: LeaseConfig,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        RunConfig {
-            mode: Mode::Flow,
-            schedule: Schedule::EventDriven,
-            parallelism: 4,
-            limits: StepLimits::default(),
-            retries: 3,
-            retry_delay: Duration::from_secs(1),
-            max_revisions: 5,
-            revise: Revise::OnFailure,
-            max_todos: 20,
-            todo_stall_rounds: 3,
-            verify: false,
-            max_tokens: None,
-            planner_attempts: 2,
-            max_plan_steps: 6,
-            route_tools: true,
-            lease: LeaseConfig::default(),
-        }
-    }
-}
-
-/// Everything a run needs, wired by the app.
-#[derive(Clone)]
-pub struct Runtime {
-    pub planner_llm: Arc<dyn LlmClient>,
-    /// At least one; the first is the primary agent.
-    pub executors: Vec<ExecutorAgent>,
-    pub store: Arc<dyn RunStore>,
-    pub sink: Arc<dyn EventSink>,
-    pub clock: Arc<dyn Clock>,
-    pub ids: Arc<dyn IdGen>,
-    /// The human in the loop (`message_ask_user`); `NoUser` when nobody can answer.
-    pub user: Arc<dyn UserChannel>,
-    pub config: RunConfig,
-}
-
-impl fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Runtime")
-            .field("executors", &self.executors)
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A task to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunRequest {
-    pub run_id: String,
-    pub task: String,
-    /// Must exist; tools are confined to it.
-    pub workspace: PathBuf,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunOutcome {
-    pub run_id: String,
-    pub status: RunStatus,
-    pub summary: String,
-    /// Why the run failed, when it did.
-    pub error: Option<String>,
-    pub plan: Plan,
-    pub usage: RunUsage,
-}
+use crate::ports::{Lease, LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
+use crate::strategy::list::strategy_for;
+use crate::strategy::InitialPlan;
 
 impl Runtime {
-    /// A fresh run id from the runtime's id generator.
-    pub fn new_run_id(&self) -> String {
-        self.ids.new_id("run")
-    }
-
     /// Runs `request` to the end. Returns `Err` only when the run could not be journaled
     /// (store failure) or was misconfigured; every model or tool failure ends in an outcome.
     pub async fn run(
@@ -231,15 +59,6 @@ impl Runtime {
         let span = tracing::info_span!("run", run_id = %run_id, queued = true);
         let body = |control: RunControl| self.queued_inner(run_id, control);
         self.owned(run_id, control, body).instrument(span).await
-    }
-
-    fn check_executors(&self) -> Result<(), Error> {
-        if self.executors.is_empty() {
-            return Err(Error::Config(
-                "a runtime needs at least one executor".into(),
-            ));
-        }
-        Ok(())
     }
 
     /// Runs `body` while keeping the run's lease, then gives the lease up and lets the tools
@@ -526,14 +345,7 @@ impl Runtime {
         mode: Mode,
         plan: Option<Plan>,
     ) -> Result<RunOutcome, Error> {
-        let mut strategy: Box<dyn Strategy> = match mode {
-            Mode::Flow | Mode::Auto => Box::new(crate::strategy::flow::Flow),
-            Mode::PlanAct => Box::new(crate::strategy::plan_act::PlanAct),
-            Mode::Todo => Box::new(crate::strategy::todo::Todo::new(
-                self.config.todo_stall_rounds,
-            )),
-            Mode::Dag => Box::new(crate::strategy::dag::Dag),
-        };
+        let mut strategy = strategy_for(mode, &self.config);
         let mut plan = match plan {
             Some(p) => p,
             None => {
@@ -616,9 +428,6 @@ impl Runtime {
         })
     }
 }
-
-/// The stop reason of a cancelled run.
-pub const CANCELLED: &str = "the run was cancelled";
 
 /// Reopens what a cancellation ended: the in-flight steps (failed "cancelled") get their
 /// attempt back, so a resumed run finds the attempt's journal; skipped steps wait again.

@@ -10,14 +10,15 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::failure::{CallError, CallProblem, Failure};
 use crate::engine::journal::{request_hash, Journal};
 use crate::engine::lease::RunControl;
-use crate::error::{Error, LlmError, StoreError};
+use crate::engine::runtime::{RunRequest, Runtime};
+use crate::error::StoreError;
 use crate::model::event::{Event, EventKind, RunUsage};
 use crate::model::plan::Plan;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
-use crate::run::{RunRequest, Runtime};
 
 /// An LLM reply and where it came from.
 #[derive(Debug)]
@@ -29,19 +30,8 @@ pub(crate) struct Reply {
     pub key: String,
 }
 
-/// Why an LLM call made through the context did not return a reply.
-#[derive(Debug)]
-pub(crate) enum CallError {
-    Llm(LlmError),
-    Cancelled,
-    Store(StoreError),
-}
-
-impl From<StoreError> for CallError {
-    fn from(e: StoreError) -> Self {
-        CallError::Store(e)
-    }
-}
+/// The stop reason of a cancelled run.
+pub const CANCELLED: &str = "the run was cancelled";
 
 pub(crate) struct RunContext {
     pub run_id: String,
@@ -214,7 +204,7 @@ impl RunContext {
             .lock()
             .ok()
             .and_then(|r| r.clone())
-            .or_else(|| Some(crate::run::CANCELLED.to_string()))
+            .or_else(|| Some(CANCELLED.to_string()))
     }
 
     pub fn json_format_rejected(&self) -> bool {
@@ -318,16 +308,16 @@ impl RunContext {
             });
         }
         if self.cancel.is_cancelled() {
-            return Err(CallError::Cancelled);
+            return Err(Failure::Recoverable(CallProblem::Cancelled));
         }
         if self.suspend.is_cancelled() {
-            return Err(CallError::Store(self.suspended()));
+            return Err(Failure::Fatal(self.suspended()));
         }
         let purpose = request.purpose;
         let started = Instant::now();
         let result = tokio::select! {
             r = llm.chat(request) => r,
-            _ = self.cancel.cancelled() => return Err(CallError::Cancelled),
+            _ = self.cancel.cancelled() => return Err(Failure::Recoverable(CallProblem::Cancelled)),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
@@ -368,17 +358,7 @@ impl RunContext {
                 replayed: false,
                 key,
             })
-            .map_err(CallError::Llm)
-    }
-}
-
-impl From<CallError> for Error {
-    fn from(e: CallError) -> Self {
-        match e {
-            CallError::Llm(e) => Error::Llm(e),
-            CallError::Cancelled => Error::Cancelled,
-            CallError::Store(e) => Error::Store(e),
-        }
+            .map_err(|e| Failure::Recoverable(CallProblem::Llm(e)))
     }
 }
 

@@ -1,9 +1,12 @@
 //! The run loop.
 
+pub mod config;
 pub(crate) mod context;
 pub mod executor;
+pub(crate) mod failure;
 pub(crate) mod journal;
 pub mod lease;
+pub mod runtime;
 pub mod scheduler;
 pub mod structured;
 pub(crate) mod summary;

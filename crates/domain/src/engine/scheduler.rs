@@ -13,120 +13,23 @@
 
 use std::collections::{HashMap, HashSet};
 
-use async_trait::async_trait;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde::{Deserialize, Serialize};
 
+use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
-use crate::engine::executor::{run_step, ExecutorAgent, StepEnd, StepInput};
+use crate::engine::executor::agent::ExecutorAgent;
+use crate::engine::executor::{run_step, StepEnd};
+use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json;
 use crate::error::{Error, StoreError};
-use crate::model::event::{AdaptAction, EventKind, PlanSource};
+use crate::model::event::{AdaptAction, EventKind};
 use crate::model::plan::{Plan, StepStatus};
+use crate::model::step_input::StepInput;
 use crate::ports::llm::CallPurpose;
 use crate::ports::llm::ChatMessage;
 use crate::prompts;
-use crate::run::Runtime;
-
-/// How ready steps are released.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Schedule {
-    /// A step starts the moment its dependencies are done.
-    #[default]
-    EventDriven,
-    /// The dag style's super-steps (docs/design.md): all ready steps start together; the next wave waits for the
-    /// slowest step of this one.
-    Superstep,
-}
-
-/// A plan as a strategy first made it.
-#[derive(Debug, Clone)]
-pub(crate) struct InitialPlan {
-    pub plan: Plan,
-    pub source: PlanSource,
-    /// Why the default plan was used, when it was.
-    pub reason: Option<String>,
-}
-
-/// How a finished step went, as strategies see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StepReport {
-    pub step_id: String,
-    pub description: String,
-    pub success: bool,
-    /// The result, or the error.
-    pub text: String,
-    /// The executor said the remaining plan no longer fits.
-    pub revise_requested: bool,
-}
-
-/// Plan revisions allowed per run, shared by every kind of revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Revisions {
-    pub used: u32,
-    pub max: u32,
-}
-
-impl Revisions {
-    /// Takes one revision if any is left.
-    pub fn take(&mut self) -> bool {
-        if self.used < self.max {
-            self.used += 1;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// What makes planning styles differ: when to plan, when to revise, what may run in parallel.
-#[async_trait]
-pub(crate) trait Strategy: Send {
-    async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error>;
-
-    /// Whether independent ready steps may run at the same time.
-    fn parallel(&self) -> bool {
-        false
-    }
-
-    /// Whether a step given up on ends the run (the rest is skipped) or only blocks what
-    /// depends on it.
-    fn stop_on_give_up(&self) -> bool {
-        true
-    }
-
-    /// Called when a step ended for good. Returns why the plan changed, if it did.
-    async fn after_step(
-        &mut self,
-        _ctx: &RunContext,
-        _rt: &Runtime,
-        _plan: &mut Plan,
-        _report: &StepReport,
-        _revisions: &mut Revisions,
-    ) -> Result<Option<String>, Error> {
-        Ok(None)
-    }
-
-    /// The adapt loop's re-plan after `failed` could not be done. The failed step is still
-    /// `failed`/`blocked`; a revision that keeps it must reset it to `not_started`.
-    async fn replan(
-        &mut self,
-        _ctx: &RunContext,
-        _rt: &Runtime,
-        _plan: &mut Plan,
-        _failed: &StepReport,
-        _revisions: &mut Revisions,
-    ) -> Result<Option<String>, Error> {
-        Ok(None)
-    }
-
-    /// A reason to stop early (e.g. no progress for several rounds).
-    fn should_stop(&self) -> Option<String> {
-        None
-    }
-}
+use crate::strategy::{PlanningStrategy, Revisions, StepReport};
 
 /// How the scheduler ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,7 +107,7 @@ struct Scheduler<'a> {
 pub(crate) async fn execute(
     ctx: &RunContext,
     rt: &Runtime,
-    strategy: &mut dyn Strategy,
+    strategy: &mut dyn PlanningStrategy,
     plan: &mut Plan,
 ) -> Result<LoopEnd, Error> {
     let cfg = &rt.config;
@@ -318,7 +221,7 @@ impl<'a> Scheduler<'a> {
         let step_id = plan.steps[index].id.clone();
         let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
         self.busy.insert(step_id.clone());
-        let input = StepInput::new(plan, index, &self.rt.config.limits);
+        let input = StepInput::new(plan, index, self.rt.config.limits.max_dependency_chars);
         let (ctx, limits) = (self.ctx, &self.rt.config.limits);
         let route_tools = self.rt.config.route_tools;
         Box::pin(async move {
@@ -330,7 +233,7 @@ impl<'a> Scheduler<'a> {
     /// Applies a step's outcome; returns a backoff timer when the step will be retried.
     async fn finish(
         &mut self,
-        strategy: &mut dyn Strategy,
+        strategy: &mut dyn PlanningStrategy,
         plan: &mut Plan,
         step_id: &str,
         end: StepEnd,
@@ -432,10 +335,13 @@ impl<'a> Scheduler<'a> {
                     .unwrap_or_default()
                     .to_string(),
             ),
-            Err(crate::engine::structured::AskError::Call(
-                crate::engine::context::CallError::Store(e),
-            )) => return Err(e.into()),
-            Err(e) => (true, format!("verifier unavailable ({e}); result accepted")),
+            Err(e) => (
+                true,
+                format!(
+                    "verifier unavailable ({}); result accepted",
+                    e.recoverable()?
+                ),
+            ),
         };
         self.ctx
             .emit(EventKind::StepVerified {
@@ -450,7 +356,7 @@ impl<'a> Scheduler<'a> {
     /// Retry, fallback, re-plan, give up — in that order.
     async fn adapt(
         &mut self,
-        strategy: &mut dyn Strategy,
+        strategy: &mut dyn PlanningStrategy,
         plan: &mut Plan,
         index: usize,
         reason: String,
@@ -548,7 +454,7 @@ impl<'a> Scheduler<'a> {
 
     async fn after_step(
         &mut self,
-        strategy: &mut dyn Strategy,
+        strategy: &mut dyn PlanningStrategy,
         plan: &mut Plan,
         report: &StepReport,
     ) -> Result<(), Error> {

@@ -7,30 +7,32 @@
 
 use serde_json::Value;
 
-use crate::engine::context::{CallError, RunContext};
+use crate::engine::context::RunContext;
+use crate::engine::failure::{CallProblem, Failure};
 use crate::error::LlmError;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ResponseFormat};
 use crate::ports::LlmClient;
 
-/// Why no JSON answer could be had.
+/// Why no JSON answer could be had, when the run can go on.
 #[derive(Debug)]
-pub(crate) enum AskError {
+pub(crate) enum AskProblem {
     /// The model answered, but never with usable JSON (message for logs and events).
     Invalid(String),
-    /// The call itself failed (after the adapter's retries).
-    Call(CallError),
+    /// The call itself failed (after the adapter's retries), or the run is being cancelled.
+    Call(CallProblem),
 }
 
-impl std::fmt::Display for AskError {
+impl std::fmt::Display for AskProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AskError::Invalid(s) => write!(f, "{s}"),
-            AskError::Call(CallError::Llm(e)) => write!(f, "the LLM call failed: {e}"),
-            AskError::Call(CallError::Cancelled) => write!(f, "the run was stopped"),
-            AskError::Call(CallError::Store(e)) => write!(f, "run store error: {e}"),
+            AskProblem::Invalid(s) => write!(f, "{s}"),
+            AskProblem::Call(p) => p.fmt(f),
         }
     }
 }
+
+/// A JSON question's failure.
+pub(crate) type AskError = Failure<AskProblem>;
 
 /// A JSON answer and the conversation that produced it (for follow-up re-asks).
 #[derive(Debug)]
@@ -89,7 +91,7 @@ pub(crate) async fn ask_json_shaped(
         }
         let reply = match ctx.chat(scope, llm, request, step_id).await {
             Ok(r) => r,
-            Err(CallError::Llm(e))
+            Err(Failure::Recoverable(CallProblem::Llm(e)))
                 if rejects_response_format(&e) && !ctx.json_format_rejected() =>
             {
                 ctx.mark_json_format_rejected();
@@ -97,8 +99,11 @@ pub(crate) async fn ask_json_shaped(
                 continue;
             }
             // The adapter already extracted JSON and made its one repair re-ask.
-            Err(CallError::Llm(LlmError::InvalidResponse(m))) => return Err(AskError::Invalid(m)),
-            Err(e) => return Err(AskError::Call(e)),
+            Err(Failure::Recoverable(CallProblem::Llm(LlmError::InvalidResponse(m)))) => {
+                return Err(Failure::Recoverable(AskProblem::Invalid(m)))
+            }
+            Err(Failure::Fatal(e)) => return Err(Failure::Fatal(e)),
+            Err(Failure::Recoverable(p)) => return Err(Failure::Recoverable(AskProblem::Call(p))),
         };
         let text = reply.content.clone().unwrap_or_default();
         messages.push(ChatMessage::from_reply(&reply));
@@ -119,10 +124,10 @@ pub(crate) async fn ask_json_shaped(
                 messages.push(ChatMessage::user(crate::prompts::json_repair(&problem)));
             }
             None => {
-                return Err(AskError::Invalid(format!(
+                return Err(Failure::Recoverable(AskProblem::Invalid(format!(
                     "no valid JSON after a repair request; last answer: {}",
                     crate::prompts::truncate_chars(text.trim(), 200)
-                )))
+                ))))
             }
         }
     }

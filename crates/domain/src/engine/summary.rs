@@ -3,13 +3,14 @@
 //! the primary agent's, else a plain report. The LLM is told the outcome and each step's tool
 //! calls and files, so it cannot credit a step with work it did not do.
 
-use crate::engine::context::{CallError, RunContext};
+use crate::engine::context::{RunContext, CANCELLED};
+use crate::engine::failure::CallProblem;
+use crate::engine::runtime::Runtime;
 use crate::error::StoreError;
 use crate::model::event::EventKind;
 use crate::model::plan::Plan;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
 use crate::prompts;
-use crate::run::Runtime;
 
 /// Writes the run's summary: the outcome line, a blank line, the text. `failure` is why the
 /// run failed (`None`: it completed); `stopped` (cancelled, out of budget) skips the LLM.
@@ -51,14 +52,13 @@ async fn write_text(
             Some(text) => return Ok(text.to_string()),
             None => "the summary reply was empty".to_string(),
         },
-        Err(CallError::Store(e)) => return Err(e),
-        Err(CallError::Cancelled) => {
-            let why = ctx
-                .stop_reason()
-                .unwrap_or_else(|| crate::run::CANCELLED.into());
-            return Ok(prompts::plain_report(&ctx.task, plan, &why));
-        }
-        Err(CallError::Llm(e)) => format!("the summary call failed: {e}"),
+        Err(e) => match e.recoverable()? {
+            CallProblem::Cancelled => {
+                let why = ctx.stop_reason().unwrap_or_else(|| CANCELLED.into());
+                return Ok(prompts::plain_report(&ctx.task, plan, &why));
+            }
+            CallProblem::Llm(e) => format!("the summary call failed: {e}"),
+        },
     };
     ctx.emit(EventKind::Error {
         step_id: None,
@@ -85,9 +85,10 @@ async fn write_text(
             Some(text) => return Ok(text.to_string()),
             None => "the primary agent's summary was empty".to_string(),
         },
-        Err(CallError::Store(e)) => return Err(e),
-        Err(CallError::Cancelled) => "the run was stopped".to_string(),
-        Err(CallError::Llm(e)) => format!("the primary agent's summary failed: {e}"),
+        Err(e) => match e.recoverable()? {
+            CallProblem::Cancelled => "the run was stopped".to_string(),
+            CallProblem::Llm(e) => format!("the primary agent's summary failed: {e}"),
+        },
     };
     ctx.emit(EventKind::Error {
         step_id: None,

@@ -5,3 +5,5 @@ pub mod event;
 pub mod plan;
 pub mod plan_check;
 pub mod plan_text;
+pub mod step_input;
+pub mod text;

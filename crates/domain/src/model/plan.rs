@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::PlanError;
+use thiserror::Error;
 
 /// Where a step is in its life.
 ///
@@ -481,6 +481,31 @@ impl Plan {
         self.version += 1;
         Ok(())
     }
+}
+
+/// Errors about plans and steps; shown to the model verbatim when it caused them.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlanError {
+    #[error("a plan needs at least one step")]
+    EmptySteps,
+    #[error("a step's text must not be empty")]
+    EmptyStepText,
+    #[error("duplicate step id '{0}'")]
+    DuplicateStepId(String),
+    #[error("unknown step '{0}'")]
+    UnknownStep(String),
+    #[error("step '{0}' depends on itself")]
+    SelfDependency(String),
+    #[error("the steps {0} form a dependency cycle")]
+    Cycle(String),
+    #[error("step '{step}' depends on unknown step '{dependency}'")]
+    UnknownDependency { step: String, dependency: String },
+    #[error("step '{step}' cannot move from {from} to {to}")]
+    IllegalTransition {
+        step: String,
+        from: StepStatus,
+        to: StepStatus,
+    },
 }
 
 /// A step as requested by a planner: text (with an optional `[TAG]`), optional id and deps.

@@ -1,8 +1,13 @@
-//! Provider-neutral chat types: what the domain sends to an [`LlmClient`](crate::ports::LlmClient)
-//! and what it gets back. Adapters translate these to and from their wire formats.
+//! The LLM port: a chat-completion model with tool calling ([`LlmClient`]), the
+//! provider-neutral chat types the domain sends and gets back (adapters translate them to and
+//! from their wire formats), and how a call fails ([`LlmError`]).
 
+use std::time::Duration;
+
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use thiserror::Error;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -184,5 +189,45 @@ impl ChatResponse {
             .as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty())
+    }
+}
+
+/// A chat-completion model with tool calling.
+#[cfg_attr(test, mockall::automock)]
+#[async_trait]
+pub trait LlmClient: Send + Sync {
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError>;
+}
+
+/// How an LLM call failed, classified so the caller knows what to do next.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LlmError {
+    /// HTTP 429 or the like: wait `retry_after` (if the server said) and try again.
+    #[error("rate limited{}: {message}", retry_after.map(|d| format!(" (retry after {:.1}s)", d.as_secs_f64())).unwrap_or_default())]
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    /// 5xx, connection failures, timeouts, truncated replies: worth retrying.
+    #[error("transient failure: {0}")]
+    Transient(String),
+    /// The prompt does not fit the model's context: trim and retry once.
+    #[error("context too long: {0}")]
+    ContextTooLong(String),
+    /// Bad or missing credentials: retrying will not help.
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    /// Anything else the server refused (bad request, unknown model...).
+    #[error("permanent failure: {0}")]
+    Permanent(String),
+    /// The reply arrived but could not be understood.
+    #[error("invalid response: {0}")]
+    InvalidResponse(String),
+}
+
+impl LlmError {
+    /// Whether trying the same request again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, LlmError::RateLimited { .. } | LlmError::Transient(_))
     }
 }

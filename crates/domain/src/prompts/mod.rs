@@ -3,9 +3,10 @@
 
 use std::fmt::Write;
 
-use crate::engine::executor::StepInput;
 use crate::model::plan::Plan;
 use crate::model::plan_text::render_plan_text;
+use crate::model::step_input::StepInput;
+pub use crate::model::text::truncate_chars;
 
 /// An executor as the planner sees it: the tag it serves and what it is good at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -297,7 +298,7 @@ pub fn dag_create(task: &str, max_steps: usize) -> String {
 }
 
 /// Re-ask after an invalid DAG (cycle, dangling reference, duplicate id).
-pub fn dag_invalid(error: &str) -> String {
+pub fn plan_invalid(error: &str) -> String {
     format!(
         "That plan cannot be used: {error}. Fix it and answer again with the whole JSON object."
     )
@@ -468,16 +469,6 @@ pub fn plain_report(task: &str, plan: &Plan, why: &str) -> String {
     s
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut.
-pub fn truncate_chars(s: &str, max: usize) -> String {
-    let count = s.chars().count();
-    if count <= max {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(max).collect();
-    format!("{head}… [{} more characters cut]", count - max)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,7 +543,7 @@ mod tests {
     #[test]
     fn step_prompt_with_dependency_results() {
         let p = plan();
-        let input = StepInput::new(&p, 1, &crate::engine::executor::StepLimits::default());
+        let input = StepInput::new(&p, 1, 1200);
         insta::assert_snapshot!(step_prompt("make notes", &input));
     }
 
@@ -598,7 +589,7 @@ mod tests {
             "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
             dag_system(),
             dag_create("compare two repos", 6),
-            dag_invalid("the steps a1, a2 form a dependency cycle"),
+            plan_invalid("the steps a1, a2 form a dependency cycle"),
             classify_task("compare two repos"),
             verify_system(),
             verify_step("t", "write x", "wrote x")

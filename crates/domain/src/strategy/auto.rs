@@ -1,13 +1,14 @@
 //! **auto**: classify the task as simple, complex or emergent — rules first, an LLM call only
 //! when the rules are unsure, complex when everything fails — and pick flow, dag or todo.
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::structured::{ask_json, AskError};
+use crate::engine::config::Mode;
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
+use crate::engine::structured::ask_json;
 use crate::error::Error;
 use crate::model::event::EventKind;
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::{Mode, Runtime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskClass {
@@ -157,11 +158,10 @@ pub(crate) async fn choose(ctx: &RunContext, rt: &Runtime) -> Result<Mode, Error
                         ),
                     }
                 }
-                Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
                 Err(e) => (
                     TaskClass::Complex,
                     "fallback",
-                    format!("the classifier failed: {e}"),
+                    format!("the classifier failed: {}", e.recoverable()?),
                 ),
             }
         }

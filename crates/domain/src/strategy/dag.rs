@@ -7,18 +7,16 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::engine::structured::{ask_json_shaped, AskError};
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
 use crate::error::Error;
-use crate::model::event::PlanSource;
 use crate::model::plan::{Plan, StepCondition};
-use crate::ports::llm::{CallPurpose, ChatMessage};
+use crate::ports::llm::ChatMessage;
 use crate::prompts;
-use crate::run::Runtime;
-use crate::strategy::flow::default_plan;
-use crate::strategy::plan_act::plan_from_json;
+use crate::strategy::planner::{plan_from_json, plan_from_planner, PlanRequest};
+use crate::strategy::response_schemas;
 use crate::strategy::revise::{revise_unfinished, StepJson};
+use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dag;
@@ -119,44 +117,19 @@ fn build(task: &str, value: &Value) -> Result<Plan, String> {
 }
 
 #[async_trait]
-impl Strategy for Dag {
+impl PlanningStrategy for Dag {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
         let max = rt.config.max_plan_steps.max(1);
-        let mut messages = vec![
-            ChatMessage::system(prompts::dag_system()),
-            ChatMessage::user(prompts::dag_create(&ctx.task, max)),
-        ];
-        let mut problem = String::from("the planner made no plan");
-        for _ in 0..rt.config.planner_attempts.max(1) {
-            let answer = match ask_json_shaped(
-                ctx,
-                "plan",
-                rt.planner_llm.as_ref(),
-                CallPurpose::Plan,
-                messages,
-                None,
-                Some(("dag", crate::strategy::response_schemas::dag(max))),
-            )
-            .await
-            {
-                Ok(a) => a,
-                Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
-                Err(e) => return default_plan(ctx, format!("the DAG planner failed: {e}")),
-            };
-            match build(&ctx.task, &answer.value) {
-                Ok(plan) => {
-                    return Ok(InitialPlan {
-                        plan,
-                        source: PlanSource::Llm,
-                        reason: None,
-                    })
-                }
-                Err(e) => problem = e,
-            }
-            messages = answer.transcript;
-            messages.push(ChatMessage::user(prompts::dag_invalid(&problem)));
-        }
-        default_plan(ctx, format!("the DAG plan was invalid: {problem}"))
+        let request = PlanRequest {
+            planner: "the DAG planner",
+            messages: vec![
+                ChatMessage::system(prompts::dag_system()),
+                ChatMessage::user(prompts::dag_create(&ctx.task, max)),
+            ],
+            schema: ("dag", response_schemas::dag(max)),
+        };
+        let build = |value: &Value| build(&ctx.task, value);
+        plan_from_planner(ctx, rt, request, build, prompts::plan_invalid).await
     }
 
     fn parallel(&self) -> bool {

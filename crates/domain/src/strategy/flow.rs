@@ -9,51 +9,24 @@
 
 use async_trait::async_trait;
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
+use crate::engine::context::RunContext;
+use crate::engine::failure::Failure;
+use crate::engine::runtime::Runtime;
 use crate::error::Error;
 use crate::model::event::{EventKind, PlanSource};
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::plan_text::render_plan_text;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
-use crate::prompts::{self, ExecutorCard};
-use crate::run::Runtime;
+use crate::prompts;
+use crate::strategy::planner::{default_plan, executor_cards};
+use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 use crate::tools::planning::{PlanningTool, PLANNING};
-
-pub(crate) fn executor_cards(rt: &Runtime) -> Vec<ExecutorCard> {
-    rt.executors
-        .iter()
-        .map(|e| ExecutorCard {
-            kind: e
-                .kinds
-                .first()
-                .cloned()
-                .unwrap_or_else(|| e.name.to_uppercase()),
-            description: e.description.clone(),
-        })
-        .collect()
-}
-
-/// The plan used when a planner fails (docs/design.md, "The flow style").
-pub(crate) fn default_plan(ctx: &RunContext, reason: String) -> Result<InitialPlan, Error> {
-    let plan = Plan::from_texts(
-        "plan_1",
-        prompts::default_plan_title(&ctx.task),
-        ctx.task.clone(),
-        &prompts::default_plan_steps(),
-    )?;
-    Ok(InitialPlan {
-        plan,
-        source: PlanSource::Default,
-        reason: Some(reason),
-    })
-}
 
 #[derive(Debug, Default)]
 pub(crate) struct Flow;
 
 #[async_trait]
-impl Strategy for Flow {
+impl PlanningStrategy for Flow {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
         let max = rt.config.max_plan_steps.max(1);
         let mut tool = PlanningTool::new("plan_1", ctx.task.clone()).with_max_steps(max);
@@ -61,13 +34,13 @@ impl Strategy for Flow {
             ChatMessage::system(prompts::planner_system(&executor_cards(rt))),
             ChatMessage::user(prompts::planner_user(&ctx.task, max)),
         ];
-        match converse_with_planning_tool(ctx, "plan", rt, &mut tool, messages).await? {
+        match converse_with_planning_tool(ctx, "plan", rt, &mut tool, messages).await {
             Ok(plan) => Ok(InitialPlan {
                 plan,
                 source: PlanSource::Llm,
                 reason: None,
             }),
-            Err(problem) => default_plan(ctx, problem),
+            Err(e) => default_plan(ctx, e.recoverable()?),
         }
     }
 
@@ -101,9 +74,10 @@ impl Strategy for Flow {
             )),
         ];
         let revised =
-            match converse_with_planning_tool(ctx, "replan", rt, &mut tool, messages).await? {
+            match converse_with_planning_tool(ctx, "replan", rt, &mut tool, messages).await {
                 Ok(p) => p,
-                Err(problem) => {
+                Err(e) => {
+                    let problem = e.recoverable()?;
                     ctx.emit(EventKind::Error {
                         step_id: Some(failed.step_id.clone()),
                         message: format!("re-plan failed: {problem}"),
@@ -149,7 +123,7 @@ impl Strategy for Flow {
 }
 
 /// Lets the planner call the `planning` tool until it produced a plan (create or update),
-/// with one correction turn. `Ok(Err(problem))` when it did not. The planner is offered
+/// with one correction turn; a recoverable failure says why it did not. The planner is offered
 /// `planning` narrowed to the one command it needs, and that function is forced.
 async fn converse_with_planning_tool(
     ctx: &RunContext,
@@ -157,7 +131,7 @@ async fn converse_with_planning_tool(
     rt: &Runtime,
     tool: &mut PlanningTool,
     mut messages: Vec<ChatMessage>,
-) -> Result<Result<Plan, String>, Error> {
+) -> Result<Plan, Failure<String>> {
     let start_version = tool.active_plan().map(|p| p.version);
     let done = tool.active_plan().map_or(0, |p| {
         p.steps
@@ -182,11 +156,10 @@ async fn converse_with_planning_tool(
             .await
         {
             Ok(r) => r,
-            Err(CallError::Llm(e)) => {
-                last_problem = format!("the planner LLM call failed: {e}");
+            Err(e) => {
+                last_problem = format!("the planner failed: {}", e.recoverable()?);
                 break;
             }
-            Err(e) => return Err(e.into()),
         };
         messages.push(ChatMessage::from_reply(&reply));
         let mut errors = Vec::new();
@@ -212,7 +185,7 @@ async fn converse_with_planning_tool(
             .is_some_and(|p| !p.steps.is_empty() && Some(p.version) != start_version);
         if changed {
             if let Some(plan) = tool.take_active_plan() {
-                return Ok(Ok(plan));
+                return Ok(plan);
             }
         }
         last_problem = if reply.tool_calls.is_empty() {
@@ -229,5 +202,5 @@ async fn converse_with_planning_tool(
             max,
         )));
     }
-    Ok(Err(last_problem))
+    Err(Failure::Recoverable(last_problem))
 }

@@ -8,18 +8,21 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::engine::structured::{ask_json_shaped, AskError};
+use serde_json::Value;
+
+use crate::engine::config::Revise;
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
 use crate::error::Error;
-use crate::model::event::{EventKind, PlanSource};
-use crate::model::plan::{Plan, Step};
+use crate::model::event::EventKind;
+use crate::model::plan::Plan;
 use crate::model::plan_check::check_step_texts;
-use crate::ports::llm::{CallPurpose, ChatMessage};
+use crate::ports::llm::ChatMessage;
 use crate::prompts;
-use crate::run::{Revise, Runtime};
-use crate::strategy::flow::{default_plan, executor_cards};
-use crate::strategy::revise::{parse_steps, revise_unfinished, StepJson};
+use crate::strategy::planner::{executor_cards, plan_from_json, plan_from_planner, PlanRequest};
+use crate::strategy::response_schemas;
+use crate::strategy::revise::{parse_steps, revise_unfinished};
+use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 
 #[derive(Debug, Default)]
 pub(crate) struct PlanAct;
@@ -34,116 +37,35 @@ struct PlanJson {
     language: Option<String>,
 }
 
-/// Builds a plan from planner JSON; planner ids are kept when unique, else minted.
-pub(crate) fn plan_from_json(
-    task: &str,
-    title: &str,
-    goal: &str,
-    language: Option<String>,
-    specs: &[StepJson],
-) -> Result<Plan, String> {
-    if specs.is_empty() {
-        return Err("the plan has no steps".to_string());
-    }
-    let mut plan = Plan {
-        id: "plan_1".to_string(),
-        title: if title.trim().is_empty() {
-            prompts::default_plan_title(task)
-        } else {
-            title.trim().to_string()
-        },
-        goal: if goal.trim().is_empty() {
-            task.to_string()
-        } else {
-            goal.trim().to_string()
-        },
-        language,
-        steps: Vec::new(),
-        version: 1,
-        next_step_seq: 1,
-    };
-    let mut steps: Vec<Step> = Vec::with_capacity(specs.len());
-    for spec in specs {
-        if spec.description.trim().is_empty() {
-            return Err("a step has an empty description".to_string());
-        }
-        let id = match &spec.id {
-            Some(id) if !steps.iter().any(|s| &s.id == id) => id.clone(),
-            Some(id) => return Err(format!("step id '{id}' appears twice")),
-            None => String::new(),
-        };
-        let mut step = Step::new(id, &spec.description);
-        step.depends_on = spec.depends_on.clone();
-        step.fallback = spec.fallback.clone();
-        step.condition = spec.condition.clone();
-        step.rollback_of = spec.rollback_of.clone();
-        steps.push(step);
-    }
-    plan.steps = steps;
-    for i in 0..plan.steps.len() {
-        if plan.steps[i].id.is_empty() {
-            let id = plan.fresh_step_id();
-            plan.steps[i].id = id;
-        }
-    }
-    plan.validate_graph().map_err(|e| e.to_string())?;
+/// The planner's JSON as a plan, or why it is not one: its steps checked as flow checks a
+/// `planning` call's (at most `max`, no junk, no duplicates).
+fn build(task: &str, value: &Value, max: usize) -> Result<Plan, String> {
+    let head: PlanJson = serde_json::from_value(value.clone()).unwrap_or(PlanJson {
+        title: String::new(),
+        goal: String::new(),
+        language: None,
+    });
+    let plan = parse_steps(value)
+        .and_then(|specs| plan_from_json(task, &head.title, &head.goal, head.language, &specs))?;
+    let texts: Vec<String> = plan.steps.iter().map(|s| s.display_text()).collect();
+    check_step_texts(&texts, Some(max)).map_err(|problems| problems.join("; "))?;
     Ok(plan)
 }
 
 #[async_trait]
-impl Strategy for PlanAct {
+impl PlanningStrategy for PlanAct {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
         let max = rt.config.max_plan_steps.max(1);
-        let mut messages = vec![
-            ChatMessage::system(prompts::plan_act_system(&executor_cards(rt))),
-            ChatMessage::user(prompts::plan_act_create(&ctx.task, max)),
-        ];
-        let mut problem = String::new();
-        for _ in 0..rt.config.planner_attempts.max(1) {
-            let answer = match ask_json_shaped(
-                ctx,
-                "plan",
-                rt.planner_llm.as_ref(),
-                CallPurpose::Plan,
-                messages,
-                None,
-                Some(("plan", crate::strategy::response_schemas::plan_act(max))),
-            )
-            .await
-            {
-                Ok(a) => a,
-                Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
-                Err(e) => return default_plan(ctx, format!("the planner failed: {e}")),
-            };
-            let head: PlanJson = serde_json::from_value(answer.value.clone()).unwrap_or(PlanJson {
-                title: String::new(),
-                goal: String::new(),
-                language: None,
-            });
-            let built = parse_steps(&answer.value)
-                .and_then(|specs| {
-                    plan_from_json(&ctx.task, &head.title, &head.goal, head.language, &specs)
-                })
-                .and_then(|plan| {
-                    let texts: Vec<String> = plan.steps.iter().map(|s| s.display_text()).collect();
-                    check_step_texts(&texts, Some(max))
-                        .map(|()| plan)
-                        .map_err(|problems| problems.join("; "))
-                });
-            match built {
-                Ok(plan) => {
-                    return Ok(InitialPlan {
-                        plan,
-                        source: PlanSource::Llm,
-                        reason: None,
-                    })
-                }
-                Err(e) => problem = e,
-            }
-            messages = answer.transcript;
-            messages.push(ChatMessage::user(prompts::dag_invalid(&problem)));
-        }
-        default_plan(ctx, format!("the planner's plan was invalid: {problem}"))
+        let request = PlanRequest {
+            planner: "the planner",
+            messages: vec![
+                ChatMessage::system(prompts::plan_act_system(&executor_cards(rt))),
+                ChatMessage::user(prompts::plan_act_create(&ctx.task, max)),
+            ],
+            schema: ("plan", response_schemas::plan_act(max)),
+        };
+        let build = |value: &Value| build(&ctx.task, value, max);
+        plan_from_planner(ctx, rt, request, build, prompts::plan_invalid).await
     }
 
     async fn after_step(

@@ -6,14 +6,14 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::structured::{ask_json, AskError};
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
+use crate::engine::structured::ask_json;
 use crate::error::Error;
 use crate::model::event::EventKind;
 use crate::model::plan::{Plan, Step, StepCondition, StepStatus};
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::Runtime;
 
 /// A step as a planner writes it in JSON.
 #[derive(Debug, Clone, Deserialize)]
@@ -181,11 +181,11 @@ pub(crate) async fn revise_unfinished(
     .await
     {
         Ok(a) => a,
-        Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
         Err(e) => {
+            let problem = e.recoverable()?;
             ctx.emit(EventKind::Error {
                 step_id: None,
-                message: format!("plan revision failed: {e}"),
+                message: format!("plan revision failed: {problem}"),
             })
             .await?;
             return Ok(None);
@@ -226,11 +226,11 @@ pub(crate) async fn revise_unfinished(
         .await
         {
             Ok(a) => a,
-            Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
             Err(e) => {
+                let problem = e.recoverable()?;
                 ctx.emit(EventKind::Error {
                     step_id: None,
-                    message: format!("plan revision failed: {e}"),
+                    message: format!("plan revision failed: {problem}"),
                 })
                 .await?;
                 return Ok(None);

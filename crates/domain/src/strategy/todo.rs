@@ -9,16 +9,17 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::engine::context::{CallError, RunContext};
-use crate::engine::scheduler::{InitialPlan, Revisions, StepReport, Strategy};
-use crate::engine::structured::{ask_json, ask_json_shaped, AskError};
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
+use crate::engine::structured::ask_json;
 use crate::error::Error;
-use crate::model::event::{EventKind, PlanSource};
+use crate::model::event::EventKind;
 use crate::model::plan::{Plan, Step, StepStatus};
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
-use crate::run::Runtime;
-use crate::strategy::flow::default_plan;
+use crate::strategy::planner::{plan_from_planner, PlanRequest};
+use crate::strategy::response_schemas;
+use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 
 /// Most TODOs the initial list may have.
 const MAX_INITIAL: usize = 3;
@@ -186,65 +187,53 @@ fn apply_update(
     Ok((next, notes))
 }
 
+/// The planner's first TODOs (at most [`MAX_INITIAL`]) as a plan, or why they are not one.
+fn initial_list(task: &str, value: &Value) -> Result<Plan, String> {
+    let list = value.get("todos").unwrap_or(value);
+    let todos: Vec<NewTodo> = serde_json::from_value(list.clone())
+        .map_err(|e| format!("the TODO list was invalid: {e}"))?;
+    let todos: Vec<&NewTodo> = todos
+        .iter()
+        .filter(|t| !t.description.trim().is_empty())
+        .take(MAX_INITIAL)
+        .collect();
+    if todos.is_empty() {
+        return Err("the TODO list was empty".to_string());
+    }
+    let mut plan = Plan {
+        id: "plan_1".to_string(),
+        title: format!("TODO: {}", prompts::truncate_chars(task, 60)),
+        goal: task.to_string(),
+        language: None,
+        steps: Vec::new(),
+        version: 1,
+        next_step_seq: 1,
+    };
+    for t in &todos {
+        let id = plan.fresh_step_id();
+        let mut step = Step::new(id, &t.description);
+        // Initial dependencies are 1-based positions (or ids) within this list.
+        step.depends_on = t.dependencies.iter().filter_map(todo_id).collect();
+        plan.steps.push(step);
+    }
+    plan.validate_graph()
+        .map_err(|e| format!("the TODO list was invalid: {e}"))?;
+    Ok(plan)
+}
+
 #[async_trait]
-impl Strategy for Todo {
+impl PlanningStrategy for Todo {
     async fn initial_plan(&mut self, ctx: &RunContext, rt: &Runtime) -> Result<InitialPlan, Error> {
-        let messages = vec![
-            ChatMessage::system(prompts::todo_system()),
-            ChatMessage::user(prompts::todo_init(&ctx.task)),
-        ];
-        let answer = match ask_json_shaped(
-            ctx,
-            "plan",
-            rt.planner_llm.as_ref(),
-            CallPurpose::Plan,
-            messages,
-            None,
-            Some(("todos", crate::strategy::response_schemas::todo_init())),
-        )
-        .await
-        {
-            Ok(a) => a,
-            Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
-            Err(e) => return default_plan(ctx, format!("the TODO planner failed: {e}")),
+        let request = PlanRequest {
+            planner: "the TODO planner",
+            messages: vec![
+                ChatMessage::system(prompts::todo_system()),
+                ChatMessage::user(prompts::todo_init(&ctx.task)),
+            ],
+            schema: ("todos", response_schemas::todo_init()),
         };
-        let list = answer.value.get("todos").unwrap_or(&answer.value);
-        let todos: Vec<NewTodo> = match serde_json::from_value(list.clone()) {
-            Ok(t) => t,
-            Err(e) => return default_plan(ctx, format!("the TODO list was invalid: {e}")),
-        };
-        let todos: Vec<&NewTodo> = todos
-            .iter()
-            .filter(|t| !t.description.trim().is_empty())
-            .take(MAX_INITIAL)
-            .collect();
-        if todos.is_empty() {
-            return default_plan(ctx, "the TODO list was empty".to_string());
-        }
-        let mut plan = Plan {
-            id: "plan_1".to_string(),
-            title: format!("TODO: {}", prompts::truncate_chars(&ctx.task, 60)),
-            goal: ctx.task.clone(),
-            language: None,
-            steps: Vec::new(),
-            version: 1,
-            next_step_seq: 1,
-        };
-        for t in &todos {
-            let id = plan.fresh_step_id();
-            let mut step = Step::new(id, &t.description);
-            // Initial dependencies are 1-based positions (or ids) within this list.
-            step.depends_on = t.dependencies.iter().filter_map(todo_id).collect();
-            plan.steps.push(step);
-        }
-        if let Err(e) = plan.validate_graph() {
-            return default_plan(ctx, format!("the TODO list was invalid: {e}"));
-        }
-        Ok(InitialPlan {
-            plan,
-            source: PlanSource::Llm,
-            reason: None,
-        })
+        let build = |value: &Value| initial_list(&ctx.task, value);
+        plan_from_planner(ctx, rt, request, build, prompts::plan_invalid).await
     }
 
     fn stop_on_give_up(&self) -> bool {
@@ -282,11 +271,11 @@ impl Strategy for Todo {
         .await
         {
             Ok(a) => a,
-            Err(AskError::Call(CallError::Store(e))) => return Err(e.into()),
             Err(e) => {
+                let problem = e.recoverable()?;
                 ctx.emit(EventKind::Error {
                     step_id: Some(report.step_id.clone()),
-                    message: format!("TODO update failed: {e}"),
+                    message: format!("TODO update failed: {problem}"),
                 })
                 .await?;
                 return Ok(None);

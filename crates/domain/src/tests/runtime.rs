@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::executor::ExecutorAgent;
+use crate::engine::config::RunConfig;
+use crate::engine::executor::agent::ExecutorAgent;
+use crate::engine::runtime::{RunOutcome, RunRequest, Runtime};
 use crate::error::{LlmError, ToolError};
 use crate::model::event::{Event, EventKind, PlanSource, RunUsage};
 use crate::model::plan::{Plan, StepStatus};
@@ -19,7 +21,6 @@ use crate::ports::{
     MockLlmClient, MockRunStore, MockToolbox, NoEventSink, RunRecord, RunStatus, SequentialIds,
     SystemClock, ToolOutput, Toolbox,
 };
-use crate::run::{RunConfig, RunOutcome, RunRequest, Runtime};
 
 type Script = Vec<Result<ChatResponse, LlmError>>;
 

@@ -12,8 +12,10 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::executor::ExecutorAgent;
-use crate::engine::scheduler::Schedule;
+use crate::engine::config::Schedule;
+use crate::engine::config::{Mode, Revise, RunConfig};
+use crate::engine::executor::agent::ExecutorAgent;
+use crate::engine::runtime::{RunOutcome, RunRequest, Runtime};
 use crate::error::{LlmError, ToolError};
 use crate::model::event::{AdaptAction, Event, EventKind, PlanSource};
 use crate::model::plan::StepStatus;
@@ -24,7 +26,6 @@ use crate::ports::{
     LlmClient, MockRunStore, MockToolbox, NoEventSink, RunStatus, SequentialIds, SystemClock,
     ToolOutput,
 };
-use crate::run::{Mode, Revise, RunConfig, RunOutcome, RunRequest, Runtime};
 
 type Reply = Result<ChatResponse, LlmError>;
 

@@ -4,125 +4,35 @@
 //! fails the step). Every tool call gets exactly one tool message back, also when it is
 //! unknown, malformed or refused, so each request sent to the LLM is a valid transcript.
 
+pub mod agent;
 pub mod router;
 pub mod step_kind;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::engine::context::{CallError, RunContext};
+use crate::engine::context::RunContext;
+use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::router::{self as tool_router, RouteQuery};
 use crate::engine::executor::step_kind::asks_for_action;
+use crate::engine::failure::CallProblem;
 use crate::engine::journal::ToolEntry;
 use crate::error::{LlmError, StoreError, ToolError};
 use crate::model::event::EventKind;
-use crate::model::plan::{Plan, Step};
+use crate::model::plan::Step;
+use crate::model::step_input::StepInput;
+use crate::model::text::truncate_bytes;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, Role, ToolCall, ToolChoice};
-use crate::ports::{LlmClient, Toolbox};
+use crate::ports::Toolbox;
 use crate::prompts;
 use crate::tools::builtin::{
     complete_step_schema, user_message_schemas, AskUserArgs, CompleteStepArgs, NotifyUserArgs,
     ASK_USER, COMPLETE_STEP, NOTIFY_USER,
 };
-
-/// An agent that executes steps: its LLM, its tools, and the step kinds it serves.
-#[derive(Clone)]
-pub struct ExecutorAgent {
-    pub name: String,
-    pub description: String,
-    /// Step tags (`CODE`, `SEARCH`, ...) routed to this agent; matched case-insensitively.
-    pub kinds: Vec<String>,
-    pub llm: Arc<dyn LlmClient>,
-    pub toolbox: Arc<dyn Toolbox>,
-}
-
-impl std::fmt::Debug for ExecutorAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExecutorAgent")
-            .field("name", &self.name)
-            .field("kinds", &self.kinds)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ExecutorAgent {
-    pub fn serves(&self, kind: &str) -> bool {
-        self.kinds.iter().any(|k| k.eq_ignore_ascii_case(kind))
-            || self.name.eq_ignore_ascii_case(kind)
-    }
-}
-
-/// Limits of one step's tool loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepLimits {
-    /// LLM turns per step; the budget starts afresh for every step.
-    pub max_turns: u32,
-    /// Tool output beyond this many bytes is cut (head and tail kept) before the model sees it.
-    pub max_observation_bytes: usize,
-    /// Characters of each dependency's result shown to a step.
-    pub max_dependency_chars: usize,
-    /// Wall time of one attempt of a step, checked before each LLM turn (a tool call and an
-    /// LLM call have their own time limits); `None`: no limit.
-    pub max_step_time: Option<Duration>,
-    /// Tool calls run from one model answer; the rest get "not executed" results.
-    pub max_calls_per_reply: usize,
-}
-
-impl Default for StepLimits {
-    fn default() -> Self {
-        StepLimits {
-            max_turns: 20,
-            max_observation_bytes: 16 * 1024,
-            max_dependency_chars: 1200,
-            max_step_time: Some(Duration::from_secs(30 * 60)),
-            max_calls_per_reply: 16,
-        }
-    }
-}
-
-/// Everything an executor sees of the run: the task, a one-line-per-step digest, the step,
-/// and the (truncated) results of what it depends on. Never the whole run's history.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepInput {
-    pub step: Step,
-    pub index: usize,
-    pub digest: String,
-    /// (label, result) of the step's dependencies.
-    pub dependencies: Vec<(String, String)>,
-}
-
-impl StepInput {
-    /// Builds the input of step `index`: explicit dependencies, or for a flat plan the
-    /// step right before it.
-    pub fn new(plan: &Plan, index: usize, limits: &StepLimits) -> StepInput {
-        let step = plan.steps[index].clone();
-        let mut upstream: Vec<usize> = step.upstream().filter_map(|id| plan.index_of(id)).collect();
-        if upstream.is_empty() && step.depends_on.is_empty() && index > 0 {
-            upstream.push(index - 1);
-        }
-        let dependencies = upstream
-            .into_iter()
-            .filter_map(|i| {
-                let s = &plan.steps[i];
-                let text = s.result.as_deref().or(s.error.as_deref())?;
-                Some((
-                    format!("step {i} \"{}\" ({})", s.description, s.status),
-                    prompts::truncate_chars(text, limits.max_dependency_chars),
-                ))
-            })
-            .collect();
-        StepInput {
-            step,
-            index,
-            digest: crate::model::plan_text::render_plan_header_and_digest(plan),
-            dependencies,
-        }
-    }
-}
 
 /// How a step attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,22 +198,23 @@ async fn run_step_inner(
             .await
         {
             Ok(r) => (r.response, r.replayed, r.key),
-            Err(CallError::Cancelled) => return Ok(StepEnd::Cancelled),
-            Err(CallError::Store(e)) => return Err(e),
-            Err(CallError::Llm(LlmError::ContextTooLong(msg))) if !trimmed => {
-                trimmed = true;
-                turn -= 1;
-                trim_observations(&mut messages);
-                ctx.emit(EventKind::Error {
-                    step_id: Some(step_id.to_string()),
-                    message: format!(
-                        "context too long ({msg}); trimmed old tool output and retrying"
-                    ),
-                })
-                .await?;
-                continue;
-            }
-            Err(CallError::Llm(e)) => return Ok(StepEnd::Errored(e.to_string())),
+            Err(e) => match e.recoverable()? {
+                CallProblem::Cancelled => return Ok(StepEnd::Cancelled),
+                CallProblem::Llm(LlmError::ContextTooLong(msg)) if !trimmed => {
+                    trimmed = true;
+                    turn -= 1;
+                    trim_observations(&mut messages);
+                    ctx.emit(EventKind::Error {
+                        step_id: Some(step_id.to_string()),
+                        message: format!(
+                            "context too long ({msg}); trimmed old tool output and retrying"
+                        ),
+                    })
+                    .await?;
+                    continue;
+                }
+                CallProblem::Llm(e) => return Ok(StepEnd::Errored(e.to_string())),
+            },
         };
         messages.push(ChatMessage::from_reply(&reply));
         let mut stuck: Option<String> = None;
@@ -695,35 +606,6 @@ fn trim_observations(messages: &mut [ChatMessage]) {
     for &i in &tool_positions[..keep_from] {
         messages[i].content = Some("[output trimmed to fit the context window]".to_string());
     }
-}
-
-/// Cuts `s` to about `max` bytes, keeping the head and the tail and saying what was cut.
-pub fn truncate_bytes(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let head_len = floor_char_boundary(s, max * 2 / 3);
-    let tail_start = ceil_char_boundary(s, s.len() - (max / 3));
-    let cut = tail_start - head_len;
-    format!(
-        "{}\n[... {cut} bytes cut ...]\n{}",
-        &s[..head_len],
-        &s[tail_start..]
-    )
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

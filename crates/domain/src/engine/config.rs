@@ -1,0 +1,143 @@
+//! What a run can be configured with: its planning [`Mode`], when plan-act revises
+//! ([`Revise`]), how ready steps are released ([`Schedule`]), and every limit ([`RunConfig`]).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::executor::agent::StepLimits;
+use crate::engine::lease::LeaseConfig;
+use crate::error::Error;
+
+/// The planning style of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
+    #[default]
+    Flow,
+    /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
+    PlanAct,
+    /// 1-3 TODOs to start, more added as work reveals them (docs/design.md, "The todo style").
+    Todo,
+    /// Goal → sub-goals → actions with edges; independent actions in parallel (docs/design.md, "The dag style").
+    Dag,
+    /// Classify the task and pick flow, dag or todo.
+    Auto,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 5] = [Mode::Flow, Mode::PlanAct, Mode::Todo, Mode::Dag, Mode::Auto];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Flow => "flow",
+            Mode::PlanAct => "plan-act",
+            Mode::Todo => "todo",
+            Mode::Dag => "dag",
+            Mode::Auto => "auto",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Mode, Error> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto)"
+                ))
+            })
+    }
+}
+
+/// When plan-act revises the plan after a successful step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Revise {
+    /// Only when the executor flags `revise_plan` (failures always lead to a re-plan).
+    #[default]
+    OnFailure,
+    /// After every completed step.
+    EveryStep,
+}
+
+/// Knobs of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    pub mode: Mode,
+    pub schedule: Schedule,
+    /// Steps running at once in parallel styles (dag).
+    pub parallelism: usize,
+    pub limits: StepLimits,
+    /// Retries of a step that failed, before its fallback and a re-plan.
+    pub retries: u32,
+    /// Backoff before retry n is `retry_delay × n`.
+    pub retry_delay: Duration,
+    /// Plan revisions (re-plans and plan-act revisions) per run.
+    pub max_revisions: u32,
+    pub revise: Revise,
+    /// Cap of the todo style's list.
+    pub max_todos: usize,
+    /// The todo style stops after this many rounds without a completed TODO.
+    pub todo_stall_rounds: u32,
+    /// Ask a verifier LLM call to confirm each completed step.
+    pub verify: bool,
+    /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
+    pub max_tokens: Option<u64>,
+    /// Planner turns (re-asks) before falling back to the default plan.
+    pub planner_attempts: u32,
+    /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
+    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
+    pub max_plan_steps: usize,
+    /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
+    pub route_tools: bool,
+    /// Who this process is to the store, and how long its leases last.
+    pub lease: LeaseConfig,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            mode: Mode::Flow,
+            schedule: Schedule::EventDriven,
+            parallelism: 4,
+            limits: StepLimits::default(),
+            retries: 3,
+            retry_delay: Duration::from_secs(1),
+            max_revisions: 5,
+            revise: Revise::OnFailure,
+            max_todos: 20,
+            todo_stall_rounds: 3,
+            verify: false,
+            max_tokens: None,
+            planner_attempts: 2,
+            max_plan_steps: 6,
+            route_tools: true,
+            lease: LeaseConfig::default(),
+        }
+    }
+}
+
+/// How ready steps are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// A step starts the moment its dependencies are done.
+    #[default]
+    EventDriven,
+    /// The dag style's super-steps (docs/design.md): all ready steps start together; the next wave waits for the
+    /// slowest step of this one.
+    Superstep,
+}

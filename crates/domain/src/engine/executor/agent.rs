@@ -1,0 +1,62 @@
+//! [`ExecutorAgent`]: who executes steps (an LLM, a toolbox, the step kinds it serves), and
+//! the [`StepLimits`] of one step's tool loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ports::{LlmClient, Toolbox};
+
+/// An agent that executes steps: its LLM, its tools, and the step kinds it serves.
+#[derive(Clone)]
+pub struct ExecutorAgent {
+    pub name: String,
+    pub description: String,
+    /// Step tags (`CODE`, `SEARCH`, ...) routed to this agent; matched case-insensitively.
+    pub kinds: Vec<String>,
+    pub llm: Arc<dyn LlmClient>,
+    pub toolbox: Arc<dyn Toolbox>,
+}
+
+impl std::fmt::Debug for ExecutorAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorAgent")
+            .field("name", &self.name)
+            .field("kinds", &self.kinds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutorAgent {
+    pub fn serves(&self, kind: &str) -> bool {
+        self.kinds.iter().any(|k| k.eq_ignore_ascii_case(kind))
+            || self.name.eq_ignore_ascii_case(kind)
+    }
+}
+
+/// Limits of one step's tool loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepLimits {
+    /// LLM turns per step; the budget starts afresh for every step.
+    pub max_turns: u32,
+    /// Tool output beyond this many bytes is cut (head and tail kept) before the model sees it.
+    pub max_observation_bytes: usize,
+    /// Characters of each dependency's result shown to a step.
+    pub max_dependency_chars: usize,
+    /// Wall time of one attempt of a step, checked before each LLM turn (a tool call and an
+    /// LLM call have their own time limits); `None`: no limit.
+    pub max_step_time: Option<Duration>,
+    /// Tool calls run from one model answer; the rest get "not executed" results.
+    pub max_calls_per_reply: usize,
+}
+
+impl Default for StepLimits {
+    fn default() -> Self {
+        StepLimits {
+            max_turns: 20,
+            max_observation_bytes: 16 * 1024,
+            max_dependency_chars: 1200,
+            max_step_time: Some(Duration::from_secs(30 * 60)),
+            max_calls_per_reply: 16,
+        }
+    }
+}

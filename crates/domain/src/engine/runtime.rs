@@ -1,0 +1,75 @@
+//! [`Runtime`]: the ports and configuration every run is made with, and what a run is asked
+//! ([`RunRequest`]) and ends with ([`RunOutcome`]). Starting and resuming runs is `crate::run`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::engine::config::RunConfig;
+use crate::engine::executor::agent::ExecutorAgent;
+use crate::error::Error;
+use crate::model::event::RunUsage;
+use crate::model::plan::Plan;
+use crate::ports::{Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel};
+
+/// Everything a run needs, wired by the app.
+#[derive(Clone)]
+pub struct Runtime {
+    pub planner_llm: Arc<dyn LlmClient>,
+    /// At least one; the first is the primary agent.
+    pub executors: Vec<ExecutorAgent>,
+    pub store: Arc<dyn RunStore>,
+    pub sink: Arc<dyn EventSink>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGen>,
+    /// The human in the loop (`message_ask_user`); `NoUser` when nobody can answer.
+    pub user: Arc<dyn UserChannel>,
+    pub config: RunConfig,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("executors", &self.executors)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A task to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRequest {
+    pub run_id: String,
+    pub task: String,
+    /// Must exist; tools are confined to it.
+    pub workspace: PathBuf,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub summary: String,
+    /// Why the run failed, when it did.
+    pub error: Option<String>,
+    pub plan: Plan,
+    pub usage: RunUsage,
+}
+
+impl Runtime {
+    /// A fresh run id from the runtime's id generator.
+    pub fn new_run_id(&self) -> String {
+        self.ids.new_id("run")
+    }
+
+    /// Refuses a runtime that could not run a step.
+    pub(crate) fn check_executors(&self) -> Result<(), Error> {
+        if self.executors.is_empty() {
+            return Err(Error::Config(
+                "a runtime needs at least one executor".into(),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! The tool port: one function the model can call ([`Tool`]), the set offered to an
+//! executor ([`Toolbox`]), what a call knows and returns, and how it fails.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+use crate::ports::llm::ToolSchema;
+
+/// What a tool may know about the call it serves.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub run_id: String,
+    pub step_id: Option<String>,
+    /// The run's workspace folder; file and shell tools must stay inside it.
+    pub workspace: PathBuf,
+    pub cancel: CancellationToken,
+}
+
+/// What a tool hands back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: String,
+    /// The tool ran but reports failure (e.g. a non-zero exit code).
+    #[serde(default)]
+    pub is_error: bool,
+    /// Workspace-relative paths of files the call produced.
+    #[serde(default)]
+    pub attachments: Vec<String>,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            ..ToolOutput::default()
+        }
+    }
+    pub fn error(content: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+            attachments: Vec::new(),
+        }
+    }
+}
+
+/// One function the model can call.
+#[cfg_attr(test, mockall::automock)]
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// Safe to run again with the same arguments (reads, listings).
+    fn idempotent(&self) -> bool {
+        false
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The run ended: release what the tool holds for it (shell sessions, a browser).
+    async fn close_run(&self, _run_id: &str) {}
+}
+
+/// The set of tools offered to an executor.
+#[cfg_attr(test, mockall::automock)]
+#[async_trait]
+pub trait Toolbox: Send + Sync {
+    fn schemas(&self) -> Vec<ToolSchema>;
+    /// Runs tool `name`; an unknown name is `ToolError::Refused`.
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+
+    /// Whether tool `name` may simply run again after an interruption (reads, listings).
+    fn idempotent(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// The run ended: every tool releases what it holds for it.
+    async fn close_run(&self, _run_id: &str) {}
+}
+
+/// A tool could not do what it was asked; the message goes back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("{0}")]
+    Failed(String),
+}
