@@ -245,9 +245,9 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
         outcome.error,
         outcome
             .plan
-            .steps
+            .steps()
             .iter()
-            .map(|s| (s.description.clone(), s.status))
+            .map(|s| (s.description.clone(), s.status()))
             .collect::<Vec<_>>(),
         outcome.usage,
         bash.calls.lock().unwrap()
@@ -255,7 +255,7 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
     report_file(&workspace.join("hello.txt"));
     let _ = std::fs::remove_dir_all(&workspace);
 
-    assert!(!outcome.plan.steps.is_empty());
+    assert!(!outcome.plan.steps().is_empty());
     outcome.plan.validate_graph().unwrap();
     let calls = bash.calls.lock().unwrap().clone();
     assert!(!calls.is_empty(), "the shell tool was never called");

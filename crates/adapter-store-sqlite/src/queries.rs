@@ -308,7 +308,7 @@ pub(crate) fn save_plan(conn: &mut Connection, run_id: &str, plan: &Plan) -> Res
             |row| row.get(0),
         )
         .map_err(sql("next plan save number"))?;
-    let version = i64::from(plan.version);
+    let version = i64::from(plan.version());
     tx.execute(
         "INSERT INTO plans (run_id, plan_id, version, title, json, saved_at, save_seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -341,7 +341,7 @@ pub(crate) fn save_plan(conn: &mut Connection, run_id: &str, plan: &Plan) -> Res
 }
 
 fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), Error> {
-    let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+    let ids: Vec<&str> = plan.steps().iter().map(|s| s.id.as_str()).collect();
     tx.execute(
         "DELETE FROM steps WHERE run_id = ?1 AND plan_id = ?2
            AND step_id NOT IN (SELECT value FROM json_each(?3))",
@@ -360,24 +360,25 @@ fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), 
                  depends_on = excluded.depends_on, attachments = excluded.attachments",
         )
         .map_err(sql("prepare step upsert"))?;
-    for (position, step) in plan.steps.iter().enumerate() {
+    for (position, step) in plan.steps().iter().enumerate() {
         let Step {
             id,
             description,
             kind,
             depends_on,
-            status,
             result,
             error,
             notes,
             attachments,
-            attempts,
-            // Edges and fallbacks are kept in the plan's JSON, not projected into `steps`.
+            // Edges, fallbacks and the interruption mark are kept in the plan's JSON, not
+            // projected into `steps`; status and attempts are read through the state machine.
             fallback: _,
             condition: _,
             rollback_of: _,
             group: _,
+            ..
         } = step;
+        let (status, attempts) = (step.status(), step.attempts());
         upsert
             .execute(params![
                 run_id,

@@ -65,6 +65,7 @@ fn sample_events(run_id: &str) -> Vec<Event> {
                 completion_tokens: 20,
                 cached_prompt_tokens: 0,
             },
+            cancelled: false,
         },
     ];
     kinds

@@ -171,7 +171,7 @@ async fn every_plan_version_is_kept_and_the_latest_one_wins() {
         StepSpec::text("ship it"),
     ])
     .expect("valid update");
-    assert_eq!(p.version, 2);
+    assert_eq!(p.version(), 2);
     p.transition("s3", StepStatus::InProgress).expect("legal");
     p.step_mut("s3").expect("s3").notes = "running".into();
     store.save_plan("run_1", &p).await.expect("save v2");
@@ -213,7 +213,10 @@ async fn latest_plan_follows_the_most_recently_saved_plan() {
         .await
         .expect("create");
     let mut first = plan(&["a"]);
-    first.version = 3;
+    for _ in 0..2 {
+        first.replace_steps(&[StepSpec::text("a")]).expect("valid");
+    }
+    assert_eq!(first.version(), 3);
     store.save_plan("run_1", &first).await.expect("save");
     let mut second = plan(&["b"]);
     second.id = "plan_2".into();

@@ -53,11 +53,11 @@ fn plan_json(plan: &Plan) -> Value {
     json!({
         "id": plan.id,
         "title": plan.title,
-        "steps": plan.steps.iter().map(|s| json!({
+        "steps": plan.steps().iter().map(|s| json!({
             "id": s.id,
             "description": s.description,
             "kind": s.kind,
-            "status": s.status,
+            "status": s.status(),
             "result": s.result,
             "error": s.error,
         })).collect::<Vec<_>>(),
@@ -206,11 +206,11 @@ pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
         Some(plan) => {
             s.push_str(&render_plan_text(plan));
             s.push('\n');
-            for (i, step) in plan.steps.iter().enumerate() {
+            for (i, step) in plan.steps().iter().enumerate() {
                 let _ = writeln!(
                     s,
                     "Step {i} {} {}",
-                    step.status.marker(),
+                    step.status().marker(),
                     step.display_text()
                 );
                 if let Some(r) = &step.result {

@@ -37,13 +37,21 @@ impl ConsoleView {
     }
 
     fn set_status(&self, step_id: &str, status: StepStatus) -> Option<(usize, String)> {
+        // The view follows the event log through the same state machine as the run. Not every
+        // move has an event of its own (a retry's reset, a step started by a process whose
+        // events this view did not see), so it takes the shortest legal path to `status`.
         let plan = self.with_plan(|p| {
-            if let Some(s) = p.step_mut(step_id) {
-                s.status = status;
+            let Some(from) = p.step(step_id).map(|s| s.status()) else {
+                return;
+            };
+            for next in legal_path(from, status) {
+                if p.transition(step_id, next).is_err() {
+                    break;
+                }
             }
         })?;
         let i = plan.index_of(step_id)?;
-        Some((i, plan.steps[i].display_text()))
+        Some((i, plan.steps()[i].display_text()))
     }
 
     fn render(&self, event: &Event) -> String {
@@ -249,6 +257,38 @@ fn indent(s: &str) -> String {
 fn one_line(s: &str, max: usize) -> String {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     truncate_chars(&flat, max)
+}
+
+/// The statuses after `from` on a shortest way to `to` through the step state machine
+/// (empty when `to` is `from` or cannot be reached).
+fn legal_path(from: StepStatus, to: StepStatus) -> Vec<StepStatus> {
+    let mut came_from: Vec<(StepStatus, StepStatus)> = Vec::new();
+    let mut frontier = vec![from];
+    let mut seen = vec![from];
+    while !frontier.is_empty() && !seen.contains(&to) {
+        let mut next_frontier = Vec::new();
+        for at in frontier {
+            for next in StepStatus::ALL {
+                if at.can_transition_to(next) && !seen.contains(&next) {
+                    seen.push(next);
+                    came_from.push((next, at));
+                    next_frontier.push(next);
+                }
+            }
+        }
+        frontier = next_frontier;
+    }
+    let mut path = Vec::new();
+    let mut at = to;
+    while at != from {
+        let Some(&(_, prev)) = came_from.iter().find(|(s, _)| *s == at) else {
+            return Vec::new();
+        };
+        path.push(at);
+        at = prev;
+    }
+    path.reverse();
+    path
 }
 
 #[cfg(test)]

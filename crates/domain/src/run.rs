@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::config::Mode;
-use crate::engine::context::{RunContext, CANCELLED};
+use crate::engine::context::RunContext;
 use crate::engine::journal::Journal;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunOutcome, RunRequest, Runtime};
@@ -259,7 +259,10 @@ impl Runtime {
         let last = events.last();
         let cancelled = matches!(
             last.map(|e| &e.kind),
-            Some(EventKind::RunFailed { reason, .. }) if reason == CANCELLED
+            Some(EventKind::RunFailed {
+                cancelled: true,
+                ..
+            })
         );
         if record.status == RunStatus::Completed
             || (last.is_some_and(|e| e.kind.is_final()) && !cancelled)
@@ -407,6 +410,7 @@ impl Runtime {
                     reason: reason.clone(),
                     summary: summary.clone(),
                     usage,
+                    cancelled: ctx.was_cancelled(),
                 })
                 .await?
             }
@@ -432,38 +436,29 @@ impl Runtime {
 /// Reopens what a cancellation ended: the in-flight steps (failed "cancelled") get their
 /// attempt back, so a resumed run finds the attempt's journal; skipped steps wait again.
 fn reopen_after_cancel(plan: &mut Plan) -> Result<(), Error> {
-    let ids: Vec<(String, StepStatus)> = plan
-        .steps
+    let ids: Vec<String> = plan
+        .steps()
         .iter()
-        .filter(|s| {
-            (s.status == StepStatus::Failed && s.error.as_deref() == Some("cancelled"))
-                || (s.status == StepStatus::Skipped && s.error.as_deref() == Some(CANCELLED))
-        })
-        .map(|s| (s.id.clone(), s.status))
+        .filter(|s| s.interrupted())
+        .map(|s| s.id.clone())
         .collect();
-    for (id, status) in ids {
-        plan.transition(&id, StepStatus::NotStarted)?;
-        if let Some(s) = plan.step_mut(&id) {
-            s.error = None;
-            if status == StepStatus::Failed {
-                s.attempts = s.attempts.saturating_sub(1);
-            }
-        }
+    for id in ids {
+        plan.reopen(&id)?;
     }
     Ok(())
 }
 
 /// Why the run failed, from its plan: the first step that failed or was blocked.
 fn first_failure(plan: &Plan) -> Option<String> {
-    plan.steps
+    plan.steps()
         .iter()
         .enumerate()
-        .find(|(_, s)| matches!(s.status, StepStatus::Failed | StepStatus::Blocked))
+        .find(|(_, s)| matches!(s.status(), StepStatus::Failed | StepStatus::Blocked))
         .map(|(i, s)| {
             format!(
                 "step {i} (\"{}\") {}: {}",
                 s.description,
-                s.status,
+                s.status(),
                 s.error.as_deref().unwrap_or("no reason given")
             )
         })

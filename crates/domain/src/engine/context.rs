@@ -195,6 +195,12 @@ impl RunContext {
         self.cancel.cancel();
     }
 
+    /// Whether the run was cancelled (by its caller), not stopped for a reason of its own
+    /// (a spent budget, a stalled style).
+    pub fn was_cancelled(&self) -> bool {
+        self.cancel.is_cancelled() && self.stop_reason.lock().is_ok_and(|r| r.is_none())
+    }
+
     /// Why the run was stopped, if it was.
     pub fn stop_reason(&self) -> Option<String> {
         if !self.cancel.is_cancelled() {

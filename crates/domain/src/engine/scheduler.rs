@@ -66,13 +66,14 @@ struct StepIndex {
 
 impl StepIndex {
     fn refresh(&mut self, plan: &Plan) {
-        if self.version == plan.version && self.len == plan.steps.len() && !self.map.is_empty() {
+        if self.version == plan.version() && self.len == plan.steps().len() && !self.map.is_empty()
+        {
             return;
         }
-        self.version = plan.version;
-        self.len = plan.steps.len();
+        self.version = plan.version();
+        self.len = plan.steps().len();
         self.map = plan
-            .steps
+            .steps()
             .iter()
             .enumerate()
             .map(|(i, s)| (s.id.clone(), i))
@@ -80,13 +81,13 @@ impl StepIndex {
     }
 
     fn status(&self, plan: &Plan, id: &str) -> Option<StepStatus> {
-        self.map.get(id).map(|&i| plan.steps[i].status)
+        self.map.get(id).map(|&i| plan.steps()[i].status())
     }
 
     fn result<'p>(&self, plan: &'p Plan, id: &str) -> &'p str {
         self.map
             .get(id)
-            .and_then(|&i| plan.steps[i].result.as_deref())
+            .and_then(|&i| plan.steps()[i].result.as_deref())
             .unwrap_or("")
     }
 }
@@ -129,8 +130,8 @@ pub(crate) async fn execute(
     let mut running: FuturesUnordered<BoxFuture<'_, Task>> = FuturesUnordered::new();
     // A resumed run goes on with the steps that were in progress, in the same attempt, so
     // the executor finds that attempt's journal.
-    let in_progress: Vec<usize> = (0..plan.steps.len())
-        .filter(|&i| plan.steps[i].status == StepStatus::InProgress)
+    let in_progress: Vec<usize> = (0..plan.steps().len())
+        .filter(|&i| plan.steps()[i].status() == StepStatus::InProgress)
         .collect();
     for index in in_progress {
         running.push(s.continue_step(plan, index));
@@ -178,9 +179,9 @@ pub(crate) async fn execute(
     }
     // Whatever is still waiting could never become ready.
     let stranded: Vec<String> = plan
-        .steps
+        .steps()
         .iter()
-        .filter(|st| st.status == StepStatus::NotStarted)
+        .filter(|st| st.status() == StepStatus::NotStarted)
         .map(|st| st.id.clone())
         .collect();
     for id in stranded {
@@ -199,17 +200,17 @@ pub(crate) async fn execute(
 impl<'a> Scheduler<'a> {
     /// Marks step `index` in progress and returns the future that runs it.
     async fn start(&mut self, plan: &mut Plan, index: usize) -> Result<BoxFuture<'a, Task>, Error> {
-        let step_id = plan.steps[index].id.clone();
+        let step_id = plan.steps()[index].id.clone();
         plan.transition(&step_id, StepStatus::InProgress)?;
         self.ctx.save_plan(plan).await?;
-        let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
+        let agent = route(&self.rt.executors, plan.steps()[index].kind.as_deref());
         self.ctx
             .emit(EventKind::StepStarted {
                 step_id,
                 index,
-                description: plan.steps[index].description.clone(),
+                description: plan.steps()[index].description.clone(),
                 executor: agent.name.clone(),
-                attempt: plan.steps[index].attempts,
+                attempt: plan.steps()[index].attempts(),
             })
             .await?;
         Ok(self.continue_step(plan, index))
@@ -218,8 +219,8 @@ impl<'a> Scheduler<'a> {
     /// The future that runs step `index`, already in progress: just started, or left in
     /// progress by a run that is being resumed.
     fn continue_step(&mut self, plan: &Plan, index: usize) -> BoxFuture<'a, Task> {
-        let step_id = plan.steps[index].id.clone();
-        let agent = route(&self.rt.executors, plan.steps[index].kind.as_deref());
+        let step_id = plan.steps()[index].id.clone();
+        let agent = route(&self.rt.executors, plan.steps()[index].kind.as_deref());
         self.busy.insert(step_id.clone());
         let input = StepInput::new(plan, index, self.rt.config.limits.max_dependency_chars);
         let (ctx, limits) = (self.ctx, &self.rt.config.limits);
@@ -248,15 +249,7 @@ impl<'a> Scheduler<'a> {
                 attachments,
             } => match self.verify(plan, index, &result).await? {
                 None => {
-                    plan.transition(step_id, StepStatus::Completed)?;
-                    let step = &mut plan.steps[index];
-                    step.result = Some(result.clone());
-                    step.error = None;
-                    for file in attachments {
-                        if !step.attachments.contains(&file) {
-                            step.attachments.push(file);
-                        }
-                    }
+                    plan.complete_step(step_id, result.clone(), attachments)?;
                     self.ctx.save_plan(plan).await?;
                     self.ctx
                         .emit(EventKind::StepCompleted {
@@ -267,7 +260,7 @@ impl<'a> Scheduler<'a> {
                     self.tries.remove(step_id);
                     let report = StepReport {
                         step_id: step_id.to_string(),
-                        description: plan.steps[index].description.clone(),
+                        description: plan.steps()[index].description.clone(),
                         success: true,
                         text: result,
                         revise_requested: revise_plan,
@@ -284,7 +277,7 @@ impl<'a> Scheduler<'a> {
                     index,
                     StepStatus::Failed,
                     "cancelled",
-                    false,
+                    Retry::Interrupted,
                 )
                 .await?;
                 return Ok(None);
@@ -305,7 +298,7 @@ impl<'a> Scheduler<'a> {
         if !self.rt.config.verify {
             return Ok(None);
         }
-        let step = &plan.steps[index];
+        let step = &plan.steps()[index];
         let messages = vec![
             ChatMessage::system(prompts::verify_system()),
             ChatMessage::user(prompts::verify_step(
@@ -316,7 +309,8 @@ impl<'a> Scheduler<'a> {
         ];
         let scope = format!(
             "verify:{}:{}",
-            plan.steps[index].id, plan.steps[index].attempts
+            plan.steps()[index].id,
+            plan.steps()[index].attempts()
         );
         let verdict = ask_json(
             self.ctx,
@@ -363,13 +357,14 @@ impl<'a> Scheduler<'a> {
         status: StepStatus,
     ) -> Result<Option<BoxFuture<'a, Task>>, Error> {
         let cfg = &self.rt.config;
-        let step_id = plan.steps[index].id.clone();
+        let step_id = plan.steps()[index].id.clone();
         let tries = self.tries.entry(step_id.clone()).or_insert(0);
         *tries += 1;
         let tries = *tries;
         let stopping = self.ctx.cancel.is_cancelled();
         let retry = tries <= cfg.retries && !stopping;
-        fail(self.ctx, plan, index, status, &reason, retry).await?;
+        let then = if retry { Retry::Yes } else { Retry::No };
+        fail(self.ctx, plan, index, status, &reason, then).await?;
         if stopping {
             return Ok(None);
         }
@@ -400,7 +395,7 @@ impl<'a> Scheduler<'a> {
                 Task::Wake { step_id }
             })));
         }
-        if let Some(fallback) = plan.steps[index].fallback.clone() {
+        if let Some(fallback) = plan.steps()[index].fallback.clone() {
             if self.used_fallback.insert(step_id.clone()) {
                 self.tries.remove(&step_id);
                 self.ctx
@@ -411,7 +406,7 @@ impl<'a> Scheduler<'a> {
                     })
                     .await?;
                 plan.transition(&step_id, StepStatus::NotStarted)?;
-                let step = &mut plan.steps[index];
+                let step = &mut plan.steps_mut()[index];
                 step.notes = format!("fallback for: {}", step.description);
                 step.description = fallback;
                 step.fallback = None;
@@ -421,7 +416,7 @@ impl<'a> Scheduler<'a> {
         }
         let report = StepReport {
             step_id: step_id.clone(),
-            description: plan.steps[index].description.clone(),
+            description: plan.steps()[index].description.clone(),
             success: false,
             text: reason.clone(),
             revise_requested: false,
@@ -491,8 +486,8 @@ fn ready_steps(
 ) -> Vec<usize> {
     let status = |id: &str| index.status(plan, id);
     let mut ready = Vec::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
+    for (i, step) in plan.steps().iter().enumerate() {
+        if step.status() != StepStatus::NotStarted || busy.contains(&step.id) {
             continue;
         }
         let deps_done = step
@@ -528,16 +523,16 @@ async fn propagate(
 ) -> Result<(), Error> {
     let given_up = |plan: &Plan, i: usize| {
         matches!(
-            plan.steps[i].status,
+            plan.steps()[i].status(),
             StepStatus::Failed | StepStatus::Blocked
-        ) && !busy.contains(&plan.steps[i].id)
+        ) && !busy.contains(&plan.steps()[i].id)
     };
     // Fast path: nothing waits on an edge and nothing was given up on.
-    let has_edges = plan.steps.iter().any(|s| {
-        s.status == StepStatus::NotStarted
+    let has_edges = plan.steps().iter().any(|s| {
+        s.status() == StepStatus::NotStarted
             && (!s.depends_on.is_empty() || s.condition.is_some() || s.rollback_of.is_some())
     });
-    let gave_up_any = stop_on_give_up && (0..plan.steps.len()).any(|i| given_up(plan, i));
+    let gave_up_any = stop_on_give_up && (0..plan.steps().len()).any(|i| given_up(plan, i));
     if !has_edges && !gave_up_any {
         return Ok(());
     }
@@ -561,9 +556,9 @@ fn settle_one(
 ) -> Option<(String, StepStatus, String)> {
     let status = |id: &str| index.status(plan, id);
     let gave_up = |id: &str| index.map.get(id).is_some_and(|&i| given_up(plan, i));
-    let first_given_up = (0..plan.steps.len()).find(|&i| given_up(plan, i));
-    for step in &plan.steps {
-        if step.status != StepStatus::NotStarted || busy.contains(&step.id) {
+    let first_given_up = (0..plan.steps().len()).find(|&i| given_up(plan, i));
+    for step in plan.steps() {
+        if step.status() != StepStatus::NotStarted || busy.contains(&step.id) {
             continue;
         }
         let verdict = if let Some(target) = &step.rollback_of {
@@ -575,13 +570,13 @@ fn settle_one(
                 _ => None,
             }
         } else if let (true, Some(i)) = (stop_on_give_up, first_given_up) {
-            let failed = &plan.steps[i];
+            let failed = &plan.steps()[i];
             Some((
                 StepStatus::Skipped,
                 format!(
                     "an earlier step did not complete: step {i} (\"{}\") {}: {}",
                     failed.description,
-                    failed.status,
+                    failed.status(),
                     failed.error.as_deref().unwrap_or("")
                 ),
             ))
@@ -637,10 +632,7 @@ async fn set_status(
     to: StepStatus,
     reason: &str,
 ) -> Result<(), Error> {
-    plan.transition(step_id, to)?;
-    if let Some(s) = plan.step_mut(step_id) {
-        s.error = Some(reason.to_string());
-    }
+    plan.end_step(step_id, to, reason)?;
     ctx.save_plan(plan).await?;
     let event = if to == StepStatus::Skipped {
         EventKind::StepSkipped {
@@ -659,23 +651,35 @@ async fn set_status(
     Ok(())
 }
 
+/// What happens to a step that did not succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    Yes,
+    No,
+    /// The run's cancellation cut it short: a resumed run opens it again.
+    Interrupted,
+}
+
 async fn fail(
     ctx: &RunContext,
     plan: &mut Plan,
     index: usize,
     status: StepStatus,
     reason: &str,
-    will_retry: bool,
+    will_retry: Retry,
 ) -> Result<(), Error> {
-    let step_id = plan.steps[index].id.clone();
-    plan.transition(&step_id, status)?;
-    plan.steps[index].error = Some(reason.to_string());
+    let step_id = plan.steps()[index].id.clone();
+    if will_retry == Retry::Interrupted {
+        plan.interrupt(&step_id, status, reason)?;
+    } else {
+        plan.end_step(&step_id, status, reason)?;
+    }
     ctx.save_plan(plan).await?;
     ctx.emit(EventKind::StepFailed {
         step_id,
         status,
         error: reason.to_string(),
-        will_retry,
+        will_retry: will_retry == Retry::Yes,
     })
     .await?;
     Ok(())
@@ -684,18 +688,20 @@ async fn fail(
 /// Marks every step that has not started as skipped.
 async fn skip_remaining(ctx: &RunContext, plan: &mut Plan, reason: &str) -> Result<(), Error> {
     let pending: Vec<String> = plan
-        .steps
+        .steps()
         .iter()
-        .filter(|s| matches!(s.status, StepStatus::NotStarted | StepStatus::InProgress))
+        .filter(|s| matches!(s.status(), StepStatus::NotStarted | StepStatus::InProgress))
         .map(|s| s.id.clone())
         .collect();
     if pending.is_empty() {
         return Ok(());
     }
+    let cancelled = ctx.was_cancelled();
     for id in &pending {
-        plan.transition(id, StepStatus::Skipped)?;
-        if let Some(s) = plan.step_mut(id) {
-            s.error = Some(reason.to_string());
+        if cancelled {
+            plan.interrupt(id, StepStatus::Skipped, reason)?;
+        } else {
+            plan.end_step(id, StepStatus::Skipped, reason)?;
         }
     }
     ctx.save_plan(plan).await?;

@@ -221,6 +221,10 @@ pub enum EventKind {
         reason: String,
         summary: String,
         usage: RunUsage,
+        /// The run was cancelled by its caller (not stopped by a failure or a limit): it can
+        /// be resumed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancelled: bool,
     },
 }
 

@@ -5,5 +5,7 @@ pub mod event;
 pub mod plan;
 pub mod plan_check;
 pub mod plan_text;
+pub mod status;
+pub mod step;
 pub mod step_input;
 pub mod text;

@@ -5,222 +5,12 @@
 //! styles fill `depends_on` with step ids. Every status change goes through
 //! [`StepStatus::can_transition_to`], so an illegal move is an error value, never a panic.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 use thiserror::Error;
 
-/// Where a step is in its life.
-///
-/// ```text
-/// not_started ─▶ in_progress ─▶ completed | failed | blocked
-/// failed ─▶ not_started (retry)        blocked ─▶ not_started
-/// not_started | in_progress ─▶ skipped
-/// not_started ─▶ blocked (a dependency failed or was blocked)
-/// skipped ─▶ not_started (a resumed run reopens what its cancellation skipped)
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    #[default]
-    NotStarted,
-    InProgress,
-    Completed,
-    Failed,
-    Blocked,
-    Skipped,
-}
-
-impl StepStatus {
-    pub const ALL: [StepStatus; 6] = [
-        StepStatus::NotStarted,
-        StepStatus::InProgress,
-        StepStatus::Completed,
-        StepStatus::Failed,
-        StepStatus::Blocked,
-        StepStatus::Skipped,
-    ];
-
-    /// The marker shown in plan text.
-    pub fn marker(self) -> &'static str {
-        match self {
-            StepStatus::NotStarted => "[ ]",
-            StepStatus::InProgress => "[→]",
-            StepStatus::Completed => "[✓]",
-            StepStatus::Blocked => "[!]",
-            StepStatus::Failed => "[✗]",
-            StepStatus::Skipped => "[-]",
-        }
-    }
-
-    /// The wire name (`not_started`, `in_progress`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepStatus::NotStarted => "not_started",
-            StepStatus::InProgress => "in_progress",
-            StepStatus::Completed => "completed",
-            StepStatus::Failed => "failed",
-            StepStatus::Blocked => "blocked",
-            StepStatus::Skipped => "skipped",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<StepStatus> {
-        StepStatus::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
-    /// True once the step will not run again without an explicit retry.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            StepStatus::Completed | StepStatus::Failed | StepStatus::Blocked | StepStatus::Skipped
-        )
-    }
-
-    /// The legal moves of the state machine.
-    pub fn can_transition_to(self, to: StepStatus) -> bool {
-        use StepStatus::*;
-        matches!(
-            (self, to),
-            (NotStarted, InProgress)
-                | (InProgress, Completed)
-                | (InProgress, Failed)
-                | (InProgress, Blocked)
-                | (Failed, NotStarted)
-                | (Blocked, NotStarted)
-                | (NotStarted, Skipped)
-                | (InProgress, Skipped)
-                | (NotStarted, Blocked)
-                | (Skipped, NotStarted)
-        )
-    }
-}
-
-impl fmt::Display for StepStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One unit of work in a plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    /// Stable and unique within its plan; never reused after a step is removed.
-    pub id: String,
-    pub description: String,
-    /// Routing tag such as `SEARCH` or `CODE`, parsed from a leading `[TAG]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub depends_on: Vec<String>,
-    #[serde(default)]
-    pub status: StepStatus,
-    #[serde(default)]
-    pub result: Option<String>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub notes: String,
-    #[serde(default)]
-    pub attachments: Vec<String>,
-    /// How many times the step has been started.
-    #[serde(default)]
-    pub attempts: u32,
-    /// Another way to do the step, tried once when retries are used up.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-    /// A conditional edge: the step runs only if its upstream step's result matches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<StepCondition>,
-    /// A rollback edge: the step runs only if this target step fails (or is blocked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rollback_of: Option<String>,
-    /// The sub-goal the step belongs to (DAG plans).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-}
-
-/// "Run only if step `step` completed with a result containing `contains`"
-/// (case-insensitive). An empty `contains` only asks that the step completed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepCondition {
-    pub step: String,
-    #[serde(default)]
-    pub contains: String,
-}
-
-impl StepCondition {
-    pub fn is_met_by(&self, result: &str) -> bool {
-        self.contains.trim().is_empty()
-            || result
-                .to_lowercase()
-                .contains(&self.contains.trim().to_lowercase())
-    }
-}
-
-impl Step {
-    /// A new step; a leading `[TAG]` in `text` becomes the step's `kind`.
-    pub fn new(id: impl Into<String>, text: &str) -> Step {
-        let (kind, description) = split_kind_tag(text);
-        Step {
-            id: id.into(),
-            description,
-            kind,
-            depends_on: Vec::new(),
-            status: StepStatus::NotStarted,
-            result: None,
-            error: None,
-            notes: String::new(),
-            attachments: Vec::new(),
-            attempts: 0,
-            fallback: None,
-            condition: None,
-            rollback_of: None,
-            group: None,
-        }
-    }
-
-    /// Every step this one waits for: dependencies, the condition's step, the rollback target.
-    pub fn upstream(&self) -> impl Iterator<Item = &str> {
-        self.depends_on
-            .iter()
-            .map(String::as_str)
-            .chain(self.condition.as_ref().map(|c| c.step.as_str()))
-            .chain(self.rollback_of.as_deref())
-    }
-
-    /// The step as the model wrote it: `[KIND] description`.
-    pub fn display_text(&self) -> String {
-        match &self.kind {
-            Some(k) => format!("[{k}] {}", self.description),
-            None => self.description.clone(),
-        }
-    }
-}
-
-/// Splits a leading `[TAG]` (letters, digits, `_` or `-`) from a step text.
-/// The tag is upper-cased; text without a tag has no kind.
-pub fn split_kind_tag(text: &str) -> (Option<String>, String) {
-    let trimmed = text.trim();
-    if let Some(rest) = trimmed.strip_prefix('[') {
-        if let Some(end) = rest.find(']') {
-            let tag = &rest[..end];
-            let valid = !tag.is_empty()
-                && tag.len() <= 32
-                && tag
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if valid {
-                return (
-                    Some(tag.to_ascii_uppercase()),
-                    rest[end + 1..].trim().to_string(),
-                );
-            }
-        }
-    }
-    (None, trimmed.to_string())
-}
+pub use crate::model::status::StepStatus;
+pub use crate::model::step::{split_kind_tag, Step, StepCondition, StepSpec};
 
 /// A plan: the single model behind flow, plan-act, todo and dag styles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,13 +21,13 @@ pub struct Plan {
     pub goal: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
-    pub steps: Vec<Step>,
+    pub(in crate::model) steps: Vec<Step>,
     /// Bumped by every structural change (create = 1, each update + 1).
     #[serde(default = "one")]
-    pub version: u32,
+    pub(in crate::model) version: u32,
     /// The next number used to mint a step id (`s{n}`); only grows.
     #[serde(default)]
-    pub next_step_seq: u32,
+    pub(in crate::model) next_step_seq: u32,
 }
 
 fn one() -> u32 {
@@ -256,14 +46,9 @@ pub struct StatusCounts {
 }
 
 impl Plan {
-    /// A flat plan from step texts, ids `s1..sn`.
-    pub fn from_texts(
-        id: impl Into<String>,
-        title: impl Into<String>,
-        goal: impl Into<String>,
-        texts: &[String],
-    ) -> Result<Plan, PlanError> {
-        let mut plan = Plan {
+    /// A plan with no step yet (version 1), to fill with [`Plan::add_steps`].
+    pub fn new(id: impl Into<String>, title: impl Into<String>, goal: impl Into<String>) -> Plan {
+        Plan {
             id: id.into(),
             title: title.into(),
             goal: goal.into(),
@@ -271,17 +56,165 @@ impl Plan {
             steps: Vec::new(),
             version: 1,
             next_step_seq: 1,
-        };
-        let steps = texts
-            .iter()
-            .map(|t| StepSpec {
-                id: None,
-                text: t.clone(),
-                depends_on: Vec::new(),
-            })
-            .collect::<Vec<_>>();
-        plan.steps = plan.build_steps(&steps, &[])?;
+        }
+    }
+
+    /// A flat plan from step texts, ids `s1..sn`.
+    pub fn from_texts(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        goal: impl Into<String>,
+        texts: &[String],
+    ) -> Result<Plan, PlanError> {
+        let specs: Vec<StepSpec> = texts.iter().map(StepSpec::text).collect();
+        Plan::from_specs(id, title, goal, &specs)
+    }
+
+    /// A plan from step specs (planner ids kept, missing ones minted).
+    pub fn from_specs(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        goal: impl Into<String>,
+        specs: &[StepSpec],
+    ) -> Result<Plan, PlanError> {
+        let mut plan = Plan::new(id, title, goal);
+        plan.steps = plan.build_steps(specs, &[])?;
         Ok(plan)
+    }
+
+    /// The steps, in plan order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The steps, to edit what they say (description, notes, result...); their status and
+    /// attempts change only through [`Plan::transition`], their number only through
+    /// [`Plan::add_steps`], [`Plan::set_steps`] and [`Plan::replace_steps`].
+    pub fn steps_mut(&mut self) -> &mut [Step] {
+        &mut self.steps
+    }
+
+    /// Bumped by every structural change (create = 1, each change of the step list + 1).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// Appends `steps`, minting an id for each that has none; returns their ids. A plan that
+    /// had steps gets a new version. The graph is checked; when it is invalid nothing changes.
+    pub fn add_steps(&mut self, steps: Vec<Step>) -> Result<Vec<String>, PlanError> {
+        let had_steps = !self.steps.is_empty();
+        let mut next = self.clone();
+        let ids = next.append(steps)?;
+        if had_steps && !ids.is_empty() {
+            next.version += 1;
+        }
+        *self = next;
+        Ok(ids)
+    }
+
+    /// Appends `steps` (ids minted for those without one, never clashing with an id given
+    /// anywhere in the plan) and checks the graph; `self` may be left half-changed on error.
+    fn append(&mut self, steps: Vec<Step>) -> Result<Vec<String>, PlanError> {
+        let mut taken: std::collections::HashSet<String> =
+            self.steps.iter().map(|s| s.id.clone()).collect();
+        for s in steps.iter().filter(|s| !s.id.is_empty()) {
+            if !taken.insert(s.id.clone()) {
+                return Err(PlanError::DuplicateStepId(s.id.clone()));
+            }
+        }
+        let mut ids = Vec::with_capacity(steps.len());
+        for mut step in steps {
+            if step.id.is_empty() {
+                step.id = loop {
+                    let id = self.mint_step_id(&[], &[]);
+                    if taken.insert(id.clone()) {
+                        break id;
+                    }
+                };
+            }
+            ids.push(step.id.clone());
+            self.steps.push(step);
+        }
+        self.validate_graph()?;
+        Ok(ids)
+    }
+
+    /// Replaces the step list with `steps` (built by the caller, e.g. a revision that keeps
+    /// some of this plan's steps with their state) as a new version; steps without an id get
+    /// fresh ones. The graph is checked; when it is invalid nothing changes.
+    pub fn set_steps(&mut self, steps: Vec<Step>) -> Result<(), PlanError> {
+        if steps.is_empty() {
+            return Err(PlanError::EmptySteps);
+        }
+        let mut next = self.clone();
+        next.steps.clear();
+        next.append(steps)?;
+        next.version = self.version + 1;
+        *self = next;
+        Ok(())
+    }
+
+    /// Ends an in-progress step as completed with its result and the files it produced.
+    pub fn complete_step(
+        &mut self,
+        step_id: &str,
+        result: String,
+        attachments: Vec<String>,
+    ) -> Result<(), PlanError> {
+        self.transition(step_id, StepStatus::Completed)?;
+        if let Some(step) = self.step_mut(step_id) {
+            step.result = Some(result);
+            step.error = None;
+            for file in attachments {
+                if !step.attachments.contains(&file) {
+                    step.attachments.push(file);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves a step to `to` (failed, blocked, skipped) and records why.
+    pub fn end_step(
+        &mut self,
+        step_id: &str,
+        to: StepStatus,
+        reason: &str,
+    ) -> Result<(), PlanError> {
+        self.transition(step_id, to)?;
+        if let Some(step) = self.step_mut(step_id) {
+            step.error = Some(reason.to_string());
+        }
+        Ok(())
+    }
+
+    /// Ends a step the run's cancellation cut short (`failed` when it was running, `skipped`
+    /// when it had not started) and marks it [`Step::interrupted`].
+    pub fn interrupt(
+        &mut self,
+        step_id: &str,
+        to: StepStatus,
+        reason: &str,
+    ) -> Result<(), PlanError> {
+        self.end_step(step_id, to, reason)?;
+        if let Some(step) = self.step_mut(step_id) {
+            step.interrupted = true;
+        }
+        Ok(())
+    }
+
+    /// Opens an ended step again (`not_started`, no error). An interrupted step that was
+    /// running gets its attempt back, so a resumed run finds that attempt's journal.
+    pub fn reopen(&mut self, step_id: &str) -> Result<(), PlanError> {
+        let from = self.transition(step_id, StepStatus::NotStarted)?;
+        if let Some(step) = self.step_mut(step_id) {
+            step.error = None;
+            if step.interrupted && from == StepStatus::Failed {
+                step.attempts = step.attempts.saturating_sub(1);
+            }
+            step.interrupted = false;
+        }
+        Ok(())
     }
 
     pub fn step(&self, id: &str) -> Option<&Step> {
@@ -506,24 +439,6 @@ pub enum PlanError {
         from: StepStatus,
         to: StepStatus,
     },
-}
-
-/// A step as requested by a planner: text (with an optional `[TAG]`), optional id and deps.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepSpec {
-    pub id: Option<String>,
-    pub text: String,
-    pub depends_on: Vec<String>,
-}
-
-impl StepSpec {
-    pub fn text(text: impl Into<String>) -> StepSpec {
-        StepSpec {
-            id: None,
-            text: text.into(),
-            depends_on: Vec::new(),
-        }
-    }
 }
 
 #[cfg(test)]

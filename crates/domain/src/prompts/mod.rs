@@ -369,7 +369,7 @@ pub fn summary_system() -> String {
 /// `Completed: 3 of 3 steps done.` or `Failed: <reason>. 1 of 3 steps done.`
 pub fn outcome_line(plan: &Plan, failure: Option<&str>) -> String {
     let c = plan.counts();
-    let n = plan.steps.len();
+    let n = plan.steps().len();
     let done = format!(
         "{} of {n} step{} done",
         c.completed,
@@ -403,18 +403,18 @@ pub fn summary_user(
                 s,
                 "OUTCOME: The run COMPLETED: {} of {} steps done.",
                 plan.counts().completed,
-                plan.steps.len()
+                plan.steps().len()
             );
         }
     }
     s.push_str("\n\nSteps (status, tool calls made, files produced, result):\n");
     let mut files: Vec<&str> = Vec::new();
-    for (i, st) in plan.steps.iter().enumerate() {
+    for (i, st) in plan.steps().iter().enumerate() {
         let calls = tool_calls.get(&st.id).copied().unwrap_or(0);
         let _ = write!(
             s,
             "{i}. [{}] {} ({calls} tool call{})",
-            st.status,
+            st.status(),
             st.display_text(),
             if calls == 1 { "" } else { "s" }
         );
@@ -458,7 +458,7 @@ pub fn plain_report(task: &str, plan: &Plan, why: &str) -> String {
         render_plan_text(plan)
     );
     s.push_str("\nResults:\n");
-    for (i, st) in plan.steps.iter().enumerate() {
+    for (i, st) in plan.steps().iter().enumerate() {
         let text = st
             .result
             .as_deref()
@@ -482,7 +482,7 @@ mod tests {
         let mut p = Plan::from_texts("plan_1", "Notes", "make notes", &texts).expect("valid plan");
         p.transition("s1", StepStatus::InProgress).expect("legal");
         p.transition("s1", StepStatus::Completed).expect("legal");
-        p.steps[0].result = Some("Wrote notes.txt with 3 lines.".into());
+        p.steps_mut()[0].result = Some("Wrote notes.txt with 3 lines.".into());
         p.transition("s2", StepStatus::InProgress).expect("legal");
         p
     }
@@ -609,9 +609,9 @@ mod tests {
     #[test]
     fn summary_prompts() {
         let mut p = plan();
-        p.steps[0].attachments = vec!["notes.txt".into()];
+        p.steps_mut()[0].attachments = vec!["notes.txt".into()];
         p.transition("s2", StepStatus::Failed).expect("legal");
-        p.steps[1].error = Some("claimed success without calling any tool".into());
+        p.steps_mut()[1].error = Some("claimed success without calling any tool".into());
         let calls = std::collections::HashMap::from([("s1".to_string(), 2)]);
         let failure =
             "step 1 (\"Count its lines\") failed: claimed success without calling any tool";

@@ -110,7 +110,7 @@ fn build(task: &str, value: &Value) -> Result<Plan, String> {
         prompts::truncate_chars(dag.goal.trim(), 80)
     };
     let mut plan = plan_from_json(task, &title, &dag.goal, None, &specs)?;
-    for (step, group) in plan.steps.iter_mut().zip(groups) {
+    for (step, group) in plan.steps_mut().iter_mut().zip(groups) {
         step.group = group;
     }
     Ok(plan)
@@ -150,7 +150,7 @@ impl PlanningStrategy for Dag {
     ) -> Result<Option<String>, Error> {
         // A failure with a rollback edge is handled by the rollback, not by a re-plan.
         if plan
-            .steps
+            .steps()
             .iter()
             .any(|s| s.rollback_of.as_deref() == Some(failed.step_id.as_str()))
             || !revisions.take()
@@ -200,17 +200,17 @@ mod tests {
             }),
         )
         .expect("valid dag");
-        assert_eq!(plan.steps.len(), 4);
-        assert_eq!(plan.steps[1].group.as_deref(), Some("g1"));
+        assert_eq!(plan.steps().len(), 4);
+        assert_eq!(plan.steps()[1].group.as_deref(), Some("g1"));
         assert_eq!(
-            plan.steps[2]
+            plan.steps()[2]
                 .condition
                 .as_ref()
                 .map(|c| c.contains.as_str()),
             Some("pass")
         );
-        assert_eq!(plan.steps[3].rollback_of.as_deref(), Some("a3"));
-        assert_eq!(plan.steps[3].depends_on, vec!["a1".to_string()]);
+        assert_eq!(plan.steps()[3].rollback_of.as_deref(), Some("a3"));
+        assert_eq!(plan.steps()[3].depends_on, vec!["a1".to_string()]);
     }
 
     #[test]

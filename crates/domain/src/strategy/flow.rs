@@ -58,9 +58,9 @@ impl PlanningStrategy for Flow {
         let index = plan.index_of(&failed.step_id).unwrap_or(0);
         // The completed steps stay in the new list, so they do not count against the bound.
         let done = plan
-            .steps
+            .steps()
             .iter()
-            .filter(|s| s.status == StepStatus::Completed)
+            .filter(|s| s.status() == StepStatus::Completed)
             .count();
         let max = done + rt.config.max_plan_steps.max(1);
         let mut tool = PlanningTool::with_plan(plan.clone()).with_max_steps(max);
@@ -88,13 +88,13 @@ impl PlanningStrategy for Flow {
             };
         // Completed steps are history: a revision may not drop or change them.
         let lost: Vec<&str> = plan
-            .steps
+            .steps()
             .iter()
-            .filter(|s| s.status == StepStatus::Completed)
+            .filter(|s| s.status() == StepStatus::Completed)
             .filter(|s| {
                 revised
                     .step(&s.id)
-                    .is_none_or(|r| r.status != StepStatus::Completed)
+                    .is_none_or(|r| r.status() != StepStatus::Completed)
             })
             .map(|s| s.id.as_str())
             .collect();
@@ -111,7 +111,7 @@ impl PlanningStrategy for Flow {
         }
         *plan = revised;
         if let Some(s) = plan.step(&failed.step_id) {
-            if matches!(s.status, StepStatus::Failed | StepStatus::Blocked) {
+            if matches!(s.status(), StepStatus::Failed | StepStatus::Blocked) {
                 plan.transition(&failed.step_id, StepStatus::NotStarted)?;
             }
         }
@@ -132,11 +132,11 @@ async fn converse_with_planning_tool(
     tool: &mut PlanningTool,
     mut messages: Vec<ChatMessage>,
 ) -> Result<Plan, Failure<String>> {
-    let start_version = tool.active_plan().map(|p| p.version);
+    let start_version = tool.active_plan().map(|p| p.version());
     let done = tool.active_plan().map_or(0, |p| {
-        p.steps
+        p.steps()
             .iter()
-            .filter(|s| s.status == StepStatus::Completed)
+            .filter(|s| s.status() == StepStatus::Completed)
             .count()
     });
     let max = done + rt.config.max_plan_steps.max(1);
@@ -182,7 +182,7 @@ async fn converse_with_planning_tool(
         }
         let changed = tool
             .active_plan()
-            .is_some_and(|p| !p.steps.is_empty() && Some(p.version) != start_version);
+            .is_some_and(|p| !p.steps().is_empty() && Some(p.version()) != start_version);
         if changed {
             if let Some(plan) = tool.take_active_plan() {
                 return Ok(plan);

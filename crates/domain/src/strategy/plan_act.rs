@@ -47,7 +47,7 @@ fn build(task: &str, value: &Value, max: usize) -> Result<Plan, String> {
     });
     let plan = parse_steps(value)
         .and_then(|specs| plan_from_json(task, &head.title, &head.goal, head.language, &specs))?;
-    let texts: Vec<String> = plan.steps.iter().map(|s| s.display_text()).collect();
+    let texts: Vec<String> = plan.steps().iter().map(|s| s.display_text()).collect();
     check_step_texts(&texts, Some(max)).map_err(|problems| problems.join("; "))?;
     Ok(plan)
 }
@@ -77,9 +77,9 @@ impl PlanningStrategy for PlanAct {
         revisions: &mut Revisions,
     ) -> Result<Option<String>, Error> {
         let pending = plan
-            .steps
+            .steps()
             .iter()
-            .any(|s| s.status == crate::model::plan::StepStatus::NotStarted);
+            .any(|s| s.status() == crate::model::plan::StepStatus::NotStarted);
         let wanted = report.success
             && (report.revise_requested || (rt.config.revise == Revise::EveryStep && pending));
         if !wanted {

@@ -55,23 +55,18 @@ pub(crate) fn plan_from_json(
     if specs.is_empty() {
         return Err("the plan has no steps".to_string());
     }
-    let mut plan = Plan {
-        id: "plan_1".to_string(),
-        title: if title.trim().is_empty() {
-            prompts::default_plan_title(task)
-        } else {
-            title.trim().to_string()
-        },
-        goal: if goal.trim().is_empty() {
-            task.to_string()
-        } else {
-            goal.trim().to_string()
-        },
-        language,
-        steps: Vec::new(),
-        version: 1,
-        next_step_seq: 1,
+    let title = if title.trim().is_empty() {
+        prompts::default_plan_title(task)
+    } else {
+        title.trim().to_string()
     };
+    let goal = if goal.trim().is_empty() {
+        task.to_string()
+    } else {
+        goal.trim().to_string()
+    };
+    let mut plan = Plan::new("plan_1", title, goal);
+    plan.language = language;
     let mut steps: Vec<Step> = Vec::with_capacity(specs.len());
     for spec in specs {
         if spec.description.trim().is_empty() {
@@ -89,14 +84,7 @@ pub(crate) fn plan_from_json(
         step.rollback_of = spec.rollback_of.clone();
         steps.push(step);
     }
-    plan.steps = steps;
-    for i in 0..plan.steps.len() {
-        if plan.steps[i].id.is_empty() {
-            let id = plan.fresh_step_id();
-            plan.steps[i].id = id;
-        }
-    }
-    plan.validate_graph().map_err(|e| e.to_string())?;
+    plan.add_steps(steps).map_err(|e| e.to_string())?;
     Ok(plan)
 }
 

@@ -54,7 +54,7 @@ fn lenient_ids<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
 
 /// A step is finished when the planner may not touch it.
 fn is_finished(s: &Step, reopen: Option<&str>) -> bool {
-    match s.status {
+    match s.status() {
         StepStatus::NotStarted => false,
         StepStatus::Failed | StepStatus::Blocked => Some(s.id.as_str()) != reopen,
         _ => true,
@@ -64,13 +64,13 @@ fn is_finished(s: &Step, reopen: Option<&str>) -> bool {
 /// The plan as the planner sees it during a revision.
 pub(crate) fn plan_json(plan: &Plan) -> String {
     let steps: Vec<Value> = plan
-        .steps
+        .steps()
         .iter()
         .map(|s| {
             let mut v = json!({
                 "id": s.id,
                 "description": s.description,
-                "status": s.status,
+                "status": s.status(),
             });
             if !s.depends_on.is_empty() {
                 v["depends_on"] = json!(s.depends_on);
@@ -93,17 +93,18 @@ pub(crate) fn apply_revision(
 ) -> Result<(), String> {
     let mut next = plan.clone();
     let unfinished: Vec<&Step> = plan
-        .steps
+        .steps()
         .iter()
         .filter(|s| !is_finished(s, reopen))
         .collect();
     let mut kept: Vec<Step> = plan
-        .steps
+        .steps()
         .iter()
         .filter(|s| is_finished(s, reopen))
         .cloned()
         .collect();
     let mut seen = std::collections::HashSet::new();
+    let mut reopened = Vec::new();
     for spec in specs {
         if spec.description.trim().is_empty() {
             return Err("a step has an empty description".to_string());
@@ -124,15 +125,12 @@ pub(crate) fn apply_revision(
                 let (kind, description) = crate::model::plan::split_kind_tag(&spec.description);
                 s.description = description;
                 s.kind = kind.or(s.kind);
-                if matches!(s.status, StepStatus::Failed | StepStatus::Blocked) {
-                    s.status = StepStatus::NotStarted;
+                if matches!(s.status(), StepStatus::Failed | StepStatus::Blocked) {
+                    reopened.push(s.id.clone());
                 }
                 s
             }
-            None => {
-                let id = next.fresh_step_id();
-                Step::new(id, &spec.description)
-            }
+            None => Step::new(String::new(), &spec.description),
         };
         let mut step = step;
         if !spec.depends_on.is_empty() {
@@ -149,9 +147,10 @@ pub(crate) fn apply_revision(
         }
         kept.push(step);
     }
-    next.steps = kept;
-    next.version += 1;
-    next.validate_graph().map_err(|e| e.to_string())?;
+    next.set_steps(kept).map_err(|e| e.to_string())?;
+    for id in reopened {
+        next.reopen(&id).map_err(|e| e.to_string())?;
+    }
     *plan = next;
     Ok(())
 }
@@ -208,7 +207,7 @@ pub(crate) async fn revise_unfinished(
             return Ok(None);
         }
         let valid: Vec<String> = plan
-            .steps
+            .steps()
             .iter()
             .filter(|s| !is_finished(s, reopen))
             .map(|s| s.id.clone())
@@ -271,7 +270,7 @@ mod tests {
         let mut p = Plan::from_texts("p", "t", "g", &texts).expect("plan");
         p.transition("s1", StepStatus::InProgress).expect("legal");
         p.transition("s1", StepStatus::Completed).expect("legal");
-        p.steps[0].result = Some("done a".into());
+        p.steps_mut()[0].result = Some("done a".into());
         p
     }
 
@@ -288,11 +287,11 @@ mod tests {
             None,
         )
         .expect("applies");
-        let ids: Vec<&str> = p.steps.iter().map(|s| s.id.as_str()).collect();
+        let ids: Vec<&str> = p.steps().iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["s1", "s3", "s4"]);
-        assert_eq!(p.steps[0].status, StepStatus::Completed);
-        assert_eq!(p.steps[1].description, "c, reworded");
-        assert_eq!(p.version, 2);
+        assert_eq!(p.steps()[0].status(), StepStatus::Completed);
+        assert_eq!(p.steps()[1].description, "c, reworded");
+        assert_eq!(p.version(), 2);
     }
 
     #[test]
@@ -334,8 +333,8 @@ mod tests {
             Some("s2"),
         )
         .expect("applies");
-        assert_eq!(p.steps.len(), 2, "s3 dropped");
-        assert_eq!(p.steps[1].status, StepStatus::NotStarted);
+        assert_eq!(p.steps().len(), 2, "s3 dropped");
+        assert_eq!(p.steps()[1].status(), StepStatus::NotStarted);
         // Without reopening, a failed step is finished history.
         let mut q = plan();
         q.transition("s2", StepStatus::InProgress).expect("legal");

@@ -97,7 +97,7 @@ fn todo_id(v: &Value) -> Option<String> {
 }
 
 fn todo_list(plan: &Plan) -> String {
-    plan.steps
+    plan.steps()
         .iter()
         .map(|s| {
             let deps = if s.depends_on.is_empty() {
@@ -114,7 +114,7 @@ fn todo_list(plan: &Plan) -> String {
             format!(
                 "{} {} {}{deps}{result}\n",
                 s.id,
-                s.status.marker(),
+                s.status().marker(),
                 s.description
             )
         })
@@ -129,11 +129,12 @@ fn apply_update(
 ) -> Result<(Plan, Vec<String>), String> {
     let mut next = plan.clone();
     let mut notes = Vec::new();
+    let mut added = Vec::new();
     let pending = |p: &Plan, id: &str| -> Result<usize, String> {
         let i = p
             .index_of(id)
             .ok_or_else(|| format!("unknown TODO '{id}'"))?;
-        if p.steps[i].status != StepStatus::NotStarted {
+        if p.steps()[i].status() != StepStatus::NotStarted {
             return Err(format!("TODO '{id}' has already started and cannot change"));
         }
         Ok(i)
@@ -142,10 +143,10 @@ fn apply_update(
         let id = todo_id(&m.id).ok_or("a modified TODO has no id")?;
         let i = pending(&next, &id)?;
         if let Some(d) = m.description.as_ref().filter(|d| !d.trim().is_empty()) {
-            next.steps[i].description = d.trim().to_string();
+            next.steps_mut()[i].description = d.trim().to_string();
         }
         if let Some(deps) = &m.dependencies {
-            next.steps[i].depends_on = deps.iter().filter_map(todo_id).collect();
+            next.steps_mut()[i].depends_on = deps.iter().filter_map(todo_id).collect();
         }
     }
     for b in &update.blocked_todos {
@@ -153,7 +154,7 @@ fn apply_update(
         let i = pending(&next, &id)?;
         next.transition(&id, StepStatus::Blocked)
             .map_err(|e| e.to_string())?;
-        next.steps[i].error = Some(if b.reason.trim().is_empty() {
+        next.steps_mut()[i].error = Some(if b.reason.trim().is_empty() {
             "blocked by the planner".to_string()
         } else {
             b.reason.clone()
@@ -164,26 +165,26 @@ fn apply_update(
         let i = pending(&next, &id)?;
         next.transition(&id, StepStatus::Skipped)
             .map_err(|e| e.to_string())?;
-        next.steps[i].error = Some(format!("closed: {}", c.reason));
+        next.steps_mut()[i].error = Some(format!("closed: {}", c.reason));
     }
     for t in &update.new_todos {
         if t.description.trim().is_empty() {
             continue;
         }
-        if next.steps.len() >= max_todos {
+        if next.steps().len() + added.len() >= max_todos {
             notes.push(format!(
                 "TODO \"{}\" not added: the list is at its limit of {max_todos}",
                 t.description
             ));
             continue;
         }
-        let id = next.fresh_step_id();
-        let mut step = Step::new(id, &t.description);
+        let mut step = Step::new(String::new(), &t.description);
         step.depends_on = t.dependencies.iter().filter_map(todo_id).collect();
-        next.steps.push(step);
+        added.push(step);
     }
-    next.validate_graph().map_err(|e| e.to_string())?;
-    next.version += 1;
+    let mut steps = next.steps().to_vec();
+    steps.extend(added);
+    next.set_steps(steps).map_err(|e| e.to_string())?;
     Ok((next, notes))
 }
 
@@ -200,23 +201,21 @@ fn initial_list(task: &str, value: &Value) -> Result<Plan, String> {
     if todos.is_empty() {
         return Err("the TODO list was empty".to_string());
     }
-    let mut plan = Plan {
-        id: "plan_1".to_string(),
-        title: format!("TODO: {}", prompts::truncate_chars(task, 60)),
-        goal: task.to_string(),
-        language: None,
-        steps: Vec::new(),
-        version: 1,
-        next_step_seq: 1,
-    };
-    for t in &todos {
-        let id = plan.fresh_step_id();
-        let mut step = Step::new(id, &t.description);
-        // Initial dependencies are 1-based positions (or ids) within this list.
-        step.depends_on = t.dependencies.iter().filter_map(todo_id).collect();
-        plan.steps.push(step);
-    }
-    plan.validate_graph()
+    let mut plan = Plan::new(
+        "plan_1",
+        format!("TODO: {}", prompts::truncate_chars(task, 60)),
+        task,
+    );
+    let steps = todos
+        .iter()
+        .map(|t| {
+            let mut step = Step::new(String::new(), &t.description);
+            // Initial dependencies are 1-based positions (or ids) within this list.
+            step.depends_on = t.dependencies.iter().filter_map(todo_id).collect();
+            step
+        })
+        .collect();
+    plan.add_steps(steps)
         .map_err(|e| format!("the TODO list was invalid: {e}"))?;
     Ok(plan)
 }
@@ -256,7 +255,7 @@ impl PlanningStrategy for Todo {
                 &ctx.task,
                 &prompts::truncate_chars(&report.text, 500),
                 &todo_list(plan),
-                plan.steps.len(),
+                plan.steps().len(),
                 max,
             )),
         ];
@@ -367,17 +366,17 @@ mod tests {
         )
         .expect("valid");
         assert!(notes.is_empty());
-        assert_eq!(next.steps[1].description, "b2");
-        assert_eq!(next.steps[2].id, "s3");
-        assert_eq!(next.steps[2].depends_on, vec!["s1".to_string()]);
+        assert_eq!(next.steps()[1].description, "b2");
+        assert_eq!(next.steps()[2].id, "s3");
+        assert_eq!(next.steps()[2].depends_on, vec!["s1".to_string()]);
         let (next, _) = apply_update(
             &next,
             &update(json!({"blocked_todos": [{"id": "s2", "reason": "no access"}], "close_todos": [{"id": "3", "reason": "dup"}]})),
             20,
         )
         .expect("valid");
-        assert_eq!(next.steps[1].status, StepStatus::Blocked);
-        assert_eq!(next.steps[2].status, StepStatus::Skipped);
+        assert_eq!(next.steps()[1].status(), StepStatus::Blocked);
+        assert_eq!(next.steps()[2].status(), StepStatus::Skipped);
     }
 
     #[test]
@@ -404,7 +403,7 @@ mod tests {
             3,
         )
         .expect("valid");
-        assert_eq!(next.steps.len(), 3);
+        assert_eq!(next.steps().len(), 3);
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("limit of 3"));
     }

@@ -338,9 +338,9 @@ async fn happy_path_plans_executes_every_step_and_summarizes() {
         h.outcome.summary,
         "Completed: 2 of 2 steps done.\n\nAll done: hello.txt says hi."
     );
-    let steps = &h.outcome.plan.steps;
+    let steps = &h.outcome.plan.steps();
     assert_eq!(steps.len(), 2);
-    assert!(steps.iter().all(|s| s.status == StepStatus::Completed));
+    assert!(steps.iter().all(|s| s.status() == StepStatus::Completed));
     assert_eq!(steps[0].result.as_deref(), Some("wrote hello.txt"));
     assert_eq!(steps[1].result.as_deref(), Some("it says hi"));
     assert_eq!(h.outcome.usage.llm_calls, 6);
@@ -402,7 +402,7 @@ async fn planner_garbage_gives_the_default_plan() {
     let descriptions: Vec<_> = h
         .outcome
         .plan
-        .steps
+        .steps()
         .iter()
         .map(|s| s.description.as_str())
         .collect();
@@ -442,7 +442,7 @@ async fn planner_llm_failure_gives_the_default_plan() {
         text("summary"),
     ])
     .await;
-    assert_eq!(h.outcome.plan.steps.len(), 3);
+    assert_eq!(h.outcome.plan.steps().len(), 3);
     assert_eq!(h.outcome.status, RunStatus::Completed);
     assert!(h.events().iter().any(|e| matches!(
         &e.kind,
@@ -462,8 +462,8 @@ async fn an_invalid_planning_call_is_corrected_on_the_second_turn() {
         text("summary"),
     ])
     .await;
-    assert_eq!(h.outcome.plan.steps.len(), 1);
-    assert_eq!(h.outcome.plan.steps[0].description, "only step");
+    assert_eq!(h.outcome.plan.steps().len(), 1);
+    assert_eq!(h.outcome.plan.steps()[0].description, "only step");
     let second = &h.requests()[1];
     let tool_msg = second
         .messages
@@ -484,8 +484,8 @@ async fn success_claimed_without_any_tool_call_is_refused_then_fails_the_step() 
     ])
     .await;
     assert_eq!(h.outcome.status, RunStatus::Failed);
-    let step = &h.outcome.plan.steps[0];
-    assert_eq!(step.status, StepStatus::Failed);
+    let step = &h.outcome.plan.steps()[0];
+    assert_eq!(step.status(), StepStatus::Failed);
     assert_eq!(
         step.error.as_deref(),
         Some("claimed success without calling any tool")
@@ -541,12 +541,12 @@ async fn executor_failure_fails_the_step_and_the_run_with_the_reason() {
     let err = h.outcome.error.clone().unwrap_or_default();
     assert!(err.contains("the URL returns 404"), "{err}");
     assert!(err.contains("Download the file"), "{err}");
-    assert_eq!(h.outcome.plan.steps[0].status, StepStatus::Failed);
+    assert_eq!(h.outcome.plan.steps()[0].status(), StepStatus::Failed);
     assert_eq!(
-        h.outcome.plan.steps[0].error.as_deref(),
+        h.outcome.plan.steps()[0].error.as_deref(),
         Some("the URL returns 404")
     );
-    assert_eq!(h.outcome.plan.steps[1].status, StepStatus::Skipped);
+    assert_eq!(h.outcome.plan.steps()[1].status(), StepStatus::Skipped);
     assert_eq!(
         h.outcome.summary,
         "Failed: step 0 (\"Download the file\") failed: the URL returns 404. 0 of 2 steps \
@@ -576,9 +576,9 @@ async fn the_turn_limit_fails_the_step_and_resets_per_step() {
         config,
     )
     .await;
-    assert_eq!(h.outcome.plan.steps[0].status, StepStatus::Completed);
-    assert_eq!(h.outcome.plan.steps[1].status, StepStatus::Failed);
-    assert!(h.outcome.plan.steps[1]
+    assert_eq!(h.outcome.plan.steps()[0].status(), StepStatus::Completed);
+    assert_eq!(h.outcome.plan.steps()[1].status(), StepStatus::Failed);
+    assert!(h.outcome.plan.steps()[1]
         .error
         .clone()
         .unwrap_or_default()
@@ -609,10 +609,10 @@ async fn llm_errors_during_a_step_are_retried_then_block_the_step() {
         config,
     )
     .await;
-    let step = &h.outcome.plan.steps[0];
-    assert_eq!(step.status, StepStatus::Blocked);
-    assert_eq!(step.attempts, 2);
-    assert_eq!(h.outcome.plan.steps[1].status, StepStatus::Skipped);
+    let step = &h.outcome.plan.steps()[0];
+    assert_eq!(step.status(), StepStatus::Blocked);
+    assert_eq!(step.attempts(), 2);
+    assert_eq!(h.outcome.plan.steps()[1].status(), StepStatus::Skipped);
     assert_eq!(h.outcome.status, RunStatus::Failed);
     let retries: Vec<bool> = h
         .events()
@@ -768,7 +768,7 @@ async fn steps_are_routed_by_kind_tag() {
     assert_eq!(code_seen.lock().expect("lock").len(), 1);
     // SEARCH goes to the searcher; the untagged step to the first executor (also the searcher).
     assert_eq!(search_seen.lock().expect("lock").len(), 2);
-    assert_eq!(outcome.plan.steps[0].result.as_deref(), Some("coded"));
+    assert_eq!(outcome.plan.steps()[0].result.as_deref(), Some("coded"));
 }
 
 #[tokio::test]
@@ -817,8 +817,8 @@ async fn cancellation_ends_the_step_skips_the_rest_and_still_summarizes() {
         .expect("outcome");
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.error.as_deref(), Some("the run was cancelled"));
-    assert_eq!(outcome.plan.steps[0].status, StepStatus::Failed);
-    assert_eq!(outcome.plan.steps[1].status, StepStatus::Skipped);
+    assert_eq!(outcome.plan.steps()[0].status(), StepStatus::Failed);
+    assert_eq!(outcome.plan.steps()[1].status(), StepStatus::Skipped);
     assert!(outcome.summary.contains("cancelled"));
     assert_eq!(
         seen.lock().expect("lock").len(),

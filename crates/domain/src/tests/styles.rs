@@ -228,10 +228,10 @@ impl Run {
     fn status(&self, description: &str) -> StepStatus {
         self.outcome
             .plan
-            .steps
+            .steps()
             .iter()
             .find(|s| s.description == description)
-            .map(|s| s.status)
+            .map(|s| s.status())
             .unwrap_or_else(|| panic!("no step {description:?} in {:#?}", self.outcome.plan))
     }
     fn adapt_actions(&self) -> Vec<AdaptAction> {
@@ -328,7 +328,7 @@ async fn a_failed_step_is_retried_after_a_backoff() {
     };
     let r = run(llm, cfg, "t").await;
     assert_eq!(r.outcome.status, RunStatus::Completed);
-    assert_eq!(r.outcome.plan.steps[0].attempts, 2);
+    assert_eq!(r.outcome.plan.steps()[0].attempts(), 2);
     assert_eq!(r.adapt_actions(), vec![AdaptAction::Retry]);
     assert!(
         r.elapsed >= Duration::from_millis(500),
@@ -372,13 +372,14 @@ async fn flow_replans_through_the_planning_tool_after_retries_run_out() {
     let texts: Vec<&str> = r
         .outcome
         .plan
-        .steps
+        .steps()
         .iter()
         .map(|s| s.description.as_str())
         .collect();
     assert_eq!(texts, ["fetch from the mirror", "report"]);
     assert_eq!(
-        r.outcome.plan.steps[1].id, "s2",
+        r.outcome.plan.steps()[1].id,
+        "s2",
         "an unchanged step keeps its id"
     );
     assert_eq!(
@@ -400,8 +401,8 @@ async fn a_stuck_executor_is_nudged_once_then_its_step_fails() {
         .plans(vec![flow_plan(&["loop"])])
         .step("loop", vec![same(), same(), same(), same()]);
     let r = run(llm, config(Mode::Flow), "t").await;
-    let step = &r.outcome.plan.steps[0];
-    assert_eq!(step.status, StepStatus::Failed);
+    let step = &r.outcome.plan.steps()[0];
+    assert_eq!(step.status(), StepStatus::Failed);
     assert!(step
         .error
         .clone()
@@ -423,8 +424,8 @@ async fn repeating_the_same_answer_twice_is_stuck_too() {
         .plans(vec![flow_plan(&["think"])])
         .step("think", vec![text("hmm"), text("hmm"), text("hmm")]);
     let r = run(llm, config(Mode::Flow), "t").await;
-    assert_eq!(r.outcome.plan.steps[0].status, StepStatus::Failed);
-    assert!(r.outcome.plan.steps[0]
+    assert_eq!(r.outcome.plan.steps()[0].status(), StepStatus::Failed);
+    assert!(r.outcome.plan.steps()[0]
         .error
         .clone()
         .unwrap_or_default()
@@ -476,7 +477,7 @@ async fn the_verifier_can_reject_a_claimed_result() {
         })
         .collect();
     assert_eq!(verdicts, vec![false, true]);
-    assert_eq!(r.outcome.plan.steps[0].attempts, 2);
+    assert_eq!(r.outcome.plan.steps()[0].attempts(), 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -533,7 +534,13 @@ async fn plan_act_revises_when_the_executor_says_the_plan_no_longer_fits() {
     };
     let r = run(llm, cfg, "fix the bugs").await;
     assert_eq!(r.outcome.status, RunStatus::Completed);
-    let ids: Vec<&str> = r.outcome.plan.steps.iter().map(|s| s.id.as_str()).collect();
+    let ids: Vec<&str> = r
+        .outcome
+        .plan
+        .steps()
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
     assert_eq!(ids, ["1", "2", "s1"], "completed ids kept, new id fresh");
     assert_eq!(r.outcome.plan.language.as_deref(), Some("en"));
     assert_eq!(r.status("add a test"), StepStatus::Completed);
@@ -599,7 +606,7 @@ async fn plan_act_replans_after_a_failure_and_re_asks_on_an_unknown_step_id() {
     let texts: Vec<&str> = r
         .outcome
         .plan
-        .steps
+        .steps()
         .iter()
         .map(|s| s.description.as_str())
         .collect();
@@ -624,8 +631,8 @@ async fn plan_act_replans_after_a_failure_and_re_asks_on_an_unknown_step_id() {
 async fn plan_act_planner_garbage_gives_the_default_plan() {
     let llm = FakeLlm::new().plans(vec![text("I would start by"), text("sorry, no JSON")]);
     let r = run(llm, config(Mode::PlanAct), "t").await;
-    assert_eq!(r.outcome.plan.steps.len(), 3);
-    assert_eq!(r.outcome.plan.steps[0].description, "Analyze request");
+    assert_eq!(r.outcome.plan.steps().len(), 3);
+    assert_eq!(r.outcome.plan.steps()[0].description, "Analyze request");
     let source = r.events.iter().find_map(|e| match &e.kind {
         EventKind::PlanCreated { source, .. } => Some(*source),
         _ => None,
@@ -651,7 +658,7 @@ async fn plan_act_falls_back_to_a_plain_prompt_when_json_format_is_rejected() {
         )),
     ]);
     let r = run(llm, config(Mode::PlanAct), "t").await;
-    assert_eq!(r.outcome.plan.steps[0].description, "only");
+    assert_eq!(r.outcome.plan.steps()[0].description, "only");
     let reqs = r.llm.requests();
     assert!(matches!(
         reqs[0].response_format,
@@ -669,7 +676,7 @@ async fn a_step_fallback_is_tried_when_retries_run_out() {
         .step("use tool A", vec![fail("A is missing")]);
     let r = run(llm, config(Mode::PlanAct), "t").await;
     assert_eq!(r.outcome.status, RunStatus::Completed);
-    let step = &r.outcome.plan.steps[0];
+    let step = &r.outcome.plan.steps()[0];
     assert_eq!(step.description, "use tool B");
     assert!(step.notes.contains("fallback for: use tool A"));
     assert_eq!(r.adapt_actions(), vec![AdaptAction::Fallback]);
@@ -716,15 +723,21 @@ async fn todo_starts_small_and_adds_work_as_it_is_discovered() {
     ]);
     let r = run(llm, config(Mode::Todo), "what is in this folder").await;
     assert_eq!(r.outcome.status, RunStatus::Completed);
-    let ids: Vec<&str> = r.outcome.plan.steps.iter().map(|s| s.id.as_str()).collect();
+    let ids: Vec<&str> = r
+        .outcome
+        .plan
+        .steps()
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
     assert_eq!(ids, ["s1", "s2", "s3"]);
     assert!(r
         .outcome
         .plan
-        .steps
+        .steps()
         .iter()
-        .all(|s| s.status == StepStatus::Completed));
-    assert_eq!(r.outcome.plan.steps[1].depends_on, vec!["s1".to_string()]);
+        .all(|s| s.status() == StepStatus::Completed));
+    assert_eq!(r.outcome.plan.steps()[1].depends_on, vec!["s1".to_string()]);
     let updated = r.events.iter().find_map(|e| match &e.kind {
         EventKind::PlanUpdated { reason, .. } => Some(reason.clone()),
         _ => None,
@@ -773,7 +786,12 @@ async fn a_todo_update_with_a_cycle_is_refused() {
         "{:?}",
         r.errors()
     );
-    assert!(r.outcome.plan.steps.iter().all(|s| s.depends_on.is_empty()));
+    assert!(r
+        .outcome
+        .plan
+        .steps()
+        .iter()
+        .all(|s| s.depends_on.is_empty()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -814,7 +832,7 @@ async fn the_todo_list_is_capped_and_compression_is_asked_near_the_cap() {
         ..config(Mode::Todo)
     };
     let r = run(llm, cfg, "t").await;
-    assert_eq!(r.outcome.plan.steps.len(), 3);
+    assert_eq!(r.outcome.plan.steps().len(), 3);
     assert!(r.errors().iter().any(|e| e.contains("limit of 3")));
     let near_cap = r
         .llm
@@ -863,7 +881,7 @@ async fn dag_steps_start_the_moment_their_dependencies_finish() {
         r.elapsed
     );
     assert_eq!(r.llm.max_in_flight.load(Ordering::SeqCst), 2);
-    assert_eq!(r.outcome.plan.steps[0].group.as_deref(), Some("g1"));
+    assert_eq!(r.outcome.plan.steps()[0].group.as_deref(), Some("g1"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -957,7 +975,7 @@ async fn a_dag_with_dangling_references_twice_gives_the_default_plan() {
     let bad = || dag(json!([{"id": "a", "description": "a", "depends_on": ["ghost"]}]));
     let llm = FakeLlm::new().plans(vec![bad(), bad()]);
     let r = run(llm, config(Mode::Dag), "t").await;
-    assert_eq!(r.outcome.plan.steps[0].description, "Analyze request");
+    assert_eq!(r.outcome.plan.steps()[0].description, "Analyze request");
     assert!(r.errors().iter().any(|e| e.contains("ghost")));
 }
 
@@ -1010,7 +1028,7 @@ async fn auto_asks_the_llm_when_the_rules_are_unsure() {
     )
     .await;
     assert_eq!(chosen(&r), ("todo".to_string(), "llm".to_string()));
-    assert_eq!(r.outcome.plan.steps[0].description, "look around");
+    assert_eq!(r.outcome.plan.steps()[0].description, "look around");
 }
 
 #[tokio::test(start_paused = true)]

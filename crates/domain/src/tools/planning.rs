@@ -255,17 +255,7 @@ impl PlanningTool {
              command: create",
         )?;
         self.check(&specs)?;
-        let mut plan = Plan {
-            id: id.clone(),
-            title,
-            goal: self.goal.clone(),
-            language: None,
-            steps: Vec::new(),
-            version: 1,
-            next_step_seq: 1,
-        };
-        plan.steps = plan
-            .build_steps(&specs, &[])
+        let plan = Plan::from_specs(id.clone(), title, self.goal.clone(), &specs)
             .map_err(|e| format!("Error: {e}"))?;
         let text = render_plan_text(&plan);
         self.plans.insert(id.clone(), plan);
@@ -330,7 +320,7 @@ impl PlanningTool {
                 "• {id}{marker}: {} - {}/{} steps completed\n",
                 plan.title,
                 c.completed,
-                plan.steps.len()
+                plan.steps().len()
             ));
         }
         out
@@ -367,7 +357,7 @@ impl PlanningTool {
             .plans
             .get_mut(&id)
             .ok_or_else(|| format!("Error: no plan found with ID: {id}"))?;
-        let n = plan.steps.len();
+        let n = plan.steps().len();
         let idx = usize::try_from(index)
             .ok()
             .filter(|i| *i < n)
@@ -378,11 +368,11 @@ impl PlanningTool {
                 )
             })?;
         if let Some(to) = status {
-            let step_id = plan.steps[idx].id.clone();
+            let step_id = plan.steps()[idx].id.clone();
             move_step(plan, &step_id, to).map_err(|e| format!("Error: {e}"))?;
         }
         if let Some(notes) = notes {
-            plan.steps[idx].notes = notes;
+            plan.steps_mut()[idx].notes = notes;
         }
         Ok(format!(
             "Step {idx} updated in plan '{id}'.\n\n{}",
@@ -421,7 +411,7 @@ fn move_step(
 ) -> Result<(), crate::error::PlanError> {
     let from = plan
         .step(step_id)
-        .map(|s| s.status)
+        .map(|s| s.status())
         .ok_or_else(|| crate::error::PlanError::UnknownStep(step_id.to_string()))?;
     if from == to {
         return Ok(());
@@ -531,7 +521,7 @@ mod tests {
         assert!(out.starts_with("Plan created successfully with ID: plan_1"));
         assert!(out.contains("0. [ ] a"));
         let plan = t.active_plan().expect("active plan");
-        assert_eq!(plan.steps.len(), 2);
+        assert_eq!(plan.steps().len(), 2);
         assert_eq!(plan.goal, "goal");
     }
 
@@ -623,12 +613,12 @@ mod tests {
             .expect("update");
         let p = t.active_plan().expect("active");
         assert_eq!(p.title, "T2");
-        assert_eq!(p.steps[0].status, StepStatus::Completed);
-        assert_eq!(p.steps[0].notes, "kept");
-        assert_eq!(p.steps[1].status, StepStatus::NotStarted);
-        assert_eq!(p.steps[1].id, "s4");
-        assert_eq!(p.steps[2].id, "s3");
-        assert_eq!(p.version, 2);
+        assert_eq!(p.steps()[0].status(), StepStatus::Completed);
+        assert_eq!(p.steps()[0].notes, "kept");
+        assert_eq!(p.steps()[1].status(), StepStatus::NotStarted);
+        assert_eq!(p.steps()[1].id, "s4");
+        assert_eq!(p.steps()[2].id, "s3");
+        assert_eq!(p.version(), 2);
     }
 
     #[test]
@@ -767,7 +757,7 @@ mod tests {
                 for args in &calls {
                     let _ = tool.execute(args);
                     if let Some(plan) = tool.active_plan() {
-                        prop_assert!(!plan.steps.is_empty());
+                        prop_assert!(!plan.steps().is_empty());
                     }
                 }
             }

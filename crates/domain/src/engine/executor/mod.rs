@@ -92,7 +92,7 @@ pub fn offered_tools(
             kind: step.kind.as_deref(),
             step: &step.description,
             task,
-            retry: step.attempts > 1,
+            retry: step.attempts() > 1,
         },
         &all,
     );
@@ -173,7 +173,7 @@ async fn run_step_inner(
     let mut trimmed = false;
     let mut watch = LoopWatch::default();
     // The attempt's call-site scope: a resumed run finds this attempt's calls under it.
-    let scope = format!("exec:{}:{}", input.step.id, input.step.attempts);
+    let scope = format!("exec:{}:{}", input.step.id, input.step.attempts());
 
     let mut turn = 0;
     // After the stuck nudge the next answer must be `complete_step`: a small model that
