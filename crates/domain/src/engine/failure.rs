@@ -8,7 +8,7 @@
 //! tool failed, the run is being cancelled): the caller handles it, and the run loop ends a
 //! cancelled run with its outcome. Callers split the two with [`Failure::recoverable`]:
 //!
-//! ```ignore
+//! ```text
 //! let answer = match ask_json(/* ... */).await {
 //!     Ok(a) => a,
 //!     Err(e) => return default_plan(ctx, e.recoverable()?.to_string()),

@@ -4,6 +4,7 @@ pub mod config;
 pub(crate) mod context;
 pub mod executor;
 pub(crate) mod failure;
+pub(crate) mod graph;
 pub(crate) mod journal;
 pub mod lease;
 pub mod runtime;

@@ -20,6 +20,7 @@ use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::engine::executor::{run_step, StepEnd};
+use crate::engine::graph::{ready_steps, settle_one, StepIndex};
 use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json;
 use crate::error::{Error, StoreError};
@@ -53,43 +54,6 @@ enum Task {
 pub(crate) fn route<'a>(executors: &'a [ExecutorAgent], kind: Option<&str>) -> &'a ExecutorAgent {
     kind.and_then(|k| executors.iter().find(|e| e.serves(k)))
         .unwrap_or(&executors[0])
-}
-
-/// Position of each step id, rebuilt only when the plan's shape changes (a revision bumps
-/// the version), so lookups on the hot path neither scan nor allocate.
-#[derive(Debug, Default)]
-struct StepIndex {
-    version: u32,
-    len: usize,
-    map: HashMap<String, usize>,
-}
-
-impl StepIndex {
-    fn refresh(&mut self, plan: &Plan) {
-        if self.version == plan.version() && self.len == plan.steps().len() && !self.map.is_empty()
-        {
-            return;
-        }
-        self.version = plan.version();
-        self.len = plan.steps().len();
-        self.map = plan
-            .steps()
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.id.clone(), i))
-            .collect();
-    }
-
-    fn status(&self, plan: &Plan, id: &str) -> Option<StepStatus> {
-        self.map.get(id).map(|&i| plan.steps()[i].status())
-    }
-
-    fn result<'p>(&self, plan: &'p Plan, id: &str) -> &'p str {
-        self.map
-            .get(id)
-            .and_then(|&i| plan.steps()[i].result.as_deref())
-            .unwrap_or("")
-    }
 }
 
 struct Scheduler<'a> {
@@ -477,40 +441,6 @@ impl<'a> Scheduler<'a> {
     }
 }
 
-/// Steps that may start now, in plan order (only the first one for sequential styles).
-fn ready_steps(
-    plan: &Plan,
-    parallel: bool,
-    busy: &HashSet<String>,
-    index: &StepIndex,
-) -> Vec<usize> {
-    let status = |id: &str| index.status(plan, id);
-    let mut ready = Vec::new();
-    for (i, step) in plan.steps().iter().enumerate() {
-        if step.status() != StepStatus::NotStarted || busy.contains(&step.id) {
-            continue;
-        }
-        let deps_done = step
-            .depends_on
-            .iter()
-            .all(|d| status(d) == Some(StepStatus::Completed));
-        let condition_met = step.condition.as_ref().is_none_or(|c| {
-            status(&c.step) == Some(StepStatus::Completed)
-                && c.is_met_by(index.result(plan, &c.step))
-        });
-        let rollback_due = step.rollback_of.as_ref().is_none_or(|t| {
-            matches!(status(t), Some(StepStatus::Failed | StepStatus::Blocked)) && !busy.contains(t)
-        });
-        if deps_done && condition_met && rollback_due {
-            ready.push(i);
-            if !parallel {
-                break;
-            }
-        }
-    }
-    ready
-}
-
 /// Settles steps that can no longer run: dependents of failed/blocked steps are blocked,
 /// dependents of skipped steps and unmet conditions are skipped, rollbacks whose target did
 /// not fail are skipped, and — for sequential styles — everything after a step given up on.
@@ -544,84 +474,6 @@ async fn propagate(
             None => return Ok(()),
         }
     }
-}
-
-/// The first not-started step that can no longer run, with its new status and why.
-fn settle_one(
-    plan: &Plan,
-    stop_on_give_up: bool,
-    busy: &HashSet<String>,
-    index: &StepIndex,
-    given_up: &dyn Fn(&Plan, usize) -> bool,
-) -> Option<(String, StepStatus, String)> {
-    let status = |id: &str| index.status(plan, id);
-    let gave_up = |id: &str| index.map.get(id).is_some_and(|&i| given_up(plan, i));
-    let first_given_up = (0..plan.steps().len()).find(|&i| given_up(plan, i));
-    for step in plan.steps() {
-        if step.status() != StepStatus::NotStarted || busy.contains(&step.id) {
-            continue;
-        }
-        let verdict = if let Some(target) = &step.rollback_of {
-            match status(target) {
-                Some(StepStatus::Completed | StepStatus::Skipped) => Some((
-                    StepStatus::Skipped,
-                    format!("'{target}' did not fail; no rollback needed"),
-                )),
-                _ => None,
-            }
-        } else if let (true, Some(i)) = (stop_on_give_up, first_given_up) {
-            let failed = &plan.steps()[i];
-            Some((
-                StepStatus::Skipped,
-                format!(
-                    "an earlier step did not complete: step {i} (\"{}\") {}: {}",
-                    failed.description,
-                    failed.status(),
-                    failed.error.as_deref().unwrap_or("")
-                ),
-            ))
-        } else if let Some(d) = step.depends_on.iter().find(|d| gave_up(d)) {
-            Some((
-                StepStatus::Blocked,
-                format!("dependency '{d}' did not complete"),
-            ))
-        } else if let Some(d) = step
-            .depends_on
-            .iter()
-            .find(|d| status(d) == Some(StepStatus::Skipped))
-        {
-            Some((StepStatus::Skipped, format!("dependency '{d}' was skipped")))
-        } else if let Some(c) = &step.condition {
-            match status(&c.step) {
-                Some(StepStatus::Completed) => {
-                    (!c.is_met_by(index.result(plan, &c.step))).then(|| {
-                        (
-                            StepStatus::Skipped,
-                            format!(
-                                "condition not met: the result of '{}' does not contain \"{}\"",
-                                c.step, c.contains
-                            ),
-                        )
-                    })
-                }
-                Some(StepStatus::Failed | StepStatus::Blocked | StepStatus::Skipped)
-                    if !busy.contains(&c.step) =>
-                {
-                    Some((
-                        StepStatus::Skipped,
-                        format!("condition step '{}' did not complete", c.step),
-                    ))
-                }
-                _ => None,
-            }
-        } else {
-            None
-        };
-        if let Some((to, why)) = verdict {
-            return Some((step.id.clone(), to, why));
-        }
-    }
-    None
 }
 
 /// Moves a not-started step to skipped or blocked, with its event.
