@@ -518,10 +518,10 @@ async fn fail(
     index: usize,
     status: StepStatus,
     reason: &str,
-    will_retry: Retry,
+    then: Retry,
 ) -> Result<(), Error> {
     let step_id = plan.steps()[index].id.clone();
-    if will_retry == Retry::Interrupted {
+    if then == Retry::Interrupted {
         plan.interrupt(&step_id, status, reason)?;
     } else {
         plan.end_step(&step_id, status, reason)?;
@@ -531,7 +531,7 @@ async fn fail(
         step_id,
         status,
         error: reason.to_string(),
-        will_retry: will_retry == Retry::Yes,
+        will_retry: then == Retry::Yes,
     })
     .await?;
     Ok(())

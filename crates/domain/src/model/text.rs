@@ -39,3 +39,18 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
     }
     i
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_head_and_tail_on_char_boundaries() {
+        let s = "é".repeat(100);
+        let t = truncate_bytes(&s, 30);
+        assert!(t.contains("bytes cut"));
+        assert!(t.starts_with('é'));
+        assert!(t.ends_with('é'));
+        assert_eq!(truncate_bytes("short", 30), "short");
+    }
+}

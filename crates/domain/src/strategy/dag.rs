@@ -15,7 +15,7 @@ use crate::ports::llm::ChatMessage;
 use crate::prompts;
 use crate::strategy::planner::{plan_from_json, plan_from_planner, PlanRequest};
 use crate::strategy::response_schemas;
-use crate::strategy::revise::{revise_unfinished, StepJson};
+use crate::strategy::revise::{replan_after_failure, StepJson};
 use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 
 #[derive(Debug, Default)]
@@ -157,21 +157,7 @@ impl PlanningStrategy for Dag {
         {
             return Ok(None);
         }
-        let trigger = format!(
-            "action '{}' (\"{}\") FAILED: {}",
-            failed.step_id,
-            failed.description,
-            prompts::truncate_chars(&failed.text, 600)
-        );
-        revise_unfinished(
-            ctx,
-            rt,
-            plan,
-            prompts::dag_system(),
-            &trigger,
-            Some(&failed.step_id),
-        )
-        .await
+        replan_after_failure(ctx, rt, plan, prompts::dag_system(), "action", failed).await
     }
 }
 

@@ -21,7 +21,7 @@ use crate::ports::llm::ChatMessage;
 use crate::prompts;
 use crate::strategy::planner::{executor_cards, plan_from_json, plan_from_planner, PlanRequest};
 use crate::strategy::response_schemas;
-use crate::strategy::revise::{parse_steps, revise_unfinished};
+use crate::strategy::revise::{parse_steps, replan_after_failure, revise_unfinished};
 use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 
 #[derive(Debug, Default)]
@@ -124,19 +124,13 @@ impl PlanningStrategy for PlanAct {
         if !revisions.take() {
             return Ok(None);
         }
-        let trigger = format!(
-            "step '{}' (\"{}\") FAILED: {}",
-            failed.step_id,
-            failed.description,
-            prompts::truncate_chars(&failed.text, 600)
-        );
-        revise_unfinished(
+        replan_after_failure(
             ctx,
             rt,
             plan,
             prompts::plan_act_system(&executor_cards(rt)),
-            &trigger,
-            Some(&failed.step_id),
+            "step",
+            failed,
         )
         .await
     }

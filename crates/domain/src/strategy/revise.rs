@@ -14,6 +14,7 @@ use crate::model::event::EventKind;
 use crate::model::plan::{Plan, Step, StepCondition, StepStatus};
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
+use crate::strategy::StepReport;
 
 /// A step as a planner writes it in JSON.
 #[derive(Debug, Clone, Deserialize)]
@@ -165,32 +166,32 @@ pub(crate) async fn revise_unfinished(
     trigger: &str,
     reopen: Option<&str>,
 ) -> Result<Option<String>, Error> {
-    let messages = vec![
+    let mut messages = vec![
         ChatMessage::system(system),
         ChatMessage::user(prompts::revise_plan(&ctx.task, &plan_json(plan), trigger)),
     ];
-    let mut answer = match ask_json(
-        ctx,
-        "revise",
-        rt.planner_llm.as_ref(),
-        CallPurpose::Plan,
-        messages,
-        None,
-    )
-    .await
-    {
-        Ok(a) => a,
-        Err(e) => {
-            let problem = e.recoverable()?;
-            ctx.emit(EventKind::Error {
-                step_id: None,
-                message: format!("plan revision failed: {problem}"),
-            })
-            .await?;
-            return Ok(None);
-        }
-    };
     for attempt in 0..2 {
+        let answer = match ask_json(
+            ctx,
+            "revise",
+            rt.planner_llm.as_ref(),
+            CallPurpose::Plan,
+            messages,
+            None,
+        )
+        .await
+        {
+            Ok(a) => a,
+            Err(e) => {
+                let problem = e.recoverable()?;
+                ctx.emit(EventKind::Error {
+                    step_id: None,
+                    message: format!("plan revision failed: {problem}"),
+                })
+                .await?;
+                return Ok(None);
+            }
+        };
         let problem = match parse_steps(&answer.value) {
             Ok(specs) => match apply_revision(plan, &specs, reopen) {
                 Ok(()) => return Ok(Some(format!("revised after {trigger}"))),
@@ -212,34 +213,32 @@ pub(crate) async fn revise_unfinished(
             .filter(|s| !is_finished(s, reopen))
             .map(|s| s.id.clone())
             .collect();
-        let mut messages = answer.transcript;
+        messages = answer.transcript;
         messages.push(ChatMessage::user(prompts::revise_invalid(&problem, &valid)));
-        answer = match ask_json(
-            ctx,
-            "revise",
-            rt.planner_llm.as_ref(),
-            CallPurpose::Plan,
-            messages,
-            None,
-        )
-        .await
-        {
-            Ok(a) => a,
-            Err(e) => {
-                let problem = e.recoverable()?;
-                ctx.emit(EventKind::Error {
-                    step_id: None,
-                    message: format!("plan revision failed: {problem}"),
-                })
-                .await?;
-                return Ok(None);
-            }
-        };
     }
     Ok(None)
 }
 
 /// `{"steps": [...]}` (or a bare list) as step specs.
+/// Re-plans the unfinished steps after `failed` ended for good; `noun` names a step in the
+/// trigger the planner reads ("step", "action"). The failed step may be kept and reopened.
+pub(crate) async fn replan_after_failure(
+    ctx: &RunContext,
+    rt: &Runtime,
+    plan: &mut Plan,
+    system: String,
+    noun: &str,
+    failed: &StepReport,
+) -> Result<Option<String>, Error> {
+    let trigger = format!(
+        "{noun} '{}' (\"{}\") FAILED: {}",
+        failed.step_id,
+        failed.description,
+        prompts::truncate_chars(&failed.text, 600)
+    );
+    revise_unfinished(ctx, rt, plan, system, &trigger, Some(&failed.step_id)).await
+}
+
 pub(crate) fn parse_steps(v: &Value) -> Result<Vec<StepJson>, String> {
     let list = v.get("steps").unwrap_or(v);
     let items = list.as_array().ok_or("the answer has no `steps` list")?;
