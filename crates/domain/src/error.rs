@@ -20,8 +20,6 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error("LLM error: {0}")]
     Llm(#[from] LlmError),
-    #[error("run cancelled")]
-    Cancelled,
     /// The run was suspended (`RunControl::suspend`) at a safe point: no outcome was written,
     /// its status is unchanged and its lease released; it resumes where it stopped.
     #[error("run suspended; it can be resumed")]

@@ -104,8 +104,8 @@ impl Runtime {
             }
         }
         match outcome {
-            Err(Error::Store(_) | Error::Cancelled) if lost => Err(Error::LeaseLost),
-            Err(Error::Store(_) | Error::Cancelled) if suspend.is_cancelled() => {
+            Err(Error::Store(_)) if lost => Err(Error::LeaseLost),
+            Err(Error::Store(_)) if suspend.is_cancelled() => {
                 tracing::info!(run_id, "run suspended");
                 Err(Error::Suspended)
             }

@@ -209,9 +209,6 @@ async fn execute(
     };
     let reason = match outcome {
         Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
-        Err(domain::Error::Cancelled) => {
-            "the run was cancelled before its plan was made".to_string()
-        }
         Err(e) => format!("the run could not go on: {e}"),
     };
     // Ended without an outcome: say so in the store too, or the queue would take it up
@@ -220,8 +217,8 @@ async fn execute(
     Err(reason)
 }
 
-/// Records a claimed run that ended without an outcome (it cannot be started, was cancelled
-/// before its plan, or its store failed) as `failed` with `reason`, and gives its lease up.
+/// Records a claimed run that ended without an outcome (it cannot be started, or its store
+/// failed) as `failed` with `reason`, and gives its lease up.
 async fn give_up(state: &State, run_id: &str, reason: &str) {
     match state.store.get_run(run_id).await {
         Ok(Some(mut record)) => {

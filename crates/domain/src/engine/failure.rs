@@ -71,13 +71,3 @@ impl fmt::Display for CallProblem {
 
 /// An LLM call's failure.
 pub(crate) type CallError = Failure<CallProblem>;
-
-impl From<CallError> for crate::error::Error {
-    fn from(e: CallError) -> Self {
-        match e {
-            Failure::Fatal(e) => crate::error::Error::Store(e),
-            Failure::Recoverable(CallProblem::Llm(e)) => crate::error::Error::Llm(e),
-            Failure::Recoverable(CallProblem::Cancelled) => crate::error::Error::Cancelled,
-        }
-    }
-}
