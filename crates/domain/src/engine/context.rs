@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::failure::{CallError, CallProblem, Failure};
+use crate::engine::failure::{CallError, CallProblem, Failure, Unanswered};
 use crate::engine::journal::{request_hash, Journal};
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
@@ -153,10 +153,10 @@ impl RunContext {
         scope: &str,
         step_id: &str,
         question: &str,
-    ) -> Result<Result<String, String>, StoreError> {
+    ) -> Result<String, Failure<Unanswered>> {
         let key = self.next_key(scope);
         if let Some(answer) = self.journal.answer(&key) {
-            return Ok(Ok(answer.to_string()));
+            return Ok(answer.to_string());
         }
         self.emit(EventKind::WaitingForUser {
             step_id: step_id.to_string(),
@@ -167,10 +167,10 @@ impl RunContext {
             .set_run_status(&self.run_id, RunStatus::Waiting)
             .await?;
         let answer = tokio::select! {
-            a = self.user.ask(&self.run_id, question) => a.map_err(|e| e.to_string()),
-            _ = self.cancel.cancelled() => Err("the run was stopped while waiting for the user".to_string()),
+            a = self.user.ask(&self.run_id, question) => a.map_err(Unanswered::User),
+            _ = self.cancel.cancelled() => Err(Unanswered::Stopped),
             // Suspended while waiting: the run stays `waiting` and asks again when resumed.
-            _ = self.suspend.cancelled() => return Err(self.suspended()),
+            _ = self.suspend.cancelled() => return Err(Failure::Fatal(self.suspended())),
         };
         self.store
             .set_run_status(&self.run_id, RunStatus::Running)
@@ -178,11 +178,11 @@ impl RunContext {
         self.emit(EventKind::UserReplied {
             step_id: step_id.to_string(),
             answer: answer.as_ref().ok().cloned(),
-            error: answer.as_ref().err().cloned(),
+            error: answer.as_ref().err().map(ToString::to_string),
             journal_key: Some(key),
         })
         .await?;
-        Ok(answer)
+        answer.map_err(Failure::Recoverable)
     }
 
     /// Stops the run: in-flight steps end, nothing new starts. The first reason wins.

@@ -19,6 +19,7 @@ use std::fmt;
 
 use crate::ports::llm::LlmError;
 use crate::ports::store::StoreError;
+use crate::ports::user::AskUserError;
 
 /// A failure of an operation of a run: fatal, or the recoverable problem `P`.
 #[derive(Debug)]
@@ -71,3 +72,20 @@ impl fmt::Display for CallProblem {
 
 /// An LLM call's failure.
 pub(crate) type CallError = Failure<CallProblem>;
+
+/// Why `message_ask_user` got no answer, when the run can go on (the step fails).
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    User(AskUserError),
+    /// The run was stopped while waiting for the user.
+    Stopped,
+}
+
+impl fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unanswered::User(e) => e.fmt(f),
+            Unanswered::Stopped => f.write_str("the run was stopped while waiting for the user"),
+        }
+    }
+}

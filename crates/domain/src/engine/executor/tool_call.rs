@@ -1,0 +1,212 @@
+//! One tool call of a step, journaled: `tool_calling` before, `tool_called` after; a resumed
+//! run reuses a finished call's output and never runs an effect twice (docs/durability.md).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::engine::context::RunContext;
+use crate::engine::executor::agent::StepLimits;
+use crate::engine::journal::ToolEntry;
+use crate::error::{StoreError, ToolError};
+use crate::model::event::EventKind;
+use crate::model::text::truncate_bytes;
+use crate::ports::llm::ToolCall;
+use crate::ports::{ToolContext, ToolOutput, Toolbox};
+
+/// What the model reads for a call that started before the run was stopped and whose
+/// outcome nobody recorded.
+const INTERRUPTED_CALL: &str = "Interrupted, outcome unknown: the run was stopped while \
+this call was running, before it reported back. It may or may not have taken effect: check \
+(e.g. look at the files) before deciding whether to do it again.";
+
+/// One tool call's outcome as the executor uses it.
+pub(super) struct ToolRun {
+    pub(super) ok: bool,
+    /// What the model reads.
+    pub(super) text: String,
+    /// Files the call produced (workspace-relative).
+    pub(super) attachments: Vec<String>,
+}
+
+/// The line the executor appends to a tool's output to name the files it produced.
+const FILES_MARKER: &str = "\n[files: ";
+
+/// The files named by [`FILES_MARKER`] at the end of a recorded output (a resumed run).
+fn files_named_in(output: &str) -> Vec<String> {
+    output
+        .rsplit_once(FILES_MARKER)
+        .and_then(|(_, rest)| rest.strip_suffix(']'))
+        .map(|list| list.split(", ").map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Runs one tool call. Errors become text.
+/// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
+/// call's output and never runs it again.
+pub(super) async fn run_tool(
+    ctx: &RunContext,
+    limits: &StepLimits,
+    toolbox: &Arc<dyn Toolbox>,
+    tool_ctx: &ToolContext,
+    call: &ToolCall,
+    journal_key: &str,
+) -> Result<ToolRun, StoreError> {
+    let started_before = match ctx.journal().tool(journal_key) {
+        Some(ToolEntry::Finished { ok, output }) => {
+            return Ok(ToolRun {
+                ok: *ok,
+                text: output.clone(),
+                attachments: files_named_in(output),
+            })
+        }
+        Some(ToolEntry::Started) => true,
+        None => false,
+    };
+    if started_before && !toolbox.idempotent(&call.name) {
+        let text = INTERRUPTED_CALL.to_string();
+        ctx.emit(EventKind::ToolCalled {
+            step_id: tool_ctx.step_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: false,
+            output: text.clone(),
+            duration_ms: 0,
+            journal_key: Some(journal_key.to_string()),
+        })
+        .await?;
+        if let Some(step) = &tool_ctx.step_id {
+            ctx.count_tool_call(step);
+        }
+        return Ok(ToolRun {
+            ok: false,
+            text,
+            attachments: Vec::new(),
+        });
+    }
+    if !started_before {
+        ctx.emit(EventKind::ToolCalling {
+            step_id: tool_ctx.step_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            journal_key: Some(journal_key.to_string()),
+        })
+        .await?;
+    }
+    let started = Instant::now();
+    let outcome = match parse_arguments(&call.arguments) {
+        Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
+        Err(e) => Err(e),
+    };
+    let (ok, text, attachments) = match outcome {
+        Ok(out) => {
+            let mut text = out.content;
+            if !out.attachments.is_empty() {
+                text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
+            }
+            (!out.is_error, text, out.attachments)
+        }
+        Err(e) => (false, format!("Error: {e}"), Vec::new()),
+    };
+    let text = truncate_bytes(&text, limits.max_observation_bytes);
+    ctx.emit(EventKind::ToolCalled {
+        step_id: tool_ctx.step_id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ok,
+        output: text.clone(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        journal_key: Some(journal_key.to_string()),
+    })
+    .await?;
+    if let Some(step) = &tool_ctx.step_id {
+        ctx.count_tool_call(step);
+    }
+    Ok(ToolRun {
+        ok,
+        text,
+        attachments,
+    })
+}
+
+/// Runs a tool call in its own task, so a tool that panics fails the call (the model is told)
+/// instead of the run. The task is aborted if the step is dropped midway.
+async fn call_isolated(
+    toolbox: &Arc<dyn Toolbox>,
+    name: &str,
+    args: Value,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let span = tracing::info_span!("tool", tool = %name);
+    let (toolbox, name_owned, ctx) = (toolbox.clone(), name.to_string(), ctx.clone());
+    let handle =
+        tokio::spawn(async move { toolbox.call(&name_owned, args, &ctx).await }.instrument(span));
+    let guard = AbortOnDrop(handle.abort_handle());
+    let joined = handle.await;
+    drop(guard);
+    match joined {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => {
+            tracing::error!(tool = %name, "tool panicked");
+            Err(ToolError::Failed(format!(
+                "the tool '{name}' crashed; try another way"
+            )))
+        }
+        Err(_) => Err(ToolError::Failed(format!("the tool '{name}' was stopped"))),
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+pub(super) fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(ToolError::InvalidArguments(format!(
+            "arguments must be a JSON object, got {other}"
+        ))),
+        Err(e) => Err(ToolError::InvalidArguments(format!(
+            "arguments are not valid JSON ({e})"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_outputs_name_their_files() {
+        assert_eq!(
+            files_named_in("Wrote 5 bytes\n[files: a.txt, out/b.md]"),
+            vec!["a.txt".to_string(), "out/b.md".to_string()]
+        );
+        assert!(files_named_in("no files here").is_empty());
+    }
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert!(parse_arguments("").is_ok());
+        assert!(parse_arguments("{\"a\":1}").is_ok());
+        assert!(matches!(
+            parse_arguments("[1]"),
+            Err(ToolError::InvalidArguments(_))
+        ));
+        assert!(matches!(
+            parse_arguments("{oops"),
+            Err(ToolError::InvalidArguments(_))
+        ));
+    }
+}

@@ -1,0 +1,62 @@
+//! `message_notify_user` and `message_ask_user` inside a step's loop.
+
+use crate::engine::context::RunContext;
+use crate::engine::executor::tool_call::parse_arguments;
+use crate::error::StoreError;
+use crate::ports::llm::ToolCall;
+use crate::tools::builtin::{AskUserArgs, NotifyUserArgs, ASK_USER, NOTIFY_USER};
+
+/// What a call to the user gives the step.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum UserCall {
+    /// What the model reads (a delivery note, the user's answer, or an argument error).
+    Reply(String),
+    /// The step cannot go on: the user was needed and nobody could answer.
+    StepFails(String),
+}
+
+/// Handles a call to `message_notify_user` or `message_ask_user`.
+pub(super) async fn talk_to_user(
+    ctx: &RunContext,
+    scope: &str,
+    step_id: &str,
+    call: &ToolCall,
+    replayed: bool,
+) -> Result<UserCall, StoreError> {
+    let args = match parse_arguments(&call.arguments) {
+        Ok(v) => v,
+        Err(e) => return Ok(UserCall::Reply(format!("Error: {e}"))),
+    };
+    if call.name == NOTIFY_USER {
+        return Ok(UserCall::Reply(
+            match serde_json::from_value::<NotifyUserArgs>(args) {
+                Ok(a) => {
+                    if !replayed {
+                        ctx.notify_user(step_id, &a.text).await?;
+                    }
+                    "Delivered to the user.".to_string()
+                }
+                Err(e) => format!("Error: invalid arguments for {NOTIFY_USER} ({e})"),
+            },
+        ));
+    }
+    let question = match serde_json::from_value::<AskUserArgs>(args) {
+        Ok(a) if !a.question.trim().is_empty() => a.question,
+        Ok(_) => return Ok(UserCall::Reply("Error: `question` is empty".to_string())),
+        Err(e) => {
+            return Ok(UserCall::Reply(format!(
+                "Error: invalid arguments for {ASK_USER} ({e})"
+            )))
+        }
+    };
+    match ctx
+        .ask_user(&format!("{scope}:ask"), step_id, &question)
+        .await
+    {
+        Ok(answer) => Ok(UserCall::Reply(format!("The user answered: {answer}"))),
+        Err(e) => Ok(UserCall::StepFails(format!(
+            "the step needed the user's answer, but {}",
+            e.recoverable()?
+        ))),
+    }
+}
