@@ -1,0 +1,104 @@
+//! What an executor agent reads: its system prompt, the per-step prompt, the nudges and
+//! answers inside its loop, and the verifier's prompts.
+
+use crate::model::step_input::StepInput;
+use std::fmt::Write;
+
+/// System prompt of an executor agent. The same for every step and attempt of a run (the
+/// step is in the user message), so a KV cache can reuse it across steps.
+pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
+    format!(
+        "You are {agent_name}, an agent of Planwright. {agent_description}\n\
+         You do ONE step of a plan with the tools you are given, in the workspace folder \
+         (relative paths only).\n\
+         Rules:\n\
+         - Act with tools; do not just describe what you would do.\n\
+         - Check the outcome (read the file back, look at the output).\n\
+         - Then call `complete_step` with success=true and a `result`: what you did and what \
+         later steps need (file names, values).\n\
+         - If the step cannot be done, call `complete_step` with success=false and why.\n\
+         - Do only the current step."
+    )
+}
+
+/// The per-step prompt (docs/design.md, "The per-step prompt"): the task, the plan digest, the results
+/// the step depends on, and the step itself.
+pub fn step_prompt(task: &str, input: &StepInput) -> String {
+    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
+    if !input.dependencies.is_empty() {
+        s.push_str("RESULTS THIS STEP BUILDS ON:\n");
+        for (label, result) in &input.dependencies {
+            let _ = writeln!(s, "- {label}: {result}");
+        }
+        s.push('\n');
+    }
+    let _ = write!(
+        s,
+        "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",
+        input.index,
+        input.step.display_text()
+    );
+    s
+}
+
+/// Added when a tool failed twice in a row (docs/design.md, "The tool router").
+pub fn tool_failed_twice_hint(tool: &str) -> String {
+    format!(
+        "IMPORTANT: `{tool}` failed twice in a row. Do not call it the same way again: try a \
+         different tool or a different approach."
+    )
+}
+
+/// Sent once when the executor repeats itself; the next repeat fails the step.
+pub fn stuck_nudge(reason: &str) -> String {
+    format!(
+        "You seem stuck: {reason}; repeating it gives the same result. If you already have \
+         what the step asks for, call `complete_step` now with success=true and the result. \
+         Otherwise change your approach; if the step cannot be done, call `complete_step` \
+         with success=false and explain why."
+    )
+}
+
+pub fn verify_system() -> String {
+    "You are a strict reviewer. You check whether an agent's claimed result really \
+     accomplishes the step it was given. Answer with ONE JSON object and nothing else."
+        .to_string()
+}
+
+pub fn verify_step(task: &str, step: &str, result: &str) -> String {
+    format!(
+        "Task: {task}\nStep: {step}\nThe agent reports: {result}\n\n\
+         Does the report show the step was accomplished? Answer with JSON: \
+         {{\"ok\": true/false, \"reason\": \"...\"}}"
+    )
+}
+
+/// The answer to `complete_step {success: true}` from an executor that has not called any
+/// tool, for a step that asks for an action.
+pub fn claim_not_accepted() -> String {
+    "Not accepted: you have not called any tool in this step, so nothing has been done yet. \
+     Do the step with the tools first (e.g. write the file, run the command), check the \
+     outcome, then call `complete_step`."
+        .to_string()
+}
+
+/// The answer to a second such claim: the step fails.
+pub fn claim_refused_again() -> String {
+    "Not accepted again: still no tool was called. The step fails.".to_string()
+}
+
+/// The result of a tool call beyond the per-answer cap (`StepLimits::max_calls_per_reply`).
+pub fn too_many_calls(max: usize) -> String {
+    format!(
+        "Not executed: at most {max} tool calls are run from one answer. Call it again in \
+         your next answer if it is still needed."
+    )
+}
+
+/// Sent when the model answered without any tool call.
+pub fn nudge_use_tools() -> String {
+    "You did not call any tool. Continue the current step with the tools, or call \
+     `complete_step` (success=true with the result, or success=false with the reason) if it \
+     is finished."
+        .to_string()
+}

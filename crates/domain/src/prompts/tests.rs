@@ -1,0 +1,172 @@
+//! Snapshots of every prompt: a change shows up as a snapshot diff in review.
+
+use super::*;
+use crate::model::plan::Plan;
+use crate::model::plan::StepStatus;
+use crate::model::step_input::StepInput;
+
+fn plan() -> Plan {
+    let texts: Vec<String> = ["Create notes.txt", "[CODE] Count its lines", "Report"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut p = Plan::from_texts("plan_1", "Notes", "make notes", &texts).expect("valid plan");
+    p.transition("s1", StepStatus::InProgress).expect("legal");
+    p.transition("s1", StepStatus::Completed).expect("legal");
+    p.steps_mut()[0].result = Some("Wrote notes.txt with 3 lines.".into());
+    p.transition("s2", StepStatus::InProgress).expect("legal");
+    p
+}
+
+#[test]
+fn planner_system_single_executor() {
+    insta::assert_snapshot!(planner_system(&[]));
+}
+
+#[test]
+fn planner_system_lists_executors() {
+    insta::assert_snapshot!(planner_system(&[
+        ExecutorCard {
+            kind: "CODE".into(),
+            description: "writes and runs code".into()
+        },
+        ExecutorCard {
+            kind: "SEARCH".into(),
+            description: "finds information".into()
+        },
+    ]));
+}
+
+#[test]
+fn planner_user_and_retry() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}",
+        planner_user("count lines", 6),
+        planner_retry(
+            "create",
+            &[
+                "the plan has 16 steps, at most 6 are allowed".to_string(),
+                "steps 0 (\"1\"), 1 (\"2\") are only a number or punctuation".to_string()
+            ],
+            Some(r#"{"command": "create", "steps": ["1", "2"]}"#),
+            6
+        ),
+        planner_retry("create", &[], None, 6)
+    ));
+}
+
+#[test]
+fn default_plan() {
+    let long = "x".repeat(60);
+    insta::assert_snapshot!(format!(
+        "{}\n{}\n{:?}",
+        default_plan_title("short task"),
+        default_plan_title(&long),
+        default_plan_steps()
+    ));
+}
+
+#[test]
+fn executor_system_prompt() {
+    insta::assert_snapshot!(executor_system("general", "A general-purpose agent."));
+}
+
+#[test]
+fn step_prompt_with_dependency_results() {
+    let p = plan();
+    let input = StepInput::new(&p, 1, 1200);
+    insta::assert_snapshot!(step_prompt("make notes", &input));
+}
+
+#[test]
+fn adapt_and_loop_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}",
+        tool_failed_twice_hint("file_read"),
+        stuck_nudge("`shell_exec` was called 3 times with the same arguments"),
+        json_repair("the answer contained no valid JSON object"),
+        flow_replan("<plan text>", 1, "Count its lines", "wc is missing")
+    ));
+}
+
+#[test]
+fn plan_act_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}",
+        plan_act_system(&[]),
+        plan_act_create("count lines", 6),
+        revise_plan("count lines", "{\"steps\": []}", "step s1 failed: no file"),
+        revise_invalid(
+            "unknown step id 's9'",
+            &["s2".to_string(), "s3".to_string()]
+        )
+    ));
+}
+
+#[test]
+fn todo_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}",
+        todo_system(),
+        todo_init("research rust web frameworks"),
+        todo_update("t", "found 3 frameworks", "s1 [✓] list frameworks", 3, 20),
+        todo_update("t", "r", "...", 16, 20)
+    ));
+}
+
+#[test]
+fn dag_auto_and_verify_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
+        dag_system(),
+        dag_create("compare two repos", 6),
+        plan_invalid("the steps a1, a2 form a dependency cycle"),
+        classify_task("compare two repos"),
+        verify_system(),
+        verify_step("t", "write x", "wrote x")
+    ));
+}
+
+#[test]
+fn nudge() {
+    insta::assert_snapshot!(nudge_use_tools());
+}
+
+#[test]
+fn too_many_calls_in_one_answer() {
+    insta::assert_snapshot!(too_many_calls(16));
+}
+
+#[test]
+fn summary_prompts() {
+    let mut p = plan();
+    p.steps_mut()[0].attachments = vec!["notes.txt".into()];
+    p.transition("s2", StepStatus::Failed).expect("legal");
+    p.steps_mut()[1].error = Some("claimed success without calling any tool".into());
+    let calls = std::collections::HashMap::from([("s1".to_string(), 2)]);
+    let failure = "step 1 (\"Count its lines\") failed: claimed success without calling any tool";
+    let mut done = plan();
+    done.transition("s2", StepStatus::Completed).expect("legal");
+    done.transition("s3", StepStatus::InProgress)
+        .expect("legal");
+    done.transition("s3", StepStatus::Completed).expect("legal");
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
+        summary_system(),
+        summary_user("make notes", &p, Some(failure), &calls),
+        outcome_line(&p, Some(failure)),
+        summary_user("make notes", &done, None, &calls),
+        outcome_line(&done, None)
+    ));
+}
+
+#[test]
+fn plain_report_snapshot() {
+    insta::assert_snapshot!(plain_report("make notes", &plan(), "summary call failed"));
+}
+
+#[test]
+fn truncation_marks_the_cut() {
+    assert_eq!(truncate_chars("héllo", 10), "héllo");
+    assert_eq!(truncate_chars("héllo", 2), "hé… [3 more characters cut]");
+}
