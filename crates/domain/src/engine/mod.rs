@@ -11,3 +11,4 @@ pub mod runtime;
 pub mod scheduler;
 pub mod structured;
 pub(crate) mod summary;
+pub(crate) mod verify;

@@ -16,20 +16,22 @@ use std::collections::{HashMap, HashSet};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
+mod adapt;
+mod settle;
+
+use self::adapt::{fail, Retry};
+use self::settle::{propagate, set_status, skip_remaining};
 use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::engine::executor::{run_step, StepEnd};
-use crate::engine::graph::{ready_steps, settle_one, StepIndex};
+use crate::engine::graph::{ready_steps, StepIndex};
 use crate::engine::runtime::Runtime;
-use crate::engine::structured::ask_json;
+use crate::engine::verify::verify;
 use crate::error::{Error, StoreError};
-use crate::model::event::{AdaptAction, EventKind};
+use crate::model::event::EventKind;
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::step_input::StepInput;
-use crate::ports::llm::CallPurpose;
-use crate::ports::llm::ChatMessage;
-use crate::prompts;
 use crate::strategy::{PlanningStrategy, Revisions, StepReport};
 
 /// How the scheduler ended.
@@ -211,7 +213,7 @@ impl<'a> Scheduler<'a> {
                 result,
                 revise_plan,
                 attachments,
-            } => match self.verify(plan, index, &result).await? {
+            } => match verify(self.ctx, self.rt, plan, index, &result).await? {
                 None => {
                     plan.complete_step(step_id, result.clone(), attachments)?;
                     self.ctx.save_plan(plan).await?;
@@ -252,165 +254,6 @@ impl<'a> Scheduler<'a> {
         self.adapt(strategy, plan, index, failure, status).await
     }
 
-    /// The optional verifier: `Some(reason)` when it rejects the claimed result.
-    async fn verify(
-        &mut self,
-        plan: &Plan,
-        index: usize,
-        result: &str,
-    ) -> Result<Option<String>, Error> {
-        if !self.rt.config.verify {
-            return Ok(None);
-        }
-        let step = &plan.steps()[index];
-        let messages = vec![
-            ChatMessage::system(prompts::verify_system()),
-            ChatMessage::user(prompts::verify_step(
-                &self.ctx.task,
-                &step.display_text(),
-                &prompts::truncate_chars(result, 2000),
-            )),
-        ];
-        let scope = format!(
-            "verify:{}:{}",
-            plan.steps()[index].id,
-            plan.steps()[index].attempts()
-        );
-        let verdict = ask_json(
-            self.ctx,
-            &scope,
-            self.rt.planner_llm.as_ref(),
-            CallPurpose::Other,
-            messages,
-            Some(&step.id),
-        )
-        .await;
-        let (ok, reason) = match verdict {
-            Ok(answer) => (
-                answer.value["ok"].as_bool().unwrap_or(true),
-                answer.value["reason"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            Err(e) => (
-                true,
-                format!(
-                    "verifier unavailable ({}); result accepted",
-                    e.recoverable()?
-                ),
-            ),
-        };
-        self.ctx
-            .emit(EventKind::StepVerified {
-                step_id: step.id.clone(),
-                ok,
-                reason: reason.clone(),
-            })
-            .await?;
-        Ok((!ok).then(|| format!("the verifier rejected the result: {reason}")))
-    }
-
-    /// Retry, fallback, re-plan, give up — in that order.
-    async fn adapt(
-        &mut self,
-        strategy: &mut dyn PlanningStrategy,
-        plan: &mut Plan,
-        index: usize,
-        reason: String,
-        status: StepStatus,
-    ) -> Result<Option<BoxFuture<'a, Task>>, Error> {
-        let cfg = &self.rt.config;
-        let step_id = plan.steps()[index].id.clone();
-        let tries = self.tries.entry(step_id.clone()).or_insert(0);
-        *tries += 1;
-        let tries = *tries;
-        let stopping = self.ctx.cancel.is_cancelled();
-        let retry = tries <= cfg.retries && !stopping;
-        let then = if retry { Retry::Yes } else { Retry::No };
-        fail(self.ctx, plan, index, status, &reason, then).await?;
-        if stopping {
-            return Ok(None);
-        }
-        if retry {
-            let delay = cfg.retry_delay.saturating_mul(tries);
-            self.ctx
-                .emit(EventKind::StepAdapted {
-                    step_id: step_id.clone(),
-                    action: AdaptAction::Retry,
-                    detail: format!(
-                        "retry {tries} of {} in {} ms",
-                        cfg.retries,
-                        delay.as_millis()
-                    ),
-                })
-                .await?;
-            plan.transition(&step_id, StepStatus::NotStarted)?;
-            self.ctx.save_plan(plan).await?;
-            self.busy.insert(step_id.clone());
-            let cancel = self.ctx.cancel.clone();
-            return Ok(Some(Box::pin(async move {
-                if !delay.is_zero() {
-                    tokio::select! {
-                        _ = tokio::time::sleep(delay) => {}
-                        _ = cancel.cancelled() => {}
-                    }
-                }
-                Task::Wake { step_id }
-            })));
-        }
-        if let Some(fallback) = plan.steps()[index].fallback.clone() {
-            if self.used_fallback.insert(step_id.clone()) {
-                self.tries.remove(&step_id);
-                self.ctx
-                    .emit(EventKind::StepAdapted {
-                        step_id: step_id.clone(),
-                        action: AdaptAction::Fallback,
-                        detail: fallback.clone(),
-                    })
-                    .await?;
-                plan.transition(&step_id, StepStatus::NotStarted)?;
-                let step = &mut plan.steps_mut()[index];
-                step.notes = format!("fallback for: {}", step.description);
-                step.description = fallback;
-                step.fallback = None;
-                self.ctx.save_plan(plan).await?;
-                return Ok(None);
-            }
-        }
-        let report = StepReport {
-            step_id: step_id.clone(),
-            description: plan.steps()[index].description.clone(),
-            success: false,
-            text: reason.clone(),
-            revise_requested: false,
-        };
-        if let Some(why) = strategy
-            .replan(self.ctx, self.rt, plan, &report, &mut self.revisions)
-            .await?
-        {
-            self.tries.remove(&step_id);
-            self.ctx
-                .emit(EventKind::StepAdapted {
-                    step_id: step_id.clone(),
-                    action: AdaptAction::Replan,
-                    detail: why.clone(),
-                })
-                .await?;
-            self.plan_changed(plan, why).await?;
-            return Ok(None);
-        }
-        self.ctx
-            .emit(EventKind::StepAdapted {
-                step_id,
-                action: AdaptAction::GiveUp,
-                detail: reason,
-            })
-            .await?;
-        self.after_step(strategy, plan, &report).await?;
-        Ok(None)
-    }
-
     async fn after_step(
         &mut self,
         strategy: &mut dyn PlanningStrategy,
@@ -439,130 +282,4 @@ impl<'a> Scheduler<'a> {
             .await?;
         Ok(())
     }
-}
-
-/// Settles steps that can no longer run: dependents of failed/blocked steps are blocked,
-/// dependents of skipped steps and unmet conditions are skipped, rollbacks whose target did
-/// not fail are skipped, and — for sequential styles — everything after a step given up on.
-async fn propagate(
-    ctx: &RunContext,
-    plan: &mut Plan,
-    stop_on_give_up: bool,
-    busy: &HashSet<String>,
-    index: &mut StepIndex,
-) -> Result<(), Error> {
-    let given_up = |plan: &Plan, i: usize| {
-        matches!(
-            plan.steps()[i].status(),
-            StepStatus::Failed | StepStatus::Blocked
-        ) && !busy.contains(&plan.steps()[i].id)
-    };
-    // Fast path: nothing waits on an edge and nothing was given up on.
-    let has_edges = plan.steps().iter().any(|s| {
-        s.status() == StepStatus::NotStarted
-            && (!s.depends_on.is_empty() || s.condition.is_some() || s.rollback_of.is_some())
-    });
-    let gave_up_any = stop_on_give_up && (0..plan.steps().len()).any(|i| given_up(plan, i));
-    if !has_edges && !gave_up_any {
-        return Ok(());
-    }
-    loop {
-        index.refresh(plan);
-        let change = settle_one(plan, stop_on_give_up, busy, index, &given_up);
-        match change {
-            Some((id, to, why)) => set_status(ctx, plan, &id, to, &why).await?,
-            None => return Ok(()),
-        }
-    }
-}
-
-/// Moves a not-started step to skipped or blocked, with its event.
-async fn set_status(
-    ctx: &RunContext,
-    plan: &mut Plan,
-    step_id: &str,
-    to: StepStatus,
-    reason: &str,
-) -> Result<(), Error> {
-    plan.end_step(step_id, to, reason)?;
-    ctx.save_plan(plan).await?;
-    let event = if to == StepStatus::Skipped {
-        EventKind::StepSkipped {
-            step_id: step_id.to_string(),
-            reason: reason.to_string(),
-        }
-    } else {
-        EventKind::StepFailed {
-            step_id: step_id.to_string(),
-            status: to,
-            error: reason.to_string(),
-            will_retry: false,
-        }
-    };
-    ctx.emit(event).await?;
-    Ok(())
-}
-
-/// What happens to a step that did not succeed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Retry {
-    Yes,
-    No,
-    /// The run's cancellation cut it short: a resumed run opens it again.
-    Interrupted,
-}
-
-async fn fail(
-    ctx: &RunContext,
-    plan: &mut Plan,
-    index: usize,
-    status: StepStatus,
-    reason: &str,
-    then: Retry,
-) -> Result<(), Error> {
-    let step_id = plan.steps()[index].id.clone();
-    if then == Retry::Interrupted {
-        plan.interrupt(&step_id, status, reason)?;
-    } else {
-        plan.end_step(&step_id, status, reason)?;
-    }
-    ctx.save_plan(plan).await?;
-    ctx.emit(EventKind::StepFailed {
-        step_id,
-        status,
-        error: reason.to_string(),
-        will_retry: then == Retry::Yes,
-    })
-    .await?;
-    Ok(())
-}
-
-/// Marks every step that has not started as skipped.
-async fn skip_remaining(ctx: &RunContext, plan: &mut Plan, reason: &str) -> Result<(), Error> {
-    let pending: Vec<String> = plan
-        .steps()
-        .iter()
-        .filter(|s| matches!(s.status(), StepStatus::NotStarted | StepStatus::InProgress))
-        .map(|s| s.id.clone())
-        .collect();
-    if pending.is_empty() {
-        return Ok(());
-    }
-    let cancelled = ctx.was_cancelled();
-    for id in &pending {
-        if cancelled {
-            plan.interrupt(id, StepStatus::Skipped, reason)?;
-        } else {
-            plan.end_step(id, StepStatus::Skipped, reason)?;
-        }
-    }
-    ctx.save_plan(plan).await?;
-    for id in pending {
-        ctx.emit(EventKind::StepSkipped {
-            step_id: id,
-            reason: reason.to_string(),
-        })
-        .await?;
-    }
-    Ok(())
 }
