@@ -29,6 +29,9 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Serve the HTTP API, the live event stream and the web page.
     Serve(ServeArgs),
+    /// Claim queued runs from the database and run them, until SIGTERM; any number of
+    /// workers (and servers) may share one database.
+    Worker(WorkerArgs),
     /// The tools offered to the model, and why any is not.
     Tools {
         #[command(subcommand)]
@@ -126,9 +129,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
     pub ask_timeout_secs: u32,
 
-    /// Runs executing at once; further runs wait in a queue.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub max_concurrent_runs: u32,
+    /// Runs this server executes at once; further runs wait in the durable queue. 0: the
+    /// server only queues runs and serves them, `planwright worker` processes run them.
+    #[arg(long = "workers", visible_alias = "max-concurrent-runs", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(0..=1024))]
+    pub workers: u32,
 
     /// Bearer token required by the API [default: generated at first start and kept in
     /// `server-token` beside the database]. Required to listen on a non-loopback address.
@@ -136,6 +141,22 @@ pub struct ServeArgs {
     pub token: Option<String>,
 
     /// Defaults of the runs the server starts (a request may override mode and model).
+    #[command(flatten)]
+    pub opts: RunOptions,
+}
+
+/// `planwright worker`: the run options are the defaults of every run it claims (a queued
+/// run's own mode and model win).
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Runs this worker executes at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub concurrency: u32,
+
+    /// Seconds a run waits for the answer to `message_ask_user` before the question fails.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
+    pub ask_timeout_secs: u32,
+
     #[command(flatten)]
     pub opts: RunOptions,
 }

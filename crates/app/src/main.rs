@@ -134,6 +134,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
             command: ToolsCommand::List { opts },
         } => tools_list(&opts),
         Command::Serve(args) => server::serve(&cli.db, args).await,
+        Command::Worker(args) => server::work(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
     }
 }

@@ -33,7 +33,7 @@ use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{RunOptions, ServeArgs};
+use crate::cli::{RunOptions, ServeArgs, WorkerArgs};
 use crate::AppError;
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
@@ -48,6 +48,8 @@ pub(crate) enum Phase {
     Active,
     /// Cancelled while queued: it never started (stored as failed, without events).
     Cancelled,
+    /// Executed by another process (a worker, another server): followed in the store.
+    Elsewhere,
     /// Could not run (store failure or misconfiguration).
     Errored(String),
 }
@@ -249,42 +251,18 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         ));
     }
     let token = auth::resolve_token(db, args.token.as_deref(), &args.addr)?;
-    let llm = crate::wiring::llm(&args.opts)?;
-    let (store, queue) = crate::wiring::queue_store(db)?;
-    // Fails early on a build without tools.
-    let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), &args.opts)?;
+    let state = runner_state(db, &args.opts, args.workers, args.ask_timeout_secs, token)?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
     let local = listener
         .local_addr()
         .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
-    let slots = Arc::new(Semaphore::new(args.max_concurrent_runs as usize));
-    let user = ServerUser::new(
-        slots.clone(),
-        Duration::from_secs(args.ask_timeout_secs.into()),
-    );
-    let state: State = Arc::new(AppState {
-        store,
-        queue,
-        lease: probe.config.lease.clone(),
-        opts: args.opts.clone(),
-        llm: llm.client.clone(),
-        token,
-        slots,
-        registry: Mutex::new(Registry::default()),
-        user: Arc::new(user),
-        shutdown: CancellationToken::new(),
-    });
     let router = api::router(state.clone());
-    dispatch::adopt_orphans(&state).await;
-    dispatch::dispatch(&state).await;
-    tokio::spawn(poll_queue(state.clone()));
-    {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "listening on http://{local}");
-        let _ = err.flush();
+    if args.workers > 0 {
+        start_runner(&state).await;
     }
+    say(&format!("listening on http://{local}"));
     let shutdown_state = state.clone();
     let limits = listener::Limits {
         max_connections: args.max_connections as usize,
@@ -293,16 +271,95 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
     };
     listener::serve(listener, router, limits, async move {
         let signal = stop_signal().await;
-        let _ = writeln!(
-            std::io::stderr(),
+        say(&format!(
             "\n{signal}: suspending the active runs at their next safe point"
-        );
-        shutdown_state.shutdown.cancel();
-        wait_for_runs(&shutdown_state, SHUTDOWN_GRACE).await;
-        release_leases(&shutdown_state).await;
+        ));
+        stop_runner(&shutdown_state).await;
     })
     .await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `planwright worker`: the server's runner without the HTTP API. Claims queued runs (and
+/// runs whose owner is gone) from the shared store until SIGTERM or Ctrl-C, then suspends
+/// its runs at their next safe point and gives their leases up, so another worker goes on
+/// with them (docs/durability.md, "The work queue").
+pub async fn work(db: &Path, args: WorkerArgs) -> Result<ExitCode, AppError> {
+    if args.opts.workspace.is_some() {
+        return Err(AppError::Config(
+            "a worker gives every run its own workspace; --workspace is not supported here".into(),
+        ));
+    }
+    let state = runner_state(
+        db,
+        &args.opts,
+        args.concurrency,
+        args.ask_timeout_secs,
+        String::new(),
+    )?;
+    start_runner(&state).await;
+    say(&format!(
+        "worker {} ready: up to {} runs at once",
+        state.lease.owner, args.concurrency
+    ));
+    let signal = stop_signal().await;
+    say(&format!(
+        "{signal}: suspending the active runs at their next safe point"
+    ));
+    stop_runner(&state).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line on stderr, flushed (tests and supervisors wait for these lines).
+fn say(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
+/// The state shared by the API handlers and the runner: the store and its queue, the
+/// default run options, `slots` runs at once.
+fn runner_state(
+    db: &Path,
+    opts: &RunOptions,
+    slots: u32,
+    ask_timeout_secs: u32,
+    token: String,
+) -> Result<State, AppError> {
+    let llm = crate::wiring::llm(opts)?;
+    let (store, queue) = crate::wiring::queue_store(db)?;
+    // Fails early on a build without tools.
+    let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
+    let slots = Arc::new(Semaphore::new(slots as usize));
+    let user = ServerUser::new(slots.clone(), Duration::from_secs(ask_timeout_secs.into()));
+    Ok(Arc::new(AppState {
+        store,
+        queue,
+        lease: probe.config.lease.clone(),
+        opts: opts.clone(),
+        llm: llm.client.clone(),
+        token,
+        slots,
+        registry: Mutex::new(Registry::default()),
+        user: Arc::new(user),
+        shutdown: CancellationToken::new(),
+    }))
+}
+
+/// Starts executing runs: adopts the runs of a dead server of this host, claims what is
+/// queued, and keeps claiming (new work at once, expired leases on a timer).
+async fn start_runner(state: &State) {
+    dispatch::adopt_orphans(state).await;
+    dispatch::dispatch(state).await;
+    tokio::spawn(poll_queue(state.clone()));
+}
+
+/// Stops claiming, suspends the active runs at their next safe point (the LLM or tool call
+/// under way finishes and is journaled) and gives their leases up.
+async fn stop_runner(state: &State) {
+    state.shutdown.cancel();
+    wait_for_runs(state, SHUTDOWN_GRACE).await;
+    release_leases(state).await;
 }
 
 /// How long shutdown waits for the active runs to reach a safe point.

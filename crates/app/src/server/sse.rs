@@ -35,6 +35,10 @@ pub struct EventsQuery {
     after: Option<u64>,
 }
 
+/// How long a stream waits for a live event before it reads the store: the store is the
+/// truth, the live channel only the fast path of runs this process executes.
+const STORE_POLL: Duration = Duration::from_millis(500);
+
 pub async fn events(
     Ext(state): Ext<State>,
     UrlPath(run_id): UrlPath<String>,
@@ -82,6 +86,9 @@ pub async fn events(
                 RunStatus::Failed if record.error.as_deref() == Some(QUEUED_CANCEL) => {
                     (None, Some(Phase::Cancelled))
                 }
+                // Running in another process (a worker, another server): followed in the
+                // store.
+                RunStatus::Running | RunStatus::Waiting => (None, Some(Phase::Elsewhere)),
                 _ => (None, None),
             }
         }
@@ -162,6 +169,20 @@ impl Producer {
             .await;
     }
 
+    /// Follows a run that another process executes through the store, until its final
+    /// event or until the client goes away.
+    async fn follow_store(&mut self) {
+        loop {
+            let next = tokio::select! {
+                _ = tokio::time::sleep(STORE_POLL) => self.catch_up().await,
+                _ = self.out.closed() => Next::Stop,
+            };
+            if let Next::Stop = next {
+                return;
+            }
+        }
+    }
+
     /// Sends what the store has after the last event sent.
     async fn catch_up(&mut self) -> Next {
         let events =
@@ -206,12 +227,19 @@ async fn produce(
         return;
     }
     let Some(mut rx) = rx else {
+        if phase == Some(Phase::Elsewhere) {
+            p.follow_store().await;
+            return;
+        }
         // A finished run (replayed), or one that never ran or stopped short: say why.
         p.explain(phase).await;
         return;
     };
     loop {
         let next = tokio::select! {
+            // Quiet for a while: the run may be running in another process (queued here,
+            // claimed by a worker), whose events only the store has.
+            _ = tokio::time::sleep(STORE_POLL) => p.catch_up().await,
             r = rx.recv() => match r {
                 Ok(e) if e.seq > p.last + 1 => p.catch_up().await,
                 Ok(e) => p.send(&e).await,
