@@ -118,6 +118,25 @@ impl ServerError {
         HINTS.iter().any(|hint| message.contains(hint))
     }
 
+    /// Whether the server refuses the `response_format` it was sent: the message names
+    /// `response_format`, `json_schema` or `json_object` (OpenAI's "'response_format' of type
+    /// 'json_object' is not supported with this model", LM Studio's "'response_format.type'
+    /// must be 'json_schema'", DeepSeek's "This response_format type is unavailable now").
+    /// OpenAI's complaint that no message says "json" is not one: the format is fine, the
+    /// prompt is not.
+    fn refuses_response_format(&self) -> bool {
+        let m = self.message.to_ascii_lowercase();
+        [
+            "response_format",
+            "response format",
+            "json_schema",
+            "json_object",
+        ]
+        .iter()
+        .any(|hint| m.contains(hint))
+            && !m.contains("must contain the word")
+    }
+
     fn is_quota_exhausted(&self) -> bool {
         self.is_one_of(&["insufficient_quota", "billing_hard_limit_reached"])
     }
@@ -143,7 +162,8 @@ impl ServerError {
 ///
 /// 401/403 → `Auth`; 429 → `RateLimited` (with `retry_after`) unless the quota is used up;
 /// a context overflow (by code or message, any status but those) → `ContextTooLong`;
-/// 413 → `ContextTooLong`; 408, 409, 425, 5xx → `Transient`; other 4xx → `Permanent`.
+/// 413 → `ContextTooLong`; 408, 409, 425, 5xx → `Transient`; another 4xx naming the
+/// response format → `ResponseFormatUnsupported`; other 4xx → `Permanent`.
 pub(crate) fn classify_status(
     status: u16,
     retry_after: Option<Duration>,
@@ -160,6 +180,7 @@ pub(crate) fn classify_status(
         _ if err.is_context_overflow() => LlmError::ContextTooLong(text),
         413 => LlmError::ContextTooLong(text),
         408 | 409 | 425 | 500..=599 => LlmError::Transient(text),
+        400..=499 if err.refuses_response_format() => LlmError::ResponseFormatUnsupported(text),
         400..=499 => LlmError::Permanent(text),
         _ => LlmError::InvalidResponse(format!("unexpected {text}")),
     }
@@ -199,7 +220,11 @@ pub(crate) fn classify_error_in_success(
         "not_found_error",
         "model_not_found",
     ]) {
-        LlmError::Permanent(text)
+        if err.refuses_response_format() {
+            LlmError::ResponseFormatUnsupported(text)
+        } else {
+            LlmError::Permanent(text)
+        }
     } else {
         LlmError::Transient(text)
     }
@@ -451,6 +476,54 @@ mod tests {
         let unknown = err(json!({"error": {"message": "???"}}));
         assert!(matches!(
             classify_error_in_success(200, None, &unknown),
+            LlmError::Transient(_)
+        ));
+    }
+
+    #[test]
+    fn response_format_refusals() {
+        for body in [
+            json!({"error": "'response_format.type' must be 'json_schema'"}),
+            json!({"error": {"message": "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.", "type": "invalid_request_error"}}),
+            json!({"error": {"message": "This response_format type is unavailable now", "code": "invalid_request_error"}}),
+        ] {
+            assert!(
+                matches!(
+                    classify_status(400, None, &err(body.clone())),
+                    LlmError::ResponseFormatUnsupported(_)
+                ),
+                "{body}"
+            );
+        }
+        assert!(matches!(
+            classify_status(
+                422,
+                None,
+                &err(json!({"detail": "json_schema is not supported"}))
+            ),
+            LlmError::ResponseFormatUnsupported(_)
+        ));
+        let word = err(
+            json!({"error": {"message": "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."}}),
+        );
+        assert!(matches!(
+            classify_status(400, None, &word),
+            LlmError::Permanent(_)
+        ));
+        assert!(matches!(
+            classify_status(404, None, &err(json!({"error": "no model"}))),
+            LlmError::Permanent(_)
+        ));
+        let in_success = err(
+            json!({"error": {"message": "response_format is unavailable", "type": "invalid_request_error"}}),
+        );
+        assert!(matches!(
+            classify_error_in_success(200, None, &in_success),
+            LlmError::ResponseFormatUnsupported(_)
+        ));
+        let upstream = err(json!({"error": {"message": "response_format broke upstream"}}));
+        assert!(matches!(
+            classify_error_in_success(200, None, &upstream),
             LlmError::Transient(_)
         ));
     }

@@ -1,26 +1,25 @@
 //! [`OpenAiClient`]: one `POST /chat/completions` per attempt, classified errors, retries;
-//! around it the transcript repair, the text tool protocol and structured output.
+//! around it the transcript repair and the text tool protocol. A `response_format` is sent
+//! as asked; the server's refusal of it is reported, never worked around here.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use backon::{ExponentialBuilder, Retryable};
 use chrono::Utc;
-use domain::llm::{ChatRequest, ChatResponse};
+use domain::llm::{ChatRequest, ChatResponse, ResponseFormat};
 use domain::ports::LlmClient;
 use domain::LlmError;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::Url;
 use serde_json::Value;
 
-use crate::classify::{self, excerpt, ServerError};
+use crate::classify::{self, ServerError};
 use crate::config::{OpenAiConfig, ToolProtocol, REDACTED};
 use crate::error::Error;
 use crate::sse::{self, SseAssembler};
-use crate::structured::{self, JsonMode};
 use crate::wire::{self, WireOptions};
 use crate::{text_tools, transcript};
 
@@ -39,10 +38,6 @@ struct Inner {
     endpoint: Url,
     /// The endpoint without any userinfo, for messages and logs.
     endpoint_shown: String,
-    /// `response_format: json_schema` not yet rejected by the server.
-    json_schema_ok: AtomicBool,
-    /// `response_format: json_object` not yet rejected by the server.
-    json_object_ok: AtomicBool,
 }
 
 impl OpenAiClient {
@@ -94,8 +89,6 @@ impl OpenAiClient {
         Ok(OpenAiClient {
             inner: Arc::new(Inner {
                 http,
-                json_schema_ok: AtomicBool::new(config.json_schema),
-                json_object_ok: AtomicBool::new(config.json_object),
                 config,
                 endpoint,
                 endpoint_shown,
@@ -111,15 +104,6 @@ impl OpenAiClient {
     /// The URL requests are posted to (without credentials).
     pub fn endpoint(&self) -> &str {
         &self.inner.endpoint_shown
-    }
-
-    /// Whether `json_schema` / `json_object` response formats are still sent (a server that
-    /// rejected one is not asked again by this client).
-    pub fn response_formats(&self) -> (bool, bool) {
-        (
-            self.inner.json_schema_ok.load(Ordering::Relaxed),
-            self.inner.json_object_ok.load(Ordering::Relaxed),
-        )
     }
 
     fn backoff(&self) -> ExponentialBuilder {
@@ -286,6 +270,7 @@ impl OpenAiClient {
             LlmError::ContextTooLong(m) => LlmError::ContextTooLong(clean(m)),
             LlmError::Auth(m) => LlmError::Auth(clean(m)),
             LlmError::Permanent(m) => LlmError::Permanent(clean(m)),
+            LlmError::ResponseFormatUnsupported(m) => LlmError::ResponseFormatUnsupported(clean(m)),
             LlmError::InvalidResponse(m) => LlmError::InvalidResponse(clean(m)),
         }
     }
@@ -294,13 +279,21 @@ impl OpenAiClient {
 #[async_trait]
 impl LlmClient for OpenAiClient {
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.check_response_format(&request.response_format)?;
         let request = repaired(request);
         let text_protocol = self.inner.config.tool_protocol == ToolProtocol::Text
             && (!request.tools.is_empty() || has_tool_turns(&request));
         if !text_protocol {
-            return self.structured(request).await.map_err(hint);
+            return self
+                .send(&request)
+                .await
+                .map_err(|e| refusal_of(&request, e))
+                .map_err(hint);
         }
-        let reply = self.structured(text_tools::encode(&request)).await?;
+        let reply = self
+            .send(&text_tools::encode(&request))
+            .await
+            .map_err(|e| refusal_of(&request, e))?;
         Ok(if text_tools::applies(&request) {
             text_tools::decode(reply, &request)
         } else {
@@ -310,83 +303,23 @@ impl LlmClient for OpenAiClient {
 }
 
 impl OpenAiClient {
-    /// Sends `request`, asking for JSON the best way the server still accepts when it wants
-    /// JSON: a rejected `response_format` is downgraded for the client's life
-    /// (`json_schema` → `json_object` → prompt only) and the request sent again.
-    async fn structured(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
-        loop {
-            let inner = &*self.inner;
-            let Some(mode) = structured::mode_for(
-                &request.response_format,
-                inner.json_schema_ok.load(Ordering::Relaxed),
-                inner.json_object_ok.load(Ordering::Relaxed),
-            ) else {
-                return self.send(&request).await;
-            };
-            let sent = structured::prepare(&request, mode);
-            match self.send(&sent).await {
-                Err(err) if mode != JsonMode::Prompt && structured::is_format_rejection(&err) => {
-                    let flag = match mode {
-                        JsonMode::Schema => &inner.json_schema_ok,
-                        _ => &inner.json_object_ok,
-                    };
-                    flag.store(false, Ordering::Relaxed);
-                    tracing::warn!(
-                        model = %inner.config.model,
-                        rejected = ?mode,
-                        error = %err,
-                        "the server rejected the response format; not asking for it again"
-                    );
-                }
-                Err(err) => return Err(err),
-                Ok(reply) => return self.ensure_json(&sent, &request, reply).await,
-            }
-        }
-    }
-
-    /// Leaves only the JSON in the reply's content; when there is none, asks once more with
-    /// the parse error, then gives up with `InvalidResponse`.
-    async fn ensure_json(
-        &self,
-        sent: &ChatRequest,
-        request: &ChatRequest,
-        mut reply: ChatResponse,
-    ) -> Result<ChatResponse, LlmError> {
-        if !reply.tool_calls.is_empty() {
-            return Ok(reply);
-        }
-        let problem = match structured::extract(reply.content.as_deref(), &request.response_format)
-        {
-            Ok(json) => {
-                reply.content = Some(json);
-                return Ok(reply);
-            }
-            Err(problem) => problem,
+    /// A response format the configuration says the server lacks (a preset's quirk) is
+    /// refused here, without a request.
+    fn check_response_format(&self, format: &ResponseFormat) -> Result<(), LlmError> {
+        let config = &self.inner.config;
+        let (name, supported) = match format {
+            ResponseFormat::Text => return Ok(()),
+            ResponseFormat::JsonSchema { .. } => ("json_schema", config.json_schema),
+            ResponseFormat::JsonObject => ("json_object", config.json_object),
         };
-        tracing::warn!(
-            model = %self.inner.config.model,
-            problem = %problem,
-            "the reply held no valid JSON; asking once more"
-        );
-        let bad = reply.content.clone().unwrap_or_default();
-        let again = structured::repair_request(sent, &bad, &problem);
-        let mut second = self.send(&again).await?;
-        second.usage.prompt_tokens += reply.usage.prompt_tokens;
-        second.usage.completion_tokens += reply.usage.completion_tokens;
-        if !second.tool_calls.is_empty() {
-            return Ok(second);
+        if supported {
+            return Ok(());
         }
-        match structured::extract(second.content.as_deref(), &request.response_format) {
-            Ok(json) => {
-                second.content = Some(json);
-                Ok(second)
-            }
-            Err(problem) => Err(LlmError::InvalidResponse(format!(
-                "no valid JSON in the reply, even after asking again: {problem}; the reply \
-                 starts with {:?}",
-                excerpt(second.content.as_deref().unwrap_or_default(), 200)
-            ))),
-        }
+        Err(LlmError::ResponseFormatUnsupported(format!(
+            "response_format {name} is not sent to this server (model {}): its configuration \
+             says it does not support it",
+            config.model
+        )))
     }
 
     /// One logical call: the body built once, then attempts with retries.
@@ -472,6 +405,19 @@ fn has_tool_turns(request: &ChatRequest) -> bool {
         .messages
         .iter()
         .any(|m| m.tool_call_id.is_some() || !m.tool_calls.is_empty())
+}
+
+/// A refusal naming the response format is one only when the request had one; otherwise the
+/// server refused something else.
+fn refusal_of(request: &ChatRequest, err: LlmError) -> LlmError {
+    match err {
+        LlmError::ResponseFormatUnsupported(m)
+            if request.response_format == ResponseFormat::Text =>
+        {
+            LlmError::Permanent(m)
+        }
+        other => other,
+    }
 }
 
 /// Adds a way out to the error of a model that cannot call tools natively.

@@ -65,11 +65,13 @@ pub struct OpenAiConfig {
     pub stream_usage: bool,
     /// Native tool calling, or the text protocol for models without it.
     pub tool_protocol: ToolProtocol,
-    /// Try `response_format: {"type": "json_schema"}` for schema requests. Cleared for the
-    /// client's life when the server rejects it.
+    /// The server takes `response_format: {"type": "json_schema"}`. When false, a request
+    /// asking for it is answered [`LlmError::ResponseFormatUnsupported`] without being sent
+    /// (the domain then asks another way).
+    ///
+    /// [`LlmError::ResponseFormatUnsupported`]: domain::LlmError::ResponseFormatUnsupported
     pub json_schema: bool,
-    /// Try `response_format: {"type": "json_object"}`. Cleared for the client's life when
-    /// the server rejects it; without either, JSON is asked for in the prompt.
+    /// The server takes `response_format: {"type": "json_object"}`; as `json_schema`.
     pub json_object: bool,
     /// Which assistant turns carry `reasoning_content` back to the server.
     pub reasoning_echo: ReasoningEcho,
@@ -78,7 +80,7 @@ pub struct OpenAiConfig {
 impl OpenAiConfig {
     /// Defaults: the OpenAI endpoint, no key, 120 s timeout, 4 retries, backoff 500 ms → 30 s,
     /// `Retry-After` capped at 60 s; no streaming, native tool calling, both JSON
-    /// `response_format`s tried, reasoning sent back on every turn that has some.
+    /// `response_format`s sent, reasoning sent back on every turn that has some.
     pub fn new(model: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig {
             base_url: DEFAULT_BASE_URL.to_owned(),
@@ -154,7 +156,7 @@ impl OpenAiConfig {
         self
     }
 
-    /// Which `response_format` types to try before asking for JSON in the prompt.
+    /// Which `response_format` types the server takes (see [`OpenAiConfig::json_schema`]).
     pub fn with_response_formats(mut self, json_schema: bool, json_object: bool) -> OpenAiConfig {
         self.json_schema = json_schema;
         self.json_object = json_object;

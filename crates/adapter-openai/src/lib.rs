@@ -18,9 +18,12 @@
 //! - Every outgoing transcript is made valid first: an assistant tool call without its tool
 //!   message gets `"(no result recorded)"`, an orphaned tool message is dropped (with a
 //!   warning).
-//! - Structured output: `json_schema` where supported, else `json_object`, else the JSON is
-//!   asked for in the prompt and extracted from the reply, with one repair re-ask; a format
-//!   the server rejects is not asked for again by that client.
+//! - Structured output: the request's `response_format` (`json_schema`, `json_object`) is
+//!   sent as asked; a server's refusal of it (an HTTP 4xx naming `response_format`,
+//!   `json_schema` or `json_object`), or a format the preset says the server lacks, is
+//!   [`domain::LlmError::ResponseFormatUnsupported`]. The domain decides what to ask instead
+//!   (docs/architecture.md, "Structured output"); this crate never retries without the
+//!   format nor looks for JSON in the reply.
 //! - [`ToolProtocol::Text`] lets models without tool calling call tools by writing JSON.
 //! - [`Provider`] presets (OpenAI, Ollama, vLLM, llama.cpp, DeepSeek, OpenRouter, LM Studio)
 //!   set the base URL, key requirement and quirks.
@@ -36,10 +39,8 @@ mod error;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
-mod json_text;
 mod provider;
 mod sse;
-mod structured;
 mod text_tools;
 mod transcript;
 mod wire;

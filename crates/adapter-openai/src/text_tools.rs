@@ -8,9 +8,8 @@ use std::collections::HashMap;
 use domain::llm::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolChoice};
 use serde_json::Value;
 
-use crate::json_text;
-use crate::structured::add_to_system_prompt;
 use crate::wire::arguments_text;
+use domain::model::json_text;
 
 /// Whether `request` goes out through the text protocol (it offers tools to call).
 pub(crate) fn applies(request: &ChatRequest) -> bool {
@@ -51,13 +50,14 @@ pub(crate) fn encode(request: &ChatRequest) -> ChatRequest {
             _ => messages.push(m.clone()),
         }
     }
-    add_to_system_prompt(&mut messages, &instructions(request));
-    ChatRequest {
+    let mut encoded = ChatRequest {
         messages,
         tools: Vec::new(),
         tool_choice: ToolChoice::Auto,
         ..request.clone()
-    }
+    };
+    encoded.add_to_system_prompt(&instructions(request));
+    encoded
 }
 
 fn calls_json(calls: &[ToolCall]) -> String {

@@ -37,7 +37,7 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorRecord {
     /// `rate_limited`, `transient`, `context_too_long`, `auth`, `permanent`,
-    /// `invalid_response`.
+    /// `response_format_unsupported`, `invalid_response`.
     pub kind: String,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +55,7 @@ impl From<&LlmError> for ErrorRecord {
             LlmError::ContextTooLong(m) => ("context_too_long", m, None),
             LlmError::Auth(m) => ("auth", m, None),
             LlmError::Permanent(m) => ("permanent", m, None),
+            LlmError::ResponseFormatUnsupported(m) => ("response_format_unsupported", m, None),
             LlmError::InvalidResponse(m) => ("invalid_response", m, None),
         };
         ErrorRecord {
@@ -77,6 +78,7 @@ impl From<&ErrorRecord> for LlmError {
             "transient" => LlmError::Transient(m),
             "context_too_long" => LlmError::ContextTooLong(m),
             "auth" => LlmError::Auth(m),
+            "response_format_unsupported" => LlmError::ResponseFormatUnsupported(m),
             "invalid_response" => LlmError::InvalidResponse(m),
             _ => LlmError::Permanent(m),
         }
@@ -112,6 +114,7 @@ mod tests {
             LlmError::ContextTooLong("c".into()),
             LlmError::Auth("a".into()),
             LlmError::Permanent("p".into()),
+            LlmError::ResponseFormatUnsupported("f".into()),
             LlmError::InvalidResponse("i".into()),
         ] {
             let rec = ErrorRecord::from(&err);

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -12,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::failure::{CallError, CallProblem, Failure, Unanswered};
 use crate::engine::journal::{request_hash, Journal};
+use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
@@ -56,7 +56,8 @@ pub(crate) struct RunContext {
     /// Prompt + completion tokens after which the run stops.
     max_tokens: Option<u64>,
     stop_reason: Mutex<Option<String>>,
-    json_format_rejected: AtomicBool,
+    /// The JSON response formats each client refused this run.
+    json_formats: FormatRefusals,
     /// Tool calls run per step id (`tool_called` events), for the summary.
     tool_calls: Mutex<HashMap<String, u32>>,
 }
@@ -82,7 +83,7 @@ impl RunContext {
             scopes: Mutex::new(HashMap::new()),
             max_tokens: rt.config.max_tokens,
             stop_reason: Mutex::new(None),
-            json_format_rejected: AtomicBool::new(false),
+            json_formats: FormatRefusals::default(),
             tool_calls: Mutex::new(HashMap::new()),
         }
     }
@@ -213,12 +214,9 @@ impl RunContext {
             .or_else(|| Some(CANCELLED.to_string()))
     }
 
-    pub fn json_format_rejected(&self) -> bool {
-        self.json_format_rejected.load(Ordering::Relaxed)
-    }
-
-    pub fn mark_json_format_rejected(&self) {
-        self.json_format_rejected.store(true, Ordering::Relaxed);
+    /// The JSON response formats each LLM client refused this run.
+    pub fn json_formats(&self) -> &FormatRefusals {
+        &self.json_formats
     }
 
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {

@@ -6,6 +6,7 @@ pub mod executor;
 pub(crate) mod failure;
 pub(crate) mod graph;
 pub(crate) mod journal;
+pub(crate) mod json_formats;
 pub mod lease;
 pub mod runtime;
 pub mod scheduler;

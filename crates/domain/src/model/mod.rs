@@ -2,6 +2,7 @@
 //! plan's text forms. Pure data and pure functions: no async, no ports.
 
 pub mod event;
+pub mod json_text;
 pub mod plan;
 pub mod plan_check;
 pub mod plan_text;

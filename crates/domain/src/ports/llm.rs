@@ -155,6 +155,21 @@ impl ChatRequest {
         self.tool_choice = choice;
         self
     }
+    /// Appends `text` to the first system message, or puts a system message with it in front
+    /// (some chat templates refuse a system message anywhere else).
+    pub fn add_to_system_prompt(&mut self, text: &str) {
+        match self.messages.iter_mut().find(|m| m.role == Role::System) {
+            Some(system) => {
+                let current = system.content.take().unwrap_or_default();
+                system.content = Some(if current.trim().is_empty() {
+                    text.to_owned()
+                } else {
+                    format!("{current}\n\n{text}")
+                });
+            }
+            None => self.messages.insert(0, ChatMessage::system(text)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -220,6 +235,11 @@ pub enum LlmError {
     /// Anything else the server refused (bad request, unknown model...).
     #[error("permanent failure: {0}")]
     Permanent(String),
+    /// The server does not support the request's `response_format` (`json_schema` or
+    /// `json_object`); the same request without it may succeed. The domain decides what to
+    /// ask instead (`engine::structured`); adapters only report it.
+    #[error("response format not supported: {0}")]
+    ResponseFormatUnsupported(String),
     /// The reply arrived but could not be understood.
     #[error("invalid response: {0}")]
     InvalidResponse(String),

@@ -104,6 +104,18 @@ pub fn json_repair(problem: &str) -> String {
     )
 }
 
+/// Asks for JSON in the system prompt, for a server that is not sent the answer's schema as
+/// the response format (or no response format at all).
+pub fn json_instruction(schema: Option<&serde_json::Value>) -> String {
+    let mut text = String::from(
+        "Answer with exactly one JSON value and nothing else: no prose, no code fences.",
+    );
+    if let Some(schema) = schema {
+        text.push_str(&format!(" It must match this JSON schema:\n{schema}"));
+    }
+    text
+}
+
 /// Flow re-plan: ask the planner to `update` the plan after a step failed.
 pub fn flow_replan(plan_text: &str, index: usize, step: &str, reason: &str) -> String {
     format!(

@@ -170,3 +170,12 @@ fn truncation_marks_the_cut() {
     assert_eq!(truncate_chars("héllo", 10), "héllo");
     assert_eq!(truncate_chars("héllo", 2), "hé… [3 more characters cut]");
 }
+
+#[test]
+fn json_instruction_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}",
+        json_instruction(None),
+        json_instruction(Some(&serde_json::json!({"type": "object"})))
+    ));
+}

@@ -647,9 +647,9 @@ async fn plan_act_planner_garbage_gives_the_default_plan() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn plan_act_falls_back_to_a_plain_prompt_when_json_format_is_rejected() {
+async fn plan_act_falls_back_to_json_object_when_json_schema_is_refused() {
     let llm = FakeLlm::new().plans(vec![
-        Err(LlmError::Permanent(
+        Err(LlmError::ResponseFormatUnsupported(
             "'response_format.type' must be 'json_schema' or 'text'".into(),
         )),
         text(&format!(
@@ -664,7 +664,7 @@ async fn plan_act_falls_back_to_a_plain_prompt_when_json_format_is_rejected() {
         reqs[0].response_format,
         ResponseFormat::JsonSchema { .. }
     ));
-    assert_eq!(reqs[1].response_format, ResponseFormat::Text);
+    assert_eq!(reqs[1].response_format, ResponseFormat::JsonObject);
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,5 +1,6 @@
 //! Finding the JSON a model wrote inside free text: code fences, prose before and after,
-//! `<tool_call>` tags and the like are tolerated.
+//! `<tool_call>` tags and the like are tolerated. Pure string code, shared by the domain's
+//! structured answers (`engine::structured`) and adapters that read tool calls out of text.
 
 use std::ops::Range;
 
@@ -8,16 +9,30 @@ use serde_json::Value;
 /// How many candidate openings are tried before giving up (bounds the work on long text).
 const MAX_CANDIDATES: usize = 64;
 
+/// Why a text holds no acceptable JSON (the first problem met), for a repair re-ask.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoJson {
+    /// No balanced `{…}` or `[…]` that parses and is accepted.
+    #[error("the reply contains no JSON object")]
+    Absent,
+    /// An opening bracket is never closed.
+    #[error("the JSON is incomplete (an opening bracket is never closed)")]
+    Incomplete,
+    /// The first balanced candidate does not parse.
+    #[error("invalid JSON: {0}")]
+    Invalid(String),
+}
+
 /// JSON found in a text: the value and where its source text lies.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Found {
+pub struct Found {
     pub value: Value,
     pub span: Range<usize>,
 }
 
 /// The first balanced `{…}` or `[…]` in `text` that parses as JSON.
 #[cfg(test)]
-pub(crate) fn first_json(text: &str) -> Result<Found, String> {
+pub(crate) fn first_json(text: &str) -> Result<Found, NoJson> {
     find_json(text, |_| true)
 }
 
@@ -25,8 +40,8 @@ pub(crate) fn first_json(text: &str) -> Result<Found, String> {
 ///
 /// The error says why nothing was found (the parse error of the first balanced candidate,
 /// or that there is no JSON at all), for a repair re-ask.
-pub(crate) fn find_json(text: &str, accept: impl Fn(&Value) -> bool) -> Result<Found, String> {
-    let mut first_error: Option<String> = None;
+pub fn find_json(text: &str, accept: impl Fn(&Value) -> bool) -> Result<Found, NoJson> {
+    let mut first_error: Option<NoJson> = None;
     let starts = text
         .char_indices()
         .filter(|(_, c)| matches!(c, '{' | '['))
@@ -34,9 +49,7 @@ pub(crate) fn find_json(text: &str, accept: impl Fn(&Value) -> bool) -> Result<F
         .take(MAX_CANDIDATES);
     for start in starts {
         let Some(end) = balanced_end(text, start) else {
-            first_error.get_or_insert_with(|| {
-                "the JSON is incomplete (an opening bracket is never closed)".to_owned()
-            });
+            first_error.get_or_insert(NoJson::Incomplete);
             continue;
         };
         match serde_json::from_str::<Value>(&text[start..end]) {
@@ -48,11 +61,11 @@ pub(crate) fn find_json(text: &str, accept: impl Fn(&Value) -> bool) -> Result<F
             }
             Ok(_) => {}
             Err(e) => {
-                first_error.get_or_insert_with(|| format!("invalid JSON: {e}"));
+                first_error.get_or_insert_with(|| NoJson::Invalid(e.to_string()));
             }
         }
     }
-    Err(first_error.unwrap_or_else(|| "the reply contains no JSON object".to_owned()))
+    Err(first_error.unwrap_or(NoJson::Absent))
 }
 
 /// The byte offset just past the bracket closing the one at `start`, skipping brackets in
@@ -142,12 +155,13 @@ mod tests {
 
     #[test]
     fn errors_say_what_was_wrong() {
-        assert!(first_json("no json here").unwrap_err().contains("no JSON"));
-        assert!(first_json("{\"a\": 1,}")
-            .unwrap_err()
-            .contains("invalid JSON"));
-        assert!(first_json("{\"a\": [1, 2")
-            .unwrap_err()
-            .contains("incomplete"));
+        assert_eq!(first_json("no json here").unwrap_err(), NoJson::Absent);
+        let invalid = first_json("{\"a\": 1,}").unwrap_err();
+        assert!(matches!(invalid, NoJson::Invalid(_)), "{invalid:?}");
+        assert!(
+            invalid.to_string().starts_with("invalid JSON: "),
+            "{invalid}"
+        );
+        assert_eq!(first_json("{\"a\": [1, 2").unwrap_err(), NoJson::Incomplete);
     }
 }
