@@ -926,3 +926,133 @@ async fn a_run_waiting_for_its_user_frees_its_slot() {
     let rest = reader.collect(30).await;
     assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
 }
+
+/// `planwright worker`s started with the test's LLM (killed when dropped).
+fn worker(pw: &Planwright, base: &str, args: &[&str]) -> tokio::process::Child {
+    let mut all = vec!["worker", "--retries", "0"];
+    all.extend_from_slice(args);
+    pw.spawn(
+        &all,
+        &[
+            ("OPENAI_BASE_URL", base),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+        ],
+    )
+}
+
+/// Waits until every run is `completed` (`planwright serve` answers from the store).
+async fn until_completed(server: &Server, ids: &[String], secs: u64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    for id in ids {
+        loop {
+            let status = status_of(server, id).await;
+            if status == "completed" {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "run {id} is {status}; server stderr:\n{}",
+                server.stderr_text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Sequence numbers 1..=n, each once, and one `run_started`.
+fn assert_one_clean_log(pw: &Planwright, id: &str) {
+    let events = pw.events(id);
+    let seqs: Vec<i64> = events.iter().map(|(s, _, _)| *s).collect();
+    assert_eq!(
+        seqs,
+        (1..=events.len() as i64).collect::<Vec<_>>(),
+        "run {id}: no gap, no duplicate"
+    );
+    assert_eq!(
+        events.iter().filter(|(_, t, _)| t == "run_started").count(),
+        1,
+        "run {id} started once"
+    );
+}
+
+/// A server that only queues (`--workers 0`) and two workers sharing its database: every
+/// run is claimed by exactly one worker, runs once, and its event stream, served by the
+/// server from the store, reaches the end.
+#[tokio::test]
+async fn workers_share_the_queue_and_each_run_runs_once() {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let (status, body) = create(&server, json!({"task": format!("append {i}")})).await;
+        assert!(status.is_success(), "{body}");
+        ids.push(body["run_id"].as_str().expect("id").to_string());
+    }
+    let stream = events(&server, &ids[0], None).await;
+    let _a = worker(&pw, &base, &["--concurrency", "2"]);
+    let _b = worker(&pw, &base, &["--concurrency", "2"]);
+    until_completed(&server, &ids, 120).await;
+    for id in &ids {
+        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
+        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_one_clean_log(&pw, id);
+    }
+    let mut stream = stream;
+    let seen = stream.collect(30).await;
+    assert_eq!(
+        seen.last().map(|e| e.event.as_str()),
+        Some("run_completed"),
+        "the server streams a run a worker executes: {seen:?}"
+    );
+    assert_eq!(
+        seen.iter().filter_map(|e| e.id).collect::<Vec<_>>(),
+        (1..=pw.events(&ids[0]).len() as u64).collect::<Vec<_>>()
+    );
+}
+
+/// A worker SIGKILLed during a tool call loses nothing: another worker takes the run over
+/// when its lease expires, resumes it from its journal (the interrupted call is not run
+/// again: the model is told its outcome is unknown), and the effect happened once.
+#[tokio::test]
+async fn a_worker_killed_mid_tool_call_hands_its_run_on() {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let id = body["run_id"].as_str().expect("id").to_string();
+    let mut first = worker(&pw, &base, &["--lease-secs", "2"]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !pw.events(&id).iter().any(|(_, t, _)| t == "tool_calling") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.start_kill().expect("SIGKILL");
+    let _ = first.wait().await;
+    let _second = worker(&pw, &base, &["--lease-secs", "2"]);
+    until_completed(&server, std::slice::from_ref(&id), 120).await;
+    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
+    assert_eq!(done, "done\n", "the effect happened once");
+    assert_one_clean_log(&pw, &id);
+    assert_eq!(
+        pw.events(&id)
+            .iter()
+            .filter(|(_, t, _)| t == "run_resumed")
+            .count(),
+        1,
+        "the second worker resumed the run from its journal"
+    );
+}

@@ -6,7 +6,7 @@
 //!                                      sink ─▶ broadcast ─▶ SSE (replay from store)
 //! ```
 //!
-//! Runs execute concurrently up to `--max-concurrent-runs`; the rest wait in the durable
+//! Runs execute concurrently up to `--workers`; the rest wait in the durable
 //! queue (`dispatch`): a queued run is in the store before its client is answered, so a
 //! restart loses none. Every run has its own workspace (`./.planwright/runs/<id>/workspace`).
 //! Live listeners never slow a run: events go through a bounded broadcast channel, and a
