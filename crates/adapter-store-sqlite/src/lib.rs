@@ -1,7 +1,8 @@
 //! # adapter-store-sqlite
 //!
 //! [`SqliteStore`] implements the domain ports [`domain::ports::RunStore`] and
-//! [`domain::ports::WorkQueue`] (leases and the durable queue: `leases.rs`) over one embedded
+//! [`domain::ports::WorkQueue`] (leases and the durable queue: `leases.rs`) and
+//! [`domain::ports::RunMailbox`] (`mailbox.rs`) over one embedded
 //! SQLite file. It keeps:
 //!
 //! - **runs**: one row per run (task, mode, status, workspace, timestamps, summary, error,
@@ -54,6 +55,7 @@ mod codec;
 mod connection;
 mod error;
 mod leases;
+mod mailbox;
 mod migrations;
 mod queries;
 mod store;

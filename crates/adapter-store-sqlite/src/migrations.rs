@@ -99,8 +99,27 @@ ALTER TABLE runs ADD COLUMN queue_request TEXT;
 CREATE INDEX runs_by_status ON runs (status, created_at);
 "#;
 
+/// Migration 5: the run mailbox (cancellation and answers for a run executed by another
+/// process; docs/durability.md, "Workers").
+const MIGRATION_5: &str = r#"
+CREATE TABLE run_messages (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id    TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    owner     TEXT,                     -- the run's lease owner when posted (the addressee)
+    posted_at TEXT NOT NULL,
+    json      TEXT NOT NULL             -- the whole domain RunMessage
+);
+CREATE INDEX run_messages_by_run ON run_messages (run_id, owner, id);
+"#;
+
 /// All migrations, in order.
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+];
 
 /// The migrations up to `version`, for tests that build a file of an earlier version.
 #[doc(hidden)]

@@ -5,13 +5,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, RunStore, WorkQueue};
+use domain::ports::{
+    LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
+};
 use domain::{Event, Plan, RunUsage, StoreError};
 use rusqlite::Connection;
 
 use crate::connection::{open_connection_with, Durability};
 use crate::error::Error;
-use crate::{leases, migrations, queries};
+use crate::{leases, mailbox, migrations, queries};
 
 /// A [`RunStore`] over one SQLite file. Cheap to clone; clones share one connection.
 #[derive(Clone)]
@@ -278,6 +280,25 @@ impl WorkQueue for SqliteStore {
         let id = run_id.to_string();
         self.call("position", Some(run_id), move |conn| {
             leases::position(conn, &id)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl RunMailbox for SqliteStore {
+    async fn post(&self, run_id: &str, message: &RunMessage) -> Result<(), StoreError> {
+        let (id, message, now) = (run_id.to_string(), message.clone(), Utc::now());
+        self.call("post run message", Some(run_id), move |conn| {
+            mailbox::post(conn, &id, &message, now)
+        })
+        .await
+    }
+
+    async fn take(&self, run_id: &str, owner: &str) -> Result<Vec<RunMessage>, StoreError> {
+        let (id, owner) = (run_id.to_string(), owner.to_string());
+        self.call("take run messages", Some(run_id), move |conn| {
+            mailbox::take(conn, &id, &owner)
         })
         .await
     }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::ports::{LlmClient, RunStore, SystemClock, WorkQueue};
+use domain::ports::{LlmClient, RunMailbox, RunStore, SystemClock, WorkQueue};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
@@ -225,15 +225,24 @@ fn durability() -> Result<adapter_store_sqlite::Durability, AppError> {
     }
 }
 
-/// A run store and the work queue on the same database.
-pub type QueueStore = (Arc<dyn RunStore>, Arc<dyn WorkQueue>);
+/// A run store with the work queue and the run mailbox on the same database (`planwright
+/// serve` and `planwright worker`).
+pub struct QueueStore {
+    pub store: Arc<dyn RunStore>,
+    pub queue: Arc<dyn WorkQueue>,
+    pub mailbox: Arc<dyn RunMailbox>,
+}
 
-/// The run store and the work queue on it (`planwright serve`).
+/// The run store, its work queue and its mailbox.
 #[cfg(feature = "store-sqlite")]
 pub fn queue_store(db: &Path) -> Result<QueueStore, AppError> {
     let store = adapter_store_sqlite::SqliteStore::open_with(db, durability()?)
         .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
-    Ok((Arc::new(store.clone()), Arc::new(store)))
+    Ok(QueueStore {
+        store: Arc::new(store.clone()),
+        queue: Arc::new(store.clone()),
+        mailbox: Arc::new(store),
+    })
 }
 
 #[cfg(not(feature = "store-sqlite"))]

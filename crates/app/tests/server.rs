@@ -1056,3 +1056,79 @@ async fn a_worker_killed_mid_tool_call_hands_its_run_on() {
         "the second worker resumed the run from its journal"
     );
 }
+
+/// A server that only queues reaches the runs a worker executes through the store: an
+/// answer to `message_ask_user` and a cancellation both arrive.
+#[tokio::test]
+async fn answers_and_cancellations_reach_a_run_a_worker_executes() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+        plan(&["Wait a long time", "Never reached"]),
+        call(
+            "shell_exec",
+            json!({"command": "sleep 30", "timeout_secs": 60}),
+        ),
+        complete(true, "waited"),
+        text("should not be needed"),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
+    let _worker = worker(&pw, &llm.base_url(), &["--concurrency", "1"]);
+
+    let (_, body) = create(&server, json!({"task": "ask for a colour"})).await;
+    let asking = body["run_id"].as_str().expect("run_id").to_string();
+    let mut reader = events(&server, &asking, None).await;
+    loop {
+        let e = reader.next().await.expect("event");
+        if e.event == "waiting_for_user" {
+            break;
+        }
+    }
+    // Once the store says `waiting`, the server relays the answer.
+    let mut delivered = false;
+    for _ in 0..100 {
+        let (status, _) = post_json(
+            &server,
+            &format!("/v1/runs/{asking}/reply"),
+            json!({"answer": "blue"}),
+        )
+        .await;
+        if status == StatusCode::OK {
+            delivered = true;
+            break;
+        }
+        assert_eq!(status, StatusCode::CONFLICT);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(delivered);
+    let rest = reader.collect(30).await;
+    let replied = rest
+        .iter()
+        .find(|e| e.event == "user_replied")
+        .expect("user_replied");
+    assert_eq!(replied.data["answer"], "blue");
+    assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
+
+    let (_, body) = create(&server, json!({"task": "sleep"})).await;
+    let sleeping = body["run_id"].as_str().expect("run_id").to_string();
+    let mut reader = events(&server, &sleeping, None).await;
+    loop {
+        let e = reader.next().await.expect("event");
+        if e.event == "tool_calling" {
+            break;
+        }
+    }
+    let (status, body) =
+        post_json(&server, &format!("/v1/runs/{sleeping}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let rest = reader.collect(30).await;
+    let last = rest.last().expect("a final event");
+    assert_eq!(last.event, "run_failed", "{rest:?}");
+    assert_eq!(last.data["reason"], "the run was cancelled");
+}

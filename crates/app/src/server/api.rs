@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use domain::ports::{RunRecord, RunStatus};
+use domain::ports::{RunMessage, RunRecord, RunStatus};
 
 use super::{auth, dispatch, sse, web, Phase, State};
 use crate::cli::ModeArg;
@@ -327,7 +327,9 @@ async fn cancel_run(
         .with_registry(|reg| {
             reg.runs
                 .get(&run_id)
-                .filter(|e| e.phase == Phase::Active || e.phase == Phase::Queued)
+                // A run queued here but claimed since (cancel_queued failed) may be running
+                // in another process: the mailbox reaches it wherever it runs.
+                .filter(|e| e.phase == Phase::Active)
                 .map(|e| e.cancel.clone())
         })
         .flatten();
@@ -340,8 +342,26 @@ async fn cancel_run(
             )
                 .into_response())
         }
+        // Executed by another process (a worker, another server): its owner reads the
+        // run's mailbox.
+        None if matches!(
+            run.status,
+            RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
+        ) =>
+        {
+            state
+                .mailbox
+                .post(&run_id, &RunMessage::Cancel)
+                .await
+                .map_err(store_error)?;
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({"run_id": run_id, "status": "cancelling"})),
+            )
+                .into_response())
+        }
         None => Err(ApiError::Conflict(format!(
-            "run '{run_id}' is not running here ({})",
+            "run '{run_id}' is not running ({})",
             crate::report::shown_status(&run)
         ))),
     }
@@ -369,10 +389,25 @@ async fn reply(
     if !known(&state, &run_id).await? {
         return Err(unknown_run(&run_id));
     }
+    let answer = req.answer;
+    let Err(not_here) = state.user.reply(&run_id, answer.clone()) else {
+        return Ok(Json(json!({"run_id": run_id, "delivered": true})));
+    };
+    // Not waiting in this process: maybe in the process that executes it.
+    let waiting = state
+        .store
+        .get_run(&run_id)
+        .await
+        .map_err(store_error)?
+        .is_some_and(|r| r.status == RunStatus::Waiting);
+    if !waiting {
+        return Err(ApiError::Conflict(not_here.to_string()));
+    }
     state
-        .user
-        .reply(&run_id, req.answer)
-        .map_err(|e| ApiError::Conflict(e.to_string()))?;
+        .mailbox
+        .post(&run_id, &RunMessage::Answer { text: answer })
+        .await
+        .map_err(store_error)?;
     Ok(Json(json!({"run_id": run_id, "delivered": true})))
 }
 

@@ -12,10 +12,11 @@
 //! on the same store goes on with them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use domain::model::event::Event;
-use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
+use domain::ports::{LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus};
 use domain::RunControl;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
@@ -201,6 +202,14 @@ async fn execute(
         suspend: state.shutdown.clone(),
     };
     tracing::info!(run_id = %run_id, status = record.status.as_str(), "run starting");
+    let watching = CancellationToken::new();
+    tokio::spawn(watch_mailbox(
+        state.clone(),
+        run_id.clone(),
+        control.cancel.clone(),
+        watching.clone(),
+    ));
+    let _stop_watching = watching.drop_guard();
     let outcome = if record.status == RunStatus::Queued {
         runtime.run_queued(&run_id, control).await
     } else {
@@ -215,6 +224,58 @@ async fn execute(
     // again as interrupted.
     give_up(state, &run_id, &reason).await;
     Err(reason)
+}
+
+/// How often a run's owner reads the run's mailbox.
+const MAILBOX_POLL: Duration = Duration::from_millis(250);
+
+/// Ticks an answer that arrived before its question waits to be delivered.
+const EARLY_ANSWER_TICKS: u32 = 20;
+
+/// Delivers what other processes post for `run_id` (docs/durability.md, "Workers"): a
+/// cancellation fires the run's cancel token, an answer goes to the question the run waits
+/// on. Stops when `done` fires (the run ended here).
+async fn watch_mailbox(
+    state: State,
+    run_id: String,
+    cancel: CancellationToken,
+    done: CancellationToken,
+) {
+    // Answers taken before the run registered its question (it is marked waiting first).
+    let mut early: Vec<(String, u32)> = Vec::new();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(MAILBOX_POLL) => {}
+            _ = done.cancelled() => return,
+        }
+        let messages = match state.mailbox.take(&run_id, &state.lease.owner).await {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(run_id = %run_id, error = %e, "cannot read the run's mailbox");
+                continue;
+            }
+        };
+        for message in messages {
+            match message {
+                RunMessage::Cancel => {
+                    tracing::info!(run_id = %run_id, "cancelled through the store");
+                    cancel.cancel();
+                }
+                RunMessage::Answer { text } => early.push((text, 0)),
+            }
+        }
+        early.retain_mut(|(text, ticks)| {
+            if state.user.reply(&run_id, text.clone()).is_ok() {
+                return false;
+            }
+            *ticks += 1;
+            if *ticks >= EARLY_ANSWER_TICKS {
+                tracing::warn!(run_id = %run_id, "an answer came while the run asked nothing; dropped");
+                return false;
+            }
+            true
+        });
+    }
 }
 
 /// Records a claimed run that ended without an outcome (it cannot be started, or its store

@@ -28,7 +28,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::model::event::Event;
-use domain::ports::{AskUserError, EventSink, LlmClient, RunStore, UserChannel, WorkQueue};
+use domain::ports::{
+    AskUserError, EventSink, LlmClient, RunMailbox, RunStore, UserChannel, WorkQueue,
+};
 use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -222,6 +224,9 @@ impl EventSink for BroadcastSink {
 pub(crate) struct AppState {
     pub store: Arc<dyn RunStore>,
     pub queue: Arc<dyn WorkQueue>,
+    /// Cancellations and answers for runs another process executes, and for this
+    /// process's runs from other servers.
+    pub mailbox: Arc<dyn RunMailbox>,
     /// This process's owner id and lease time (docs/durability.md, "Leases").
     pub lease: LeaseConfig,
     pub opts: RunOptions,
@@ -327,7 +332,11 @@ fn runner_state(
     token: String,
 ) -> Result<State, AppError> {
     let llm = crate::wiring::llm(opts)?;
-    let (store, queue) = crate::wiring::queue_store(db)?;
+    let crate::wiring::QueueStore {
+        store,
+        queue,
+        mailbox,
+    } = crate::wiring::queue_store(db)?;
     // Fails early on a build without tools.
     let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
     let slots = Arc::new(Semaphore::new(slots as usize));
@@ -335,6 +344,7 @@ fn runner_state(
     Ok(Arc::new(AppState {
         store,
         queue,
+        mailbox,
         lease: probe.config.lease.clone(),
         opts: opts.clone(),
         llm: llm.client.clone(),

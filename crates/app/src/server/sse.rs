@@ -276,7 +276,9 @@ mod tests {
     use clap::Parser;
     use domain::model::event::{EventKind, RunUsage};
     use domain::model::plan::Plan;
-    use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, RunStore, WorkQueue};
+    use domain::ports::{
+        LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
+    };
     use domain::StoreError;
     use tokio_util::sync::CancellationToken;
 
@@ -391,6 +393,16 @@ mod tests {
         }
     }
 
+    #[async_trait]
+    impl RunMailbox for MemoryStore {
+        async fn post(&self, _run_id: &str, _message: &RunMessage) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn take(&self, _run_id: &str, _owner: &str) -> Result<Vec<RunMessage>, StoreError> {
+            Ok(Vec::new())
+        }
+    }
+
     fn state(store: Arc<MemoryStore>) -> State {
         let cli = Cli::try_parse_from(["planwright", "serve"]).expect("parses");
         let Command::Serve(args) = cli.command else {
@@ -398,7 +410,8 @@ mod tests {
         };
         Arc::new(super::super::AppState {
             store: store.clone(),
-            queue: store,
+            queue: store.clone(),
+            mailbox: store,
             lease: domain::LeaseConfig::default(),
             opts: args.opts,
             llm: Arc::new(NoLlm),

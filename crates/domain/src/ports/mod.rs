@@ -1,12 +1,13 @@
 //! The port traits: everything the domain needs from the outside world.
 //!
 //! Adapters implement these (`adapter-openai` → [`LlmClient`], `adapter-tools-*` → [`Tool`],
-//! `adapter-store-sqlite` → [`RunStore`]); the app wires them together. Domain tests mock
+//! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`]); the app wires them together. Domain tests mock
 //! them with mockall.
 
 pub mod clock;
 pub mod ids;
 pub mod llm;
+pub mod mailbox;
 pub mod search;
 pub mod sink;
 pub mod store;
@@ -18,6 +19,7 @@ pub use self::ids::*;
 #[cfg(test)]
 pub use self::llm::MockLlmClient;
 pub use self::llm::{LlmClient, LlmError};
+pub use self::mailbox::*;
 pub use self::search::*;
 pub use self::sink::*;
 pub use self::store::*;
