@@ -4,18 +4,21 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::database::Database;
+
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
 #[command(name = "planwright", version, about, long_about = None)]
 pub struct Cli {
-    /// SQLite file holding runs, plans and events.
+    /// Where runs, plans and events live: a SQLite file, or a PostgreSQL URL
+    /// (`postgres://user@host/db`) shared by any number of servers and workers.
     #[arg(
         long,
         global = true,
         env = "PLANWRIGHT_DB",
         default_value = "./.planwright/planwright.db"
     )]
-    pub db: PathBuf,
+    pub db: Database,
 
     #[command(subcommand)]
     pub command: Command,
@@ -130,10 +133,11 @@ pub struct ServeArgs {
     pub ask_timeout_secs: u32,
 
     /// Runs this server executes at once; further runs wait in the durable queue. 0: the
-    /// server only queues runs and serves them, `planwright worker` processes run them.
-    #[arg(long = "workers", visible_alias = "max-concurrent-runs", default_value_t = 4,
+    /// server only queues runs and serves them, `planwright worker` processes run them
+    /// [default: 4 with a SQLite file, 0 with PostgreSQL].
+    #[arg(long = "workers", visible_alias = "max-concurrent-runs",
           value_parser = clap::value_parser!(u32).range(0..=1024))]
-    pub workers: u32,
+    pub workers: Option<u32>,
 
     /// Bearer token required by the API [default: generated at first start and kept in
     /// `server-token` beside the database]. Required to listen on a non-loopback address.

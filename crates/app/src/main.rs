@@ -7,6 +7,7 @@
 //! Exit codes: 0 the run completed, 1 the run failed, 2 a usage or configuration error.
 
 mod cli;
+mod database;
 mod environ;
 mod ids;
 mod owner;
@@ -27,6 +28,7 @@ use domain::ports::{RunStatus, RunStore};
 use domain::{RunControl, RunRequest, Runtime};
 
 use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
+use crate::database::Database;
 
 /// The app's error enum; each variant maps to an exit code.
 #[derive(Debug, thiserror::Error)]
@@ -145,14 +147,14 @@ fn print_stdout(text: &str) {
     let _ = out.flush();
 }
 
-async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
+async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     let task = args.task.join(" ").trim().to_string();
     if task.is_empty() {
         return Err(AppError::Config("the task is empty".into()));
     }
     let opts = &args.opts;
     let llm = wiring::llm(opts)?;
-    let store = wiring::store(db)?;
+    let store = db.open().await?.store;
     let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
     if !args.answers.is_empty() {
         runtime.user = Arc::new(scripted_user::ScriptedUser::new(
@@ -177,26 +179,19 @@ async fn run(db: &Path, args: RunArgs) -> Result<ExitCode, AppError> {
     finish(&outcome, &workspace.display().to_string(), opts.json, &llm)
 }
 
-async fn resume(db: &Path, args: ResumeArgs) -> Result<ExitCode, AppError> {
+async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     let opts = &args.opts;
     let llm = wiring::llm(opts)?;
-    let store = wiring::store(db)?;
+    let store = db.open().await?.store;
     let record = store
         .get_run(&args.run_id)
         .await
-        .map_err(|e| AppError::Run(format!("reading {}: {e}", db.display())))?
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "no run with id '{}' in {}",
-                args.run_id,
-                db.display()
-            ))
-        })?;
+        .map_err(|e| AppError::Run(format!("reading {}: {e}", db)))?
+        .ok_or_else(|| AppError::NotFound(format!("no run with id '{}' in {}", args.run_id, db)))?;
     if record.status == RunStatus::Queued {
         return Err(AppError::Config(format!(
             "run '{}' is queued and has not started; `planwright serve` on {} starts it",
-            args.run_id,
-            db.display()
+            args.run_id, db
         )));
     }
     let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store.clone(), opts)?;
@@ -330,9 +325,9 @@ fn prepare_workspace(given: Option<&Path>, run_id: &str) -> Result<PathBuf, AppE
         .map_err(|e| AppError::Config(format!("cannot resolve workspace {}: {e}", dir.display())))
 }
 
-async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
-    let store: Arc<dyn RunStore> = wiring::store(db)?;
-    let store_err = |e: domain::StoreError| AppError::Run(format!("reading {}: {e}", db.display()));
+async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppError> {
+    let store: Arc<dyn RunStore> = db.open().await?.store;
+    let store_err = |e: domain::StoreError| AppError::Run(format!("reading {}: {e}", db));
     match command {
         RunsCommand::List { json } => {
             let runs = store.list_runs().await.map_err(store_err)?;
@@ -348,7 +343,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
                 .await
                 .map_err(store_err)?
                 .ok_or_else(|| {
-                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db.display()))
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db))
                 })?;
             let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
             let events = store.events(&run_id, 0).await.map_err(store_err)?;
@@ -367,7 +362,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
             if store.get_run(&run_id).await.map_err(store_err)?.is_none() {
                 return Err(AppError::NotFound(format!(
                     "no run with id '{run_id}' in {}",
-                    db.display()
+                    db
                 )));
             }
             let mut after = 0;
@@ -407,7 +402,7 @@ async fn runs(db: &Path, command: RunsCommand) -> Result<ExitCode, AppError> {
                 .await
                 .map_err(store_err)?
                 .ok_or_else(|| {
-                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db.display()))
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db))
                 })?;
             if report::shown_status(&run) == "running" {
                 return Err(AppError::Config(format!(

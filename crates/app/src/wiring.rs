@@ -1,10 +1,9 @@
 //! Wiring: builds the adapters picked by cargo features and plugs them into the domain.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::ports::{LlmClient, RunMailbox, RunStore, SystemClock, WorkQueue};
+use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
@@ -205,58 +204,6 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
         ));
     }
     local_llm(args, false)
-}
-
-#[cfg(feature = "store-sqlite")]
-pub fn store(db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
-    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability()?)
-        .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
-    Ok(Arc::new(store))
-}
-
-#[cfg(feature = "store-sqlite")]
-fn durability() -> Result<adapter_store_sqlite::Durability, AppError> {
-    match std::env::var("PLANWRIGHT_DB_SYNC").ok().as_deref() {
-        None | Some("") | Some("normal") => Ok(adapter_store_sqlite::Durability::Normal),
-        Some("full") => Ok(adapter_store_sqlite::Durability::Full),
-        Some(other) => Err(AppError::Config(format!(
-            "PLANWRIGHT_DB_SYNC must be `normal` or `full`, not `{other}`"
-        ))),
-    }
-}
-
-/// A run store with the work queue and the run mailbox on the same database (`planwright
-/// serve` and `planwright worker`).
-pub struct QueueStore {
-    pub store: Arc<dyn RunStore>,
-    pub queue: Arc<dyn WorkQueue>,
-    pub mailbox: Arc<dyn RunMailbox>,
-}
-
-/// The run store, its work queue and its mailbox.
-#[cfg(feature = "store-sqlite")]
-pub fn queue_store(db: &Path) -> Result<QueueStore, AppError> {
-    let store = adapter_store_sqlite::SqliteStore::open_with(db, durability()?)
-        .map_err(|e| AppError::Config(format!("cannot open the database {}: {e}", db.display())))?;
-    Ok(QueueStore {
-        store: Arc::new(store.clone()),
-        queue: Arc::new(store.clone()),
-        mailbox: Arc::new(store),
-    })
-}
-
-#[cfg(not(feature = "store-sqlite"))]
-pub fn queue_store(_db: &Path) -> Result<QueueStore, AppError> {
-    Err(AppError::Config(
-        "this planwright was built without a run store (enable the `store-sqlite` feature)".into(),
-    ))
-}
-
-#[cfg(not(feature = "store-sqlite"))]
-pub fn store(_db: &Path) -> Result<Arc<dyn RunStore>, AppError> {
-    Err(AppError::Config(
-        "this planwright was built without a run store (enable the `store-sqlite` feature)".into(),
-    ))
 }
 
 /// Adds a family of tools to the set and records it as offered.

@@ -17,12 +17,13 @@ use axum::response::{IntoResponse, Response};
 use super::api::ApiError;
 use crate::AppError;
 
-/// Name of the file beside the database holding the generated token.
+/// Name of the file holding the generated token, beside a SQLite database (in
+/// `./.planwright` with PostgreSQL).
 pub const TOKEN_FILE: &str = "server-token";
 
 /// The token the API requires.
 pub fn resolve_token(
-    db: &Path,
+    folder: &Path,
     given: Option<&str>,
     addr: &SocketAddr,
 ) -> Result<String, AppError> {
@@ -40,10 +41,6 @@ pub fn resolve_token(
              set PLANWRIGHT_TOKEN or --token"
         )));
     }
-    let folder = db
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
     let file = folder.join(TOKEN_FILE);
     if let Ok(existing) = std::fs::read_to_string(&file) {
         let existing = existing.trim();
@@ -157,10 +154,10 @@ mod tests {
     #[test]
     fn a_generated_token_is_kept_and_reused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = dir.path().join("sub").join("pw.db");
+        let folder = dir.path().join("sub");
         let addr: SocketAddr = "127.0.0.1:0".parse().expect("addr");
-        let first = resolve_token(&db, None, &addr).expect("token");
-        let second = resolve_token(&db, None, &addr).expect("token");
+        let first = resolve_token(&folder, None, &addr).expect("token");
+        let second = resolve_token(&folder, None, &addr).expect("token");
         assert_eq!(first, second);
         #[cfg(unix)]
         {
@@ -169,9 +166,9 @@ mod tests {
             assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         }
         let public: SocketAddr = "0.0.0.0:8080".parse().expect("addr");
-        assert!(resolve_token(&db, None, &public).is_err());
+        assert!(resolve_token(&folder, None, &public).is_err());
         assert_eq!(
-            resolve_token(&db, Some("explicit-token"), &public).expect("token"),
+            resolve_token(&folder, Some("explicit-token"), &public).expect("token"),
             "explicit-token"
         );
     }

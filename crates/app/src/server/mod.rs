@@ -21,7 +21,7 @@ mod web;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,6 +36,7 @@ use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{RunOptions, ServeArgs, WorkerArgs};
+use crate::database::Database;
 use crate::AppError;
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
@@ -249,14 +250,17 @@ impl AppState {
 }
 
 /// `planwright serve`.
-pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
+pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError> {
     if args.opts.workspace.is_some() {
         return Err(AppError::Config(
             "serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let token = auth::resolve_token(db, args.token.as_deref(), &args.addr)?;
-    let state = runner_state(db, &args.opts, args.workers, args.ask_timeout_secs, token)?;
+    let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
+    let workers = args
+        .workers
+        .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
+    let state = runner_state(db, &args.opts, workers, args.ask_timeout_secs, token).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
@@ -264,7 +268,7 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
         .local_addr()
         .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
     let router = api::router(state.clone());
-    if args.workers > 0 {
+    if workers > 0 {
         start_runner(&state).await;
     }
     say(&format!("listening on http://{local}"));
@@ -289,7 +293,7 @@ pub async fn serve(db: &Path, args: ServeArgs) -> Result<ExitCode, AppError> {
 /// runs whose owner is gone) from the shared store until SIGTERM or Ctrl-C, then suspends
 /// its runs at their next safe point and gives their leases up, so another worker goes on
 /// with them (docs/durability.md, "The work queue").
-pub async fn work(db: &Path, args: WorkerArgs) -> Result<ExitCode, AppError> {
+pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError> {
     if args.opts.workspace.is_some() {
         return Err(AppError::Config(
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
@@ -301,7 +305,8 @@ pub async fn work(db: &Path, args: WorkerArgs) -> Result<ExitCode, AppError> {
         args.concurrency,
         args.ask_timeout_secs,
         String::new(),
-    )?;
+    )
+    .await?;
     start_runner(&state).await;
     say(&format!(
         "worker {} ready: up to {} runs at once",
@@ -324,19 +329,19 @@ fn say(line: &str) {
 
 /// The state shared by the API handlers and the runner: the store and its queue, the
 /// default run options, `slots` runs at once.
-fn runner_state(
-    db: &Path,
+async fn runner_state(
+    db: &Database,
     opts: &RunOptions,
     slots: u32,
     ask_timeout_secs: u32,
     token: String,
 ) -> Result<State, AppError> {
     let llm = crate::wiring::llm(opts)?;
-    let crate::wiring::QueueStore {
+    let crate::database::QueueStore {
         store,
         queue,
         mailbox,
-    } = crate::wiring::queue_store(db)?;
+    } = db.open().await?;
     // Fails early on a build without tools.
     let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
     let slots = Arc::new(Semaphore::new(slots as usize));
@@ -371,6 +376,9 @@ async fn stop_runner(state: &State) {
     wait_for_runs(state, SHUTDOWN_GRACE).await;
     release_leases(state).await;
 }
+
+/// Runs a server with a SQLite file executes at once unless `--workers` says otherwise.
+const DEFAULT_WORKERS: u32 = 4;
 
 /// How long shutdown waits for the active runs to reach a safe point.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
