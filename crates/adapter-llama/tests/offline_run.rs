@@ -5,20 +5,18 @@
 //! when the model file is missing, unless `CI=true`.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use adapter_llama::{default_model_path, LlamaClient, LlamaConfig};
 use async_trait::async_trait;
-use domain::error::{StoreError, ToolError};
-use domain::model::event::Event;
-use domain::model::plan::Plan;
+use domain::error::ToolError;
 use domain::ports::{
-    LlmClient, NoEventSink, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
-    Tool, ToolContext, ToolOutput,
+    LlmClient, NoEventSink, NoUser, RunStatus, RunStore, SequentialIds, SystemClock, Tool,
+    ToolContext, ToolOutput,
 };
+use domain::testing::MemoryStore;
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, StepLimits};
 use serde_json::{json, Value};
@@ -75,95 +73,6 @@ impl Tool for Bash {
     }
 }
 
-/// Keeps everything in memory.
-#[derive(Default)]
-struct MemStore {
-    runs: Mutex<HashMap<String, RunRecord>>,
-    plans: Mutex<HashMap<String, Plan>>,
-    events: Mutex<Vec<Event>>,
-}
-
-#[async_trait]
-impl RunStore for MemStore {
-    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        self.runs
-            .lock()
-            .unwrap()
-            .insert(run.run_id.clone(), run.clone());
-        Ok(())
-    }
-    async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        self.create_run(run).await
-    }
-    async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
-        Ok(self.runs.lock().unwrap().remove(run_id).is_some())
-    }
-    async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError> {
-        if let Some(r) = self.runs.lock().unwrap().get_mut(run_id) {
-            r.status = status;
-        }
-        Ok(())
-    }
-    async fn save_usage(
-        &self,
-        run_id: &str,
-        usage: &domain::model::event::RunUsage,
-    ) -> Result<(), StoreError> {
-        if let Some(r) = self.runs.lock().unwrap().get_mut(run_id) {
-            r.usage = *usage;
-        }
-        Ok(())
-    }
-    async fn save_plan(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
-        self.plans
-            .lock()
-            .unwrap()
-            .insert(run_id.to_string(), plan.clone());
-        Ok(())
-    }
-    async fn append_event(&self, event: &Event) -> Result<(), StoreError> {
-        self.events.lock().unwrap().push(event.clone());
-        Ok(())
-    }
-    async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        Ok(self.runs.lock().unwrap().get(run_id).cloned())
-    }
-    async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        Ok(self.runs.lock().unwrap().values().cloned().collect())
-    }
-    async fn latest_plan(&self, run_id: &str) -> Result<Option<Plan>, StoreError> {
-        Ok(self.plans.lock().unwrap().get(run_id).cloned())
-    }
-    async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<Event>, StoreError> {
-        Ok(self
-            .events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|e| e.run_id == run_id && e.seq > after_seq)
-            .cloned()
-            .collect())
-    }
-    async fn acquire_lease(
-        &self,
-        _run_id: &str,
-        _claim: &domain::ports::LeaseClaim,
-    ) -> Result<domain::ports::LeaseOutcome, StoreError> {
-        Ok(domain::ports::LeaseOutcome::Acquired)
-    }
-    async fn renew_lease(
-        &self,
-        _run_id: &str,
-        _owner: &str,
-        _until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(true)
-    }
-    async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-}
-
 fn model() -> Option<std::path::PathBuf> {
     let path = default_model_path();
     if path.is_file() {
@@ -194,7 +103,7 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
             .unwrap(),
     );
     let bash = Arc::new(Bash::default());
-    let store = Arc::new(MemStore::default());
+    let store = Arc::new(MemoryStore::new());
     let runtime = Runtime {
         planner_llm: Arc::clone(&llm),
         executors: vec![ExecutorAgent {

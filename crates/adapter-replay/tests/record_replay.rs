@@ -1,36 +1,21 @@
 //! Recording calls through a scripted client, then replaying the cassette.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use adapter_replay::{CassetteError, RecordingLlm, ReplayLlm};
-use async_trait::async_trait;
 use domain::llm::{CallPurpose, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
 use domain::ports::LlmClient;
+use domain::testing::ScriptedLlm;
 use domain::LlmError;
 use serde_json::Value;
 
 const SECRET: &str = "sk-proj-RECORDME0123456789secret";
 
-/// Answers from a script, in order.
-struct Scripted(Mutex<VecDeque<Result<ChatResponse, LlmError>>>);
-
-#[async_trait]
-impl LlmClient for Scripted {
-    async fn chat(&self, _request: ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.0
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| Err(LlmError::Permanent("script exhausted".into())))
-    }
-}
-
 fn scripted(script: Vec<Result<ChatResponse, LlmError>>) -> Arc<dyn LlmClient> {
-    Arc::new(Scripted(Mutex::new(script.into())))
+    Arc::new(ScriptedLlm::new(script))
 }
 
 fn text(s: &str) -> ChatResponse {

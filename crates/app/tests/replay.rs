@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use serde_json::{json, Value};
-use wiremock::ResponseTemplate;
 
 const TASK: &str =
     "Write greeting.txt containing 'hello planwright', count its words, report the count";
@@ -25,28 +24,6 @@ fn cassette() -> PathBuf {
         .join("tests")
         .join("cassettes")
         .join("greeting.jsonl")
-}
-
-/// The scripted model behind the greeting cassette. Tool outputs are deterministic (echo,
-/// file_read, wc), so the requests are the same on every run.
-fn greeting_script() -> Vec<ResponseTemplate> {
-    vec![
-        plan(&[
-            "Write greeting.txt with the text hello planwright",
-            "Count the words in greeting.txt",
-            "Report the word count",
-        ]),
-        call(
-            "shell_exec",
-            json!({"command": "echo 'hello planwright' > greeting.txt"}),
-        ),
-        complete(true, "wrote greeting.txt"),
-        call("file_read", json!({"path": "greeting.txt"})),
-        call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
-        complete(true, "greeting.txt has 2 words"),
-        complete(true, "The count is 2"),
-        text("greeting.txt was written; it has 2 words."),
-    ]
 }
 
 fn lines(path: &Path) -> Vec<Value> {
@@ -67,9 +44,9 @@ fn stdout_json(out: &std::process::Output) -> Value {
     })
 }
 
-/// Records `greeting_script` into `path` with the real binary; returns the run's outcome.
+/// Records `greeting_script(true)` into `path` with the real binary; returns the run's outcome.
 async fn record_greeting(path: &Path) -> (RunResult, usize) {
-    let server = ScriptedOpenAi::start(greeting_script()).await;
+    let server = ScriptedOpenAi::start(greeting_script(true)).await;
     let pw = Planwright::new();
     let file = path.display().to_string();
     let res = pw.run(&server, TASK, &["--record", &file]).await;

@@ -12,24 +12,7 @@ const TASK: &str =
 
 #[tokio::test]
 async fn a_three_step_task_runs_end_to_end() {
-    let server = ScriptedOpenAi::start(vec![
-        plan(&[
-            "Write greeting.txt with the text hello planwright",
-            "Count the words in greeting.txt",
-            "Report the word count",
-        ]),
-        call(
-            "shell_exec",
-            json!({"command": "echo 'hello planwright' > greeting.txt"}),
-        ),
-        complete(true, "wrote greeting.txt"),
-        call("file_read", json!({"path": "greeting.txt"})),
-        call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
-        complete(true, "greeting.txt has 2 words"),
-        complete(true, "The count is 2"),
-        text("greeting.txt was written; it has 2 words."),
-    ])
-    .await;
+    let server = ScriptedOpenAi::start(greeting_script(true)).await;
     let pw = Planwright::new();
     let res = pw.run(&server, TASK, &[]).await;
     assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());

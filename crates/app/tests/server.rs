@@ -71,23 +71,23 @@ async fn events(server: &Server, run_id: &str, last_event_id: Option<u64>) -> Ss
     SseReader::new(res)
 }
 
-fn three_step_script() -> Vec<wiremock::ResponseTemplate> {
-    vec![
-        plan(&[
-            "Write greeting.txt with the text hello planwright",
-            "Count the words in greeting.txt",
-            "Report the word count",
-        ]),
-        call(
-            "shell_exec",
-            json!({"command": "echo 'hello planwright' > greeting.txt"}),
-        ),
-        complete(true, "wrote greeting.txt"),
-        call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
-        complete(true, "greeting.txt has 2 words"),
-        complete(true, "The count is 2"),
-        text("greeting.txt was written; it has 2 words."),
-    ]
+async fn status_of(server: &Server, run_id: &str) -> String {
+    let (_, show) = get_json(server, &format!("/v1/runs/{run_id}")).await;
+    show["status"].as_str().unwrap_or_default().to_string()
+}
+
+/// The run's status once it is `want` (the record is closed just after the final event),
+/// or the last one seen after 5 s.
+async fn status_once(server: &Server, run_id: &str, want: &str) -> String {
+    let mut status = status_of(server, run_id).await;
+    for _ in 0..50 {
+        if status == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        status = status_of(server, run_id).await;
+    }
+    status
 }
 
 /// The same script, every LLM answer delayed so that a run takes a few seconds.
@@ -100,7 +100,7 @@ fn slow(script: Vec<wiremock::ResponseTemplate>, ms: u64) -> Vec<wiremock::Respo
 
 #[tokio::test]
 async fn a_run_is_created_followed_to_completion_and_shown() {
-    let llm = ScriptedOpenAi::start(three_step_script()).await;
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
     let pw = Planwright::new();
     let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
 
@@ -180,7 +180,7 @@ async fn a_run_is_created_followed_to_completion_and_shown() {
 
 #[tokio::test]
 async fn a_reconnecting_client_gets_exactly_the_missed_events() {
-    let llm = ScriptedOpenAi::start(slow(three_step_script(), 250)).await;
+    let llm = ScriptedOpenAi::start(slow(greeting_script(false), 250)).await;
     let pw = Planwright::new();
     let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
     let (_, body) = create(&server, json!({"task": "write and count"})).await;
@@ -246,16 +246,7 @@ async fn a_run_is_cancelled() {
     assert_eq!(last.event, "run_failed");
     assert_eq!(last.data["reason"], "the run was cancelled");
     // The record is closed just after the final event.
-    let mut status = Value::Null;
-    for _ in 0..50 {
-        let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
-        status = show["status"].clone();
-        if status == "failed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(status, "failed");
+    assert_eq!(status_once(&server, &run_id, "failed").await, "failed");
     // Cancelling again: the run is over.
     let (status, _) = post_json(&server, &format!("/v1/runs/{run_id}/cancel"), json!({})).await;
     assert_eq!(status, StatusCode::CONFLICT);
@@ -636,16 +627,7 @@ async fn a_run_cancelled_while_planning_ends_and_says_so() {
         last.event == "run_failed" || last.event == "run_error",
         "{rest:?}"
     );
-    let mut shown = Value::Null;
-    for _ in 0..50 {
-        let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
-        shown = show["status"].clone();
-        if shown == "failed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(shown, "failed");
+    assert_eq!(status_once(&server, &run_id, "failed").await, "failed");
 }
 
 /// Clients that connect and never finish their headers cannot exhaust the server: past
@@ -747,11 +729,6 @@ impl wiremock::Respond for AppendOnce {
         };
         reply.set_delay(Duration::from_millis(200))
     }
-}
-
-async fn status_of(server: &Server, run_id: &str) -> String {
-    let (_, show) = get_json(server, &format!("/v1/runs/{run_id}")).await;
-    show["status"].as_str().unwrap_or_default().to_string()
 }
 
 /// The queue is durable: runs accepted before the server was SIGKILLed (one running, the

@@ -14,7 +14,7 @@ use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::Page;
 use common::*;
 use futures_util::StreamExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const TOKEN: &str = "browser-test-token-0123";
 
@@ -76,28 +76,7 @@ async fn the_web_page_shows_the_plan_working() {
         return;
     };
     let delay = |r: wiremock::ResponseTemplate| r.set_delay(Duration::from_millis(300));
-    let llm = ScriptedOpenAi::start(
-        vec![
-            plan(&[
-                "Write greeting.txt with the text hello planwright",
-                "Count the words in greeting.txt",
-                "Report the word count",
-            ]),
-            call(
-                "shell_exec",
-                json!({"command": "echo 'hello planwright' > greeting.txt"}),
-            ),
-            complete(true, "wrote greeting.txt"),
-            call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
-            complete(true, "greeting.txt has 2 words"),
-            complete(true, "The count is 2"),
-            text("greeting.txt was written; it has 2 words."),
-        ]
-        .into_iter()
-        .map(delay)
-        .collect(),
-    )
-    .await;
+    let llm = ScriptedOpenAi::start(greeting_script(false).into_iter().map(delay).collect()).await;
     let pw = Planwright::new();
     let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
 

@@ -23,16 +23,17 @@ use domain::error::{LlmError, StoreError};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
 use domain::model::event::{Event, RunUsage};
 use domain::model::plan::Plan;
-use domain::ports::{
-    LlmClient, NoEventSink, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
-};
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{LlmClient, RunRecord, RunStatus, RunStore, Tool, ToolContext, ToolOutput};
+use domain::testing::runs::runtime;
+use domain::testing::step_of;
 use domain::tools::builtin::ToolSet;
-use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, Schedule};
+use domain::{Mode, RunConfig, RunRequest, Runtime, Schedule};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// A store that keeps nothing: the benchmark measures the runtime, not SQLite.
+/// A store that keeps nothing: the benchmark measures the runtime, not a store. (Not
+/// `domain::testing::MemoryStore`: keeping every plan version of a 100-step run about
+/// doubled the time per step measured here.)
 struct NullStore;
 
 #[async_trait]
@@ -98,21 +99,6 @@ struct ScriptedLlm {
     count_tokens: bool,
     latency: HashMap<String, Duration>,
     prompt_tokens: Mutex<Vec<(String, u64)>>,
-}
-
-fn step_of(req: &ChatRequest) -> String {
-    let prompt = req
-        .messages
-        .iter()
-        .find(|m| m.role == Role::User)
-        .and_then(|m| m.content.as_deref())
-        .unwrap_or_default();
-    prompt
-        .split_once("You are now working on step ")
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .map(|(text, _)| text.to_string())
-        .unwrap_or_default()
 }
 
 /// A rough token count: 4 characters per token, as tokenizers average on English text.
@@ -297,45 +283,21 @@ async fn flow_prompt_sizes(route_tools: bool) -> (usize, usize, usize) {
         route_tools,
         ..RunConfig::default()
     };
-    let rt = Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "A general-purpose agent.".into(),
-            kinds: vec![],
-            llm: llm.clone(),
-            toolbox: Arc::new(app_toolset()),
-        }],
-        store: Arc::new(NullStore),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(domain::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
+    let rt = runtime(
+        llm.clone(),
+        Arc::new(app_toolset()),
+        Arc::new(NullStore),
         config,
-    };
+    );
     run(&rt).await;
     let mut sizes = llm.executor_prompts.lock().unwrap().clone();
     sizes.sort_unstable();
     (sizes[sizes.len() / 2], sizes[sizes.len() - 1], sizes.len())
 }
 
-fn runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
-    Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description: "bench".into(),
-            kinds: vec![],
-            llm,
-            toolbox: Arc::new(ToolSet::new()),
-        }],
-        store: Arc::new(NullStore),
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(domain::ports::NoUser),
-        ids: Arc::new(SequentialIds::default()),
-        config,
-    }
+/// A runtime over `llm`, no tools, and the null store.
+fn bench_runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
+    runtime(llm, Arc::new(ToolSet::new()), Arc::new(NullStore), config)
 }
 
 async fn run(rt: &Runtime) -> Duration {
@@ -482,7 +444,7 @@ fn main() {
             latency: HashMap::new(),
             prompt_tokens: Mutex::default(),
         });
-        let flow = runtime(
+        let flow = bench_runtime(
             llm,
             RunConfig {
                 max_plan_steps: 100,
@@ -538,7 +500,7 @@ fn main() {
                     parallelism: 16,
                     ..RunConfig::default()
                 };
-                times.push(run(&runtime(llm, config)).await);
+                times.push(run(&bench_runtime(llm, config)).await);
             }
             let bound = dag.critical_path;
             let ok = ms(times[0]) <= 1.05 * ms(bound) + 5.0;
@@ -570,7 +532,7 @@ fn main() {
             max_plan_steps: 30,
             ..RunConfig::default()
         };
-        run(&runtime(llm.clone(), config)).await;
+        run(&bench_runtime(llm.clone(), config)).await;
         let seen = llm.prompt_tokens.lock().unwrap().clone();
         let at = |n: usize| {
             seen.iter()

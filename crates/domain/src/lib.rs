@@ -19,6 +19,8 @@ pub mod ports;
 pub mod prompts;
 pub mod run;
 pub mod strategy;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 pub mod tools;

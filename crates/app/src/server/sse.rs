@@ -272,135 +272,24 @@ async fn produce(
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use async_trait::async_trait;
     use clap::Parser;
     use domain::model::event::{EventKind, RunUsage};
-    use domain::model::plan::Plan;
-    use domain::ports::{
-        LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
-    };
-    use domain::StoreError;
+    use domain::ports::RunStore;
+    use domain::testing::runs::run_record;
+    use domain::testing::{MemoryStore, ScriptedLlm};
     use tokio_util::sync::CancellationToken;
 
     use super::*;
     use crate::cli::{Cli, Command};
 
-    struct NoLlm;
-
-    #[async_trait]
-    impl domain::ports::LlmClient for NoLlm {
-        async fn chat(
-            &self,
-            _request: domain::llm::ChatRequest,
-        ) -> Result<domain::llm::ChatResponse, domain::LlmError> {
-            Err(domain::LlmError::Permanent("no LLM in this test".into()))
-        }
-    }
-
-    /// Only the event log matters here.
-    #[derive(Default)]
-    struct MemoryStore(Mutex<Vec<Event>>);
-
-    #[async_trait]
-    impl RunStore for MemoryStore {
-        async fn create_run(&self, _run: &RunRecord) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn update_run(&self, _run: &RunRecord) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn delete_run(&self, _run_id: &str) -> Result<bool, StoreError> {
-            Ok(false)
-        }
-        async fn set_run_status(&self, _id: &str, _s: RunStatus) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn save_usage(
-            &self,
-            _run_id: &str,
-            _usage: &domain::model::event::RunUsage,
-        ) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn save_plan(&self, _run_id: &str, _plan: &Plan) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn append_event(&self, event: &Event) -> Result<(), StoreError> {
-            if let Ok(mut v) = self.0.lock() {
-                v.push(event.clone());
-            }
-            Ok(())
-        }
-        async fn get_run(&self, _run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-            Ok(None)
-        }
-        async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-            Ok(Vec::new())
-        }
-        async fn latest_plan(&self, _run_id: &str) -> Result<Option<Plan>, StoreError> {
-            Ok(None)
-        }
-        async fn events(&self, _run_id: &str, after: u64) -> Result<Vec<Event>, StoreError> {
-            Ok(self
-                .0
-                .lock()
-                .map(|v| v.iter().filter(|e| e.seq > after).cloned().collect())
-                .unwrap_or_default())
-        }
-        async fn acquire_lease(
-            &self,
-            _run_id: &str,
-            _claim: &LeaseClaim,
-        ) -> Result<LeaseOutcome, StoreError> {
-            Ok(LeaseOutcome::Acquired)
-        }
-        async fn renew_lease(
-            &self,
-            _run_id: &str,
-            _owner: &str,
-            _until: chrono::DateTime<chrono::Utc>,
-        ) -> Result<bool, StoreError> {
-            Ok(true)
-        }
-        async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
-            Ok(())
-        }
-    }
-
-    #[async_trait]
-    impl WorkQueue for MemoryStore {
-        async fn enqueue(&self, _run: &RunRecord) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn claim(
-            &self,
-            _owner: &str,
-            _now: chrono::DateTime<chrono::Utc>,
-            _until: chrono::DateTime<chrono::Utc>,
-        ) -> Result<Option<RunRecord>, StoreError> {
-            Ok(None)
-        }
-        async fn cancel_queued(
-            &self,
-            _run_id: &str,
-            _error: &str,
-            _now: chrono::DateTime<chrono::Utc>,
-        ) -> Result<bool, StoreError> {
-            Ok(false)
-        }
-        async fn position(&self, _run_id: &str) -> Result<Option<usize>, StoreError> {
-            Ok(None)
-        }
-    }
-
-    #[async_trait]
-    impl RunMailbox for MemoryStore {
-        async fn post(&self, _run_id: &str, _message: &RunMessage) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn take(&self, _run_id: &str, _owner: &str) -> Result<Vec<RunMessage>, StoreError> {
-            Ok(Vec::new())
-        }
+    /// A store holding run `run_1`, its event log empty.
+    async fn store_with_a_run() -> Arc<MemoryStore> {
+        let store = Arc::new(MemoryStore::new());
+        store
+            .create_run(&run_record("run_1"))
+            .await
+            .expect("create run");
+        store
     }
 
     fn state(store: Arc<MemoryStore>) -> State {
@@ -414,7 +303,8 @@ mod tests {
             mailbox: store,
             lease: domain::LeaseConfig::default(),
             opts: args.opts,
-            llm: Arc::new(NoLlm),
+            // An LLM with nothing to say: no run is started here.
+            llm: Arc::new(ScriptedLlm::new(Vec::new())),
             token: "t".into(),
             slots: Arc::new(tokio::sync::Semaphore::new(1)),
             registry: Mutex::new(super::super::Registry::default()),
@@ -449,7 +339,7 @@ mod tests {
     /// producer (and its buffered frames) forever.
     #[tokio::test(start_paused = true)]
     async fn a_client_that_stops_reading_is_dropped() {
-        let store = Arc::new(MemoryStore::default());
+        let store = store_with_a_run().await;
         for seq in 1..=100 {
             store.append_event(&event(seq, 1000)).await.expect("append");
         }
@@ -470,7 +360,7 @@ mod tests {
     /// holds: publishing never waits, and the client still gets every event exactly once.
     #[tokio::test]
     async fn a_lagging_listener_catches_up_from_the_store_without_slowing_the_run() {
-        let store = Arc::new(MemoryStore::default());
+        let store = store_with_a_run().await;
         let (tx, rx) = broadcast::channel::<Event>(8);
         let (out_tx, mut out_rx) = mpsc::channel(4);
         let producer = tokio::spawn(produce(

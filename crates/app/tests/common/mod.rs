@@ -78,6 +78,34 @@ pub fn complete(success: bool, result: &str) -> ResponseTemplate {
     )
 }
 
+/// The scripted model of the greeting task: write greeting.txt, count its words (reading the
+/// file first with `file_read` when `read_first`), report. Tool outputs are deterministic
+/// (echo, file_read, wc), so the requests are the same on every run.
+pub fn greeting_script(read_first: bool) -> Vec<ResponseTemplate> {
+    let mut script = vec![
+        plan(&[
+            "Write greeting.txt with the text hello planwright",
+            "Count the words in greeting.txt",
+            "Report the word count",
+        ]),
+        call(
+            "shell_exec",
+            json!({"command": "echo 'hello planwright' > greeting.txt"}),
+        ),
+        complete(true, "wrote greeting.txt"),
+    ];
+    if read_first {
+        script.push(call("file_read", json!({"path": "greeting.txt"})));
+    }
+    script.extend([
+        call("shell_exec", json!({"command": "wc -w < greeting.txt"})),
+        complete(true, "greeting.txt has 2 words"),
+        complete(true, "The count is 2"),
+        text("greeting.txt was written; it has 2 words."),
+    ]);
+    script
+}
+
 /// Serves the scripted responses in order; answers 500 once the script is exhausted.
 struct Script {
     queue: Mutex<VecDeque<ResponseTemplate>>,

@@ -1,8 +1,8 @@
 //! The port traits: everything the domain needs from the outside world.
 //!
 //! Adapters implement these (`adapter-openai` → [`LlmClient`], `adapter-tools-*` → [`Tool`],
-//! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`]); the app wires them together. Domain tests mock
-//! them with mockall.
+//! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`]); the app wires them
+//! together. Tests use the fakes of `crate::testing` or mock them with mockall.
 
 pub mod clock;
 pub mod ids;

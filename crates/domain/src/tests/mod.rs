@@ -1,2 +1,4 @@
+mod memory_store;
 mod runtime;
 mod styles;
+mod support;

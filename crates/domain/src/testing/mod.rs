@@ -1,0 +1,19 @@
+//! Test fakes of the ports, shared by every crate's tests so there is one of each
+//! (docs/architecture.md, "Testing"): [`MemoryStore`] (run store and work queue in memory,
+//! with real lease semantics), [`ScriptedLlm`] and [`RoutedLlm`] (scripted LLM clients) with
+//! the [`replies`] they give, [`EchoToolbox`], and [`runs`] (a runtime over fakes, a
+//! request, a run record).
+//!
+//! Compiled for the domain's own tests and, behind the `testing` cargo feature, for other
+//! crates' tests (enabled in their `[dev-dependencies]` only). Like the rest of the domain it
+//! does no file I/O, no HTTP and no database: everything is in memory.
+
+pub mod llm;
+pub mod replies;
+pub mod runs;
+pub mod store;
+pub mod toolbox;
+
+pub use self::llm::{step_of, RoutedLlm, ScriptedLlm};
+pub use self::store::{MemoryStore, StoreOp};
+pub use self::toolbox::EchoToolbox;

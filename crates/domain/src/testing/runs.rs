@@ -1,0 +1,77 @@
+//! Runtimes, requests and run records built the same way for every test: one general
+//! agent, no live listener, the system clock, no user, sequential ids.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::model::event::RunUsage;
+use crate::ports::{
+    LlmClient, NoEventSink, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
+    Toolbox,
+};
+use crate::{ExecutorAgent, RunConfig, RunRequest, Runtime};
+
+/// The id every test run gets from [`request`].
+pub const RUN_ID: &str = "run_1";
+
+/// An executor agent for steps tagged with one of `kinds` (none: any step).
+pub fn agent(
+    name: &str,
+    kinds: &[&str],
+    llm: Arc<dyn LlmClient>,
+    toolbox: Arc<dyn Toolbox>,
+) -> ExecutorAgent {
+    ExecutorAgent {
+        name: name.into(),
+        description: format!("The {name} agent."),
+        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        llm,
+        toolbox,
+    }
+}
+
+/// A runtime whose planner and only (general) agent share `llm`.
+pub fn runtime(
+    llm: Arc<dyn LlmClient>,
+    toolbox: Arc<dyn Toolbox>,
+    store: Arc<dyn RunStore>,
+    config: RunConfig,
+) -> Runtime {
+    Runtime {
+        planner_llm: llm.clone(),
+        executors: vec![agent("general", &[], llm, toolbox)],
+        store,
+        sink: Arc::new(NoEventSink),
+        clock: Arc::new(SystemClock),
+        user: Arc::new(NoUser),
+        ids: Arc::new(SequentialIds::default()),
+        config,
+    }
+}
+
+/// A request for run [`RUN_ID`] in `/tmp/ws`.
+pub fn request(task: &str) -> RunRequest {
+    RunRequest {
+        run_id: RUN_ID.into(),
+        task: task.into(),
+        workspace: PathBuf::from("/tmp/ws"),
+    }
+}
+
+/// A flow run record, running, created now, nobody holding its lease.
+pub fn run_record(run_id: &str) -> RunRecord {
+    RunRecord {
+        run_id: run_id.into(),
+        task: "make a file".into(),
+        mode: "flow".into(),
+        status: RunStatus::Running,
+        workspace: "/tmp/ws".into(),
+        created_at: chrono::Utc::now(),
+        finished_at: None,
+        summary: None,
+        error: None,
+        usage: RunUsage::default(),
+        lease: None,
+        queue_request: None,
+    }
+}
