@@ -35,8 +35,8 @@ pub(crate) async fn save_plan(client: &mut Object, run_id: &str, plan: &Plan) ->
         )
         .await
         .map_err(sql("read newest plan version"))?;
-    let newest_version: Option<i64> = row.get(0);
-    let save_seq: i64 = row.get(1);
+    let newest_version: Option<i64> = row.try_get(0).map_err(sql("read newest plan version"))?;
+    let save_seq: i64 = row.try_get(1).map_err(sql("next plan save number"))?;
     tx.execute(
         "INSERT INTO plans (run_id, plan_id, version, title, json, saved_at, save_seq)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -145,8 +145,9 @@ pub(crate) async fn latest_plan(client: &Object, run_id: &str) -> Result<Option<
         )
         .await
         .map_err(sql("read latest plan"))?;
-    row.map(|r| from_json("stored plan", r.get::<_, &str>(0)))
-        .transpose()
+    let Some(row) = row else { return Ok(None) };
+    let json: &str = row.try_get(0).map_err(sql("read latest plan"))?;
+    from_json("stored plan", json).map(Some)
 }
 
 // ---- events -----------------------------------------------------------------------------
@@ -171,10 +172,12 @@ pub(crate) async fn append_event(client: &Object, event: &Event) -> Result<(), E
     let unknown = || Error::UnknownRun {
         run_id: event.run_id.clone(),
     };
-    if !row.get::<_, bool>(0) {
+    let exists: bool = row.try_get(0).map_err(sql("look up run"))?;
+    if !exists {
         return Err(unknown());
     }
-    let expected = row.get::<_, Option<i64>>(1).unwrap_or(0) + 1;
+    let last: Option<i64> = row.try_get(1).map_err(sql("read last event seq"))?;
+    let expected = last.unwrap_or(0) + 1;
     if seq != expected {
         return Err(Error::OutOfOrderEvent {
             run_id: event.run_id.clone(),
@@ -232,6 +235,6 @@ pub(crate) async fn events(
         .await
         .map_err(sql("read events"))?;
     rows.iter()
-        .map(|r| from_json("stored event", r.get::<_, &str>(0)))
+        .map(|r| from_json("stored event", r.try_get(0).map_err(sql("read events"))?))
         .collect()
 }

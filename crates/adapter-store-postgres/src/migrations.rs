@@ -105,7 +105,8 @@ pub(crate) async fn schema_version(client: &Object) -> Result<i64, Error> {
         .query_one("SELECT to_regclass('planwright_schema') IS NOT NULL", &[])
         .await
         .map_err(crate::error::sql("look for the schema version table"))?
-        .get(0);
+        .try_get(0)
+        .map_err(crate::error::sql("look for the schema version table"))?;
     if !exists {
         return Ok(0);
     }
@@ -113,7 +114,14 @@ pub(crate) async fn schema_version(client: &Object) -> Result<i64, Error> {
         .query_opt("SELECT version FROM planwright_schema", &[])
         .await
         .map_err(crate::error::sql("read the schema version"))?;
-    Ok(row.map(|r| i64::from(r.get::<_, i32>(0))).unwrap_or(0))
+    version_of(row.as_ref()).map_err(crate::error::sql("read the schema version"))
+}
+
+/// The version in the schema table's row; 0 without a row.
+fn version_of(row: Option<&tokio_postgres::Row>) -> Result<i64, tokio_postgres::Error> {
+    row.map(|r| r.try_get::<_, i32>(0).map(i64::from))
+        .transpose()
+        .map(|v| v.unwrap_or(0))
 }
 
 fn refuse_newer(found: i64, database: &str) -> Result<(), Error> {
@@ -157,12 +165,11 @@ pub(crate) async fn migrate(client: &mut Object, database: &str) -> Result<u32, 
     .await
     .map_err(failed(first))?;
     // Read again under the lock: another process may have migrated meanwhile.
-    let version: i64 = tx
+    let row = tx
         .query_opt("SELECT version FROM planwright_schema", &[])
         .await
-        .map_err(failed(first))?
-        .map(|r| i64::from(r.get::<_, i32>(0)))
-        .unwrap_or(0);
+        .map_err(failed(first))?;
+    let version = version_of(row.as_ref()).map_err(failed(first))?;
     refuse_newer(version, database)?;
     let done = usize::try_from(version).unwrap_or(0);
     for (index, script) in MIGRATIONS.iter().enumerate().skip(done) {
