@@ -51,8 +51,10 @@ struct StoredRun {
     messages: Vec<(Option<String>, RunMessage)>,
 }
 
-fn unknown(run_id: &str) -> StoreError {
-    StoreError::NotFound(format!("run '{run_id}' does not exist"))
+fn unknown(op: &str, run_id: &str) -> StoreError {
+    StoreError::NotFound(format!(
+        "memory store: {op} of run '{run_id}': the run does not exist"
+    ))
 }
 
 /// A lease nobody holds, or whose time is over at `now`.
@@ -65,14 +67,14 @@ impl State {
         self.faults.get(&op).map_or(Ok(()), |e| Err(e.clone()))
     }
 
-    fn run_mut(&mut self, run_id: &str) -> Result<&mut StoredRun, StoreError> {
-        self.runs.get_mut(run_id).ok_or_else(|| unknown(run_id))
+    fn run_mut(&mut self, op: &str, run_id: &str) -> Result<&mut StoredRun, StoreError> {
+        self.runs.get_mut(run_id).ok_or_else(|| unknown(op, run_id))
     }
 
     fn insert(&mut self, record: RunRecord) -> Result<(), StoreError> {
         if self.runs.contains_key(&record.run_id) {
             return Err(StoreError::Conflict(format!(
-                "run '{}' exists already",
+                "memory store: create_run of run '{0}': run '{0}' already exists",
                 record.run_id
             )));
         }
@@ -173,7 +175,7 @@ impl RunStore for MemoryStore {
     async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let mut state = self.state();
         state.check(StoreOp::UpdateRun)?;
-        let stored = &mut state.run_mut(&run.run_id)?.record;
+        let stored = &mut state.run_mut("update_run", &run.run_id)?.record;
         stored.status = run.status;
         stored.finished_at = run.finished_at;
         stored.summary.clone_from(&run.summary);
@@ -189,7 +191,7 @@ impl RunStore for MemoryStore {
     async fn save_usage(&self, run_id: &str, usage: &RunUsage) -> Result<(), StoreError> {
         let mut state = self.state();
         state.check(StoreOp::SaveUsage)?;
-        let run = state.run_mut(run_id)?;
+        let run = state.run_mut("save_usage", run_id)?;
         run.record.usage = *usage;
         run.usage_saves.push(*usage);
         Ok(())
@@ -198,14 +200,14 @@ impl RunStore for MemoryStore {
     async fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<(), StoreError> {
         let mut state = self.state();
         state.check(StoreOp::SetRunStatus)?;
-        state.run_mut(run_id)?.record.status = status;
+        state.run_mut("set_run_status", run_id)?.record.status = status;
         Ok(())
     }
 
     async fn save_plan(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
         let mut state = self.state();
         state.check(StoreOp::SavePlan)?;
-        let plans = &mut state.run_mut(run_id)?.plans;
+        let plans = &mut state.run_mut("save_plan", run_id)?.plans;
         plans.retain(|p| !(p.id == plan.id && p.version() == plan.version()));
         plans.push(plan.clone());
         Ok(())
@@ -214,12 +216,19 @@ impl RunStore for MemoryStore {
     async fn append_event(&self, event: &Event) -> Result<(), StoreError> {
         let mut state = self.state();
         state.check(StoreOp::AppendEvent)?;
-        let events = &mut state.run_mut(&event.run_id)?.events;
+        let events = &mut state.run_mut("append_event", &event.run_id)?.events;
         let expected = events.last().map_or(1, |e| e.seq + 1);
         if event.seq != expected {
             return Err(StoreError::Conflict(format!(
-                "event {} of run '{}' is out of order: expected {expected}",
-                event.seq, event.run_id
+                "memory store: append_event of run '{}': event seq {} refused ({}): the next \
+                 seq is {expected}",
+                event.run_id,
+                event.seq,
+                if event.seq < expected {
+                    "duplicate"
+                } else {
+                    "gap"
+                }
             )));
         }
         events.push(event.clone());
@@ -345,7 +354,7 @@ impl WorkQueue for MemoryStore {
         let Some(run_id) = next else {
             return Ok(None);
         };
-        let run = state.run_mut(&run_id)?;
+        let run = state.run_mut("claim", &run_id)?;
         run.record.lease = Some(Lease {
             owner: owner.to_string(),
             until,
@@ -401,7 +410,7 @@ impl WorkQueue for MemoryStore {
 impl RunMailbox for MemoryStore {
     async fn post(&self, run_id: &str, message: &RunMessage) -> Result<(), StoreError> {
         let mut state = self.state();
-        let run = state.run_mut(run_id)?;
+        let run = state.run_mut("post", run_id)?;
         let owner = run.record.lease.as_ref().map(|l| l.owner.clone());
         run.messages.push((owner, message.clone()));
         Ok(())

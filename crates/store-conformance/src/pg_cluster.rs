@@ -1,0 +1,278 @@
+//! One private PostgreSQL cluster per test binary, and a fresh database per test.
+//!
+//! The first caller of [`cluster`] runs `initdb` into a new temporary folder and starts
+//! `postgres` on a free port of 127.0.0.1, its Unix socket in the same folder; later
+//! callers share it. Every test takes its own database ([`fresh_database`]). Test
+//! processes run as root here, and `initdb` and `postgres` refuse root: then both run as
+//! the `postgres` user (`setpriv`) and the folder is handed to that user.
+//!
+//! Removal does not rely on destructors (statics are never dropped, and a killed test
+//! binary runs none): `postgres` runs under a small `sh` watchdog whose stdin is a pipe
+//! from the test process. When that process ends in any way, the pipe closes, and the
+//! watchdog stops the server (fast shutdown) and removes the folder.
+//!
+//! Without PostgreSQL binaries, [`available`] says so on stderr and the tests return early,
+//! except under `CI=true`, where it panics (CI installs Debian's `postgresql`).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The environment variable naming the folder of `initdb`, `postgres` and `pg_isready`
+/// (default: the newest `/usr/lib/postgresql/<version>/bin`).
+pub const BIN_DIR_VAR: &str = "PLANWRIGHT_PG_BIN";
+
+/// How long the server may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Pause between two readiness checks while it starts.
+const READY_POLL: Duration = Duration::from_millis(50);
+
+/// The watchdog: starts the server given as its arguments, waits for its stdin to close,
+/// then stops the server and removes the cluster's folder.
+const WATCHDOG: &str = r#"
+"$@" </dev/null >>"$PG_LOG" 2>&1 &
+pid=$!
+trap '' INT HUP
+read _ || true
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rm -rf "$PG_ROOT"
+"#;
+
+/// A running private cluster.
+pub struct Cluster {
+    root: PathBuf,
+    socket_dir: PathBuf,
+    port: u16,
+    /// Its stdin is the pipe whose closing stops the server.
+    _watchdog: Mutex<Child>,
+}
+
+impl Cluster {
+    /// A URL of database `name` over TCP, as user `postgres` (trust authentication).
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The folder of the server's Unix socket (`.s.PGSQL.<port>`).
+    pub fn socket_dir(&self) -> &Path {
+        &self.socket_dir
+    }
+
+    /// The cluster's temporary folder (data in `data/`, the server log in `postgres.log`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.root.join("postgres.log")).unwrap_or_default()
+    }
+}
+
+/// The folder holding the PostgreSQL programs, if there is one.
+pub fn bin_dir() -> Option<PathBuf> {
+    let usable = |dir: &Path| {
+        ["initdb", "postgres", "pg_isready"]
+            .iter()
+            .all(|p| dir.join(p).is_file())
+    };
+    if let Some(dir) = std::env::var_os(BIN_DIR_VAR).map(PathBuf::from) {
+        return usable(&dir).then_some(dir);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((version, e.path().join("bin")))
+        })
+        .filter(|(_, dir)| usable(dir))
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, dir)| dir)
+}
+
+/// Whether tests needing PostgreSQL can run: false (with a message) when its programs are
+/// missing; a panic instead under `CI=true`.
+#[allow(clippy::print_stderr)] // the test harness shows it: why a test did nothing
+pub fn available() -> bool {
+    if bin_dir().is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but PostgreSQL is not installed (no initdb/postgres/pg_isready in \
+         /usr/lib/postgresql/*/bin or ${BIN_DIR_VAR}): apt-get install postgresql"
+    );
+    eprintln!("SKIPPED: PostgreSQL is not installed (apt-get install postgresql)");
+    false
+}
+
+/// The cluster of this test binary, started on first use. Panics when it cannot start.
+pub fn cluster() -> &'static Cluster {
+    static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
+    match CLUSTER.get_or_init(start) {
+        Ok(cluster) => cluster,
+        Err(e) => panic!("cannot start a private PostgreSQL cluster: {e}"),
+    }
+}
+
+/// Creates a new, empty database in the cluster and returns its URL.
+pub async fn fresh_database() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let cluster = tokio::task::spawn_blocking(cluster)
+        .await
+        .expect("cluster start task");
+    let name = format!("t_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let (client, connection) =
+        tokio_postgres::connect(&cluster.url("postgres"), tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("connect to the test cluster: {e}\n{}", cluster.log()));
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
+    drop(client);
+    let _ = driver.await;
+    cluster.url(&name)
+}
+
+fn start() -> Result<Cluster, String> {
+    let bin = bin_dir().ok_or("PostgreSQL is not installed")?;
+    let root = tempfile::Builder::new()
+        .prefix("planwright-pg-")
+        .tempdir()
+        .map_err(|e| format!("temporary folder: {e}"))?
+        .keep();
+    let data = root.join("data");
+    let socket_dir = root.join("socket");
+    std::fs::create_dir(&socket_dir).map_err(|e| format!("{}: {e}", socket_dir.display()))?;
+    let as_server = server_user_prefix(&[&root, &socket_dir])?;
+
+    let initdb = Command::new(&as_server[0])
+        .args(&as_server[1..])
+        .arg(bin.join("initdb"))
+        .args(["-D", &data.to_string_lossy()])
+        .args([
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "-N",
+        ])
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run initdb: {e}"))?;
+    if !initdb.status.success() {
+        let _ = std::fs::remove_dir_all(&root);
+        return Err(format!(
+            "initdb failed ({}): {}{}",
+            initdb.status,
+            String::from_utf8_lossy(&initdb.stdout),
+            String::from_utf8_lossy(&initdb.stderr)
+        ));
+    }
+
+    let port = free_port()?;
+    let log = root.join("postgres.log");
+    let watchdog = Command::new("sh")
+        .args(["-c", WATCHDOG, "sh"])
+        .args(&as_server)
+        .arg(bin.join("postgres"))
+        .args(["-D", &data.to_string_lossy(), "-p", &port.to_string()])
+        .args(["-k", &socket_dir.to_string_lossy()])
+        .args(["-c", "listen_addresses=127.0.0.1"])
+        // A throwaway cluster: durability buys nothing here.
+        .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
+        .args(["-c", "full_page_writes=off", "-c", "max_connections=300"])
+        .env("PG_ROOT", &root)
+        .env("PG_LOG", &log)
+        .current_dir(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the server's watchdog: {e}"))?;
+    let cluster = Cluster {
+        root,
+        socket_dir,
+        port,
+        _watchdog: Mutex::new(watchdog),
+    };
+    wait_until_ready(&cluster, &bin)?;
+    Ok(cluster)
+}
+
+/// The command prefix that runs a program as the server's user: `setpriv` to `postgres`
+/// when we are root (handing it `folders`), nothing otherwise.
+fn server_user_prefix(folders: &[&Path]) -> Result<Vec<String>, String> {
+    let euid = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .map_err(|e| format!("/proc/self: {e}"))?;
+    if euid != 0 {
+        return Ok(Vec::new());
+    }
+    let (uid, gid) = postgres_user()?;
+    for folder in folders {
+        std::os::unix::fs::chown(folder, Some(uid), Some(gid))
+            .map_err(|e| format!("chown {} to postgres: {e}", folder.display()))?;
+    }
+    Ok(vec![
+        "setpriv".into(),
+        format!("--reuid={uid}"),
+        format!("--regid={gid}"),
+        "--clear-groups".into(),
+        "--".into(),
+    ])
+}
+
+/// The uid and gid of the `postgres` user, from /etc/passwd.
+fn postgres_user() -> Result<(u32, u32), String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
+    passwd
+        .lines()
+        .map(|line| line.split(':').collect::<Vec<_>>())
+        .find(|fields| fields.first() == Some(&"postgres"))
+        .and_then(|fields| Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?)))
+        .ok_or_else(|| "we run as root and there is no `postgres` user to run the server".into())
+}
+
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+fn wait_until_ready(cluster: &Cluster, bin: &Path) -> Result<(), String> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let ready = Command::new(bin.join("pg_isready"))
+            .args(["-q", "-h", &cluster.socket_dir.to_string_lossy()])
+            .args(["-p", &cluster.port.to_string()])
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot run pg_isready: {e}"))?;
+        if ready.success() {
+            return Ok(());
+        }
+        let log = cluster.log();
+        if log.contains("FATAL") || Instant::now() > deadline {
+            return Err(format!("the server did not start:\n{log}"));
+        }
+        std::thread::sleep(READY_POLL);
+    }
+}
