@@ -90,13 +90,14 @@ pub(crate) fn ci() -> Result<(), String> {
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
-const FEATURES: [&str; 6] = [
+const FEATURES: [&str; 7] = [
     "openai",
     "llama",
     "tools-shell",
     "tools-browser",
     "search",
     "store-sqlite",
+    "store-postgres",
 ];
 
 /// Clippy, warnings denied, on the binary with no adapter feature and with each one alone:

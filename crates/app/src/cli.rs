@@ -139,6 +139,16 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(0..=1024))]
     pub workers: Option<u32>,
 
+    /// Folder of the runs' workspaces (`<root>/<run_id>/workspace`). With workers on other
+    /// machines it must be a shared filesystem mounted at the same path on every one of
+    /// them (docs/scaling.md).
+    #[arg(
+        long,
+        env = "PLANWRIGHT_WORKSPACE_ROOT",
+        default_value = ".planwright/runs"
+    )]
+    pub workspace_root: PathBuf,
+
     /// Bearer token required by the API [default: generated at first start and kept in
     /// `server-token` beside the database]. Required to listen on a non-loopback address.
     #[arg(long, env = "PLANWRIGHT_TOKEN", hide_env_values = true)]

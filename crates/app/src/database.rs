@@ -132,6 +132,19 @@ fn durability() -> Result<adapter_store_sqlite::Durability, AppError> {
     }
 }
 
+#[cfg(feature = "store-postgres")]
+async fn open_postgres(url: &str, db: &Database) -> Result<QueueStore, AppError> {
+    let store = adapter_store_postgres::PostgresStore::open(url)
+        .await
+        .map_err(|e| AppError::Config(format!("cannot open the database {db}: {e}")))?;
+    Ok(QueueStore {
+        store: Arc::new(store.clone()),
+        queue: Arc::new(store.clone()),
+        mailbox: Arc::new(store),
+    })
+}
+
+#[cfg(not(feature = "store-postgres"))]
 async fn open_postgres(_url: &str, db: &Database) -> Result<QueueStore, AppError> {
     Err(AppError::Config(format!(
         "this planwright was built without the PostgreSQL store (enable the `store-postgres` \

@@ -311,17 +311,27 @@ fn finish(
 
 /// The run's workspace: the given folder, or `./.planwright/runs/<run_id>/workspace`;
 /// created when missing and returned as an absolute path.
+/// Where runs' workspaces live unless told otherwise: `<root>/<run_id>/workspace`.
+pub(crate) const DEFAULT_WORKSPACE_ROOT: &str = ".planwright/runs";
+
 fn prepare_workspace(given: Option<&Path>, run_id: &str) -> Result<PathBuf, AppError> {
     let dir = match given {
         Some(d) => d.to_path_buf(),
-        None => PathBuf::from(".planwright")
-            .join("runs")
-            .join(run_id)
-            .join("workspace"),
+        None => run_workspace(Path::new(DEFAULT_WORKSPACE_ROOT), run_id),
     };
-    std::fs::create_dir_all(&dir)
+    create_workspace(&dir)
+}
+
+/// The workspace of `run_id` under `root`.
+pub(crate) fn run_workspace(root: &Path, run_id: &str) -> PathBuf {
+    root.join(run_id).join("workspace")
+}
+
+/// Creates `dir` (and its parents); returns its absolute path, as runs record it.
+pub(crate) fn create_workspace(dir: &Path) -> Result<PathBuf, AppError> {
+    std::fs::create_dir_all(dir)
         .map_err(|e| AppError::Config(format!("cannot create workspace {}: {e}", dir.display())))?;
-    std::fs::canonicalize(&dir)
+    std::fs::canonicalize(dir)
         .map_err(|e| AppError::Config(format!("cannot resolve workspace {}: {e}", dir.display())))
 }
 

@@ -11,85 +11,6 @@ use serde_json::{json, Value};
 
 const TOKEN: &str = "test-token-0123456789";
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("client")
-}
-
-async fn create(server: &Server, body: Value) -> (StatusCode, Value) {
-    let res = client()
-        .post(server.url("/v1/runs"))
-        .bearer_auth(&server.token)
-        .json(&body)
-        .send()
-        .await
-        .expect("POST /v1/runs");
-    let status = res.status();
-    (status, res.json().await.expect("json"))
-}
-
-async fn get_json(server: &Server, path: &str) -> (StatusCode, Value) {
-    let res = client()
-        .get(server.url(path))
-        .bearer_auth(&server.token)
-        .send()
-        .await
-        .expect("GET");
-    let status = res.status();
-    (status, res.json().await.unwrap_or(Value::Null))
-}
-
-async fn post_json(server: &Server, path: &str, body: Value) -> (StatusCode, Value) {
-    let res = client()
-        .post(server.url(path))
-        .bearer_auth(&server.token)
-        .json(&body)
-        .send()
-        .await
-        .expect("POST");
-    let status = res.status();
-    (status, res.json().await.unwrap_or(Value::Null))
-}
-
-async fn events(server: &Server, run_id: &str, last_event_id: Option<u64>) -> SseReader {
-    let mut req = client()
-        .get(server.url(&format!("/v1/runs/{run_id}/events")))
-        .bearer_auth(&server.token);
-    if let Some(id) = last_event_id {
-        req = req.header("Last-Event-ID", id.to_string());
-    }
-    let res = req.send().await.expect("GET events");
-    assert_eq!(res.status(), StatusCode::OK);
-    assert!(res
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .starts_with("text/event-stream"));
-    SseReader::new(res)
-}
-
-async fn status_of(server: &Server, run_id: &str) -> String {
-    let (_, show) = get_json(server, &format!("/v1/runs/{run_id}")).await;
-    show["status"].as_str().unwrap_or_default().to_string()
-}
-
-/// The run's status once it is `want` (the record is closed just after the final event),
-/// or the last one seen after 5 s.
-async fn status_once(server: &Server, run_id: &str, want: &str) -> String {
-    let mut status = status_of(server, run_id).await;
-    for _ in 0..50 {
-        if status == want {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        status = status_of(server, run_id).await;
-    }
-    status
-}
-
 /// The same script, every LLM answer delayed so that a run takes a few seconds.
 fn slow(script: Vec<wiremock::ResponseTemplate>, ms: u64) -> Vec<wiremock::ResponseTemplate> {
     script
@@ -687,50 +608,6 @@ async fn idle_connections_are_bounded_and_timed_out() {
     assert_eq!(status, StatusCode::OK);
 }
 
-/// Answers by what is asked, so any number of runs can share it in any order: a one-step
-/// plan; the step appends "done" to done.txt, then completes; then a summary. After an
-/// append whose outcome was lost (the server died during it), it checks before appending.
-struct AppendOnce;
-
-impl wiremock::Respond for AppendOnce {
-    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let offered = |name: &str| {
-            body["tools"]
-                .as_array()
-                .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == name))
-        };
-        let turns = body["messages"].as_array().map_or(0, |ms| {
-            ms.iter().filter(|m| m["role"] == "assistant").count()
-        });
-        let last_tool = body["messages"]
-            .as_array()
-            .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "tool"))
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        let reply = if offered("planning") {
-            plan(&["Append done to done.txt"])
-        } else if last_tool.contains("Interrupted, outcome unknown") {
-            // The server was killed during the append: check before doing it again.
-            call(
-                "shell_exec",
-                json!({"command": "grep -qx done done.txt || echo done >> done.txt"}),
-            )
-        } else if offered("complete_step") && turns == 0 {
-            call(
-                "shell_exec",
-                json!({"command": "echo done >> done.txt && sleep 1"}),
-            )
-        } else if offered("complete_step") {
-            complete(true, "appended")
-        } else {
-            text("done.txt holds done.")
-        };
-        reply.set_delay(Duration::from_millis(200))
-    }
-}
-
 /// The queue is durable: runs accepted before the server was SIGKILLed (one running, the
 /// rest queued) all complete after a restart on the same database, each effect once.
 #[tokio::test]
@@ -902,38 +779,6 @@ async fn a_run_waiting_for_its_user_frees_its_slot() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let rest = reader.collect(30).await;
     assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
-}
-
-/// `planwright worker`s started with the test's LLM (killed when dropped).
-fn worker(pw: &Planwright, base: &str, args: &[&str]) -> tokio::process::Child {
-    let mut all = vec!["worker", "--retries", "0"];
-    all.extend_from_slice(args);
-    pw.spawn(
-        &all,
-        &[
-            ("OPENAI_BASE_URL", base),
-            ("OPENAI_API_KEY", "sk-test-secret"),
-        ],
-    )
-}
-
-/// Waits until every run is `completed` (`planwright serve` answers from the store).
-async fn until_completed(server: &Server, ids: &[String], secs: u64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    for id in ids {
-        loop {
-            let status = status_of(server, id).await;
-            if status == "completed" {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "run {id} is {status}; server stderr:\n{}",
-                server.stderr_text()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
 }
 
 /// Sequence numbers 1..=n, each once, and one `run_started`.
@@ -1108,4 +953,34 @@ async fn answers_and_cancellations_reach_a_run_a_worker_executes() {
     let last = rest.last().expect("a final event");
     assert_eq!(last.event, "run_failed", "{rest:?}");
     assert_eq!(last.data["reason"], "the run was cancelled");
+}
+
+/// A worker that cannot see a run's workspace (another machine without the shared
+/// filesystem) fails that run with a reason naming the path, and goes on with the others.
+#[tokio::test]
+async fn a_worker_that_cannot_reach_a_workspace_fails_that_run_clearly() {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let lost = body["run_id"].as_str().expect("id").to_string();
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let fine = body["run_id"].as_str().expect("id").to_string();
+    // As seen from a machine that does not share the server's disk.
+    let workspace = pw.workspace(&lost);
+    std::fs::remove_dir_all(&workspace).expect("remove the workspace");
+    let _worker = worker(&pw, &base, &[]);
+    until_completed(&server, std::slice::from_ref(&fine), 60).await;
+    assert_eq!(status_once(&server, &lost, "failed").await, "failed");
+    let (_, show) = get_json(&server, &format!("/v1/runs/{lost}")).await;
+    let error = show["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&workspace.display().to_string()) && error.contains("--workspace-root"),
+        "{show}"
+    );
 }

@@ -175,8 +175,8 @@ async fn create_run(
     // Built to refuse a bad model now; the worker that claims the run builds its own.
     drop(llm);
     let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
-    let workspace =
-        crate::prepare_workspace(None, &run_id).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let workspace = crate::create_workspace(&crate::run_workspace(&state.workspace_root, &run_id))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     let record = RunRecord {
         run_id: run_id.clone(),
         task,

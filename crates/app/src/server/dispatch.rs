@@ -174,6 +174,16 @@ async fn execute(
     cancel: CancellationToken,
 ) -> Result<(), String> {
     let run_id = record.run_id.clone();
+    if !std::path::Path::new(&record.workspace).is_dir() {
+        let reason = format!(
+            "the run's workspace {} cannot be reached from worker {}: every worker needs the \
+             server's --workspace-root at the same path (the same host, or a shared \
+             filesystem; docs/scaling.md)",
+            record.workspace, state.lease.owner
+        );
+        give_up(state, &run_id, &reason).await;
+        return Err(reason);
+    }
     let prepared = options_of(state, &record).and_then(|opts| {
         let llm = if opts.model == state.opts.model {
             state.llm.clone()

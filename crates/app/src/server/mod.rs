@@ -239,6 +239,8 @@ pub(crate) struct AppState {
     pub user: Arc<ServerUser>,
     /// Fired on shutdown: no run is claimed any more, and the active ones are suspended.
     pub shutdown: CancellationToken,
+    /// Where new runs' workspaces are created (`--workspace-root`).
+    pub workspace_root: PathBuf,
 }
 
 pub(crate) type State = Arc<AppState>;
@@ -260,7 +262,13 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     let workers = args
         .workers
         .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
-    let state = runner_state(db, &args.opts, workers, args.ask_timeout_secs, token).await?;
+    let runner = Runner {
+        slots: workers,
+        ask_timeout_secs: args.ask_timeout_secs,
+        token,
+        workspace_root: args.workspace_root.clone(),
+    };
+    let state = runner_state(db, &args.opts, runner).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
@@ -299,14 +307,14 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let state = runner_state(
-        db,
-        &args.opts,
-        args.concurrency,
-        args.ask_timeout_secs,
-        String::new(),
-    )
-    .await?;
+    let runner = Runner {
+        slots: args.concurrency,
+        ask_timeout_secs: args.ask_timeout_secs,
+        token: String::new(),
+        // A worker creates no workspace: a claimed run's is in its record.
+        workspace_root: PathBuf::from(crate::DEFAULT_WORKSPACE_ROOT),
+    };
+    let state = runner_state(db, &args.opts, runner).await?;
     start_runner(&state).await;
     say(&format!(
         "worker {} ready: up to {} runs at once",
@@ -327,15 +335,19 @@ fn say(line: &str) {
     let _ = err.flush();
 }
 
-/// The state shared by the API handlers and the runner: the store and its queue, the
-/// default run options, `slots` runs at once.
-async fn runner_state(
-    db: &Database,
-    opts: &RunOptions,
+/// What `serve` and `worker` set up differently.
+struct Runner {
+    /// Runs executed at once.
     slots: u32,
     ask_timeout_secs: u32,
+    /// The API's token (none for a worker).
     token: String,
-) -> Result<State, AppError> {
+    workspace_root: PathBuf,
+}
+
+/// The state shared by the API handlers and the runner: the store, its queue and mailbox,
+/// the default run options.
+async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Result<State, AppError> {
     let llm = crate::wiring::llm(opts)?;
     let crate::database::QueueStore {
         store,
@@ -344,8 +356,11 @@ async fn runner_state(
     } = db.open().await?;
     // Fails early on a build without tools.
     let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
-    let slots = Arc::new(Semaphore::new(slots as usize));
-    let user = ServerUser::new(slots.clone(), Duration::from_secs(ask_timeout_secs.into()));
+    let slots = Arc::new(Semaphore::new(runner.slots as usize));
+    let user = ServerUser::new(
+        slots.clone(),
+        Duration::from_secs(runner.ask_timeout_secs.into()),
+    );
     Ok(Arc::new(AppState {
         store,
         queue,
@@ -353,11 +368,12 @@ async fn runner_state(
         lease: probe.config.lease.clone(),
         opts: opts.clone(),
         llm: llm.client.clone(),
-        token,
+        token: runner.token,
         slots,
         registry: Mutex::new(Registry::default()),
         user: Arc::new(user),
         shutdown: CancellationToken::new(),
+        workspace_root: runner.workspace_root,
     }))
 }
 

@@ -313,6 +313,7 @@ mod tests {
                 std::time::Duration::from_secs(60),
             )),
             shutdown: CancellationToken::new(),
+            workspace_root: ".planwright/runs".into(),
         })
     }
 

@@ -3,6 +3,11 @@
 
 #![allow(dead_code)]
 
+pub mod api;
+
+#[allow(unused_imports)]
+pub use api::*;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,0 +1,112 @@
+//! `planwright serve` and `planwright worker` on a real PostgreSQL (a private cluster for
+//! this test binary, a fresh database per test; crates/store-conformance's `pg_cluster`):
+//! the server only queues, workers on the shared database execute, and nothing is lost or
+//! done twice when a worker is killed.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use store_conformance::pg_cluster;
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// A fresh database, or `None` (the test returns) on a laptop without PostgreSQL.
+async fn database() -> Option<String> {
+    if !pg_cluster::available() {
+        return None;
+    }
+    Some(pg_cluster::fresh_database().await)
+}
+
+/// The ids of a finished run's events, as the server streams them from the database.
+async fn event_ids(server: &Server, run_id: &str) -> Vec<(u64, String)> {
+    events(server, run_id, None)
+        .await
+        .collect(30)
+        .await
+        .into_iter()
+        .filter_map(|e| e.id.map(|id| (id, e.event)))
+        .collect()
+}
+
+/// Gap-free, one `run_started`, ending `run_completed`.
+async fn assert_one_clean_log(server: &Server, run_id: &str) -> Vec<(u64, String)> {
+    let log = event_ids(server, run_id).await;
+    let ids: Vec<u64> = log.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=log.len() as u64).collect::<Vec<_>>(), "{log:?}");
+    assert_eq!(
+        log.iter().filter(|(_, t)| t == "run_started").count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.last().map(|(_, t)| t.as_str()),
+        Some("run_completed"),
+        "{log:?}"
+    );
+    log
+}
+
+#[tokio::test]
+async fn workers_on_postgres_run_every_queued_run_once() {
+    let Some(db) = database().await else { return };
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    // With PostgreSQL a server executes nothing unless told (--workers defaults to 0).
+    let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let (status, body) = create(&server, json!({"task": format!("append {i}")})).await;
+        assert!(status.is_success(), "{body}");
+        ids.push(body["run_id"].as_str().expect("id").to_string());
+    }
+    let _a = worker(&pw, &base, &["--db", &db, "--concurrency", "2"]);
+    let _b = worker(&pw, &base, &["--db", &db, "--concurrency", "2"]);
+    until_completed(&server, &ids, 120).await;
+    for id in &ids {
+        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
+        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_one_clean_log(&server, id).await;
+    }
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_tool_call_on_postgres_hands_its_run_on() {
+    let Some(db) = database().await else { return };
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let id = body["run_id"].as_str().expect("id").to_string();
+    let mut first = worker(&pw, &base, &["--db", &db, "--lease-secs", "2"]);
+    let mut stream = events(&server, &id, None).await;
+    loop {
+        let e = stream.next().await.expect("an event");
+        if e.event == "tool_calling" {
+            break;
+        }
+    }
+    first.start_kill().expect("SIGKILL");
+    let _ = first.wait().await;
+    let _second = worker(&pw, &base, &["--db", &db, "--lease-secs", "2"]);
+    until_completed(&server, std::slice::from_ref(&id), 120).await;
+    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
+    assert_eq!(done, "done\n", "the effect happened once");
+    let log = assert_one_clean_log(&server, &id).await;
+    assert_eq!(
+        log.iter().filter(|(_, t)| t == "run_resumed").count(),
+        1,
+        "the second worker resumed the run from its journal: {log:?}"
+    );
+}
