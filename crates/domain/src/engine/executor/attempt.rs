@@ -4,11 +4,11 @@
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
-use crate::engine::executor::router as tool_router;
+use crate::engine::executor::outcome::{StepEnd, CLAIMED_WITHOUT_ACTING};
+use crate::engine::executor::router::{self as tool_router, offered_tools};
 use crate::engine::executor::step_kind::asks_for_action;
 use crate::engine::executor::tool_call::{parse_arguments, run_tool};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
-use crate::engine::executor::{offered_tools, StepEnd, CLAIMED_WITHOUT_ACTING};
 use crate::engine::failure::CallProblem;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;

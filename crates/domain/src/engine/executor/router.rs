@@ -5,8 +5,11 @@
 //! `[KIND]` tag and text) or, for the browser, the task speaks of them. A retry is offered
 //! everything. Pure: no I/O; it only filters schemas by name.
 
+use crate::model::plan::Step;
 use crate::ports::llm::ToolSchema;
-use crate::tools::builtin::{ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH};
+use crate::tools::builtin::{
+    complete_step_schema, user_message_schemas, ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH,
+};
 
 /// Always offered: enough to do and check most steps.
 pub const CORE_TOOLS: [&str; 5] = [
@@ -202,6 +205,33 @@ pub fn names(schemas: &[ToolSchema]) -> Vec<&str> {
         .map(|s| s.name.as_str())
         .filter(|n| *n != COMPLETE_STEP)
         .collect()
+}
+
+/// The tools offered to one attempt of a step: the toolbox, the user functions and
+/// `complete_step`, routed when `route_tools`. Fixed for the whole attempt, so a model's
+/// KV cache can reuse the prefix from call to call. Returns (offered, everything).
+pub fn offered_tools(
+    task: &str,
+    step: &Step,
+    toolbox: &[ToolSchema],
+    route_tools: bool,
+) -> (Vec<ToolSchema>, Vec<ToolSchema>) {
+    let mut all = toolbox.to_vec();
+    all.extend(user_message_schemas());
+    all.push(complete_step_schema());
+    if !route_tools {
+        return (all.clone(), all);
+    }
+    let offered = self::route_tools(
+        &RouteQuery {
+            kind: step.kind.as_deref(),
+            step: &step.description,
+            task,
+            retry: step.attempts() > 1,
+        },
+        &all,
+    );
+    (offered, all)
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use futures_util::future::BoxFuture;
 
+use super::settle::{fail, Retry};
 use super::{Scheduler, Task};
-use crate::engine::context::RunContext;
 use crate::error::Error;
 use crate::model::event::{AdaptAction, EventKind};
 use crate::model::plan::{Plan, StepStatus};
@@ -110,39 +110,4 @@ impl<'a> Scheduler<'a> {
         self.after_step(strategy, plan, &report).await?;
         Ok(None)
     }
-}
-
-/// What happens to a step that did not succeed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Retry {
-    Yes,
-    No,
-    /// The run's cancellation cut it short: a resumed run opens it again.
-    Interrupted,
-}
-
-/// Ends a step's attempt as `status` with its event.
-pub(super) async fn fail(
-    ctx: &RunContext,
-    plan: &mut Plan,
-    index: usize,
-    status: StepStatus,
-    reason: &str,
-    then: Retry,
-) -> Result<(), Error> {
-    let step_id = plan.steps()[index].id.clone();
-    if then == Retry::Interrupted {
-        plan.interrupt(&step_id, status, reason)?;
-    } else {
-        plan.end_step(&step_id, status, reason)?;
-    }
-    ctx.save_plan(plan).await?;
-    ctx.emit(EventKind::StepFailed {
-        step_id,
-        status,
-        error: reason.to_string(),
-        will_retry: then == Retry::Yes,
-    })
-    .await?;
-    Ok(())
 }

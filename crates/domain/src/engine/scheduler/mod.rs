@@ -19,8 +19,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 mod adapt;
 mod settle;
 
-use self::adapt::{fail, Retry};
-use self::settle::{propagate, set_status, skip_remaining};
+use self::settle::{fail, propagate, set_status, skip_remaining, Retry};
 use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;

@@ -1,6 +1,6 @@
-//! Steps settled without running: blocked or skipped along the graph's edges, or skipped
-//! because the run stops; each change goes through the step state machine and is saved and
-//! announced.
+//! Steps settled: an attempt that failed ([`fail`]), steps blocked or skipped along the
+//! graph's edges, or skipped because the run stops; each change goes through the step state
+//! machine and is saved and announced.
 
 use std::collections::HashSet;
 
@@ -103,5 +103,40 @@ pub(super) async fn skip_remaining(
         })
         .await?;
     }
+    Ok(())
+}
+
+/// What happens to a step that did not succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Retry {
+    Yes,
+    No,
+    /// The run's cancellation cut it short: a resumed run opens it again.
+    Interrupted,
+}
+
+/// Ends a step's attempt as `status` with its event.
+pub(super) async fn fail(
+    ctx: &RunContext,
+    plan: &mut Plan,
+    index: usize,
+    status: StepStatus,
+    reason: &str,
+    then: Retry,
+) -> Result<(), Error> {
+    let step_id = plan.steps()[index].id.clone();
+    if then == Retry::Interrupted {
+        plan.interrupt(&step_id, status, reason)?;
+    } else {
+        plan.end_step(&step_id, status, reason)?;
+    }
+    ctx.save_plan(plan).await?;
+    ctx.emit(EventKind::StepFailed {
+        step_id,
+        status,
+        error: reason.to_string(),
+        will_retry: then == Retry::Yes,
+    })
+    .await?;
     Ok(())
 }

@@ -1,0 +1,21 @@
+//! How one attempt of a step ends.
+
+/// How a step attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StepEnd {
+    /// `complete_step` with success=true.
+    Completed {
+        result: String,
+        revise_plan: bool,
+        /// Files the attempt's tool calls produced (workspace-relative).
+        attachments: Vec<String>,
+    },
+    /// `complete_step` with success=false, the turn limit, or a stuck loop.
+    Failed(String),
+    /// The LLM could not be reached or answered an error: worth another attempt.
+    Errored(String),
+    Cancelled,
+}
+
+/// Why a step fails when its executor keeps claiming success without acting.
+pub const CLAIMED_WITHOUT_ACTING: &str = "claimed success without calling any tool";
