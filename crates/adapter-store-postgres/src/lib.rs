@@ -45,6 +45,7 @@ mod codec;
 mod error;
 mod journal;
 mod leases;
+mod listener;
 mod mailbox;
 mod migrations;
 mod runs;

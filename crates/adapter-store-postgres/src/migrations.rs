@@ -104,7 +104,28 @@ CREATE TABLE run_messages (
 CREATE INDEX run_messages_by_run ON run_messages (run_id, owner, id);
 "#;
 
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+/// Migration 3: the change feed (docs/scaling.md, "Event streams"): a committed event or
+/// mailbox message notifies its run id, so followers read the store at once.
+const MIGRATION_3: &str = r#"
+CREATE FUNCTION planwright_notify_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('planwright_events', NEW.run_id);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER events_notify AFTER INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION planwright_notify_event();
+CREATE FUNCTION planwright_notify_message() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('planwright_messages', NEW.run_id);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER run_messages_notify AFTER INSERT ON run_messages
+    FOR EACH ROW EXECUTE FUNCTION planwright_notify_message();
+"#;
+
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -3,19 +3,22 @@
 
 use std::future::Future;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use domain::ports::{
-    LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
+    Change, ChangeWatch, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage, RunRecord,
+    RunStatus, RunStore, WorkQueue,
 };
 use domain::{Event, Plan, RunUsage, StoreError};
 use tokio_postgres::config::Host;
 use tokio_postgres::NoTls;
 
 use crate::error::Error;
+use crate::listener::Listener;
 use crate::{journal, leases, mailbox, migrations, runs};
 
 /// How many connections a [`PostgresStore`] keeps at most, unless told otherwise.
@@ -31,6 +34,8 @@ const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    /// The change feed: one LISTEN connection shared by the clones.
+    listener: Arc<Listener>,
     /// The database as shown in messages: `postgres://user@host:port/name`, no password.
     database: String,
 }
@@ -61,6 +66,7 @@ impl PostgresStore {
             config.application_name("planwright");
         }
         let database = describe(&config);
+        let listen_config = config.clone();
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -78,10 +84,16 @@ impl PostgresStore {
                 database: database.clone(),
                 detail: e.to_string(),
             })?;
-        let store = PostgresStore { pool, database };
+        let mut store = PostgresStore {
+            pool,
+            listener: Arc::new(Listener::idle()),
+            database,
+        };
         let mut client = store.connection().await?;
         store.refuse_read_only(&client).await?;
         let version = migrations::migrate(&mut client, &store.database).await?;
+        // After the migrations: the triggers that notify exist.
+        store.listener = Listener::start(listen_config, store.database.clone()).await;
         tracing::debug!(database = %store.database, schema_version = version, "opened run store");
         Ok(store)
     }
@@ -324,5 +336,11 @@ impl RunMailbox for PostgresStore {
             mailbox::take(&self.connection().await?, run_id, owner).await
         })
         .await
+    }
+}
+
+impl RunChanges for PostgresStore {
+    fn watch(&self, run_id: &str, change: Change) -> Box<dyn ChangeWatch> {
+        self.listener.watch(run_id, change)
     }
 }

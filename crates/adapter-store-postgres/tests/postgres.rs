@@ -300,3 +300,41 @@ async fn an_unreadable_row_is_left_out_of_the_list() {
     assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
     assert!(err.message().contains("exploded"), "{err}");
 }
+
+/// The change feed: a message posted or an event appended through one store (one
+/// process) wakes the watches of that run made through another (another process), and
+/// nobody else's.
+#[tokio::test]
+async fn writes_wake_the_watches_of_their_run_in_other_processes() {
+    use domain::ports::{Change, RunChanges, RunMailbox, RunMessage};
+    use std::time::Duration;
+    if !pg_cluster::available() {
+        return;
+    }
+    let url = pg_cluster::fresh_database().await;
+    let writer = PostgresStore::open(&url).await.expect("open");
+    let follower = PostgresStore::open(&url).await.expect("open again");
+    writer
+        .create_run(&running_run("r", 0))
+        .await
+        .expect("create");
+    writer
+        .create_run(&running_run("other", 0))
+        .await
+        .expect("create other");
+    let mut messages = follower.watch("r", Change::Messages);
+    let mut events = follower.watch("r", Change::Events);
+    let mut elsewhere = follower.watch("other", Change::Events);
+    writer.post("r", &RunMessage::Cancel).await.expect("post");
+    writer
+        .append_event(&message("r", 1, "hello"))
+        .await
+        .expect("append");
+    let long = Duration::from_secs(60);
+    assert!(messages.changed(long).await, "woken by the message");
+    assert!(events.changed(long).await, "woken by the event");
+    assert!(
+        !elsewhere.changed(Duration::from_millis(300)).await,
+        "another run's watch stays asleep"
+    );
+}

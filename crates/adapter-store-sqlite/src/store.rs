@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use domain::ports::{
-    LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
+    Change, ChangeWatch, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage, RunRecord,
+    RunStatus, RunStore, TimerWatch, WorkQueue,
 };
 use domain::{Event, Plan, RunUsage, StoreError};
 use rusqlite::Connection;
@@ -301,5 +302,13 @@ impl RunMailbox for SqliteStore {
             mailbox::take(conn, &id, &owner)
         })
         .await
+    }
+}
+
+/// SQLite cannot tell other processes what was written: watches only time out, and
+/// followers read the file on a timer.
+impl RunChanges for SqliteStore {
+    fn watch(&self, _run_id: &str, _change: Change) -> Box<dyn ChangeWatch> {
+        Box::new(TimerWatch)
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use domain::ports::{RunMailbox, RunStore, WorkQueue};
+use domain::ports::{RunChanges, RunMailbox, RunStore, WorkQueue};
 
 use crate::AppError;
 
@@ -69,6 +69,8 @@ pub struct QueueStore {
     pub store: Arc<dyn RunStore>,
     pub queue: Arc<dyn WorkQueue>,
     pub mailbox: Arc<dyn RunMailbox>,
+    /// Wake-ups when a run's events or mailbox change (PostgreSQL: LISTEN/NOTIFY).
+    pub changes: Arc<dyn RunChanges>,
 }
 
 impl Database {
@@ -108,7 +110,8 @@ fn open_sqlite(path: &Path) -> Result<QueueStore, AppError> {
     Ok(QueueStore {
         store: Arc::new(store.clone()),
         queue: Arc::new(store.clone()),
-        mailbox: Arc::new(store),
+        mailbox: Arc::new(store.clone()),
+        changes: Arc::new(store),
     })
 }
 
@@ -140,7 +143,8 @@ async fn open_postgres(url: &str, db: &Database) -> Result<QueueStore, AppError>
     Ok(QueueStore {
         store: Arc::new(store.clone()),
         queue: Arc::new(store.clone()),
-        mailbox: Arc::new(store),
+        mailbox: Arc::new(store.clone()),
+        changes: Arc::new(store),
     })
 }
 

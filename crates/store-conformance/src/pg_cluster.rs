@@ -30,13 +30,20 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between two readiness checks while it starts.
 const READY_POLL: Duration = Duration::from_millis(50);
 
-/// The watchdog: starts the server given as its arguments, waits for its stdin to close,
-/// then stops the server and removes the cluster's folder.
+/// The watchdog: starts the server given as its arguments; restarts it (fast shutdown, then
+/// the same command) for each `restart` line on its stdin; once its stdin closes, stops the
+/// server and removes the cluster's folder.
 const WATCHDOG: &str = r#"
-"$@" </dev/null >>"$PG_LOG" 2>&1 &
-pid=$!
+serve() { "$@" </dev/null >>"$PG_LOG" 2>&1 & pid=$!; }
+serve "$@"
 trap '' INT HUP
-read _ || true
+while read -r command; do
+    if [ "$command" = restart ]; then
+        kill -INT "$pid" 2>/dev/null
+        wait "$pid"
+        serve "$@"
+    fi
+done
 kill -INT "$pid" 2>/dev/null
 wait "$pid"
 rm -rf "$PG_ROOT"
@@ -48,8 +55,11 @@ pub struct Cluster {
     socket_dir: PathBuf,
     port: u16,
     /// Its stdin is the pipe whose closing stops the server.
-    _watchdog: Mutex<Child>,
+    watchdog: Mutex<Child>,
 }
+
+/// What the server logs once it accepts connections.
+const READY_LINE: &str = "database system is ready to accept connections";
 
 impl Cluster {
     /// A URL of database `name` over TCP, as user `postgres` (trust authentication).
@@ -75,6 +85,66 @@ impl Cluster {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.root.join("postgres.log")).unwrap_or_default()
     }
+
+    /// Restarts the server as an operator would: a fast shutdown (every connection is cut,
+    /// transactions under way roll back), then a start on the same port and data. Returns
+    /// once the new server accepts connections.
+    pub fn restart(&self) -> Result<(), String> {
+        use std::io::Write;
+        let from = self.log().len();
+        {
+            let mut watchdog = self
+                .watchdog
+                .lock()
+                .map_err(|_| "the watchdog's lock is poisoned".to_string())?;
+            let stdin = watchdog.stdin.as_mut().ok_or("the watchdog has no stdin")?;
+            stdin
+                .write_all(b"restart\n")
+                .and_then(|()| stdin.flush())
+                .map_err(|e| format!("cannot ask the watchdog to restart: {e}"))?;
+        }
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            // The log only grows: what comes after `from` is the new server's.
+            if self
+                .log()
+                .get(from..)
+                .is_some_and(|new| new.contains(READY_LINE))
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("the server did not restart:\n{}", self.log()));
+            }
+            std::thread::sleep(READY_POLL);
+        }
+    }
+
+    /// Cuts every connection to database `name` but the caller's, as a network failure or
+    /// an operator's `pg_terminate_backend` would: transactions under way roll back.
+    pub async fn drop_connections(&self, name: &str) -> Result<u64, String> {
+        let (client, connection) =
+            tokio_postgres::connect(&self.url("postgres"), tokio_postgres::NoTls)
+                .await
+                .map_err(|e| format!("connect to the test cluster: {e}"))?;
+        let driver = tokio::spawn(connection);
+        let rows = client
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = $1 AND pid <> pg_backend_pid()",
+                &[&name],
+            )
+            .await
+            .map_err(|e| format!("terminate the connections to {name}: {e}"))?;
+        drop(client);
+        let _ = driver.await;
+        Ok(rows.len() as u64)
+    }
+}
+
+/// The database name of a URL made by [`Cluster::url`] (or [`fresh_database`]).
+pub fn database_name(url: &str) -> &str {
+    url.rsplit('/').next().unwrap_or_default()
 }
 
 /// The folder holding the PostgreSQL programs, if there is one.
@@ -210,7 +280,7 @@ fn start() -> Result<Cluster, String> {
         root,
         socket_dir,
         port,
-        _watchdog: Mutex::new(watchdog),
+        watchdog: Mutex::new(watchdog),
     };
     wait_until_ready(&cluster, &bin)?;
     Ok(cluster)

@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use domain::model::event::Event;
-use domain::ports::{LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus};
+use domain::ports::{
+    Change, LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus, StoreError,
+};
 use domain::RunControl;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
@@ -228,6 +230,14 @@ async fn execute(
     };
     let reason = match outcome {
         Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
+        // The database went away (restarted, connection cut): the journal holds everything
+        // up to the failure. The run stays as it is and is resumed (here or by another
+        // worker) once its lease is released or expires; failing it would lose it.
+        Err(domain::Error::Store(StoreError::Unavailable(e))) => {
+            tracing::warn!(run_id = %run_id, error = %e, "the database is unavailable; the run will be resumed");
+            let _ = state.store.release_lease(&run_id, &state.lease.owner).await;
+            return Ok(());
+        }
         Err(e) => format!("the run could not go on: {e}"),
     };
     // Ended without an outcome: say so in the store too, or the queue would take it up
@@ -236,7 +246,7 @@ async fn execute(
     Err(reason)
 }
 
-/// How often a run's owner reads the run's mailbox.
+/// How often a run's owner reads the run's mailbox when the store does not say it changed.
 const MAILBOX_POLL: Duration = Duration::from_millis(250);
 
 /// Ticks an answer that arrived before its question waits to be delivered.
@@ -253,9 +263,10 @@ async fn watch_mailbox(
 ) {
     // Answers taken before the run registered its question (it is marked waiting first).
     let mut early: Vec<(String, u32)> = Vec::new();
+    let mut posted = state.changes.watch(&run_id, Change::Messages);
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(MAILBOX_POLL) => {}
+            _ = posted.changed(MAILBOX_POLL) => {}
             _ = done.cancelled() => return,
         }
         let messages = match state.mailbox.take(&run_id, &state.lease.owner).await {

@@ -29,7 +29,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::model::event::Event;
 use domain::ports::{
-    AskUserError, EventSink, LlmClient, RunMailbox, RunStore, UserChannel, WorkQueue,
+    AskUserError, EventSink, LlmClient, RunChanges, RunMailbox, RunStore, UserChannel, WorkQueue,
 };
 use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
@@ -228,6 +228,8 @@ pub(crate) struct AppState {
     /// Cancellations and answers for runs another process executes, and for this
     /// process's runs from other servers.
     pub mailbox: Arc<dyn RunMailbox>,
+    /// Wake-ups when a run's events or mailbox change in the store.
+    pub changes: Arc<dyn RunChanges>,
     /// This process's owner id and lease time (docs/durability.md, "Leases").
     pub lease: LeaseConfig,
     pub opts: RunOptions,
@@ -353,6 +355,7 @@ async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Resul
         store,
         queue,
         mailbox,
+        changes,
     } = db.open().await?;
     // Fails early on a build without tools.
     let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
@@ -365,6 +368,7 @@ async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Resul
         store,
         queue,
         mailbox,
+        changes,
         lease: probe.config.lease.clone(),
         opts: opts.clone(),
         llm: llm.client.clone(),

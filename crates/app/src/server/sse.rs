@@ -17,7 +17,7 @@ use futures_util::stream::Stream;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
 
-use domain::ports::RunStatus;
+use domain::ports::{Change, RunStatus};
 
 use super::api::{ApiError, QUEUED_CANCEL};
 use super::{Phase, State};
@@ -35,8 +35,9 @@ pub struct EventsQuery {
     after: Option<u64>,
 }
 
-/// How long a stream waits for a live event before it reads the store: the store is the
-/// truth, the live channel only the fast path of runs this process executes.
+/// How long a stream waits for a live event (or, for a run executed elsewhere, for the
+/// store to say it changed) before it reads the store: the store is the truth, the live
+/// channel only the fast path of runs this process executes.
 const STORE_POLL: Duration = Duration::from_millis(500);
 
 pub async fn events(
@@ -172,13 +173,15 @@ impl Producer {
     /// Follows a run that another process executes through the store, until its final
     /// event or until the client goes away.
     async fn follow_store(&mut self) {
+        let mut appended = self.state.changes.watch(&self.run_id, Change::Events);
         loop {
-            let next = tokio::select! {
-                _ = tokio::time::sleep(STORE_POLL) => self.catch_up().await,
-                _ = self.out.closed() => Next::Stop,
-            };
-            if let Next::Stop = next {
+            // Watching before reading: what is appended meanwhile wakes the watch.
+            if let Next::Stop = self.catch_up().await {
                 return;
+            }
+            tokio::select! {
+                _ = appended.changed(STORE_POLL) => {}
+                _ = self.out.closed() => return,
             }
         }
     }
@@ -300,7 +303,8 @@ mod tests {
         Arc::new(super::super::AppState {
             store: store.clone(),
             queue: store.clone(),
-            mailbox: store,
+            mailbox: store.clone(),
+            changes: store,
             lease: domain::LeaseConfig::default(),
             opts: args.opts,
             // An LLM with nothing to say: no run is started here.

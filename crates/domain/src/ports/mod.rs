@@ -4,6 +4,7 @@
 //! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`]); the app wires them
 //! together. Tests use the fakes of `crate::testing` or mock them with mockall.
 
+pub mod changes;
 pub mod clock;
 pub mod ids;
 pub mod llm;
@@ -14,6 +15,7 @@ pub mod store;
 pub mod tool;
 pub mod user;
 
+pub use self::changes::*;
 pub use self::clock::*;
 pub use self::ids::*;
 #[cfg(test)]

@@ -13,8 +13,8 @@ use chrono::{DateTime, Utc};
 use crate::model::event::{Event, RunUsage};
 use crate::model::plan::Plan;
 use crate::ports::{
-    Lease, LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunRecord, RunStatus, RunStore,
-    StoreError, WorkQueue,
+    Change, ChangeWatch, Lease, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage,
+    RunRecord, RunStatus, RunStore, StoreError, TimerWatch, WorkQueue,
 };
 
 /// A write of [`RunStore`] that [`MemoryStore::fail`] can make fail.
@@ -426,5 +426,12 @@ impl RunMailbox for MemoryStore {
             .partition::<Vec<_>, _>(|(to, _)| to.as_deref() == Some(owner));
         run.messages = others;
         Ok(mine.into_iter().map(|(_, m)| m).collect())
+    }
+}
+
+/// Watches only time out: tests drive the store directly.
+impl RunChanges for MemoryStore {
+    fn watch(&self, _run_id: &str, _change: Change) -> Box<dyn ChangeWatch> {
+        Box::new(TimerWatch)
     }
 }

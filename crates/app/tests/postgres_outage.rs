@@ -1,0 +1,102 @@
+//! PostgreSQL going away under load: restarted, then every connection cut. Workers carry
+//! on once it is back (runs end without an outcome while it is away and are resumed from
+//! their journals), and nothing is lost or done twice. A test binary of its own: it
+//! restarts its private cluster (crates/store-conformance's `pg_cluster`).
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use store_conformance::pg_cluster;
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// Waits until some run of `ids` is in the middle of a tool call.
+async fn until_a_tool_call_runs(server: &Server, ids: &[String]) {
+    let mut stream = events(server, &ids[0], None).await;
+    loop {
+        let e = stream.next().await.expect("an event");
+        if e.event == "tool_calling" {
+            return;
+        }
+    }
+}
+
+async fn queue(server: &Server, n: usize, label: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let (status, body) = create(server, json!({"task": format!("{label} {i}")})).await;
+        assert!(status.is_success(), "{body}");
+        ids.push(body["run_id"].as_str().expect("id").to_string());
+    }
+    ids
+}
+
+#[tokio::test]
+async fn a_restarted_database_and_cut_connections_lose_nothing() {
+    if !pg_cluster::available() {
+        return;
+    }
+    let db = pg_cluster::fresh_database().await;
+    let cluster = pg_cluster::cluster();
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    let args = [
+        "--db",
+        db.as_str(),
+        "--concurrency",
+        "2",
+        "--lease-secs",
+        "3",
+    ];
+    let _a = worker(&pw, &base, &args);
+    let _b = worker(&pw, &base, &args);
+
+    // A restart while runs are under way.
+    let first = queue(&server, 4, "append").await;
+    until_a_tool_call_runs(&server, &first).await;
+    tokio::task::spawn_blocking(|| cluster.restart())
+        .await
+        .expect("restart task")
+        .expect("the database restarts");
+
+    // Then every connection cut while runs are under way.
+    let second = queue(&server, 4, "append again").await;
+    until_a_tool_call_runs(&server, &second).await;
+    let cut = cluster
+        .drop_connections(pg_cluster::database_name(&db))
+        .await
+        .expect("connections cut");
+    assert!(cut > 0, "the workers and the server were connected");
+
+    let all: Vec<String> = first.iter().chain(&second).cloned().collect();
+    until_completed(&server, &all, 180).await;
+    for id in &all {
+        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
+        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        let log: Vec<(u64, String)> = events(&server, id, None)
+            .await
+            .collect(30)
+            .await
+            .into_iter()
+            .filter_map(|e| e.id.map(|n| (n, e.event)))
+            .collect();
+        let seqs: Vec<u64> = log.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            seqs,
+            (1..=log.len() as u64).collect::<Vec<_>>(),
+            "run {id}: no gap, no duplicate"
+        );
+        assert_eq!(
+            log.last().map(|(_, t)| t.as_str()),
+            Some("run_completed"),
+            "run {id}: {log:?}"
+        );
+    }
+}
