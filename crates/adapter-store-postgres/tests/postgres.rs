@@ -338,3 +338,63 @@ async fn writes_wake_the_watches_of_their_run_in_other_processes() {
         "another run's watch stays asleep"
     );
 }
+
+/// A connection cut in the middle of a claim's transaction (the claim waits on a lock; its
+/// backend is terminated): the claim fails as `Unavailable`, nothing of it is kept, and the
+/// next claim, on a fresh connection of the pool, takes the run (once).
+#[tokio::test]
+async fn a_connection_dropped_mid_transaction_keeps_nothing_and_the_store_goes_on() {
+    use std::time::Duration;
+    if !pg_cluster::available() {
+        return;
+    }
+    let url = pg_cluster::fresh_database().await;
+    let store = PostgresStore::open(&url).await.expect("open");
+    store.enqueue(&queued("q", 0)).await.expect("enqueue");
+    let locker = raw(&url).await;
+    locker
+        .batch_execute("BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("lock");
+    let claimer = store.clone();
+    let claim = tokio::spawn(async move { claimer.claim("w", time(10, 0), time(40, 0)).await });
+    // The claim's transaction is under way once its backend waits for the lock.
+    let name = pg_cluster::database_name(&url).to_string();
+    let watcher = raw(&pg_cluster::cluster().url("postgres")).await;
+    loop {
+        let waiting = watcher
+            .query(
+                "SELECT pid FROM pg_stat_activity
+                 WHERE datname = $1 AND application_name = 'planwright' AND wait_event_type = 'Lock'",
+                &[&name],
+            )
+            .await
+            .expect("activity");
+        if let Some(row) = waiting.first() {
+            let pid: i32 = row.get(0);
+            watcher
+                .execute("SELECT pg_terminate_backend($1)", &[&pid])
+                .await
+                .expect("terminate");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let failed = claim.await.expect("claim task");
+    assert!(
+        matches!(failed, Err(StoreError::Unavailable(_))),
+        "{failed:?}"
+    );
+    locker.batch_execute("ROLLBACK").await.expect("unlock");
+    let run = store
+        .claim("w", time(10, 0), time(40, 0))
+        .await
+        .expect("the store goes on")
+        .expect("the run is still queued");
+    assert_eq!(run.run_id, "q");
+    assert!(store
+        .claim("v", time(11, 0), time(41, 0))
+        .await
+        .expect("claim")
+        .is_none());
+}

@@ -1,7 +1,8 @@
-//! PostgreSQL going away under load: restarted, then every connection cut. Workers carry
-//! on once it is back (runs end without an outcome while it is away and are resumed from
-//! their journals), and nothing is lost or done twice. A test binary of its own: it
-//! restarts its private cluster (crates/store-conformance's `pg_cluster`).
+//! PostgreSQL going away under load: stopped and started again, then every connection cut.
+//! Workers carry on once it is back (a run whose write failed while it was away ends without
+//! an outcome and is resumed from its journal), and nothing is lost or done twice. A test
+//! binary of its own: it stops its private cluster (crates/store-conformance's
+//! `pg_cluster`).
 
 mod common;
 
@@ -33,7 +34,7 @@ async fn queue(server: &Server, n: usize, label: &str) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn a_restarted_database_and_cut_connections_lose_nothing() {
+async fn a_database_down_under_load_then_cut_connections_lose_nothing() {
     if !pg_cluster::available() {
         return;
     }
@@ -51,32 +52,38 @@ async fn a_restarted_database_and_cut_connections_lose_nothing() {
         "--db",
         db.as_str(),
         "--concurrency",
-        "2",
+        "4",
         "--lease-secs",
         "3",
     ];
-    let _a = worker(&pw, &base, &args);
-    let _b = worker(&pw, &base, &args);
+    let (_worker, log) = logged_worker(&pw, &base, &args);
 
-    // A restart while runs are under way.
+    // Down while runs are in the middle of tool calls: the first write after the call
+    // fails, the run stops without an outcome; then the database comes back.
     let first = queue(&server, 4, "append").await;
     until_a_tool_call_runs(&server, &first).await;
-    tokio::task::spawn_blocking(|| cluster.restart())
+    tokio::task::spawn_blocking(|| cluster.stop())
         .await
-        .expect("restart task")
-        .expect("the database restarts");
+        .expect("stop task")
+        .expect("the database stops");
+    log.wait_for("the database is unavailable; the run will be resumed", 60)
+        .await;
+    tokio::task::spawn_blocking(|| cluster.start())
+        .await
+        .expect("start task")
+        .expect("the database starts again");
 
     // Then every connection cut while runs are under way.
     let second = queue(&server, 4, "append again").await;
     until_a_tool_call_runs(&server, &second).await;
-    let cut = cluster
+    cluster
         .drop_connections(pg_cluster::database_name(&db))
         .await
         .expect("connections cut");
-    assert!(cut > 0, "the workers and the server were connected");
 
     let all: Vec<String> = first.iter().chain(&second).cloned().collect();
     until_completed(&server, &all, 180).await;
+    let mut resumed = 0;
     for id in &all {
         let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
         assert_eq!(done, "done\n", "run {id}: the effect happened once");
@@ -98,5 +105,10 @@ async fn a_restarted_database_and_cut_connections_lose_nothing() {
             Some("run_completed"),
             "run {id}: {log:?}"
         );
+        resumed += log.iter().filter(|(_, t)| t == "run_resumed").count();
     }
+    assert!(
+        resumed >= 1,
+        "the run the outage stopped was resumed from its journal"
+    );
 }

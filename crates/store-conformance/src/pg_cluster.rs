@@ -30,19 +30,18 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between two readiness checks while it starts.
 const READY_POLL: Duration = Duration::from_millis(50);
 
-/// The watchdog: starts the server given as its arguments; restarts it (fast shutdown, then
-/// the same command) for each `restart` line on its stdin; once its stdin closes, stops the
+/// The watchdog: starts the server given as its arguments; a `stop` line on its stdin stops
+/// it (fast shutdown), a `start` line starts it again; once its stdin closes, stops the
 /// server and removes the cluster's folder.
 const WATCHDOG: &str = r#"
 serve() { "$@" </dev/null >>"$PG_LOG" 2>&1 & pid=$!; }
 serve "$@"
 trap '' INT HUP
 while read -r command; do
-    if [ "$command" = restart ]; then
-        kill -INT "$pid" 2>/dev/null
-        wait "$pid"
-        serve "$@"
-    fi
+    case "$command" in
+        stop) kill -INT "$pid" 2>/dev/null; wait "$pid" ;;
+        start) serve "$@" ;;
+    esac
 done
 kill -INT "$pid" 2>/dev/null
 wait "$pid"
@@ -86,10 +85,26 @@ impl Cluster {
         std::fs::read_to_string(self.root.join("postgres.log")).unwrap_or_default()
     }
 
-    /// Restarts the server as an operator would: a fast shutdown (every connection is cut,
-    /// transactions under way roll back), then a start on the same port and data. Returns
-    /// once the new server accepts connections.
+    /// Restarts the server as an operator would: [`Cluster::stop`], then [`Cluster::start`].
     pub fn restart(&self) -> Result<(), String> {
+        self.stop()?;
+        self.start()
+    }
+
+    /// Stops the server (fast shutdown: every connection is cut, transactions under way
+    /// roll back); returns once it is down.
+    pub fn stop(&self) -> Result<(), String> {
+        self.tell_watchdog("stop", "database system is shut down")
+    }
+
+    /// Starts the stopped server again on the same port and data; returns once it accepts
+    /// connections.
+    pub fn start(&self) -> Result<(), String> {
+        self.tell_watchdog("start", READY_LINE)
+    }
+
+    /// Sends `command` to the watchdog and waits for `logged` in the server's log.
+    fn tell_watchdog(&self, command: &str, logged: &str) -> Result<(), String> {
         use std::io::Write;
         let from = self.log().len();
         {
@@ -99,22 +114,22 @@ impl Cluster {
                 .map_err(|_| "the watchdog's lock is poisoned".to_string())?;
             let stdin = watchdog.stdin.as_mut().ok_or("the watchdog has no stdin")?;
             stdin
-                .write_all(b"restart\n")
+                .write_all(format!("{command}\n").as_bytes())
                 .and_then(|()| stdin.flush())
-                .map_err(|e| format!("cannot ask the watchdog to restart: {e}"))?;
+                .map_err(|e| format!("cannot tell the watchdog to {command}: {e}"))?;
         }
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            // The log only grows: what comes after `from` is the new server's.
+            // The log only grows: what comes after `from` is the answer to this command.
             if self
                 .log()
                 .get(from..)
-                .is_some_and(|new| new.contains(READY_LINE))
+                .is_some_and(|new| new.contains(logged))
             {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err(format!("the server did not restart:\n{}", self.log()));
+                return Err(format!("the server did not {command}:\n{}", self.log()));
             }
             std::thread::sleep(READY_POLL);
         }

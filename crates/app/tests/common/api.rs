@@ -133,9 +133,14 @@ impl wiremock::Respond for AppendOnce {
 
 /// `planwright worker`s started with the test's LLM (killed when dropped).
 pub fn worker(pw: &Planwright, base: &str, args: &[&str]) -> tokio::process::Child {
+    logged_worker(pw, base, args).0
+}
+
+/// As [`worker`], keeping its stderr (warnings and errors).
+pub fn logged_worker(pw: &Planwright, base: &str, args: &[&str]) -> (tokio::process::Child, Log) {
     let mut all = vec!["worker", "--retries", "0"];
     all.extend_from_slice(args);
-    pw.spawn(
+    pw.spawn_logged(
         &all,
         &[
             ("OPENAI_BASE_URL", base),

@@ -176,6 +176,33 @@ pub fn tool_messages(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The stderr lines of a background process, as they come.
+#[derive(Clone, Default)]
+pub struct Log(std::sync::Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    pub fn text(&self) -> String {
+        self.0.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+
+    /// Waits (up to `secs`) until a line contains `needle`.
+    pub async fn wait_for(&self, needle: &str, secs: u64) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while !self
+            .0
+            .lock()
+            .is_ok_and(|l| l.iter().any(|line| line.contains(needle)))
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no line with {needle:?} in:\n{}",
+                self.text()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+}
+
 pub struct Planwright {
     pub dir: tempfile::TempDir,
 }
@@ -240,6 +267,38 @@ impl Planwright {
 
     /// Starts the binary in the background (killed if the test drops it).
     pub fn spawn(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+        let mut cmd = self.background(args, env);
+        cmd.stderr(std::process::Stdio::null());
+        cmd.spawn().expect("planwright starts")
+    }
+
+    /// As [`Planwright::spawn`], keeping what it writes on stderr.
+    pub fn spawn_logged(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (tokio::process::Child, Log) {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = self.background(args, env);
+        cmd.stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("planwright starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Log::default();
+        let lines = log.0.clone();
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if let Ok(mut l) = lines.lock() {
+                    l.push(line);
+                }
+            }
+        });
+        (child, log)
+    }
+
+    /// The binary in the temp folder with only the given environment of ours, no stdin or
+    /// stdout, killed when dropped.
+    fn background(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
         cmd.args(args).current_dir(self.dir.path());
         for (k, _) in std::env::vars() {
@@ -265,9 +324,8 @@ impl Planwright {
         }
         cmd.stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
             .kill_on_drop(true);
-        cmd.spawn().expect("planwright starts")
+        cmd
     }
 
     /// The id of the database's only run, once there is one.
