@@ -110,3 +110,84 @@ async fn a_worker_killed_mid_tool_call_on_postgres_hands_its_run_on() {
         "the second worker resumed the run from its journal: {log:?}"
     );
 }
+
+/// Runs queued on PostgreSQL survive their server: killed with SIGKILL while runs wait,
+/// a new server sees them all, and a worker runs each once.
+#[tokio::test]
+async fn queued_runs_survive_a_killed_server_on_postgres() {
+    let Some(db) = database().await else { return };
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let mut server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let (status, body) = create(&server, json!({"task": format!("append {i}")})).await;
+        assert!(status.is_success(), "{body}");
+        ids.push(body["run_id"].as_str().expect("id").to_string());
+    }
+    server.child.start_kill().expect("SIGKILL");
+    let _ = server.child.wait().await;
+    let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    for id in &ids {
+        assert_eq!(status_of(&server, id).await, "queued", "run {id} kept");
+    }
+    let _worker = worker(&pw, &base, &["--db", &db]);
+    until_completed(&server, &ids, 120).await;
+    for id in &ids {
+        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
+        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_one_clean_log(&server, id).await;
+    }
+}
+
+/// SIGTERM stops a worker cleanly: it suspends its run at the next safe point (the tool
+/// call under way finishes and is journaled), gives the lease up and exits 0; another
+/// worker finishes the run at once, nothing twice.
+#[tokio::test]
+async fn a_worker_told_to_stop_hands_its_run_on_at_once() {
+    let Some(db) = database().await else { return };
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    let pw = Planwright::new();
+    let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
+    let (_, body) = create(&server, json!({"task": "append"})).await;
+    let id = body["run_id"].as_str().expect("id").to_string();
+    // A long lease: only the release at shutdown lets the second worker in quickly.
+    let mut first = worker(&pw, &base, &["--db", &db, "--lease-secs", "600"]);
+    let mut stream = events(&server, &id, None).await;
+    loop {
+        let e = stream.next().await.expect("an event");
+        if e.event == "tool_calling" {
+            break;
+        }
+    }
+    let pid = first.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), first.wait())
+        .await
+        .expect("the worker exits after SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status}");
+    let _second = worker(&pw, &base, &["--db", &db, "--lease-secs", "600"]);
+    until_completed(&server, std::slice::from_ref(&id), 60).await;
+    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
+    assert_eq!(done, "done\n", "the effect happened once");
+    let log = assert_one_clean_log(&server, &id).await;
+    assert!(
+        log.iter().any(|(_, t)| t == "tool_called"),
+        "the call under way finished before the worker stopped: {log:?}"
+    );
+}
