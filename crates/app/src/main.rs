@@ -10,6 +10,7 @@ mod cli;
 mod database;
 mod environ;
 mod ids;
+mod mailbox;
 mod owner;
 mod report;
 mod scripted_user;
@@ -154,8 +155,8 @@ async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     }
     let opts = &args.opts;
     let llm = wiring::llm(opts)?;
-    let store = db.open().await?.store;
-    let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store, opts)?;
+    let opened = db.open().await?;
+    let mut runtime: Runtime = wiring::runtime(llm.client.clone(), opened.store.clone(), opts)?;
     if !args.answers.is_empty() {
         runtime.user = Arc::new(scripted_user::ScriptedUser::new(
             args.answers.clone(),
@@ -165,6 +166,7 @@ async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     let run_id = runtime.new_run_id();
     let workspace = prepare_workspace(opts.workspace.as_deref(), &run_id)?;
     let control = stop_on_signals();
+    let _reading = read_mailbox(&opened, &runtime, &run_id, &control);
     let outcome = runtime
         .run_with(
             RunRequest {
@@ -182,7 +184,8 @@ async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
 async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     let opts = &args.opts;
     let llm = wiring::llm(opts)?;
-    let store = db.open().await?.store;
+    let opened = db.open().await?;
+    let store = opened.store.clone();
     let record = store
         .get_run(&args.run_id)
         .await
@@ -200,6 +203,7 @@ async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
         runtime.sink = Arc::new(view::ConsoleView::resuming(plan));
     }
     let control = stop_on_signals();
+    let _reading = read_mailbox(&opened, &runtime, &args.run_id, &control);
     let outcome = runtime
         // The lease is taken first, in one compare-and-set: of several `resume` commands on
         // one run exactly one goes on; a lease whose owner is provably gone is taken at once.
@@ -233,6 +237,26 @@ fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
 }
 
 /// Ctrl-C cancels the run cleanly (a summary is still written); a second Ctrl-C quits.
+/// Reads the run's mailbox while the CLI runs it, so that a server on the same database
+/// can cancel it (`POST /v1/runs/{id}/cancel`). Answers go to the terminal's user only;
+/// one posted from elsewhere is dropped. Stops when the guard is dropped.
+fn read_mailbox(
+    opened: &database::QueueStore,
+    runtime: &Runtime,
+    run_id: &str,
+    control: &RunControl,
+) -> tokio_util::sync::DropGuard {
+    let done = tokio_util::sync::CancellationToken::new();
+    let reader = mailbox::MailboxReader {
+        mailbox: opened.mailbox.clone(),
+        changes: opened.changes.clone(),
+        run_id: run_id.to_string(),
+        owner: runtime.config.lease.owner.clone(),
+    };
+    tokio::spawn(reader.run(control.cancel.clone(), |_| false, done.clone()));
+    done.drop_guard()
+}
+
 /// How the CLI stops a run: the first Ctrl-C or SIGTERM cancels it (the run ends `failed`,
 /// "the run was cancelled", with a summary); a second one suspends it (it stops at the next
 /// safe point, without a summary, its tools closed and its lease released); a third quits.

@@ -51,12 +51,7 @@ async fn assert_one_clean_log(server: &Server, run_id: &str) -> Vec<(u64, String
 #[tokio::test]
 async fn workers_on_postgres_run_every_queued_run_once() {
     let Some(db) = database().await else { return };
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     // With PostgreSQL a server executes nothing unless told (--workers defaults to 0).
     let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
@@ -79,24 +74,13 @@ async fn workers_on_postgres_run_every_queued_run_once() {
 #[tokio::test]
 async fn a_worker_killed_mid_tool_call_on_postgres_hands_its_run_on() {
     let Some(db) = database().await else { return };
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
     let id = body["run_id"].as_str().expect("id").to_string();
     let mut first = worker(&pw, &base, &["--db", &db, "--lease-secs", "2"]);
-    let mut stream = events(&server, &id, None).await;
-    loop {
-        let e = stream.next().await.expect("an event");
-        if e.event == "tool_calling" {
-            break;
-        }
-    }
+    until_event(&server, &id, "tool_calling").await;
     first.start_kill().expect("SIGKILL");
     let _ = first.wait().await;
     let _second = worker(&pw, &base, &["--db", &db, "--lease-secs", "2"]);
@@ -116,12 +100,7 @@ async fn a_worker_killed_mid_tool_call_on_postgres_hands_its_run_on() {
 #[tokio::test]
 async fn queued_runs_survive_a_killed_server_on_postgres() {
     let Some(db) = database().await else { return };
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let mut server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
     let mut ids = Vec::new();
@@ -151,25 +130,14 @@ async fn queued_runs_survive_a_killed_server_on_postgres() {
 #[tokio::test]
 async fn a_worker_told_to_stop_hands_its_run_on_at_once() {
     let Some(db) = database().await else { return };
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
     let id = body["run_id"].as_str().expect("id").to_string();
     // A long lease: only the release at shutdown lets the second worker in quickly.
     let mut first = worker(&pw, &base, &["--db", &db, "--lease-secs", "600"]);
-    let mut stream = events(&server, &id, None).await;
-    loop {
-        let e = stream.next().await.expect("an event");
-        if e.event == "tool_calling" {
-            break;
-        }
-    }
+    until_event(&server, &id, "tool_calling").await;
     let pid = first.id().expect("pid");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),

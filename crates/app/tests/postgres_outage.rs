@@ -12,17 +12,6 @@ use store_conformance::pg_cluster;
 
 const TOKEN: &str = "test-token-0123456789";
 
-/// Waits until some run of `ids` is in the middle of a tool call.
-async fn until_a_tool_call_runs(server: &Server, ids: &[String]) {
-    let mut stream = events(server, &ids[0], None).await;
-    loop {
-        let e = stream.next().await.expect("an event");
-        if e.event == "tool_calling" {
-            return;
-        }
-    }
-}
-
 async fn queue(server: &Server, n: usize, label: &str) -> Vec<String> {
     let mut ids = Vec::new();
     for i in 0..n {
@@ -40,12 +29,7 @@ async fn a_database_down_under_load_then_cut_connections_lose_nothing() {
     }
     let db = pg_cluster::fresh_database().await;
     let cluster = pg_cluster::cluster();
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--db", &db]).await;
     let args = [
@@ -61,7 +45,7 @@ async fn a_database_down_under_load_then_cut_connections_lose_nothing() {
     // Down while runs are in the middle of tool calls: the first write after the call
     // fails, the run stops without an outcome; then the database comes back.
     let first = queue(&server, 4, "append").await;
-    until_a_tool_call_runs(&server, &first).await;
+    until_event(&server, &first[0], "tool_calling").await;
     tokio::task::spawn_blocking(|| cluster.stop())
         .await
         .expect("stop task")
@@ -75,7 +59,7 @@ async fn a_database_down_under_load_then_cut_connections_lose_nothing() {
 
     // Then every connection cut while runs are under way.
     let second = queue(&server, 4, "append again").await;
-    until_a_tool_call_runs(&server, &second).await;
+    until_event(&server, &second[0], "tool_calling").await;
     cluster
         .drop_connections(pg_cluster::database_name(&db))
         .await

@@ -266,23 +266,7 @@ async fn ask_user_is_answered_through_reply() {
             break;
         }
     }
-    // The question may be registered a moment after the event.
-    let mut delivered = false;
-    for _ in 0..50 {
-        let (status, _) = post_json(
-            &server,
-            &format!("/v1/runs/{run_id}/reply"),
-            json!({"answer": "blue"}),
-        )
-        .await;
-        if status == StatusCode::OK {
-            delivered = true;
-            break;
-        }
-        assert_eq!(status, StatusCode::CONFLICT);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(delivered);
+    reply_when_asked(&server, &run_id, "blue").await;
     let rest = reader.collect(30).await;
     let replied = rest
         .iter()
@@ -612,12 +596,7 @@ async fn idle_connections_are_bounded_and_timed_out() {
 /// rest queued) all complete after a restart on the same database, each effect once.
 #[tokio::test]
 async fn queued_runs_survive_a_killed_server() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let args = ["--max-concurrent-runs", "1", "--retries", "0"];
     let mut server = pw.serve(&base, Some(TOKEN), &args).await;
@@ -673,12 +652,7 @@ async fn queued_runs_survive_a_killed_server() {
 /// status, and the next server finishes it; nothing ran twice.
 #[tokio::test]
 async fn sigterm_suspends_runs_and_the_next_server_finishes_them() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let mut server = pw.serve(&base, Some(TOKEN), &["--retries", "0"]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
@@ -802,12 +776,7 @@ fn assert_one_clean_log(pw: &Planwright, id: &str) {
 /// server from the store, reaches the end.
 #[tokio::test]
 async fn workers_share_the_queue_and_each_run_runs_once() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
     let mut ids = Vec::new();
@@ -843,12 +812,7 @@ async fn workers_share_the_queue_and_each_run_runs_once() {
 /// again: the model is told its outcome is unknown), and the effect happened once.
 #[tokio::test]
 async fn a_worker_killed_mid_tool_call_hands_its_run_on() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
@@ -913,22 +877,7 @@ async fn answers_and_cancellations_reach_a_run_a_worker_executes() {
         }
     }
     // Once the store says `waiting`, the server relays the answer.
-    let mut delivered = false;
-    for _ in 0..100 {
-        let (status, _) = post_json(
-            &server,
-            &format!("/v1/runs/{asking}/reply"),
-            json!({"answer": "blue"}),
-        )
-        .await;
-        if status == StatusCode::OK {
-            delivered = true;
-            break;
-        }
-        assert_eq!(status, StatusCode::CONFLICT);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(delivered);
+    reply_when_asked(&server, &asking, "blue").await;
     let rest = reader.collect(30).await;
     let replied = rest
         .iter()
@@ -959,12 +908,7 @@ async fn answers_and_cancellations_reach_a_run_a_worker_executes() {
 /// filesystem) fails that run with a reason naming the path, and goes on with the others.
 #[tokio::test]
 async fn a_worker_that_cannot_reach_a_workspace_fails_that_run_clearly() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(AppendOnce)
-        .mount(&llm)
-        .await;
-    let base = format!("{}/v1", llm.uri());
+    let (_llm, base) = append_once_llm().await;
     let pw = Planwright::new();
     let server = pw.serve(&base, Some(TOKEN), &["--workers", "0"]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
@@ -982,5 +926,46 @@ async fn a_worker_that_cannot_reach_a_workspace_fails_that_run_clearly() {
     assert!(
         error.contains(&workspace.display().to_string()) && error.contains("--workspace-root"),
         "{show}"
+    );
+}
+
+/// A run started by `planwright run` (the CLI) reads its mailbox too: a server on the same
+/// database cancels it.
+#[tokio::test]
+async fn a_server_cancels_a_run_the_cli_executes() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait a long time"]),
+        call(
+            "shell_exec",
+            json!({"command": "sleep 30", "timeout_secs": 60}),
+        ),
+        complete(true, "waited"),
+        text("should not be needed"),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
+    let cancel = async {
+        let id = loop {
+            if let Some(id) = pw.only_run_id() {
+                break id;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        until_event(&server, &id, "tool_calling").await;
+        let (status, body) = post_json(&server, &format!("/v1/runs/{id}/cancel"), json!({})).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    };
+    let (result, ()) = tokio::join!(pw.run(&llm, "sleep", &["--retries", "0"]), cancel);
+    assert_eq!(result.json["status"], "failed", "{}", result.stderr());
+    assert!(
+        result.json["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cancelled"),
+        "{}",
+        result.json
     );
 }

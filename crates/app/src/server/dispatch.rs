@@ -12,13 +12,10 @@
 //! on the same store goes on with them.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 use domain::model::event::Event;
-use domain::ports::{
-    Change, LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus, StoreError,
-};
+use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, StoreError};
 use domain::RunControl;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
@@ -26,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
 use crate::cli::{ModeArg, RunOptions};
+use crate::mailbox::MailboxReader;
 
 /// What a client asked for beyond the task, kept with the queued run.
 pub(crate) fn queue_request(opts: &RunOptions) -> Value {
@@ -215,10 +213,17 @@ async fn execute(
     };
     tracing::info!(run_id = %run_id, status = record.status.as_str(), "run starting");
     let watching = CancellationToken::new();
-    tokio::spawn(watch_mailbox(
-        state.clone(),
-        run_id.clone(),
+    let reader = MailboxReader {
+        mailbox: state.mailbox.clone(),
+        changes: state.changes.clone(),
+        run_id: run_id.clone(),
+        owner: state.lease.owner.clone(),
+    };
+    let user = state.user.clone();
+    let answered = run_id.clone();
+    tokio::spawn(reader.run(
         control.cancel.clone(),
+        move |text| user.reply(&answered, text).is_ok(),
         watching.clone(),
     ));
     let _stop_watching = watching.drop_guard();
@@ -244,59 +249,6 @@ async fn execute(
     // again as interrupted.
     give_up(state, &run_id, &reason).await;
     Err(reason)
-}
-
-/// How often a run's owner reads the run's mailbox when the store does not say it changed.
-const MAILBOX_POLL: Duration = Duration::from_millis(250);
-
-/// Ticks an answer that arrived before its question waits to be delivered.
-const EARLY_ANSWER_TICKS: u32 = 20;
-
-/// Delivers what other processes post for `run_id` (docs/durability.md, "Workers"): a
-/// cancellation fires the run's cancel token, an answer goes to the question the run waits
-/// on. Stops when `done` fires (the run ended here).
-async fn watch_mailbox(
-    state: State,
-    run_id: String,
-    cancel: CancellationToken,
-    done: CancellationToken,
-) {
-    // Answers taken before the run registered its question (it is marked waiting first).
-    let mut early: Vec<(String, u32)> = Vec::new();
-    let mut posted = state.changes.watch(&run_id, Change::Messages);
-    loop {
-        tokio::select! {
-            _ = posted.changed(MAILBOX_POLL) => {}
-            _ = done.cancelled() => return,
-        }
-        let messages = match state.mailbox.take(&run_id, &state.lease.owner).await {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(run_id = %run_id, error = %e, "cannot read the run's mailbox");
-                continue;
-            }
-        };
-        for message in messages {
-            match message {
-                RunMessage::Cancel => {
-                    tracing::info!(run_id = %run_id, "cancelled through the store");
-                    cancel.cancel();
-                }
-                RunMessage::Answer { text } => early.push((text, 0)),
-            }
-        }
-        early.retain_mut(|(text, ticks)| {
-            if state.user.reply(&run_id, text.clone()).is_ok() {
-                return false;
-            }
-            *ticks += 1;
-            if *ticks >= EARLY_ANSWER_TICKS {
-                tracing::warn!(run_id = %run_id, "an answer came while the run asked nothing; dropped");
-                return false;
-            }
-            true
-        });
-    }
 }
 
 /// Records a claimed run that ended without an outcome (it cannot be started, or its store

@@ -167,3 +167,45 @@ pub async fn until_completed(server: &Server, ids: &[String], secs: u64) {
         }
     }
 }
+
+/// A scripted LLM server answering as [`AppendOnce`], and its `/v1` base URL (keep the
+/// server alive for the test).
+pub async fn append_once_llm() -> (wiremock::MockServer, String) {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(AppendOnce)
+        .mount(&llm)
+        .await;
+    let base = format!("{}/v1", llm.uri());
+    (llm, base)
+}
+
+/// Answers the question run `run_id` waits on (its `waiting_for_user` event came): the
+/// server registers the question a moment after the event, and says 409 until then.
+pub async fn reply_when_asked(server: &Server, run_id: &str, answer: &str) {
+    for _ in 0..100 {
+        let (status, body) = post_json(
+            server,
+            &format!("/v1/runs/{run_id}/reply"),
+            json!({"answer": answer}),
+        )
+        .await;
+        if status == StatusCode::OK {
+            return;
+        }
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {run_id} never took the answer");
+}
+
+/// Follows run `run_id`'s event stream until an event of type `kind` (from the start).
+pub async fn until_event(server: &Server, run_id: &str, kind: &str) {
+    let mut stream = events(server, run_id, None).await;
+    loop {
+        let e = stream.next().await.expect("an event");
+        if e.event == kind {
+            return;
+        }
+    }
+}
