@@ -71,7 +71,11 @@ impl PostgresStore {
             config,
             NoTls,
             ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
+                // A pooled connection is checked with an empty query before each use: one
+                // the server cut (a restart, a terminated backend) is replaced at once
+                // instead of failing the next operation. `Fast` only looks at the client's
+                // own flag, which lags behind a connection closed a moment ago.
+                recycling_method: RecyclingMethod::Verified,
             },
         );
         let pool = Pool::builder(manager)
