@@ -6,16 +6,7 @@ mod common;
 
 use adapter_store_sqlite::SqliteStore;
 use common::*;
-use domain::ports::{Lease, LeaseClaim, LeaseOutcome, RunStore};
-
-fn claim(owner: &str, now: i64, until: i64) -> LeaseClaim {
-    LeaseClaim {
-        owner: owner.into(),
-        now: time(now, 0),
-        until: time(until, 0),
-        stale_owner: None,
-    }
-}
+use domain::ports::{Lease, LeaseOutcome, RunStore};
 
 /// Three connections (as three `resume` processes would hold) race for one expired lease:
 /// exactly one wins, whatever the interleaving.

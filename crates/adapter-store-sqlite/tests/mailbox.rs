@@ -5,22 +5,7 @@ mod common;
 
 use adapter_store_sqlite::SqliteStore;
 use common::*;
-use domain::ports::{LeaseClaim, LeaseOutcome, RunMailbox, RunMessage, RunStore};
-
-/// Gives run `r` to `owner`.
-async fn own(store: &SqliteStore, owner: &str) {
-    let claim = LeaseClaim {
-        owner: owner.into(),
-        now: time(10, 0),
-        until: time(1000, 0),
-        stale_owner: None,
-    };
-    store.release_lease("r", "a").await.expect("release");
-    assert_eq!(
-        store.acquire_lease("r", &claim).await.expect("lease"),
-        LeaseOutcome::Acquired
-    );
-}
+use domain::ports::{LeaseOutcome, RunMailbox, RunMessage, RunStore};
 
 #[tokio::test]
 async fn racing_takers_on_separate_connections_get_each_message_once() {
@@ -29,7 +14,13 @@ async fn racing_takers_on_separate_connections_get_each_message_once() {
         .create_run(&running_run("r", 0))
         .await
         .expect("create");
-    own(&store, "a").await;
+    assert_eq!(
+        store
+            .acquire_lease("r", &claim("a", 10, 1000))
+            .await
+            .expect("lease"),
+        LeaseOutcome::Acquired
+    );
     for i in 0..50 {
         store
             .post(

@@ -65,8 +65,7 @@ async fn workers_on_postgres_run_every_queued_run_once() {
     let _b = worker(&pw, &base, &["--db", &db, "--concurrency", "2"]);
     until_completed(&server, &ids, 120).await;
     for id in &ids {
-        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
-        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_appended_once(&pw, id);
         assert_one_clean_log(&server, id).await;
     }
 }
@@ -85,8 +84,7 @@ async fn a_worker_killed_mid_tool_call_on_postgres_hands_its_run_on() {
     let _ = first.wait().await;
     let _second = worker(&pw, &base, &["--db", &db, "--lease-secs", "2"]);
     until_completed(&server, std::slice::from_ref(&id), 120).await;
-    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
-    assert_eq!(done, "done\n", "the effect happened once");
+    assert_appended_once(&pw, &id);
     let log = assert_one_clean_log(&server, &id).await;
     assert_eq!(
         log.iter().filter(|(_, t)| t == "run_resumed").count(),
@@ -118,8 +116,7 @@ async fn queued_runs_survive_a_killed_server_on_postgres() {
     let _worker = worker(&pw, &base, &["--db", &db]);
     until_completed(&server, &ids, 120).await;
     for id in &ids {
-        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
-        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_appended_once(&pw, id);
         assert_one_clean_log(&server, id).await;
     }
 }
@@ -151,8 +148,7 @@ async fn a_worker_told_to_stop_hands_its_run_on_at_once() {
     assert!(status.success(), "{status}");
     let _second = worker(&pw, &base, &["--db", &db, "--lease-secs", "600"]);
     until_completed(&server, std::slice::from_ref(&id), 60).await;
-    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
-    assert_eq!(done, "done\n", "the effect happened once");
+    assert_appended_once(&pw, &id);
     let log = assert_one_clean_log(&server, &id).await;
     assert!(
         log.iter().any(|(_, t)| t == "tool_called"),

@@ -69,8 +69,7 @@ async fn a_database_down_under_load_then_cut_connections_lose_nothing() {
     until_completed(&server, &all, 180).await;
     let mut resumed = 0;
     for id in &all {
-        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
-        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_appended_once(&pw, id);
         let log: Vec<(u64, String)> = events(&server, id, None)
             .await
             .collect(30)

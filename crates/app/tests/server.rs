@@ -607,38 +607,14 @@ async fn queued_runs_survive_a_killed_server() {
         ids.push(body["run_id"].as_str().expect("id").to_string());
     }
     // Killed while the first run works (its step started) and three wait.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !pw
-        .events(&ids[0])
-        .iter()
-        .any(|(_, t, _)| t == "tool_calling")
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "run 1 never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_event(&server, &ids[0], "tool_calling").await;
     server.child.start_kill().expect("SIGKILL");
     let _ = server.child.wait().await;
 
     let server = pw.serve(&base, Some(TOKEN), &args).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    until_completed(&server, &ids, 120).await;
     for id in &ids {
-        loop {
-            let status = status_of(&server, id).await;
-            if status == "completed" {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "run {id} is {status}; stderr:\n{}",
-                server.stderr_text()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
-        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_appended_once(&pw, id);
     }
     let first = pw.events(&ids[0]);
     assert_eq!(
@@ -657,14 +633,7 @@ async fn sigterm_suspends_runs_and_the_next_server_finishes_them() {
     let mut server = pw.serve(&base, Some(TOKEN), &["--retries", "0"]).await;
     let (_, body) = create(&server, json!({"task": "append"})).await;
     let id = body["run_id"].as_str().expect("id").to_string();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !pw.events(&id).iter().any(|(_, t, _)| t == "tool_calling") {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the run never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_event(&server, &id, "tool_calling").await;
     let pid = server.child.id().expect("pid");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
@@ -699,8 +668,7 @@ async fn sigterm_suspends_runs_and_the_next_server_finishes_them() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
-    assert_eq!(done, "done\n", "the effect happened once");
+    assert_appended_once(&pw, &id);
 }
 
 /// A run waiting for its user's answer gives its slot back: with one slot, a second run
@@ -790,8 +758,7 @@ async fn workers_share_the_queue_and_each_run_runs_once() {
     let _b = worker(&pw, &base, &["--concurrency", "2"]);
     until_completed(&server, &ids, 120).await;
     for id in &ids {
-        let done = std::fs::read_to_string(pw.workspace(id).join("done.txt")).expect("done.txt");
-        assert_eq!(done, "done\n", "run {id}: the effect happened once");
+        assert_appended_once(&pw, id);
         assert_one_clean_log(&pw, id);
     }
     let mut stream = stream;
@@ -818,20 +785,12 @@ async fn a_worker_killed_mid_tool_call_hands_its_run_on() {
     let (_, body) = create(&server, json!({"task": "append"})).await;
     let id = body["run_id"].as_str().expect("id").to_string();
     let mut first = worker(&pw, &base, &["--lease-secs", "2"]);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !pw.events(&id).iter().any(|(_, t, _)| t == "tool_calling") {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the run never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_event(&server, &id, "tool_calling").await;
     first.start_kill().expect("SIGKILL");
     let _ = first.wait().await;
     let _second = worker(&pw, &base, &["--lease-secs", "2"]);
     until_completed(&server, std::slice::from_ref(&id), 120).await;
-    let done = std::fs::read_to_string(pw.workspace(&id).join("done.txt")).expect("done.txt");
-    assert_eq!(done, "done\n", "the effect happened once");
+    assert_appended_once(&pw, &id);
     assert_one_clean_log(&pw, &id);
     assert_eq!(
         pw.events(&id)

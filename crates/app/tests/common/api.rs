@@ -168,6 +168,12 @@ pub async fn until_completed(server: &Server, ids: &[String], secs: u64) {
     }
 }
 
+/// The effect of an [`AppendOnce`] run happened exactly once: its done.txt holds one line.
+pub fn assert_appended_once(pw: &Planwright, run_id: &str) {
+    let done = std::fs::read_to_string(pw.workspace(run_id).join("done.txt")).expect("done.txt");
+    assert_eq!(done, "done\n", "run {run_id}: the effect happened once");
+}
+
 /// A scripted LLM server answering as [`AppendOnce`], and its `/v1` base URL (keep the
 /// server alive for the test).
 pub async fn append_once_llm() -> (wiremock::MockServer, String) {
