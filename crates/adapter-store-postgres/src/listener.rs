@@ -28,13 +28,6 @@ pub(crate) struct Listener {
 }
 
 impl Listener {
-    /// A feed that never wakes anyone (until [`Listener::start`] replaces it).
-    pub(crate) fn idle() -> Listener {
-        Listener {
-            fan_out: broadcast::channel(1).0,
-        }
-    }
-
     /// Starts listening; returns once the first LISTEN is in place (or after a timeout, the
     /// connection still being tried in the background).
     pub(crate) async fn start(config: tokio_postgres::Config, database: String) -> Arc<Listener> {

@@ -88,18 +88,18 @@ impl PostgresStore {
                 database: database.clone(),
                 detail: e.to_string(),
             })?;
-        let mut store = PostgresStore {
-            pool,
-            listener: Arc::new(Listener::idle()),
-            database,
-        };
-        let mut client = store.connection().await?;
-        store.refuse_read_only(&client).await?;
-        let version = migrations::migrate(&mut client, &store.database).await?;
+        let mut client = checkout(&pool, &database).await?;
+        refuse_read_only(&client, &database).await?;
+        let version = migrations::migrate(&mut client, &database).await?;
+        drop(client);
         // After the migrations: the triggers that notify exist.
-        store.listener = Listener::start(listen_config, store.database.clone()).await;
-        tracing::debug!(database = %store.database, schema_version = version, "opened run store");
-        Ok(store)
+        let listener = Listener::start(listen_config, database.clone()).await;
+        tracing::debug!(database = %database, schema_version = version, "opened run store");
+        Ok(PostgresStore {
+            pool,
+            listener,
+            database,
+        })
     }
 
     /// The schema version recorded in the database.
@@ -113,26 +113,7 @@ impl PostgresStore {
     }
 
     async fn connection(&self) -> Result<Object, Error> {
-        self.pool.get().await.map_err(|e| Error::Connect {
-            database: self.database.clone(),
-            detail: e.to_string(),
-        })
-    }
-
-    async fn refuse_read_only(&self, client: &Object) -> Result<(), Error> {
-        let row = client
-            .query_one("SHOW transaction_read_only", &[])
-            .await
-            .map_err(crate::error::sql("check that the database accepts writes"))?;
-        let read_only: String = row
-            .try_get(0)
-            .map_err(crate::error::sql("check that the database accepts writes"))?;
-        if read_only == "on" {
-            return Err(Error::ReadOnly {
-                database: self.database.clone(),
-            });
-        }
-        Ok(())
+        checkout(&self.pool, &self.database).await
     }
 
     /// Runs one operation; a failure becomes a [`StoreError`] naming the operation, the run
@@ -154,6 +135,31 @@ impl PostgresStore {
             err.kind()(message)
         })
     }
+}
+
+/// A connection of the pool (`database` as shown in messages).
+async fn checkout(pool: &Pool, database: &str) -> Result<Object, Error> {
+    pool.get().await.map_err(|e| Error::Connect {
+        database: database.to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// A standby (read-only) server cannot hold runs: refused at open.
+async fn refuse_read_only(client: &Object, database: &str) -> Result<(), Error> {
+    let row = client
+        .query_one("SHOW transaction_read_only", &[])
+        .await
+        .map_err(crate::error::sql("check that the database accepts writes"))?;
+    let read_only: String = row
+        .try_get(0)
+        .map_err(crate::error::sql("check that the database accepts writes"))?;
+    if read_only == "on" {
+        return Err(Error::ReadOnly {
+            database: database.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// `postgres://user@host:port/name` from a parsed configuration, without the password.

@@ -226,14 +226,14 @@ async fn produce(
         last: after,
         out,
     };
+    if phase == Some(Phase::Elsewhere) {
+        p.follow_store().await;
+        return;
+    }
     if let Next::Stop = p.catch_up().await {
         return;
     }
     let Some(mut rx) = rx else {
-        if phase == Some(Phase::Elsewhere) {
-            p.follow_store().await;
-            return;
-        }
         // A finished run (replayed), or one that never ran or stopped short: say why.
         p.explain(phase).await;
         return;
