@@ -1,6 +1,7 @@
 //! The change feed ([`domain::ports::RunChanges`]) over LISTEN/NOTIFY: triggers on `events`
 //! and `run_messages` (migration 3) notify `planwright_events` / `planwright_messages` with
-//! the run id when a row commits; one dedicated connection per store LISTENs and fans the
+//! the run id when a row commits, one on `runs` (migration 4) notifies `planwright_queue`
+//! when a run becomes claimable; one dedicated connection per store LISTENs and fans the
 //! notifications out to the watches. The connection is re-made when it drops (a restarted
 //! server); meanwhile watches only time out, and their callers read the store on a timer.
 
@@ -22,9 +23,19 @@ const FAN_OUT: usize = 1024;
 
 const EVENTS: &str = "planwright_events";
 const MESSAGES: &str = "planwright_messages";
+const QUEUE: &str = "planwright_queue";
+
+/// One notification, as fanned out to the watches.
+#[derive(Debug, Clone)]
+enum Notice {
+    /// Something was written for a run.
+    Run(Change, String),
+    /// A run became claimable.
+    Queue,
+}
 
 pub(crate) struct Listener {
-    fan_out: broadcast::Sender<(Change, String)>,
+    fan_out: broadcast::Sender<Notice>,
 }
 
 impl Listener {
@@ -41,8 +52,14 @@ impl Listener {
     pub(crate) fn watch(&self, run_id: &str, change: Change) -> Box<dyn ChangeWatch> {
         Box::new(NotifiedWatch {
             notifications: self.fan_out.subscribe(),
-            run_id: run_id.to_string(),
-            change,
+            wanted: Wanted::Run(change, run_id.to_string()),
+        })
+    }
+
+    pub(crate) fn watch_queue(&self) -> Box<dyn ChangeWatch> {
+        Box::new(NotifiedWatch {
+            notifications: self.fan_out.subscribe(),
+            wanted: Wanted::Queue,
         })
     }
 }
@@ -50,7 +67,7 @@ impl Listener {
 async fn listen_forever(
     config: tokio_postgres::Config,
     database: String,
-    fan_out: broadcast::Sender<(Change, String)>,
+    fan_out: broadcast::Sender<Notice>,
     ready: oneshot::Sender<()>,
 ) {
     let mut ready = Some(ready);
@@ -65,7 +82,7 @@ async fn listen_forever(
 
 async fn listen_once(
     config: &tokio_postgres::Config,
-    fan_out: &broadcast::Sender<(Change, String)>,
+    fan_out: &broadcast::Sender<Notice>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
@@ -87,18 +104,19 @@ async fn listen_once(
         Ok(())
     });
     client
-        .batch_execute(&format!("LISTEN {EVENTS}; LISTEN {MESSAGES}"))
+        .batch_execute(&format!("LISTEN {EVENTS}; LISTEN {MESSAGES}; LISTEN {QUEUE}"))
         .await?;
     if let Some(ready) = ready.take() {
         let _ = ready.send(());
     }
     while let Some(n) = notifications.recv().await {
-        let change = match n.channel() {
-            EVENTS => Change::Events,
-            MESSAGES => Change::Messages,
+        let notice = match n.channel() {
+            EVENTS => Notice::Run(Change::Events, n.payload().to_string()),
+            MESSAGES => Notice::Run(Change::Messages, n.payload().to_string()),
+            QUEUE => Notice::Queue,
             _ => continue,
         };
-        let _ = fan_out.send((change, n.payload().to_string()));
+        let _ = fan_out.send(notice);
     }
     drop(client);
     match driver.await {
@@ -107,10 +125,25 @@ async fn listen_once(
     }
 }
 
+/// What a watch wakes for.
+enum Wanted {
+    Run(Change, String),
+    Queue,
+}
+
+impl Wanted {
+    fn matches(&self, notice: &Notice) -> bool {
+        match (self, notice) {
+            (Wanted::Run(change, run_id), Notice::Run(c, r)) => c == change && r == run_id,
+            (Wanted::Queue, Notice::Queue) => true,
+            _ => false,
+        }
+    }
+}
+
 struct NotifiedWatch {
-    notifications: broadcast::Receiver<(Change, String)>,
-    run_id: String,
-    change: Change,
+    notifications: broadcast::Receiver<Notice>,
+    wanted: Wanted,
 }
 
 #[async_trait]
@@ -119,9 +152,7 @@ impl ChangeWatch for NotifiedWatch {
         let woken = async {
             loop {
                 match self.notifications.recv().await {
-                    Ok((change, run_id)) if change == self.change && run_id == self.run_id => {
-                        return true
-                    }
+                    Ok(notice) if self.wanted.matches(&notice) => return true,
                     Ok(_) => {}
                     // Fell behind: ours may be among the dropped ones.
                     Err(broadcast::error::RecvError::Lagged(_)) => return true,

@@ -125,7 +125,25 @@ CREATE TRIGGER run_messages_notify AFTER INSERT ON run_messages
     FOR EACH ROW EXECUTE FUNCTION planwright_notify_message();
 "#;
 
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+/// Migration 4: the queue's wake-up (docs/scaling.md, "The change feed"): a run that becomes
+/// claimable (inserted queued, or its lease given up while it is queued or an interrupted
+/// queue run) notifies `planwright_queue`, so idle workers claim it at once instead of on
+/// their next poll. Expired leases notify nobody: the poll finds them.
+const MIGRATION_4: &str = r#"
+CREATE FUNCTION planwright_notify_queue() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.lease_owner IS NULL AND (NEW.status = 'queued'
+        OR (NEW.queue_request IS NOT NULL AND NEW.status IN ('running', 'waiting'))) THEN
+        PERFORM pg_notify('planwright_queue', '');
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER runs_notify_queue AFTER INSERT OR UPDATE OF lease_owner, status ON runs
+    FOR EACH ROW EXECUTE FUNCTION planwright_notify_queue();
+"#;
+
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

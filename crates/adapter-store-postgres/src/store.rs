@@ -353,4 +353,8 @@ impl RunChanges for PostgresStore {
     fn watch(&self, run_id: &str, change: Change) -> Box<dyn ChangeWatch> {
         self.listener.watch(run_id, change)
     }
+
+    fn watch_queue(&self) -> Box<dyn ChangeWatch> {
+        self.listener.watch_queue()
+    }
 }

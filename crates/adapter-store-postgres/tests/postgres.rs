@@ -398,3 +398,41 @@ async fn a_connection_dropped_mid_transaction_keeps_nothing_and_the_store_goes_o
         .expect("claim")
         .is_none());
 }
+
+/// The queue's wake-up: a run queued through one store (a server) wakes the queue watches
+/// of another (an idle worker); so does a lease given up on a queued run; a run created
+/// running (a CLI run) or a lease taken does not.
+#[tokio::test]
+async fn a_run_becoming_claimable_wakes_idle_runners_elsewhere() {
+    use domain::ports::RunChanges;
+    use std::time::Duration;
+    if !pg_cluster::available() {
+        return;
+    }
+    let url = pg_cluster::fresh_database().await;
+    let server = PostgresStore::open(&url).await.expect("open");
+    let worker = PostgresStore::open(&url).await.expect("open again");
+    let long = Duration::from_secs(60);
+    let short = Duration::from_millis(300);
+
+    let mut idle = worker.watch_queue();
+    server
+        .create_run(&running_run("cli", 0))
+        .await
+        .expect("create");
+    assert!(!idle.changed(short).await, "a run created running is not queued");
+
+    server.enqueue(&queued("q", 1)).await.expect("enqueue");
+    assert!(idle.changed(long).await, "woken by the queued run");
+
+    let run = worker
+        .claim("w", time(10, 0), time(20, 0))
+        .await
+        .expect("claim")
+        .expect("the queued run");
+    assert_eq!(run.run_id, "q");
+    assert!(!idle.changed(short).await, "a claim frees nothing");
+
+    worker.release_lease("q", "w").await.expect("release");
+    assert!(idle.changed(long).await, "woken by the lease given up");
+}

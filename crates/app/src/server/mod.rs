@@ -400,6 +400,11 @@ async fn stop_runner(state: &State) {
 /// Runs a server with a SQLite file executes at once unless `--workers` says otherwise.
 const DEFAULT_WORKERS: u32 = 4;
 
+/// The longest a runner goes without trying to claim (expired leases notify nobody).
+const QUEUE_POLL: Duration = Duration::from_secs(1);
+/// The shortest (a lease of a second or two).
+const QUEUE_POLL_MIN: Duration = Duration::from_millis(250);
+
 /// How long shutdown waits for the active runs to reach a safe point.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -419,13 +424,17 @@ async fn stop_signal() -> &'static str {
     }
 }
 
-/// Claims runs freed elsewhere (an owner that died on another host or container) once
-/// their leases expire; new local work is dispatched at once, not by this timer.
+/// Claims what becomes claimable: runs queued by another process (woken by the store's
+/// change feed where it has one), and runs freed elsewhere (an owner that died on another
+/// host or container) once their leases expire, found by a claim every [`QUEUE_POLL`] at
+/// most, so a failover takes the lease time and about a second more (docs/scaling.md).
+/// New local work is dispatched at once, not by this loop.
 async fn poll_queue(state: State) {
-    let every = (state.lease.ttl / 2).max(Duration::from_millis(500));
+    let every = (state.lease.ttl / 2).clamp(QUEUE_POLL_MIN, QUEUE_POLL);
+    let mut queue = state.changes.watch_queue();
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(every) => dispatch::dispatch(&state).await,
+            _ = queue.changed(every) => dispatch::dispatch(&state).await,
             // A run waiting for its user gave its slot back.
             _ = state.user.freed.notified() => dispatch::dispatch(&state).await,
             _ = state.shutdown.cancelled() => return,

@@ -3,6 +3,8 @@
 //! mailbox), so they read the store when something was written instead of on a timer alone
 //! (docs/scaling.md, "Event streams").
 //!
+//! The same feed wakes idle runners when a run is queued elsewhere ([`RunChanges::watch_queue`]).
+//!
 //! A wake-up is only a hint: callers read the store after every wake-up and every timeout,
 //! and a store that cannot tell (SQLite shared by several processes) only times out.
 
@@ -30,6 +32,11 @@ pub trait ChangeWatch: Send {
 /// Where watches come from.
 pub trait RunChanges: Send + Sync {
     fn watch(&self, run_id: &str, change: Change) -> Box<dyn ChangeWatch>;
+
+    /// A watch on the work queue: woken when a run may have become claimable (queued, or
+    /// its lease given up), so idle runners claim at once. Expired leases wake nobody:
+    /// runners also claim on a timer.
+    fn watch_queue(&self) -> Box<dyn ChangeWatch>;
 }
 
 /// A watch that only times out: for stores that cannot tell.

@@ -434,4 +434,8 @@ impl RunChanges for MemoryStore {
     fn watch(&self, _run_id: &str, _change: Change) -> Box<dyn ChangeWatch> {
         Box::new(TimerWatch)
     }
+
+    fn watch_queue(&self) -> Box<dyn ChangeWatch> {
+        Box::new(TimerWatch)
+    }
 }
