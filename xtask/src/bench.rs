@@ -10,6 +10,7 @@ const BENCHES: &[(&str, &str)] = &[
     ("adapter-store-sqlite", "journal"),
     ("adapter-llama", "llama"),
     ("planwright", "server_load"),
+    ("planwright", "workers"),
 ];
 
 /// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and

@@ -155,3 +155,50 @@ async fn a_worker_told_to_stop_hands_its_run_on_at_once() {
         "the call under way finished before the worker stopped: {log:?}"
     );
 }
+
+/// A run waiting for its user when its worker dies is not lost: once the lease expires,
+/// another worker resumes it from its journal and asks the question again (the planner's
+/// and the executor's finished LLM calls reused, not asked twice); the answer, posted
+/// through a server that executes nothing, reaches the new worker and the run completes.
+#[tokio::test]
+async fn a_question_left_by_a_dead_worker_is_asked_again_by_the_next() {
+    let Some(db) = database().await else { return };
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &["--db", &db]).await;
+    let (_, body) = create(&server, json!({"task": "ask for a colour"})).await;
+    let id = body["run_id"].as_str().expect("id").to_string();
+    let lease = ["--db", db.as_str(), "--lease-secs", "2"];
+    let mut first = worker(&pw, &llm.base_url(), &lease);
+    let mut stream = events(&server, &id, None).await;
+    let mut asked = 0;
+    while asked == 0 {
+        let e = stream.next().await.expect("an event");
+        asked += usize::from(e.event == "waiting_for_user");
+    }
+    first.start_kill().expect("SIGKILL");
+    let _ = first.wait().await;
+    let _second = worker(&pw, &llm.base_url(), &lease);
+    while asked == 1 {
+        let e = stream.next().await.expect("an event");
+        asked += usize::from(e.event == "waiting_for_user");
+    }
+    reply_when_asked(&server, &id, "blue").await;
+    until_completed(&server, std::slice::from_ref(&id), 60).await;
+    let log = assert_one_clean_log(&server, &id).await;
+    let count = |kind: &str| log.iter().filter(|(_, t)| t == kind).count();
+    assert_eq!(count("run_resumed"), 1, "{log:?}");
+    assert_eq!(count("waiting_for_user"), 2, "asked again: {log:?}");
+    assert_eq!(count("user_replied"), 1, "{log:?}");
+    assert_eq!(
+        llm.requests().await.len(),
+        4,
+        "plan, ask, complete, summary: nothing asked of the LLM twice"
+    );
+}
