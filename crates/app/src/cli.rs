@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use domain::model::approval::{ApprovalRule, RuleError};
 
 use crate::database::Database;
 
@@ -68,6 +69,17 @@ pub enum SandboxArg {
     /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
     /// unless --sandbox-network.
     Bwrap,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    Auto,
+    Ask,
+    ReadOnly,
+}
+
+fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
+    text.parse().map_err(|e: RuleError| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -241,6 +253,23 @@ pub struct RunOptions {
     /// [default: qwen2.5-coder-1.5b].
     #[arg(long, env = "PLANWRIGHT_MODEL_PATH")]
     pub model_path: Option<PathBuf>,
+
+    /// What tool calls may run without asking a person: `auto` (all), `ask` (shell commands
+    /// and writes wait for yes / no / always), `read-only` (they are refused; the run goes
+    /// on reading and browsing). --allow and --deny rules apply in every mode
+    /// (docs/approvals.md).
+    #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_APPROVAL")]
+    pub approval: ApprovalArg,
+
+    /// Let matching tool calls run without asking, e.g. `shell_exec(git status*)`,
+    /// `file_write(src/**)` (repeatable).
+    #[arg(long = "allow", value_name = "RULE", value_parser = approval_rule)]
+    pub allow: Vec<ApprovalRule>,
+
+    /// Refuse matching tool calls, e.g. `shell_exec(rm -rf*)`; deny wins over allow
+    /// (repeatable).
+    #[arg(long = "deny", value_name = "RULE", value_parser = approval_rule)]
+    pub deny: Vec<ApprovalRule>,
 
     /// Where shell commands run.
     #[arg(long, value_enum, default_value = "none", env = "PLANWRIGHT_SANDBOX")]

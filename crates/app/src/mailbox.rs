@@ -24,16 +24,16 @@ pub(crate) struct MailboxReader {
 }
 
 impl MailboxReader {
-    /// Until `done` fires: a cancellation fires `cancel`; an answer goes to `answer`, which
-    /// says whether the run was waiting for one (an answer that came before its question
-    /// is offered again for a few ticks, then dropped).
+    /// Until `done` fires: a cancellation fires `cancel`; an answer or an approval goes to
+    /// `deliver`, which says whether the run was waiting for it (one that came before its
+    /// question is offered again for a few ticks, then dropped).
     pub async fn run(
         self,
         cancel: CancellationToken,
-        answer: impl Fn(String) -> bool + Send,
+        deliver: impl Fn(&RunMessage) -> bool + Send,
         done: CancellationToken,
     ) {
-        let mut early: Vec<(String, u32)> = Vec::new();
+        let mut early: Vec<(RunMessage, u32)> = Vec::new();
         let mut posted = self.changes.watch(&self.run_id, Change::Messages);
         loop {
             tokio::select! {
@@ -53,11 +53,11 @@ impl MailboxReader {
                         tracing::info!(run_id = %self.run_id, "cancelled through the store");
                         cancel.cancel();
                     }
-                    RunMessage::Answer { text } => early.push((text, 0)),
+                    other => early.push((other, 0)),
                 }
             }
-            early.retain_mut(|(text, ticks)| {
-                if answer(text.clone()) {
+            early.retain_mut(|(message, ticks)| {
+                if deliver(message) {
                     return false;
                 }
                 *ticks += 1;

@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use domain::ports::{AskUserError, UserChannel};
+use domain::model::approval::ApprovalDecision;
+use domain::ports::{ApprovalRequest, AskUserError, UserChannel};
 
 /// Scripted answers first, then `fallback`.
 pub struct ScriptedUser<F> {
@@ -47,6 +48,15 @@ impl<F: UserChannel> UserChannel for ScriptedUser<F> {
             }
             None => self.fallback.ask(run_id, question).await,
         }
+    }
+
+    /// Approvals are never scripted: the fallback decides.
+    async fn approve(
+        &self,
+        run_id: &str,
+        request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        self.fallback.approve(run_id, request).await
     }
 }
 

@@ -210,6 +210,25 @@ impl ConsoleView {
                 (None, Some(e)) => format!("  ! could not ask the user: {}\n", one_line(e, 160)),
                 (None, None) => String::new(),
             },
+            // The terminal channel prints the request itself, as the prompt.
+            EventKind::ApprovalRequested { .. } => String::new(),
+            EventKind::ApprovalDecided {
+                tool,
+                decision,
+                reason,
+                ..
+            } => match (decision, reason) {
+                (_, Some(r)) => format!("      ✗ {tool} refused: {}\n", one_line(r, 160)),
+                (domain::model::approval::ApprovalDecision::Deny, None) => {
+                    format!("      ✗ {tool} refused by the user\n")
+                }
+                (domain::model::approval::ApprovalDecision::Always, None) => {
+                    format!("      ✓ {tool} approved for the rest of the run\n")
+                }
+                (domain::model::approval::ApprovalDecision::Approve, None) => {
+                    format!("      ✓ {tool} approved\n")
+                }
+            },
             EventKind::Nudge { reason, .. } => format!("      ⚑ {}\n", one_line(reason, 160)),
             EventKind::Message { text, .. } => format!("      “{}”\n", one_line(text, 160)),
             EventKind::Error { message, .. } => format!("  ! {}\n", one_line(message, 200)),

@@ -7,10 +7,11 @@ use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{ModeArg, ReviseArg, RunOptions, ScheduleArg};
+use crate::cli::{ApprovalArg, ModeArg, ReviseArg, RunOptions, ScheduleArg};
 use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
+use domain::model::approval::{ApprovalMode, ApprovalPolicy};
 
 /// The LLM client of a run, and what to check once the run is over.
 pub struct LlmSetup {
@@ -362,6 +363,15 @@ pub fn runtime(
         lease: domain::LeaseConfig {
             owner: crate::owner::owner_id().to_string(),
             ttl: Duration::from_secs(args.lease_secs.into()),
+        },
+        approvals: ApprovalPolicy {
+            mode: match args.approval {
+                ApprovalArg::Auto => ApprovalMode::Auto,
+                ApprovalArg::Ask => ApprovalMode::Ask,
+                ApprovalArg::ReadOnly => ApprovalMode::ReadOnly,
+            },
+            allow: args.allow.clone(),
+            deny: args.deny.clone(),
         },
         ..RunConfig::default()
     };

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use domain::model::approval::ApprovalDecision;
 use domain::ports::{RunMessage, RunRecord, RunStatus};
 
 use super::{auth, dispatch, sse, web, Phase, State};
@@ -103,6 +104,7 @@ pub fn router(state: State) -> Router {
         .route("/runs/{id}/events", get(sse::events))
         .route("/runs/{id}/cancel", post(cancel_run))
         .route("/runs/{id}/reply", post(reply))
+        .route("/runs/{id}/approvals/{call_id}", post(decide))
         .route("/runs/{id}/files/{*path}", get(file))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -257,6 +259,7 @@ async fn show_run(
         v["error"] = json!(error);
     }
     v["pending_question"] = json!(state.user.question(&run_id));
+    v["pending_approval"] = json!(state.user.approval(&run_id));
     let ws = PathBuf::from(&run.workspace);
     v["files"] = json!(tokio::task::spawn_blocking(move || list_files(&ws))
         .await
@@ -409,6 +412,60 @@ async fn reply(
         .await
         .map_err(store_error)?;
     Ok(Json(json!({"run_id": run_id, "delivered": true})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decide {
+    /// `approve`, `deny` or `always` (for the rest of the run).
+    decision: String,
+}
+
+/// `POST /v1/runs/{id}/approvals/{call_id}`: a person's decision on a tool call waiting for
+/// approval (`approval_requested`), here or in the process executing the run.
+async fn decide(
+    Ext(state): Ext<State>,
+    UrlPath((run_id, call_id)): UrlPath<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let req: Decide = parse_body(body)?;
+    let decision: ApprovalDecision = req.decision.parse().map_err(ApiError::BadRequest)?;
+    if !known(&state, &run_id).await? {
+        return Err(unknown_run(&run_id));
+    }
+    let Err(not_here) = state.user.decide(&run_id, &call_id, decision) else {
+        return Ok(Json(
+            json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
+        ));
+    };
+    if state.user.approval(&run_id).is_some() {
+        // Waiting here, on another call.
+        return Err(ApiError::Conflict(not_here.to_string()));
+    }
+    // Not waiting in this process: maybe in the process that executes it.
+    let waiting = state
+        .store
+        .get_run(&run_id)
+        .await
+        .map_err(store_error)?
+        .is_some_and(|r| r.status == RunStatus::Waiting);
+    if !waiting {
+        return Err(ApiError::Conflict(not_here.to_string()));
+    }
+    state
+        .mailbox
+        .post(
+            &run_id,
+            &RunMessage::Approval {
+                call_id: call_id.clone(),
+                decision,
+            },
+        )
+        .await
+        .map_err(store_error)?;
+    Ok(Json(
+        json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
+    ))
 }
 
 async fn workspace_of(state: &State, run_id: &str) -> Result<PathBuf, ApiError> {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use domain::model::event::Event;
-use domain::ports::{LeaseClaim, LeaseOutcome, RunRecord, RunStatus, StoreError};
+use domain::ports::{LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus, StoreError};
 use domain::RunControl;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
@@ -223,7 +223,13 @@ async fn execute(
     let answered = run_id.clone();
     tokio::spawn(reader.run(
         control.cancel.clone(),
-        move |text| user.reply(&answered, text).is_ok(),
+        move |message: &RunMessage| match message {
+            RunMessage::Answer { text } => user.reply(&answered, text.clone()).is_ok(),
+            RunMessage::Approval { call_id, decision } => {
+                user.decide(&answered, call_id, *decision).is_ok()
+            }
+            RunMessage::Cancel => false,
+        },
         watching.clone(),
     ));
     let _stop_watching = watching.drop_guard();

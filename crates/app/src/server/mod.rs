@@ -27,9 +27,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use domain::model::approval::ApprovalDecision;
 use domain::model::event::Event;
 use domain::ports::{
-    AskUserError, EventSink, LlmClient, RunChanges, RunMailbox, RunStore, UserChannel, WorkQueue,
+    ApprovalRequest, AskUserError, EventSink, LlmClient, RunChanges, RunMailbox, RunStore,
+    UserChannel, WorkQueue,
 };
 use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
@@ -71,9 +73,11 @@ pub(crate) struct Registry {
     pub runs: HashMap<String, Entry>,
 }
 
-/// A question a run is waiting on.
+/// A question a run is waiting on: a `message_ask_user` question, or an approval of the
+/// tool call `call_id`.
 struct Pending {
     question: String,
+    call_id: Option<String>,
     answer: oneshot::Sender<String>,
 }
 
@@ -96,6 +100,8 @@ pub(crate) struct ServerUser {
 pub(crate) enum ReplyError {
     #[error("run '{0}' is not waiting for an answer")]
     NotWaiting(String),
+    #[error("run '{run_id}' has no call '{call_id}' waiting for approval")]
+    NoSuchApproval { run_id: String, call_id: String },
 }
 
 impl ServerUser {
@@ -122,34 +128,71 @@ impl ServerUser {
         drop(permit);
     }
 
+    /// The `message_ask_user` question `run_id` waits on here.
     pub fn question(&self, run_id: &str) -> Option<String> {
         self.pending
             .lock()
             .ok()?
             .get(run_id)
+            .filter(|p| p.call_id.is_none())
             .map(|p| p.question.clone())
     }
 
+    /// The tool call `run_id` waits here to have approved.
+    pub fn approval(&self, run_id: &str) -> Option<String> {
+        self.pending.lock().ok()?.get(run_id)?.call_id.clone()
+    }
+
     pub fn reply(&self, run_id: &str, answer: String) -> Result<(), ReplyError> {
-        let pending = self.pending.lock().ok().and_then(|mut m| m.remove(run_id));
+        self.settle(run_id, None, answer)
+            .map_err(|_| ReplyError::NotWaiting(run_id.to_string()))
+    }
+
+    /// Delivers a person's decision on the call `call_id` waiting for approval.
+    pub fn decide(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), ReplyError> {
+        let text = serde_json::to_value(decision)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.settle(run_id, Some(call_id), text)
+            .map_err(|_| ReplyError::NoSuchApproval {
+                run_id: run_id.to_string(),
+                call_id: call_id.to_string(),
+            })
+    }
+
+    /// Sends `text` to what `run_id` waits on, when it is the question (`call_id` `None`)
+    /// or the approval of `call_id`.
+    fn settle(&self, run_id: &str, call_id: Option<&str>, text: String) -> Result<(), ()> {
+        let pending = self.pending.lock().ok().and_then(|mut m| {
+            let fits = m
+                .get(run_id)
+                .is_some_and(|p| p.call_id.as_deref() == call_id);
+            if fits {
+                m.remove(run_id)
+            } else {
+                None
+            }
+        });
         match pending {
-            Some(p) => p
-                .answer
-                .send(answer)
-                .map_err(|_| ReplyError::NotWaiting(run_id.to_string())),
-            None => Err(ReplyError::NotWaiting(run_id.to_string())),
+            Some(p) => p.answer.send(text).map_err(|_| ()),
+            None => Err(()),
         }
     }
-}
 
-#[async_trait]
-impl UserChannel for ServerUser {
-    /// The `user_notified` event reaches clients through the stream.
-    async fn notify(&self, _run_id: &str, _text: &str) {}
-
-    /// Waits for `POST /v1/runs/{id}/reply`; the runtime stops waiting when the run is
-    /// cancelled (the pending question is then dropped).
-    async fn ask(&self, run_id: &str, question: &str) -> Result<String, AskUserError> {
+    /// Waits for what `run_id` is asked (`question`; `call_id` for an approval), giving the
+    /// run's slot back meanwhile.
+    async fn wait_for(
+        &self,
+        run_id: &str,
+        question: &str,
+        call_id: Option<&str>,
+    ) -> Result<String, AskUserError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut map = self
@@ -165,6 +208,7 @@ impl UserChannel for ServerUser {
                 run_id.to_string(),
                 Pending {
                     question: question.to_string(),
+                    call_id: call_id.map(str::to_string),
                     answer: tx,
                 },
             );
@@ -192,6 +236,33 @@ impl UserChannel for ServerUser {
             self.hold_slot(run_id, permit);
         }
         answer
+    }
+}
+
+#[async_trait]
+impl UserChannel for ServerUser {
+    /// The `user_notified` event reaches clients through the stream.
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+
+    /// Waits for `POST /v1/runs/{id}/reply`; the runtime stops waiting when the run is
+    /// cancelled (the pending question is then dropped).
+    async fn ask(&self, run_id: &str, question: &str) -> Result<String, AskUserError> {
+        self.wait_for(run_id, question, None).await
+    }
+
+    /// Waits for `POST /v1/runs/{id}/approvals/{call_id}` (the `approval_requested` event
+    /// announces the call).
+    async fn approve(
+        &self,
+        run_id: &str,
+        request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        let question = format!("allow {} {}?", request.tool, request.arguments);
+        let text = self
+            .wait_for(run_id, &question, Some(&request.call_id))
+            .await?;
+        text.parse()
+            .map_err(|e: String| AskUserError::NoAnswer(format!("an unreadable decision: {e}")))
     }
 }
 

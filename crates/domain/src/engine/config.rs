@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::executor::agent::StepLimits;
 use crate::engine::lease::LeaseConfig;
 use crate::error::Error;
+use crate::model::approval::ApprovalPolicy;
 
 /// The planning style of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -105,6 +106,8 @@ pub struct RunConfig {
     pub route_tools: bool,
     /// Who this process is to the store, and how long its leases last.
     pub lease: LeaseConfig,
+    /// What tool calls may run without a person's approval (docs/approvals.md).
+    pub approvals: ApprovalPolicy,
 }
 
 impl Default for RunConfig {
@@ -126,6 +129,7 @@ impl Default for RunConfig {
             max_plan_steps: 6,
             route_tools: true,
             lease: LeaseConfig::default(),
+            approvals: ApprovalPolicy::default(),
         }
     }
 }

@@ -6,9 +6,10 @@
 //! started but did not finish is re-run only if the tool is idempotent; otherwise the model is
 //! told that its outcome is unknown.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
+use crate::model::approval::ApprovalDecision;
 use crate::model::event::{Event, EventKind};
 use crate::ports::llm::{ChatRequest, ChatResponse};
 
@@ -30,6 +31,10 @@ pub(crate) struct Journal {
     tools: HashMap<String, (String, ToolEntry)>,
     /// `message_ask_user` answers by journal key.
     answers: HashMap<String, String>,
+    /// Approval decisions by the journal key of their tool call.
+    approvals: HashMap<String, ApprovalDecision>,
+    /// Tools approved for the rest of the run.
+    always_approved: HashSet<String>,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -127,6 +132,17 @@ impl Journal {
                 } => {
                     j.answers.insert(key.clone(), answer.clone());
                 }
+                EventKind::ApprovalDecided {
+                    journal_key: Some(key),
+                    tool,
+                    decision,
+                    ..
+                } => {
+                    j.approvals.insert(key.clone(), *decision);
+                    if *decision == ApprovalDecision::Always {
+                        j.always_approved.insert(tool.clone());
+                    }
+                }
                 _ => {}
             }
         }
@@ -148,6 +164,16 @@ impl Journal {
 
     pub fn answer(&self, key: &str) -> Option<&str> {
         self.answers.get(key).map(String::as_str)
+    }
+
+    /// The decision recorded on the tool call of journal key `key`.
+    pub fn approval(&self, key: &str) -> Option<ApprovalDecision> {
+        self.approvals.get(key).copied()
+    }
+
+    /// Tools a person approved for the rest of the run.
+    pub fn always_approved(&self) -> &HashSet<String> {
+        &self.always_approved
     }
 
     /// Tool calls that started and never finished, as `tool (key)`.

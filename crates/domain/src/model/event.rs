@@ -201,6 +201,26 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         journal_key: Option<String>,
     },
+    /// A tool call waits for a person's approval (`--approval ask`; docs/approvals.md).
+    ApprovalRequested {
+        step_id: String,
+        call_id: String,
+        tool: String,
+        arguments: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal_key: Option<String>,
+    },
+    /// What the person decided, or why nobody could (then `decision` is `deny`).
+    ApprovalDecided {
+        step_id: String,
+        call_id: String,
+        tool: String,
+        decision: crate::model::approval::ApprovalDecision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal_key: Option<String>,
+    },
     /// Text the model wrote for the user (not a tool call).
     Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -250,6 +270,8 @@ impl EventKind {
             EventKind::UserNotified { .. } => "user_notified",
             EventKind::WaitingForUser { .. } => "waiting_for_user",
             EventKind::UserReplied { .. } => "user_replied",
+            EventKind::ApprovalRequested { .. } => "approval_requested",
+            EventKind::ApprovalDecided { .. } => "approval_decided",
             EventKind::Message { .. } => "message",
             EventKind::Error { .. } => "error",
             EventKind::RunCompleted { .. } => "run_completed",

@@ -1,6 +1,7 @@
 //! The data a run is made of: the plan and its step state machine, the event log, and the
 //! plan's text forms. Pure data and pure functions: no async, no ports.
 
+pub mod approval;
 pub mod event;
 pub mod json_text;
 pub mod plan;

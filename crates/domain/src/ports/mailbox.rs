@@ -1,6 +1,6 @@
 //! The mailbox port: requests for a run that reach the process executing it, wherever it
-//! runs (another worker, another host): cancellation and answers to `message_ask_user`
-//! (docs/durability.md, "Workers").
+//! runs (another worker, another host): cancellation, answers to `message_ask_user` and
+//! approvals of tool calls (docs/durability.md, "Workers").
 //!
 //! Whoever receives the request (an API server) posts it; the message is addressed to the
 //! run's owner at that moment (the holder of its lease), which takes it and acts on it. A
@@ -20,6 +20,11 @@ pub enum RunMessage {
     Cancel,
     /// The user's answer to the question the run is waiting on.
     Answer { text: String },
+    /// A person's decision on the tool call `call_id` waiting for approval.
+    Approval {
+        call_id: String,
+        decision: crate::model::approval::ApprovalDecision,
+    },
 }
 
 /// Durable delivery of [`RunMessage`]s to a run's owner.

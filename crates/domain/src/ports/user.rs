@@ -2,6 +2,18 @@
 
 use async_trait::async_trait;
 
+use crate::model::approval::ApprovalDecision;
+
+/// A tool call waiting for a person's approval (docs/approvals.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub step_id: String,
+    pub call_id: String,
+    pub tool: String,
+    /// The call's arguments, as the model wrote them (JSON).
+    pub arguments: String,
+}
+
 /// Why the user could not be asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AskUserError {
@@ -20,6 +32,17 @@ pub trait UserChannel: Send + Sync {
     async fn notify(&self, run_id: &str, text: &str);
     /// Asks and waits for the answer. Must fail, never hang, when nobody can answer.
     async fn ask(&self, run_id: &str, question: &str) -> Result<String, AskUserError>;
+    /// Asks whether a tool call may run (`--approval ask`) and waits for the decision. Must
+    /// fail, never hang, when nobody can decide; by default nobody can.
+    async fn approve(
+        &self,
+        _run_id: &str,
+        _request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        Err(AskUserError::Unavailable(
+            "nobody here can approve tool calls".to_string(),
+        ))
+    }
 }
 
 /// No user: questions fail at once with a clear reason (batch runs, tests).

@@ -41,13 +41,18 @@ pub async fn messages_are_taken_by_their_owner_in_order_and_once<S: Store, Fut>(
         .post("r", &RunMessage::Cancel)
         .await
         .expect("post cancel");
+    let approval = RunMessage::Approval {
+        call_id: "call_1".into(),
+        decision: domain::model::approval::ApprovalDecision::Always,
+    };
+    store.post("r", &approval).await.expect("post approval");
     assert!(
         store.take("r", "b").await.expect("not b's").is_empty(),
         "addressed to a"
     );
     assert_eq!(
         store.take("r", "a").await.expect("take"),
-        vec![answer, RunMessage::Cancel]
+        vec![answer, RunMessage::Cancel, approval]
     );
     assert!(store.take("r", "a").await.expect("take again").is_empty());
 }
@@ -121,7 +126,7 @@ where
         .iter()
         .map(|m| match m {
             RunMessage::Answer { text } => text.parse().expect("number"),
-            RunMessage::Cancel => u32::MAX,
+            _ => u32::MAX,
         })
         .collect();
     numbers.sort_unstable();

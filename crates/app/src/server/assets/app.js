@@ -90,6 +90,7 @@ function openRun(id) {
   $("summary-box").hidden = true;
   $("files-box").hidden = true;
   $("question").hidden = true;
+  $("approval").hidden = true;
   $("usage").textContent = "";
   setStatus("connecting");
   for (const li of $("runs").children) {
@@ -201,6 +202,17 @@ function apply(run, type, ev) {
       break;
     case "user_replied":
       $("question").hidden = true;
+      setStatus("running");
+      break;
+    case "approval_requested":
+      run.approval = ev.call_id;
+      $("approval-call").textContent = ev.tool + " " + ev.arguments;
+      $("approval").hidden = false;
+      setStatus("waiting");
+      break;
+    case "approval_decided":
+      run.approval = null;
+      $("approval").hidden = true;
       setStatus("running");
       break;
     case "run_completed":
@@ -339,6 +351,17 @@ document.addEventListener("DOMContentLoaded", () => {
     } catch (err) {
       $("form-error").textContent = err.message;
     }
+  });
+  document.querySelectorAll("#approval button").forEach((button) => {
+    button.addEventListener("click", async () => {
+      if (!current || !current.approval) return;
+      try {
+        await api("/runs/" + encodeURIComponent(current.id) + "/approvals/" + encodeURIComponent(current.approval),
+          { method: "POST", body: JSON.stringify({ decision: button.dataset.decision }) });
+      } catch (err) {
+        $("form-error").textContent = err.message;
+      }
+    });
   });
   $("reply-form").addEventListener("submit", async (e) => {
     e.preventDefault();

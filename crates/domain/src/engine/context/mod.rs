@@ -2,7 +2,11 @@
 //! first, then live sinks), saves plan versions, meters LLM calls and carries the run's
 //! cancellation token.
 
-use std::collections::HashMap;
+mod approval;
+
+pub(crate) use approval::Gate;
+
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,6 +19,7 @@ use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
+use crate::model::approval::ApprovalPolicy;
 use crate::model::event::{Event, EventKind, RunUsage};
 use crate::model::plan::Plan;
 use crate::ports::llm::{ChatRequest, ChatResponse};
@@ -60,6 +65,10 @@ pub(crate) struct RunContext {
     json_formats: FormatRefusals,
     /// Tool calls run per step id (`tool_called` events), for the summary.
     tool_calls: Mutex<HashMap<String, u32>>,
+    /// What may run without asking (docs/approvals.md).
+    approvals: ApprovalPolicy,
+    /// Tools a person approved for the rest of the run ("always").
+    always_approved: Mutex<HashSet<String>>,
 }
 
 impl RunContext {
@@ -85,6 +94,8 @@ impl RunContext {
             stop_reason: Mutex::new(None),
             json_formats: FormatRefusals::default(),
             tool_calls: Mutex::new(HashMap::new()),
+            approvals: rt.config.approvals.clone(),
+            always_approved: Mutex::new(HashSet::new()),
         }
     }
 
@@ -101,6 +112,7 @@ impl RunContext {
         let mut ctx = RunContext::new(rt, request, control);
         ctx.seq = tokio::sync::Mutex::new(last_seq);
         ctx.usage = Mutex::new(usage);
+        ctx.always_approved = Mutex::new(journal.always_approved().clone());
         ctx.journal = journal;
         ctx
     }
@@ -375,6 +387,7 @@ fn starts_work(kind: &EventKind) -> bool {
             | EventKind::ToolCalling { .. }
             | EventKind::PlanCreated { .. }
             | EventKind::WaitingForUser { .. }
+            | EventKind::ApprovalRequested { .. }
             | EventKind::RunCompleted { .. }
             | EventKind::RunFailed { .. }
     )

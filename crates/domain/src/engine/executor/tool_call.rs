@@ -1,5 +1,6 @@
 //! One tool call of a step, journaled: `tool_calling` before, `tool_called` after; a resumed
 //! run reuses a finished call's output and never runs an effect twice (docs/durability.md).
+//! A call the run's approval settings refuse never runs (docs/approvals.md).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -7,7 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::engine::context::RunContext;
+use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
@@ -65,28 +66,35 @@ pub(super) async fn run_tool(
         Some(ToolEntry::Started) => true,
         None => false,
     };
-    if started_before && !toolbox.idempotent(&call.name) {
-        let text = INTERRUPTED_CALL.to_string();
-        ctx.emit(EventKind::ToolCalled {
-            step_id: tool_ctx.step_id.clone(),
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            ok: false,
-            output: text.clone(),
-            duration_ms: 0,
-            journal_key: Some(journal_key.to_string()),
-        })
-        .await?;
-        if let Some(step) = &tool_ctx.step_id {
-            ctx.count_tool_call(step);
-        }
-        return Ok(ToolRun {
-            ok: false,
-            text,
-            attachments: Vec::new(),
-        });
+    let reads_only = toolbox.idempotent(&call.name);
+    if started_before && !reads_only {
+        return not_run(
+            ctx,
+            tool_ctx,
+            call,
+            journal_key,
+            INTERRUPTED_CALL.to_string(),
+        )
+        .await;
     }
+    let parsed = parse_arguments(&call.arguments);
     if !started_before {
+        if let Ok(args) = &parsed {
+            let step = tool_ctx.step_id.as_deref().unwrap_or_default();
+            if let Gate::Closed(reason) = ctx
+                .approve(step, call, args, reads_only, journal_key)
+                .await?
+            {
+                return not_run(
+                    ctx,
+                    tool_ctx,
+                    call,
+                    journal_key,
+                    format!("Refused: {reason}"),
+                )
+                .await;
+            }
+        }
         ctx.emit(EventKind::ToolCalling {
             step_id: tool_ctx.step_id.clone(),
             call_id: call.id.clone(),
@@ -97,7 +105,7 @@ pub(super) async fn run_tool(
         .await?;
     }
     let started = Instant::now();
-    let outcome = match parse_arguments(&call.arguments) {
+    let outcome = match parsed {
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
@@ -129,6 +137,35 @@ pub(super) async fn run_tool(
         ok,
         text,
         attachments,
+    })
+}
+
+/// Records a call that did not run (interrupted before, or refused) as finished with
+/// `text`, what the model reads.
+async fn not_run(
+    ctx: &RunContext,
+    tool_ctx: &ToolContext,
+    call: &ToolCall,
+    journal_key: &str,
+    text: String,
+) -> Result<ToolRun, StoreError> {
+    ctx.emit(EventKind::ToolCalled {
+        step_id: tool_ctx.step_id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ok: false,
+        output: text.clone(),
+        duration_ms: 0,
+        journal_key: Some(journal_key.to_string()),
+    })
+    .await?;
+    if let Some(step) = &tool_ctx.step_id {
+        ctx.count_tool_call(step);
+    }
+    Ok(ToolRun {
+        ok: false,
+        text,
+        attachments: Vec::new(),
     })
 }
 

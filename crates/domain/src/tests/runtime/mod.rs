@@ -2,6 +2,7 @@
 //! answers in order, the in-memory store keeps the journal, the echo toolbox answers by tool
 //! name.
 
+mod approvals;
 mod journal;
 mod planning;
 mod steps;

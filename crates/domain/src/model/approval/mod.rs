@@ -1,0 +1,174 @@
+//! Approvals (docs/approvals.md): what a run may do without asking a person. A
+//! [`ApprovalPolicy`] is a mode and two lists of [`ApprovalRule`]s; for each tool call it
+//! gives a [`Verdict`]: go ahead, refuse (with the reason the model reads), or ask.
+//!
+//! Deny rules win over allow rules; rules apply in every mode. Without a matching rule,
+//! `auto` lets everything run, `read-only` refuses every call that acts (shell commands,
+//! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
+//! to the user never need approval.
+
+mod rule;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use rule::{ApprovalRule, RuleError};
+
+/// How calls that act are let through when no rule says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Every call runs (unless a deny rule says otherwise).
+    #[default]
+    Auto,
+    /// A person says yes, no, or always-for-this-run before each call that acts.
+    Ask,
+    /// Every call that acts is refused; the run goes on reading, browsing and planning.
+    ReadOnly,
+}
+
+impl ApprovalMode {
+    pub const ALL: [ApprovalMode; 3] = [
+        ApprovalMode::Auto,
+        ApprovalMode::Ask,
+        ApprovalMode::ReadOnly,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ApprovalMode, String> {
+        ApprovalMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("unknown approval mode '{s}' (available: auto, ask, read-only)"))
+    }
+}
+
+/// What the policy says of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Run,
+    /// Refused; the reason is what the model reads.
+    Refuse(String),
+    /// A person must say.
+    Ask,
+}
+
+/// The run's approval settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApprovalPolicy {
+    pub mode: ApprovalMode,
+    pub allow: Vec<ApprovalRule>,
+    pub deny: Vec<ApprovalRule>,
+}
+
+/// One tool call as the policy sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallToJudge<'a> {
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    /// The tool is a read: it may run again with the same arguments (`Toolbox::idempotent`).
+    pub reads_only: bool,
+}
+
+impl CallToJudge<'_> {
+    /// What the call is about: the command of a shell call, the path of a file call.
+    pub fn subject(&self) -> Option<&str> {
+        ["command", "path", "url"]
+            .into_iter()
+            .find_map(|k| self.arguments.get(k).and_then(Value::as_str))
+    }
+
+    /// Whether the call changes something: shell commands always; other tools unless they
+    /// only read. Browsing, searching and talking to the user do not count as acting.
+    pub fn acts(&self) -> bool {
+        if self.tool.starts_with("shell_") {
+            return true;
+        }
+        let looks = [
+            "browser_",
+            "message_",
+            "web_search",
+            "planning",
+            "complete_step",
+        ]
+        .iter()
+        .any(|p| self.tool.starts_with(p));
+        !self.reads_only && !looks
+    }
+}
+
+impl ApprovalPolicy {
+    pub fn judge(&self, call: &CallToJudge<'_>) -> Verdict {
+        let subject = call.subject();
+        if let Some(rule) = self.deny.iter().find(|r| r.matches(call.tool, subject)) {
+            return Verdict::Refuse(format!(
+                "refused by the rule `{rule}` of this run's approval settings; do not try \
+                 this call again, find another way or report that the step cannot be done"
+            ));
+        }
+        if self.allow.iter().any(|r| r.matches(call.tool, subject)) || !call.acts() {
+            return Verdict::Run;
+        }
+        match self.mode {
+            ApprovalMode::Auto => Verdict::Run,
+            ApprovalMode::Ask => Verdict::Ask,
+            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
+                "refused: this run is read-only (no shell commands, no writes); `{}` is not \
+                 allowed. Read, browse and plan instead, or report that the step needs a \
+                 write",
+                call.tool
+            )),
+        }
+    }
+}
+
+/// A person's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    Approve,
+    Deny,
+    /// Approve this call and every later call to the same tool in this run.
+    Always,
+}
+
+impl ApprovalDecision {
+    pub fn approves(self) -> bool {
+        !matches!(self, ApprovalDecision::Deny)
+    }
+}
+
+impl FromStr for ApprovalDecision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ApprovalDecision, String> {
+        match s {
+            "approve" | "yes" | "y" => Ok(ApprovalDecision::Approve),
+            "deny" | "no" | "n" => Ok(ApprovalDecision::Deny),
+            "always" | "a" => Ok(ApprovalDecision::Always),
+            other => Err(format!(
+                "unknown decision '{other}' (available: approve, deny, always)"
+            )),
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Approvals (docs/approvals.md): a read-only run refuses calls that act and goes on; in
+//! `ask` mode a person decides each call (no, yes, always for the run), nobody to ask means
+//! refused; deny rules win; decisions are journaled and served again on resume.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::config::RunConfig;
+use crate::engine::journal::Journal;
+use crate::model::approval::{ApprovalDecision, ApprovalMode, ApprovalPolicy};
+use crate::model::event::EventKind;
+use crate::ports::{ApprovalRequest, AskUserError, RunStatus, UserChannel};
+use crate::testing::replies::{call, create_plan, done, text};
+use crate::testing::runs::{request, runtime, RUN_ID};
+use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
+use crate::tests::support::base_config;
+
+/// Decides approvals from a list, in order; records what it was asked.
+#[derive(Default)]
+struct Approver {
+    decisions: Mutex<VecDeque<ApprovalDecision>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait]
+impl UserChannel for Approver {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Err(AskUserError::Unavailable("no questions here".into()))
+    }
+    async fn approve(
+        &self,
+        _run_id: &str,
+        request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(request.clone());
+        }
+        self.decisions
+            .lock()
+            .ok()
+            .and_then(|mut d| d.pop_front())
+            .ok_or_else(|| AskUserError::Unavailable("out of decisions".into()))
+    }
+}
+
+struct Finished {
+    status: RunStatus,
+    store: Arc<MemoryStore>,
+    llm: Arc<ScriptedLlm>,
+    tool_runs: Arc<Mutex<u32>>,
+}
+
+impl Finished {
+    fn events(&self) -> Vec<EventKind> {
+        self.store
+            .events_of(RUN_ID)
+            .into_iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+    fn count(&self, name: &str) -> usize {
+        self.events().iter().filter(|e| e.name() == name).count()
+    }
+    /// What the model read back for each tool call, in order.
+    fn outputs(&self) -> Vec<(bool, String)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                EventKind::ToolCalled { ok, output, .. } => Some((ok, output)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+async fn run(
+    script: Vec<crate::testing::replies::Reply>,
+    config: RunConfig,
+    user: Arc<dyn UserChannel>,
+) -> Finished {
+    let llm = Arc::new(ScriptedLlm::new(script));
+    let store = Arc::new(MemoryStore::new());
+    let tool_runs = Arc::new(Mutex::new(0));
+    let counter = tool_runs.clone();
+    let toolbox = EchoToolbox::new().on_call(move || {
+        if let Ok(mut n) = counter.lock() {
+            *n += 1;
+        }
+    });
+    let mut rt = runtime(llm.clone(), Arc::new(toolbox), store.clone(), config);
+    rt.user = user;
+    let outcome = rt
+        .run(request("make a file"), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    Finished {
+        status: outcome.status,
+        store,
+        llm,
+        tool_runs,
+    }
+}
+
+fn with_policy(mode: ApprovalMode, allow: &[&str], deny: &[&str]) -> RunConfig {
+    let rules = |list: &[&str]| list.iter().map(|r| r.parse().expect("rule")).collect();
+    RunConfig {
+        approvals: ApprovalPolicy {
+            mode,
+            allow: rules(allow),
+            deny: rules(deny),
+        },
+        ..base_config()
+    }
+}
+
+fn shell(command: &str) -> crate::testing::replies::Reply {
+    call("shell_exec", json!({ "command": command }))
+}
+
+#[tokio::test]
+async fn a_read_only_run_refuses_calls_that_act_and_goes_on() {
+    let h = run(
+        vec![
+            create_plan(&["Make a file"]),
+            shell("touch a.txt"),
+            shell("git status"),
+            done("could only look"),
+            text("Looked around."),
+        ],
+        with_policy(ApprovalMode::ReadOnly, &["shell_exec(git status*)"], &[]),
+        Arc::new(Approver::default()),
+    )
+    .await;
+    assert_eq!(h.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("read-only"),
+        "{outputs:?}"
+    );
+    assert!(outputs[1].0, "allowed by rule: {outputs:?}");
+    assert_eq!(
+        *h.tool_runs.lock().expect("count"),
+        1,
+        "only git status ran"
+    );
+    assert_eq!(h.count("tool_calling"), 1, "a refused call never starts");
+    // The model read the reason.
+    let seen = format!("{:?}", h.llm.requests()[2].messages);
+    assert!(seen.contains("read-only"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_person_decides_each_call_and_always_holds_for_the_run() {
+    let user = Arc::new(Approver {
+        decisions: Mutex::new([ApprovalDecision::Deny, ApprovalDecision::Always].into()),
+        ..Approver::default()
+    });
+    let h = run(
+        vec![
+            create_plan(&["Make a file"]),
+            shell("rm -rf build"),
+            shell("touch a.txt"),
+            shell("touch b.txt"),
+            done("made a.txt and b.txt"),
+            text("Made two files."),
+        ],
+        with_policy(ApprovalMode::Ask, &[], &[]),
+        user.clone(),
+    )
+    .await;
+    assert_eq!(h.status, RunStatus::Completed);
+    let asked: Vec<String> = user
+        .asked
+        .lock()
+        .expect("asked")
+        .iter()
+        .map(|r| r.arguments.clone())
+        .collect();
+    assert_eq!(
+        asked.len(),
+        2,
+        "the third call was covered by always: {asked:?}"
+    );
+    assert!(asked[0].contains("rm -rf build"));
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("refused"),
+        "{outputs:?}"
+    );
+    assert!(outputs[1].0 && outputs[2].0, "{outputs:?}");
+    assert_eq!(*h.tool_runs.lock().expect("count"), 2);
+    assert_eq!(h.count("approval_requested"), 2);
+    assert_eq!(h.count("approval_decided"), 2);
+}
+
+#[tokio::test]
+async fn with_nobody_to_ask_a_call_is_refused_with_the_reason_and_deny_rules_win() {
+    let h = run(
+        vec![
+            create_plan(&["Make a file"]),
+            shell("touch a.txt"),
+            shell("rm -rf /"),
+            done("could not"),
+            text("Nothing done."),
+        ],
+        with_policy(
+            ApprovalMode::Auto,
+            &["shell_exec"],
+            &["shell_exec(rm -rf*)"],
+        ),
+        Arc::new(crate::ports::NoUser),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(outputs[0].0, "auto mode runs it: {outputs:?}");
+    assert!(
+        !outputs[1].0 && outputs[1].1.contains("shell_exec(rm -rf*)"),
+        "{outputs:?}"
+    );
+
+    let h = run(
+        vec![
+            create_plan(&["Make a file"]),
+            shell("touch a.txt"),
+            done("could not"),
+            text("Nothing done."),
+        ],
+        with_policy(ApprovalMode::Ask, &[], &[]),
+        Arc::new(crate::ports::NoUser),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("needs a person's approval"),
+        "{outputs:?}"
+    );
+    assert_eq!(*h.tool_runs.lock().expect("count"), 0);
+}
+
+#[test]
+fn decisions_are_journaled_and_always_is_remembered() {
+    let events = [
+        EventKind::ApprovalDecided {
+            step_id: "s1".into(),
+            call_id: "c1".into(),
+            tool: "shell_exec".into(),
+            decision: ApprovalDecision::Always,
+            reason: None,
+            journal_key: Some("exec:s1:1#1:c1".into()),
+        },
+        EventKind::ApprovalDecided {
+            step_id: "s1".into(),
+            call_id: "c2".into(),
+            tool: "file_write".into(),
+            decision: ApprovalDecision::Deny,
+            reason: None,
+            journal_key: Some("exec:s1:1#2:c2".into()),
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, kind)| crate::model::event::Event {
+        run_id: RUN_ID.into(),
+        seq: i as u64 + 1,
+        at: chrono::Utc::now(),
+        kind,
+    })
+    .collect::<Vec<_>>();
+    let journal = Journal::from_events(&events);
+    assert_eq!(
+        journal.approval("exec:s1:1#1:c1"),
+        Some(ApprovalDecision::Always)
+    );
+    assert_eq!(
+        journal.approval("exec:s1:1#2:c2"),
+        Some(ApprovalDecision::Deny)
+    );
+    assert!(journal.always_approved().contains("shell_exec"));
+    assert!(!journal.always_approved().contains("file_write"));
+}
