@@ -50,6 +50,7 @@ mod mailbox;
 mod migrations;
 mod runs;
 mod store;
+mod tls;
 
 pub use error::Error;
 pub use migrations::SCHEMA_VERSION;
