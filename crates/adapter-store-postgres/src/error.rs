@@ -14,6 +14,21 @@ pub enum Error {
     /// connection is busy for too long).
     #[error("cannot connect to {database}: {detail}")]
     Connect { database: String, detail: String },
+    /// The server's TLS certificate was refused (`reason`: rustls's word for it).
+    #[error(
+        "the TLS certificate of {database} is not trusted ({reason}): with sslmode=require it \
+         must chain to a CA of this system or to the one named by sslrootcert=/path/ca.pem in \
+         the URL, and name the host connected to"
+    )]
+    Untrusted { database: String, reason: String },
+    /// The CA file named by the URL's `sslrootcert` cannot be used.
+    #[error("cannot use the CA certificate {} (sslrootcert): {detail}", path.display())]
+    RootCert {
+        path: std::path::PathBuf,
+        detail: String,
+    },
+    #[error("cannot set up TLS: {detail}")]
+    TlsSetup { detail: String },
     #[error("{database} is read-only (a standby?): the run store needs to write")]
     ReadOnly { database: String },
     #[error("migration {number} of {database} failed: {source}")]
@@ -94,6 +109,9 @@ impl Error {
             Error::Url(_)
             | Error::Pool { .. }
             | Error::Connect { .. }
+            | Error::Untrusted { .. }
+            | Error::RootCert { .. }
+            | Error::TlsSetup { .. }
             | Error::ReadOnly { .. }
             | Error::Migration { .. }
             | Error::Sql { .. } => Kind::Unavailable,

@@ -26,9 +26,19 @@
 //! tokio-postgres with a deadpool pool ([`DEFAULT_MAX_CONNECTIONS`] by default). Not sqlx
 //! 0.8: its optional SQLite driver links a libsqlite3-sys that clashes with rusqlite's (one
 //! crate per native library, even an optional one). tokio-postgres also gives
-//! LISTEN/NOTIFY (`Client` notifications). No TLS yet: connect over a private network, a
-//! Unix socket or an SSH/stunnel tunnel; a URL that requires TLS (`sslmode=require`) is
-//! refused by the driver.
+//! LISTEN/NOTIFY (`Client` notifications).
+//!
+//! ## TLS
+//!
+//! On rustls, the workspace's one TLS stack (`tls/`: our own small `MakeTlsConnect` on
+//! tokio-rustls; the pool and the LISTEN connection share one connector). The URL's
+//! `sslmode` decides, as with libpq: `disable` (no TLS), `prefer` (the default: TLS when
+//! the server offers it, the certificate unchecked as libpq does), `require` (TLS or no
+//! connection; unlike libpq, the certificate must chain to the platform's roots or to the
+//! CA named by libpq's `sslrootcert=/path/ca.pem` parameter, and name the host).
+//! `verify-ca` and `verify-full` are read as `require`; `sslrootcert` also makes `prefer`
+//! check. A refused certificate is [`Error::Untrusted`] at open. SCRAM binds to the channel
+//! (`tls-server-end-point`). No client certificates. docs/scaling.md, "TLS".
 //!
 //! A connection that fails (server restarted, network cut) is dropped by the pool and the
 //! operation fails with [`domain::StoreError::Unavailable`]; the next operation opens a
@@ -50,6 +60,7 @@ mod mailbox;
 mod migrations;
 mod runs;
 mod store;
+mod tls;
 
 pub use error::Error;
 pub use migrations::SCHEMA_VERSION;

@@ -12,7 +12,9 @@ use async_trait::async_trait;
 use domain::ports::{Change, ChangeWatch};
 use futures_util::StreamExt;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+
+use crate::tls::MakeRustls;
 
 /// How long `start` waits for the first LISTEN before going on without it.
 const FIRST_LISTEN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,10 +43,20 @@ pub(crate) struct Listener {
 impl Listener {
     /// Starts listening; returns once the first LISTEN is in place (or after a timeout, the
     /// connection still being tried in the background).
-    pub(crate) async fn start(config: tokio_postgres::Config, database: String) -> Arc<Listener> {
+    pub(crate) async fn start(
+        config: tokio_postgres::Config,
+        tls: MakeRustls,
+        database: String,
+    ) -> Arc<Listener> {
         let (fan_out, _) = broadcast::channel(FAN_OUT);
         let (ready_tx, ready_rx) = oneshot::channel();
-        tokio::spawn(listen_forever(config, database, fan_out.clone(), ready_tx));
+        tokio::spawn(listen_forever(
+            config,
+            tls,
+            database,
+            fan_out.clone(),
+            ready_tx,
+        ));
         let _ = tokio::time::timeout(FIRST_LISTEN_TIMEOUT, ready_rx).await;
         Arc::new(Listener { fan_out })
     }
@@ -66,13 +78,14 @@ impl Listener {
 
 async fn listen_forever(
     config: tokio_postgres::Config,
+    tls: MakeRustls,
     database: String,
     fan_out: broadcast::Sender<Notice>,
     ready: oneshot::Sender<()>,
 ) {
     let mut ready = Some(ready);
     loop {
-        match listen_once(&config, &fan_out, &mut ready).await {
+        match listen_once(&config, &tls, &fan_out, &mut ready).await {
             Ok(()) => tracing::info!(%database, "the LISTEN connection closed; reconnecting"),
             Err(e) => tracing::warn!(%database, error = %e, "LISTEN failed; reconnecting"),
         }
@@ -82,10 +95,11 @@ async fn listen_forever(
 
 async fn listen_once(
     config: &tokio_postgres::Config,
+    tls: &MakeRustls,
     fan_out: &broadcast::Sender<Notice>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+    let (client, mut connection) = config.connect(tls.clone()).await?;
     let (forward, mut notifications) = mpsc::unbounded_channel();
     // The connection must be polled for the client's queries and the notifications alike.
     let driver = tokio::spawn(async move {

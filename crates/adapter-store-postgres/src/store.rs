@@ -8,18 +8,19 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
+};
 use domain::ports::{
     Change, ChangeWatch, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage, RunRecord,
     RunStatus, RunStore, WorkQueue,
 };
 use domain::{Event, Plan, RunUsage, StoreError};
 use tokio_postgres::config::Host;
-use tokio_postgres::NoTls;
 
 use crate::error::Error;
 use crate::listener::Listener;
-use crate::{journal, leases, mailbox, migrations, runs};
+use crate::{journal, leases, mailbox, migrations, runs, tls};
 
 /// How many connections a [`PostgresStore`] keeps at most, unless told otherwise.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 16;
@@ -52,13 +53,19 @@ impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/name`, or
     /// the key=value form), checks that it accepts writes, and brings its schema up to
     /// [`SCHEMA_VERSION`](crate::SCHEMA_VERSION) in one transaction.
+    ///
+    /// TLS follows the URL's `sslmode` (`prefer` by default) and `sslrootcert` (see the
+    /// crate's documentation); a refused server certificate is [`Error::Untrusted`].
     pub async fn open(url: &str) -> Result<PostgresStore, Error> {
         PostgresStore::open_with(url, DEFAULT_MAX_CONNECTIONS).await
     }
 
     /// As [`PostgresStore::open`], with at most `max_connections` connections.
     pub async fn open_with(url: &str, max_connections: usize) -> Result<PostgresStore, Error> {
-        let mut config = tokio_postgres::Config::from_str(url).map_err(Error::Url)?;
+        let url = tls::split(url);
+        let mut config = tokio_postgres::Config::from_str(&url.url).map_err(Error::Url)?;
+        // The pool and the LISTEN connection share it.
+        let tls = tls::connector(config.get_ssl_mode(), url.root_cert.as_ref())?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -69,7 +76,7 @@ impl PostgresStore {
         let listen_config = config.clone();
         let manager = Manager::from_config(
             config,
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 // A pooled connection is checked with an empty query before each use: one
                 // the server cut (a restart, a terminated backend) is replaced at once
@@ -93,7 +100,7 @@ impl PostgresStore {
         let version = migrations::migrate(&mut client, &database).await?;
         drop(client);
         // After the migrations: the triggers that notify exist.
-        let listener = Listener::start(listen_config, database.clone()).await;
+        let listener = Listener::start(listen_config, tls, database.clone()).await;
         tracing::debug!(database = %database, schema_version = version, "opened run store");
         Ok(PostgresStore {
             pool,
@@ -139,9 +146,21 @@ impl PostgresStore {
 
 /// A connection of the pool (`database` as shown in messages).
 async fn checkout(pool: &Pool, database: &str) -> Result<Object, Error> {
-    pool.get().await.map_err(|e| Error::Connect {
-        database: database.to_string(),
-        detail: e.to_string(),
+    pool.get().await.map_err(|e| {
+        let database = database.to_string();
+        match &e {
+            PoolError::Backend(cause) => match tls::refused_certificate(cause) {
+                Some(reason) => Error::Untrusted { database, reason },
+                None => Error::Connect {
+                    database,
+                    detail: e.to_string(),
+                },
+            },
+            _ => Error::Connect {
+                database,
+                detail: e.to_string(),
+            },
+        }
     })
 }
 

@@ -202,3 +202,32 @@ async fn a_question_left_by_a_dead_worker_is_asked_again_by_the_next() {
         "plan, ask, complete, summary: nothing asked of the LLM twice"
     );
 }
+
+/// TLS (the test cluster's certificate is signed by a CA of its own): with `sslmode=require`
+/// the CA named by `sslrootcert` opens the database; without it the command exits 2 with one
+/// line that says why and shows no password.
+#[tokio::test]
+async fn sslmode_require_needs_the_servers_ca_and_says_so_in_one_line() {
+    let Some(db) = database().await else { return };
+    let pw = Planwright::new();
+    let ca = pg_cluster::cluster().ca_cert().display().to_string();
+    let trusted = format!("{db}?sslmode=require&sslrootcert={ca}");
+    let out = pw.exec(&["runs", "list", "--db", &trusted], &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let untrusted = db.replacen("postgres@", "postgres:s3cret@", 1) + "?sslmode=require";
+    let out = pw.exec(&["runs", "list", "--db", &untrusted], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot open the database postgres://postgres:***@")
+            && stderr.contains("is not trusted (invalid peer certificate: UnknownIssuer)")
+            && stderr.contains("sslrootcert")
+            && !stderr.contains("s3cret"),
+        "{stderr}"
+    );
+}

@@ -12,14 +12,15 @@
 //! store_conformance::conformance_tests!(fresh);
 //! ```
 //!
-//! [`pg_cluster`] starts one private PostgreSQL cluster per test binary for the tests that
-//! need a real server.
+//! [`pg_cluster`] starts one private PostgreSQL cluster per test binary (with TLS) for the
+//! tests that need a real server.
 //!
 //! A dev-only crate (`publish = false`): it depends on `domain` and on no adapter.
 
 pub mod cases;
 pub mod fixtures;
 pub mod pg_cluster;
+mod pg_tls;
 
 use std::any::Any;
 use std::ops::Deref;

@@ -11,8 +11,16 @@
 //! from the test process. When that process ends in any way, the pipe closes, and the
 //! watchdog stops the server (fast shutdown) and removes the folder.
 //!
-//! Without PostgreSQL binaries, [`available`] says so on stderr and the tests return early,
-//! except under `CI=true`, where it panics (CI installs Debian's `postgresql`).
+//! The server has TLS on (`ssl=on`), with a CA and a server certificate for `localhost` and
+//! 127.0.0.1 made at start with the `openssl` program ([`Cluster::ca_cert`] is the CA's
+//! file): a client's default `sslmode=prefer` negotiates TLS, so every test of the store
+//! runs over it; `sslmode=disable` connects in clear. User [`SCRAM_USER`] (if a test creates
+//! it) must log in with a password over TLS (SCRAM, for channel binding); everyone else is
+//! trusted.
+//!
+//! Without PostgreSQL binaries or `openssl`, [`available`] says so on stderr and the tests
+//! return early, except under `CI=true`, where it panics (CI installs Debian's `postgresql`
+//! and `openssl`).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -24,6 +32,10 @@ use std::time::{Duration, Instant};
 /// The environment variable naming the folder of `initdb`, `postgres` and `pg_isready`
 /// (default: the newest `/usr/lib/postgresql/<version>/bin`).
 pub const BIN_DIR_VAR: &str = "PLANWRIGHT_PG_BIN";
+
+/// The user that must authenticate with SCRAM over TLS (`hostssl ... scram-sha-256`); no
+/// test creates it but the one about channel binding.
+pub const SCRAM_USER: &str = "planwright_scram";
 
 /// How long the server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -53,6 +65,8 @@ pub struct Cluster {
     root: PathBuf,
     socket_dir: PathBuf,
     port: u16,
+    /// The CA that signed the server's certificate (PEM).
+    ca_cert: PathBuf,
     /// Its stdin is the pipe whose closing stops the server.
     watchdog: Mutex<Child>,
 }
@@ -68,6 +82,11 @@ impl Cluster {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The certificate (PEM) of the CA that signed the server's: for `sslrootcert`.
+    pub fn ca_cert(&self) -> &Path {
+        &self.ca_cert
     }
 
     /// The folder of the server's Unix socket (`.s.PGSQL.<port>`).
@@ -189,15 +208,23 @@ pub fn bin_dir() -> Option<PathBuf> {
 /// missing; a panic instead under `CI=true`.
 #[allow(clippy::print_stderr)] // the test harness shows it: why a test did nothing
 pub fn available() -> bool {
-    if bin_dir().is_some() {
+    let missing = if bin_dir().is_none() {
+        format!(
+            "PostgreSQL is not installed (no initdb/postgres/pg_isready in \
+             /usr/lib/postgresql/*/bin or ${BIN_DIR_VAR}): apt-get install postgresql"
+        )
+    } else if !crate::pg_tls::openssl_available() {
+        "the `openssl` program (for the cluster's TLS certificates) is not installed: \
+         apt-get install openssl"
+            .to_string()
+    } else {
         return true;
-    }
+    };
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but PostgreSQL is not installed (no initdb/postgres/pg_isready in \
-         /usr/lib/postgresql/*/bin or ${BIN_DIR_VAR}): apt-get install postgresql"
+        "CI=true but {missing}"
     );
-    eprintln!("SKIPPED: PostgreSQL is not installed (apt-get install postgresql)");
+    eprintln!("SKIPPED: {missing}");
     false
 }
 
@@ -241,7 +268,12 @@ fn start() -> Result<Cluster, String> {
     let data = root.join("data");
     let socket_dir = root.join("socket");
     std::fs::create_dir(&socket_dir).map_err(|e| format!("{}: {e}", socket_dir.display()))?;
-    let as_server = server_user_prefix(&[&root, &socket_dir])?;
+    let tls_dir = root.join("tls");
+    std::fs::create_dir(&tls_dir).map_err(|e| format!("{}: {e}", tls_dir.display()))?;
+    let tls = crate::pg_tls::make(&tls_dir).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&root);
+    })?;
+    let as_server = server_user_prefix(&[&root, &socket_dir, &tls_dir, &tls.cert, &tls.key])?;
 
     let initdb = Command::new(&as_server[0])
         .args(&as_server[1..])
@@ -271,6 +303,7 @@ fn start() -> Result<Cluster, String> {
         ));
     }
 
+    require_scram_over_tls(&data)?;
     let port = free_port()?;
     let log = root.join("postgres.log");
     let watchdog = Command::new("sh")
@@ -279,7 +312,11 @@ fn start() -> Result<Cluster, String> {
         .arg(bin.join("postgres"))
         .args(["-D", &data.to_string_lossy(), "-p", &port.to_string()])
         .args(["-k", &socket_dir.to_string_lossy()])
-        .args(["-c", "listen_addresses=127.0.0.1"])
+        .args(["-c", "listen_addresses=127.0.0.1", "-c", "ssl=on"])
+        .arg("-c")
+        .arg(format!("ssl_cert_file={}", tls.cert.display()))
+        .arg("-c")
+        .arg(format!("ssl_key_file={}", tls.key.display()))
         // A throwaway cluster: durability buys nothing here.
         .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
         .args(["-c", "full_page_writes=off", "-c", "max_connections=300"])
@@ -295,15 +332,24 @@ fn start() -> Result<Cluster, String> {
         root,
         socket_dir,
         port,
+        ca_cert: tls.ca,
         watchdog: Mutex::new(watchdog),
     };
     wait_until_ready(&cluster, &bin)?;
     Ok(cluster)
 }
 
+/// [`SCRAM_USER`] logs in over TLS with a password (before initdb's `trust` lines).
+fn require_scram_over_tls(data: &Path) -> Result<(), String> {
+    let hba = data.join("pg_hba.conf");
+    let trusted = std::fs::read_to_string(&hba).map_err(|e| format!("{}: {e}", hba.display()))?;
+    let scram = format!("hostssl all {SCRAM_USER} 127.0.0.1/32 scram-sha-256\n");
+    std::fs::write(&hba, scram + &trusted).map_err(|e| format!("{}: {e}", hba.display()))
+}
+
 /// The command prefix that runs a program as the server's user: `setpriv` to `postgres`
-/// when we are root (handing it `folders`), nothing otherwise.
-fn server_user_prefix(folders: &[&Path]) -> Result<Vec<String>, String> {
+/// when we are root (handing it `paths`), nothing otherwise.
+fn server_user_prefix(paths: &[&Path]) -> Result<Vec<String>, String> {
     let euid = std::fs::metadata("/proc/self")
         .map(|m| m.uid())
         .map_err(|e| format!("/proc/self: {e}"))?;
@@ -311,9 +357,9 @@ fn server_user_prefix(folders: &[&Path]) -> Result<Vec<String>, String> {
         return Ok(Vec::new());
     }
     let (uid, gid) = postgres_user()?;
-    for folder in folders {
-        std::os::unix::fs::chown(folder, Some(uid), Some(gid))
-            .map_err(|e| format!("chown {} to postgres: {e}", folder.display()))?;
+    for path in paths {
+        std::os::unix::fs::chown(path, Some(uid), Some(gid))
+            .map_err(|e| format!("chown {} to postgres: {e}", path.display()))?;
     }
     Ok(vec![
         "setpriv".into(),
