@@ -275,9 +275,12 @@ fn start() -> Result<Cluster, String> {
     })?;
     let as_server = server_user_prefix(&[&root, &socket_dir, &tls_dir, &tls.cert, &tls.key])?;
 
-    let initdb = Command::new(&as_server[0])
-        .args(&as_server[1..])
-        .arg(bin.join("initdb"))
+    // As root: `setpriv ... -- initdb ...`; otherwise initdb itself.
+    let mut initdb_command: Vec<std::ffi::OsString> =
+        as_server.iter().map(std::ffi::OsString::from).collect();
+    initdb_command.push(bin.join("initdb").into_os_string());
+    let initdb = Command::new(&initdb_command[0])
+        .args(&initdb_command[1..])
         .args(["-D", &data.to_string_lossy()])
         .args([
             "-U",
