@@ -10,7 +10,12 @@
 //!
 //! Prints a Markdown section on stdout (`cargo xtask bench` collects it).
 
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;
