@@ -350,3 +350,19 @@ async fn api_key_env_names_the_variable_holding_the_key() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("MY_LLM_KEY, which is not set"), "{err}");
 }
+
+#[tokio::test]
+async fn config_names_a_file_in_place_of_the_project_file() {
+    let pw = Planwright::new();
+    write_project(&pw, "model = \"project-model\"\n");
+    std::fs::write(pw.cwd().join("ci.toml"), "max_steps = 3\n").expect("write");
+    let v = show(&pw, &["--config", "ci.toml"], &[]).await;
+    assert_eq!(
+        v["settings"]["max_steps"],
+        json!({"value": 3, "source": "ci.toml"})
+    );
+    assert_eq!(v["settings"]["model"]["source"], "default");
+    assert_eq!(v["files"][0]["level"], "--config");
+    let v = show(&pw, &[], &[("PLANWRIGHT_CONFIG", "ci.toml")]).await;
+    assert_eq!(v["settings"]["max_steps"]["value"], 3);
+}

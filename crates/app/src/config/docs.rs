@@ -77,7 +77,11 @@ pub fn markdown(keys: &[Key]) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            other => other.name().to_string(),
+            other => other
+                .with_article()
+                .split_once(' ')
+                .map_or("", |(_, t)| t)
+                .to_string(),
         };
         let env = key.env().map_or("—".to_string(), |e| format!("`{e}`"));
         let commands = if key.commands.is_empty() {

@@ -116,6 +116,12 @@ fn settings(
     let mut settings = Settings::new();
     for (name, value) in entries {
         let name_str = name.get_ref().as_ref();
+        if matches!(name_str, "profile" | "profiles") {
+            return Err(src.error(
+                name.span(),
+                format!("{name_str} belongs at the top level of the file, not in a profile"),
+            ));
+        }
         let Some(key) = keys.iter().find(|k| k.name == name_str) else {
             return Err(src.error(name.span(), unknown(name_str, keys)));
         };
@@ -174,10 +180,9 @@ fn found(value: &DeValue<'_>) -> &'static str {
 fn values(key: &Key, value: &DeValue<'_>) -> Result<Vec<String>, String> {
     let wrong = || {
         format!(
-            "{} must be {} {}, not {}",
+            "{} must be {}, not {}",
             key.name,
-            if key.kind == Kind::Integer { "an" } else { "a" },
-            key.kind.name(),
+            key.kind.with_article(),
             found(value)
         )
     };
@@ -238,4 +243,68 @@ fn check(key: &Key, values: &[String]) -> Result<(), String> {
             };
             format!("{} = {shown}: {why}", key.name)
         })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn keys() -> Vec<Key> {
+        super::super::keys::keys(&crate::cli::Cli::command())
+    }
+
+    fn error(text: &str) -> String {
+        parse("p.toml", text, &keys()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn values_become_command_line_values_with_their_lines() {
+        let text =
+            "# settings\nmax_steps = 0x10\nverify = true\nca_certs = [\"a.pem\", \"b.pem\"]\n\
+                    profile = \"fast\"\nprofiles.fast.model = \"m\"\n";
+        let file = parse("p.toml", text, &keys()).unwrap();
+        assert_eq!(
+            file.top["max_steps"],
+            Entry {
+                values: vec!["16".into()],
+                line: 2
+            }
+        );
+        assert_eq!(file.top["verify"].values, ["true"]);
+        assert_eq!(file.top["ca_certs"].values, ["a.pem", "b.pem"]);
+        assert_eq!(file.profile.as_deref(), Some("fast"));
+        assert_eq!(file.profiles["fast"]["model"].values, ["m"]);
+        assert_eq!(file.profiles["fast"]["model"].line, 6);
+    }
+
+    #[test]
+    fn each_mistake_is_one_line_naming_the_line() {
+        assert_eq!(
+            error("\n[profiles.fast]\nprofile = \"slow\"\n"),
+            "p.toml:3: profile belongs at the top level of the file, not in a profile"
+        );
+        assert_eq!(
+            error("shell_env = \"LANG\"\n"),
+            "p.toml:1: shell_env must be an array of strings, not a string"
+        );
+        assert_eq!(
+            error("max_step = 3\n"),
+            "p.toml:1: unknown key \"max_step\" (did you mean \"max_steps\"?)"
+        );
+        assert_eq!(
+            error("zzz = 3\n"),
+            "p.toml:1: unknown key \"zzz\" (`planwright config init` lists every key)"
+        );
+        assert_eq!(
+            error("profiles = 3\n"),
+            "p.toml:1: profiles must hold [profiles.NAME] tables"
+        );
+        assert!(error("max_tokens = 0\n").starts_with("p.toml:1: max_tokens = 0: "));
+        for e in [error("a = \n"), error("[x\n")] {
+            assert!(e.starts_with("p.toml:1: not valid TOML: "), "{e}");
+            assert_eq!(e.lines().count(), 1);
+        }
+    }
 }

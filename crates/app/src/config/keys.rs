@@ -57,13 +57,13 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The type as the docs and errors name it.
-    pub fn name(self) -> &'static str {
+    /// The type with its article, for errors ("an integer").
+    pub fn with_article(self) -> &'static str {
         match self {
-            Kind::Bool => "boolean",
-            Kind::Integer => "integer",
-            Kind::List => "array of strings",
-            Kind::Choice | Kind::Text => "string",
+            Kind::Bool => "a boolean",
+            Kind::Integer => "an integer",
+            Kind::List => "an array of strings",
+            Kind::Choice | Kind::Text => "a string",
         }
     }
 }
