@@ -148,30 +148,11 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
         Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Worker(args) => server::work(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
-        Command::Config { command } => config_command(&loaded, command),
-    }
-}
-
-/// `planwright config show` / `config init`.
-fn config_command(loaded: &config::Loaded, command: ConfigCommand) -> Result<ExitCode, AppError> {
-    match command {
-        ConfigCommand::Show { json } => {
-            let settings = config::show::effective(loaded)?;
-            if json {
-                let value = config::show::json(loaded, &settings);
-                print_stdout(&format!("{value}\n"));
-            } else {
-                print_stdout(&config::show::text(loaded, &settings));
-            }
-        }
-        ConfigCommand::Init { force } => {
-            let path = config::starter::write(&loaded.keys, force)?;
-            print_stdout(&format!(
-                "wrote {path}: every setting, commented out (docs/configuration.md)\n"
-            ));
+        Command::Config { command } => {
+            print_stdout(&config::run(&loaded, command)?);
+            Ok(ExitCode::SUCCESS)
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn print_stdout(text: &str) {

@@ -27,7 +27,7 @@ pub use error::ConfigError;
 pub use keys::Key;
 pub use sources::{Layers, Profile, Source};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ConfigCommand};
 
 /// The files and the options' sources behind the parsed command line.
 pub struct Loaded {
@@ -75,4 +75,22 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
             keys,
         },
     ))
+}
+
+/// `planwright config show` / `config init`: the text to print on stdout.
+pub fn run(loaded: &Loaded, command: ConfigCommand) -> Result<String, ConfigError> {
+    Ok(match command {
+        ConfigCommand::Show { json } => {
+            let settings = show::effective(loaded)?;
+            if json {
+                format!("{}\n", show::json(loaded, &settings))
+            } else {
+                show::text(loaded, &settings)
+            }
+        }
+        ConfigCommand::Init { force } => {
+            let path = starter::write(&loaded.keys, force)?;
+            format!("wrote {path}: every setting, commented out (docs/configuration.md)\n")
+        }
+    })
 }

@@ -1,6 +1,7 @@
 //! `planwright config show`: every setting in effect and where it comes from, as TOML with
 //! comments (or one JSON object with `--json`).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 
 use clap::parser::ValueSource;
@@ -22,21 +23,16 @@ pub struct Setting {
 
 /// Every setting in effect, in the order of the keys.
 pub fn effective(loaded: &Loaded) -> Result<Vec<Setting>, ConfigError> {
-    let mut parsed: Vec<(String, ArgMatches)> = Vec::new();
+    use std::collections::btree_map::Entry;
+    let mut parsed: BTreeMap<String, ArgMatches> = BTreeMap::new();
     let mut settings = Vec::new();
     for key in &loaded.keys {
         let matches = match key.commands.first() {
             None => &loaded.matches,
-            Some(command) => {
-                if !parsed.iter().any(|(c, _)| c == command) {
-                    let matches = parse_as(loaded, command)?;
-                    parsed.push((command.clone(), matches));
-                }
-                match parsed.iter().find(|(c, _)| c == command) {
-                    Some((_, m)) => m,
-                    None => continue,
-                }
-            }
+            Some(command) => match parsed.entry(command.clone()) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(parse_as(loaded, command)?),
+            },
         };
         settings.push(setting(loaded, key, matches));
     }
