@@ -7,6 +7,7 @@
 //! Exit codes: 0 the run completed, 1 the run failed, 2 a usage or configuration error.
 
 mod cli;
+mod config;
 mod database;
 mod environ;
 mod ids;
@@ -24,11 +25,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
 use domain::ports::{RunStatus, RunStore};
 use domain::{RunControl, RunRequest, Runtime};
 
-use crate::cli::{Cli, Command, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
+use crate::cli::{Cli, Command, ConfigCommand, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
 use crate::database::Database;
 
 /// The app's error enum; each variant maps to an exit code.
@@ -61,7 +61,13 @@ impl AppError {
 fn main() -> ExitCode {
     // Before anything reads the environment or starts a thread (see `environ`).
     let environ_notes = environ::protect();
-    let cli = Cli::parse();
+    let (cli, loaded) = match config::parse() {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let json = std::env::args().any(|a| a == "--json");
+            return fail(&e.into(), json);
+        }
+    };
     let json = wants_json(&cli);
     init_tracing();
     for note in environ_notes {
@@ -79,7 +85,7 @@ fn main() -> ExitCode {
             )
         }
     };
-    match runtime.block_on(dispatch(cli)) {
+    match runtime.block_on(dispatch(cli, loaded)) {
         Ok(code) => code,
         Err(e) => fail(&e, json),
     }
@@ -95,6 +101,9 @@ fn wants_json(cli: &Cli) -> bool {
                 RunsCommand::List { json }
                 | RunsCommand::Show { json, .. }
                 | RunsCommand::Events { json, .. },
+        }
+        | Command::Config {
+            command: ConfigCommand::Show { json },
         } => *json,
         _ => false,
     }
@@ -129,7 +138,7 @@ fn init_tracing() {
         .try_init();
 }
 
-async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
+async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
     match cli.command {
         Command::Run(args) => run(&cli.db, args).await,
         Command::Resume(args) => resume(&cli.db, args).await,
@@ -139,6 +148,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode, AppError> {
         Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Worker(args) => server::work(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
+        Command::Config { command } => {
+            print_stdout(&config::run(&loaded, command)?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

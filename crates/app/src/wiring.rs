@@ -74,6 +74,15 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
     use adapter_openai::{OpenAiConfig, Provider, ToolProtocol, API_KEY_VAR, BASE_URL_VAR};
 
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    // `--api-key-env NAME`: the key is read from NAME, which must then be set.
+    let named_key = match &args.api_key_env {
+        Some(name) => Some(env(name).ok_or_else(|| {
+            AppError::Config(format!(
+                "api_key_env names the variable {name}, which is not set"
+            ))
+        })?),
+        None => None,
+    };
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let mut config = match args.provider {
         Some(ProviderArg::Local) => return local_llm(args, false),
@@ -91,12 +100,13 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
             provider
                 .from_env(&args.model, |var| match var {
                     BASE_URL_VAR => base_flag.clone().or_else(|| env(var)),
+                    _ if named_key.is_some() => named_key.clone(),
                     _ => env(var),
                 })
                 .map_err(|e| AppError::Config(e.to_string()))?
         }
         None => {
-            let key = env(API_KEY_VAR);
+            let key = named_key.or_else(|| env(API_KEY_VAR));
             let base = base_flag.or_else(|| env(BASE_URL_VAR));
             if key.is_none() && base.is_none() {
                 // No endpoint: the embedded model, offline.

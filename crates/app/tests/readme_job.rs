@@ -131,6 +131,7 @@ fn readme_main_job_completes_on_the_default_model() {
         .env_remove("PLANWRIGHT_PROVIDER")
         .env_remove("PLANWRIGHT_MODEL")
         .env_remove("PLANWRIGHT_MODEL_PATH")
+        .env("XDG_CONFIG_HOME", dir.path().join("config-home"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -394,6 +394,7 @@ async fn sigterm_cancels_a_run_cleanly() {
             .env("OPENAI_API_KEY", "sk-test")
             .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
             .env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
+            .env("XDG_CONFIG_HOME", pw.config_home())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())

@@ -236,18 +236,26 @@ impl Planwright {
         self.dir.path()
     }
 
-    /// Runs the binary in the temp folder with only the given environment of ours.
-    pub async fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
-        cmd.args(args).current_dir(self.dir.path());
+    /// The `XDG_CONFIG_HOME` of every command started here: the developer's own
+    /// `~/.config/planwright/config.toml` never reaches a test.
+    pub fn config_home(&self) -> PathBuf {
+        self.dir.path().join(".config-home")
+    }
+
+    /// The user config file the binary reads (under [`Planwright::config_home`]).
+    pub fn user_config(&self) -> PathBuf {
+        self.config_home().join("planwright").join("config.toml")
+    }
+
+    /// Only our environment: no provider, key or Planwright setting of the developer's, the
+    /// same tools on every machine (requests, and so cassettes, list them: no browser and
+    /// no web search unless a test asks for them), and no user config file.
+    fn isolate(&self, cmd: &mut tokio::process::Command) {
         for (k, _) in std::env::vars() {
             if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
                 cmd.env_remove(k);
             }
         }
-        cmd.env("PLANWRIGHT_LOG", "warn");
-        // The same tools on every machine (requests, and so cassettes, list them): no
-        // browser and no web search unless a test asks for them.
         for k in [
             "SEARXNG_URL",
             "BRAVE_API_KEY",
@@ -256,8 +264,17 @@ impl Planwright {
         ] {
             cmd.env_remove(k);
         }
-        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
-        cmd.env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf");
+        cmd.env("PLANWRIGHT_LOG", "warn")
+            .env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
+            .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
+            .env("XDG_CONFIG_HOME", self.config_home());
+    }
+
+    /// Runs the binary in the temp folder with only the given environment of ours.
+    pub async fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
+        cmd.args(args).current_dir(self.dir.path());
+        self.isolate(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -301,24 +318,7 @@ impl Planwright {
     fn background(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
         cmd.args(args).current_dir(self.dir.path());
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("PLANWRIGHT_LOG", "warn");
-        // The same tools on every machine (requests, and so cassettes, list them): no
-        // browser and no web search unless a test asks for them.
-        for k in [
-            "SEARXNG_URL",
-            "BRAVE_API_KEY",
-            "BRAVE_SEARCH_API_KEY",
-            "TAVILY_API_KEY",
-        ] {
-            cmd.env_remove(k);
-        }
-        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium");
-        cmd.env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf");
+        self.isolate(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -435,24 +435,8 @@ impl Planwright {
         cmd.args(["serve", "--addr", "127.0.0.1:0"])
             .args(args)
             .current_dir(self.dir.path());
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
-                cmd.env_remove(k);
-            }
-        }
-        // No browser and no web search for the runs (as `exec` and `spawn` do).
-        for k in [
-            "SEARXNG_URL",
-            "BRAVE_API_KEY",
-            "BRAVE_SEARCH_API_KEY",
-            "TAVILY_API_KEY",
-        ] {
-            cmd.env_remove(k);
-        }
-        cmd.env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
-            .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
-            .env("PLANWRIGHT_LOG", "warn")
-            .env("OPENAI_BASE_URL", llm_base)
+        self.isolate(&mut cmd);
+        cmd.env("OPENAI_BASE_URL", llm_base)
             .env("OPENAI_API_KEY", "sk-test-secret");
         if let Some(t) = token {
             cmd.env("PLANWRIGHT_TOKEN", t);

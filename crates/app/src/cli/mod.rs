@@ -2,10 +2,17 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use domain::model::approval::{ApprovalRule, RuleError};
+use clap::{Args, Parser, Subcommand};
+use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
+
+mod values;
+
+use values::approval_rule;
+pub use values::{
+    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, ToolProtocolArg,
+};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -20,6 +27,15 @@ pub struct Cli {
         default_value = "./.planwright/planwright.db"
     )]
     pub db: Database,
+
+    /// The config file to read instead of `./planwright.toml`; the user's
+    /// `~/.config/planwright/config.toml` is still read beneath it (docs/configuration.md).
+    #[arg(long, global = true, value_name = "FILE", env = "PLANWRIGHT_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Use the config files' `[profiles.NAME]` tables over their top level.
+    #[arg(long, global = true, value_name = "NAME", env = "PLANWRIGHT_PROFILE")]
+    pub profile: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -46,56 +62,27 @@ pub enum Command {
         #[command(subcommand)]
         command: RunsCommand,
     },
+    /// The settings in effect and where each comes from; a starter config file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// One upfront plan through the `planning` tool, steps in order.
-    Flow,
-    /// A JSON plan, one step at a time, unfinished steps revised as results come in.
-    PlanAct,
-    /// Start with 1-3 TODOs and add more as the work reveals them.
-    Todo,
-    /// Goal, sub-goals and actions with edges; independent actions run in parallel.
-    Dag,
-    /// Classify the task and pick flow, dag or todo.
-    Auto,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
-    /// Shell commands run with the user's rights, in the workspace.
-    None,
-    /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
-    /// unless --sandbox-network.
-    Bwrap,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApprovalArg {
-    Auto,
-    Ask,
-    ReadOnly,
-}
-
-fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
-    text.parse().map_err(|e: RuleError| e.to_string())
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScheduleArg {
-    /// A step starts the moment its dependencies are done.
-    Event,
-    /// Waves: the next wave starts when the slowest step of this one ends.
-    Superstep,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReviseArg {
-    /// Revise after a failure, or when the executor flags that the plan no longer fits.
-    OnFailure,
-    /// Revise after every completed step too.
-    EveryStep,
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting in effect and where it comes from (flag, environment, file,
+    /// profile, default).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a commented starter `./planwright.toml` (every key, commented out).
+    Init {
+        /// Overwrite an existing `./planwright.toml`.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -208,7 +195,8 @@ pub struct RunOptions {
 
     /// Wall-time limit of one attempt of a step, in seconds (checked between LLM turns);
     /// 0: no limit.
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, default_value_t = 1800,
+          value_parser = clap::value_parser!(u64).range(0..=604_800))]
     pub max_step_secs: u64,
 
     /// Tool calls run from one model answer; further calls in the same answer are not run
@@ -225,15 +213,16 @@ pub struct RunOptions {
     pub parallel: u32,
 
     /// Retries of a failed step before its fallback and a re-plan.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
 
     /// Backoff before retry n, in milliseconds (multiplied by n).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub retry_delay_ms: u64,
 
     /// Plan revisions (re-plans and plan-act revisions) allowed per run.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub max_revisions: u32,
 
     /// When plan-act revises the plan after a successful step.
@@ -296,7 +285,7 @@ pub struct RunOptions {
     pub ca_certs: Vec<PathBuf>,
 
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
@@ -314,6 +303,11 @@ pub struct RunOptions {
     /// OPENAI_BASE_URL must be set.
     #[arg(long, value_enum, env = "PLANWRIGHT_PROVIDER")]
     pub provider: Option<ProviderArg>,
+
+    /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
+    /// the preset's own key variables): config files name the variable, never the key.
+    #[arg(long, value_name = "NAME", env = "PLANWRIGHT_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
 
     /// Endpoint of the OpenAI-compatible server, e.g. http://localhost:11434/v1
     /// (overrides OPENAI_BASE_URL and the preset's URL).
@@ -378,43 +372,4 @@ pub enum RunsCommand {
     },
     /// Delete a run, its plans and events (and its workspace when it is the default one).
     Delete { run_id: String },
-}
-
-/// OpenAI-compatible server presets (`--provider`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderArg {
-    /// https://api.openai.com/v1 (key required)
-    #[value(name = "openai")]
-    OpenAi,
-    /// http://localhost:11434/v1 (no key)
-    #[value(name = "ollama")]
-    Ollama,
-    /// http://localhost:8000/v1
-    #[value(name = "vllm")]
-    Vllm,
-    /// llama.cpp's llama-server, http://localhost:8080/v1
-    #[value(name = "llamacpp", alias = "llama.cpp", alias = "llama-cpp")]
-    LlamaCpp,
-    /// https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)
-    #[value(name = "deepseek")]
-    DeepSeek,
-    /// https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)
-    #[value(name = "openrouter")]
-    OpenRouter,
-    /// http://localhost:1234/v1 (no key)
-    #[value(name = "lmstudio", alias = "lm-studio")]
-    LmStudio,
-    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-1.5B;
-    /// any GGUF with --model-path)
-    #[value(name = "local")]
-    Local,
-}
-
-/// How tools are offered to the model (`--tool-protocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ToolProtocolArg {
-    /// The server's tool calling (`tools` / `tool_calls`).
-    Native,
-    /// Tools described in the prompt; the model writes {"tool": ..., "arguments": ...}.
-    Text,
 }

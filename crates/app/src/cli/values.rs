@@ -1,0 +1,94 @@
+//! The values of the command line's enumerated options (`--mode`, `--provider`...).
+
+use clap::ValueEnum;
+use domain::model::approval::{ApprovalRule, RuleError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// One upfront plan through the `planning` tool, steps in order.
+    Flow,
+    /// A JSON plan, one step at a time, unfinished steps revised as results come in.
+    PlanAct,
+    /// Start with 1-3 TODOs and add more as the work reveals them.
+    Todo,
+    /// Goal, sub-goals and actions with edges; independent actions run in parallel.
+    Dag,
+    /// Classify the task and pick flow, dag or todo.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    /// Shell commands run with the user's rights, in the workspace.
+    None,
+    /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
+    /// unless --sandbox-network.
+    Bwrap,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    Auto,
+    Ask,
+    ReadOnly,
+}
+
+/// An `--allow` / `--deny` rule (docs/approvals.md).
+pub(crate) fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
+    text.parse().map_err(|e: RuleError| e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleArg {
+    /// A step starts the moment its dependencies are done.
+    Event,
+    /// Waves: the next wave starts when the slowest step of this one ends.
+    Superstep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviseArg {
+    /// Revise after a failure, or when the executor flags that the plan no longer fits.
+    OnFailure,
+    /// Revise after every completed step too.
+    EveryStep,
+}
+
+/// OpenAI-compatible server presets (`--provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// https://api.openai.com/v1 (key required)
+    #[value(name = "openai")]
+    OpenAi,
+    /// http://localhost:11434/v1 (no key)
+    #[value(name = "ollama")]
+    Ollama,
+    /// http://localhost:8000/v1
+    #[value(name = "vllm")]
+    Vllm,
+    /// llama.cpp's llama-server, http://localhost:8080/v1
+    #[value(name = "llamacpp", alias = "llama.cpp", alias = "llama-cpp")]
+    LlamaCpp,
+    /// https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)
+    #[value(name = "deepseek")]
+    DeepSeek,
+    /// https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)
+    #[value(name = "openrouter")]
+    OpenRouter,
+    /// http://localhost:1234/v1 (no key)
+    #[value(name = "lmstudio", alias = "lm-studio")]
+    LmStudio,
+    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-1.5B;
+    /// any GGUF with --model-path)
+    #[value(name = "local")]
+    Local,
+}
+
+/// How tools are offered to the model (`--tool-protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolProtocolArg {
+    /// The server's tool calling (`tools` / `tool_calls`).
+    Native,
+    /// Tools described in the prompt; the model writes {"tool": ..., "arguments": ...}.
+    Text,
+}

@@ -1,0 +1,124 @@
+//! docs/configuration.md, generated from the keys the parser uses; a test fails when the
+//! committed file differs (`UPDATE_DOCS=1 cargo test -p planwright --bin planwright
+//! config::docs` rewrites it).
+
+use super::keys::{Key, Kind};
+use super::show::toml_value;
+
+const INTRO: &str = r#"# Configuration
+
+<!-- Generated from the options of crates/app/src/cli by crates/app/src/config/docs.rs;
+     `UPDATE_DOCS=1 cargo test -p planwright --bin planwright config::docs` rewrites it. -->
+
+Every option of `planwright run`, `resume`, `serve`, `worker` and `tools list`, and the
+global `--db`, can be kept in a TOML file, but for those that belong to one invocation
+(`--json`, `--record`, `--replay`, `--workspace`, `--answer`) and the server's `--token`:
+
+- the project's `./planwright.toml` (in the working folder), or the file named by
+  `--config FILE` / `PLANWRIGHT_CONFIG` in its place;
+- the user's `$XDG_CONFIG_HOME/planwright/config.toml` (else
+  `~/.config/planwright/config.toml`).
+
+Precedence, highest first: a flag, the option's environment variable, the chosen profile
+(project file, then user file), the files' top level (project file, then user file), the
+built-in default. `planwright config show` prints every value in effect and where it comes
+from (`--json` for a script); `planwright config init` writes a commented starter
+`./planwright.toml` (`--force` replaces an existing one).
+
+```toml
+provider = "ollama"
+model = "qwen2.5-coder:7b"
+mode = "dag"
+max_steps = 30
+
+[profiles.fast]
+model = "qwen2.5-coder:1.5b"
+max_steps = 8
+```
+
+**Profiles.** A `[profiles.NAME]` table holds the same keys; chosen with `--profile NAME`,
+`PLANWRIGHT_PROFILE` or `profile = "NAME"` at a file's top level, its values override the
+files' top level. A profile that no file defines is an error.
+
+**Secrets** are never read from a file (`api_key`, `token`... are refused): name the
+environment variable that holds the key with `api_key_env = "MY_KEY"`. The server's token
+stays in `PLANWRIGHT_TOKEN` or its `server-token` file.
+
+**Errors.** An unknown key (with the nearest known one), a value of the wrong type, a value
+out of its option's range, a file that is not TOML or a missing profile stop the command
+before anything starts, with one line naming the file and the line, and exit code 2:
+`planwright.toml:3: unknown key "modle" (did you mean "model"?)`.
+
+A boolean set to `true` in a file cannot be turned off by a flag (the flags have no `--no-`
+form); use another profile, or remove the line.
+
+## Keys
+
+| Key | Type | Default | Flag | Environment | Commands | Description |
+|---|---|---|---|---|---|---|
+"#;
+
+/// The whole reference page.
+pub fn markdown(keys: &[Key]) -> String {
+    let mut out = String::from(INTRO);
+    for key in keys {
+        let default = key.default();
+        let default = if default.is_empty() {
+            "—".to_string()
+        } else {
+            format!("`{}`", toml_value(key.kind, &default))
+        };
+        let kind = match key.kind {
+            Kind::Choice => format!(
+                "string: {}",
+                key.choices()
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            other => other
+                .with_article()
+                .split_once(' ')
+                .map_or("", |(_, t)| t)
+                .to_string(),
+        };
+        let env = key.env().map_or("—".to_string(), |e| format!("`{e}`"));
+        let commands = if key.commands.is_empty() {
+            "all".to_string()
+        } else {
+            key.commands.join(", ")
+        };
+        out.push_str(&format!(
+            "| `{}` | {kind} | {default} | `{}` | {env} | {commands} | {} |\n",
+            key.name,
+            key.flag(),
+            key.help().replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn docs_configuration_md_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+        let keys = super::super::keys::keys(&crate::cli::Cli::command());
+        let generated = markdown(&keys);
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(path, &generated).unwrap();
+            return;
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "docs/configuration.md is out of date with the options: run \
+             `UPDATE_DOCS=1 cargo test -p planwright --bin planwright config::docs` and commit it"
+        );
+    }
+}

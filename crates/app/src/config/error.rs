@@ -1,0 +1,39 @@
+//! Why the configuration cannot be used. Every message is one line; `main` reports it as a
+//! usage error (exit code 2) before anything starts.
+
+/// A configuration error.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file's content: `file:line: problem`.
+    #[error("{file}:{line}: {problem}")]
+    Invalid {
+        file: String,
+        line: usize,
+        problem: String,
+    },
+    /// A file that cannot be read.
+    #[error("cannot read {file}: {error}")]
+    Unreadable { file: String, error: String },
+    /// `--profile NAME` (or `profile = "NAME"`) names no `[profiles.NAME]` table.
+    #[error("no profile \"{name}\" (chosen by {chosen_by}) in {searched}")]
+    NoProfile {
+        name: String,
+        chosen_by: String,
+        searched: String,
+    },
+    /// `config init` without `--force` on an existing file.
+    #[error("{file} exists; `planwright config init --force` overwrites it")]
+    Exists { file: String },
+    /// `config init` could not write its file.
+    #[error("cannot write {file}: {error}")]
+    Unwritable { file: String, error: String },
+    /// The options in effect are not valid (e.g. an environment variable's value).
+    #[error("{0}")]
+    Options(String),
+}
+
+impl From<ConfigError> for crate::AppError {
+    fn from(e: ConfigError) -> crate::AppError {
+        crate::AppError::Config(e.to_string())
+    }
+}

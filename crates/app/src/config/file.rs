@@ -1,0 +1,310 @@
+//! One config file: TOML read with its spans, so that every error names the file's line;
+//! each value checked against its key's type and its option's own validation (the range of
+//! `--max-steps`, the names of `--mode`...).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use clap::Command;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::error::ConfigError;
+use super::keys::{Key, Kind, SECRET_KEYS};
+
+/// A value of a file, as the option's command-line value(s), and its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub values: Vec<String>,
+    pub line: usize,
+}
+
+/// The settings of a file.
+pub type Settings = BTreeMap<String, Entry>;
+
+/// A parsed config file.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigFile {
+    /// The file as messages name it.
+    pub shown: String,
+    /// The top-level settings.
+    pub top: Settings,
+    /// `[profiles.NAME]` tables.
+    pub profiles: BTreeMap<String, Settings>,
+    /// `profile = "NAME"` at the top level.
+    pub profile: Option<String>,
+}
+
+/// A file's text, to turn spans into lines.
+struct Source<'a> {
+    shown: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// The 1-based line of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        let text = self.text;
+        text.get(..offset).unwrap_or(text).matches('\n').count() + 1
+    }
+
+    fn error(&self, span: std::ops::Range<usize>, problem: String) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.shown.to_string(),
+            line: self.line(span.start),
+            problem,
+        }
+    }
+}
+
+/// Parses `text`, the content of the file `shown`.
+pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, ConfigError> {
+    let src = Source { shown, text };
+    let table = DeTable::parse(text).map_err(|e| {
+        let first = e.message().lines().next().unwrap_or("").to_string();
+        src.error(e.span().unwrap_or(0..0), format!("not valid TOML: {first}"))
+    })?;
+    let mut file = ConfigFile {
+        shown: shown.to_string(),
+        ..ConfigFile::default()
+    };
+    let mut top = Vec::new();
+    for (key, value) in sorted(table.get_ref()) {
+        match key.get_ref().as_ref() {
+            "profile" => match value.get_ref() {
+                DeValue::String(name) => file.profile = Some(name.to_string()),
+                other => {
+                    return Err(src.error(
+                        value.span(),
+                        format!("profile must be a string, not {}", found(other)),
+                    ))
+                }
+            },
+            "profiles" => {
+                let DeValue::Table(profiles) = value.get_ref() else {
+                    return Err(src.error(
+                        value.span(),
+                        "profiles must hold [profiles.NAME] tables".into(),
+                    ));
+                };
+                for (name, profile) in sorted(profiles) {
+                    let DeValue::Table(table) = profile.get_ref() else {
+                        return Err(src.error(
+                            profile.span(),
+                            format!("profiles.{} must be a table", name.get_ref()),
+                        ));
+                    };
+                    let settings = settings(&src, sorted(table), keys)?;
+                    file.profiles.insert(name.get_ref().to_string(), settings);
+                }
+            }
+            _ => top.push((key, value)),
+        }
+    }
+    file.top = settings(&src, top, keys)?;
+    Ok(file)
+}
+
+type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
+
+/// The settings of a file's top level or of a profile.
+fn settings(
+    src: &Source<'_>,
+    entries: Entries<'_, '_>,
+    keys: &[Key],
+) -> Result<Settings, ConfigError> {
+    let mut settings = Settings::new();
+    for (name, value) in entries {
+        let name_str = name.get_ref().as_ref();
+        if matches!(name_str, "profile" | "profiles") {
+            return Err(src.error(
+                name.span(),
+                format!("{name_str} belongs at the top level of the file, not in a profile"),
+            ));
+        }
+        let Some(key) = keys.iter().find(|k| k.name == name_str) else {
+            return Err(src.error(name.span(), unknown(name_str, keys)));
+        };
+        let values = values(key, value.get_ref())
+            .and_then(|values| check(key, &values).map(|()| values))
+            .map_err(|problem| src.error(value.span(), problem))?;
+        let line = src.line(name.span().start);
+        settings.insert(key.name.clone(), Entry { values, line });
+    }
+    Ok(settings)
+}
+
+/// The entries of a table in the order of the file.
+fn sorted<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+/// Why `name` is refused: a secret, or an unknown key with the nearest known one.
+fn unknown(name: &str, keys: &[Key]) -> String {
+    if SECRET_KEYS.contains(&name) {
+        return format!(
+            "\"{name}\" would put a secret in the file: name the environment variable that \
+             holds the key instead (api_key_env = \"MY_KEY\")"
+        );
+    }
+    let candidates = keys
+        .iter()
+        .map(|k| k.name.as_str())
+        .chain(["profile", "profiles"]);
+    let nearest = candidates
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((_, near)) => format!("unknown key \"{name}\" (did you mean \"{near}\"?)"),
+        None => format!("unknown key \"{name}\" (`planwright config init` lists every key)"),
+    }
+}
+
+/// The TOML type of a value, for errors.
+fn found(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+/// The option's command-line value(s) for a file value of the right type.
+fn values(key: &Key, value: &DeValue<'_>) -> Result<Vec<String>, String> {
+    let wrong = || {
+        format!(
+            "{} must be {}, not {}",
+            key.name,
+            key.kind.with_article(),
+            found(value)
+        )
+    };
+    match (key.kind, value) {
+        (Kind::Bool, DeValue::Boolean(b)) => Ok(vec![b.to_string()]),
+        (Kind::Integer, DeValue::Integer(i)) => i128::from_str_radix(i.as_str(), i.radix())
+            .map(|n| vec![n.to_string()])
+            .map_err(|e| format!("{}: {e}", key.name)),
+        (Kind::Choice | Kind::Text, DeValue::String(s)) => Ok(vec![s.to_string()]),
+        (Kind::List, DeValue::Array(items)) => items
+            .iter()
+            .map(|item| match item.get_ref() {
+                DeValue::String(s) => Ok(s.to_string()),
+                _ => Err(wrong()),
+            })
+            .collect(),
+        _ => Err(wrong()),
+    }
+}
+
+/// Runs the option's own validation (clap's value parser) on the values.
+fn check(key: &Key, values: &[String]) -> Result<(), String> {
+    if key.kind == Kind::Bool {
+        return Ok(());
+    }
+    let shown = super::show::toml_value(key.kind, values);
+    if key.kind == Kind::Integer && values.iter().any(|v| v.starts_with('-')) {
+        return Err(format!("{} = {shown}: must not be negative", key.name));
+    }
+    let arg = key
+        .arg
+        .clone()
+        .env(None)
+        .required(false)
+        .global(false)
+        .value_delimiter(None);
+    let long = key.flag();
+    let argv = values.iter().map(|v| format!("{long}={v}"));
+    Command::new("planwright")
+        .no_binary_name(true)
+        .arg(arg)
+        .try_get_matches_from(argv)
+        .map(|_| ())
+        .map_err(|e| {
+            use std::error::Error as _;
+            let why = match e.source() {
+                Some(source) => source.to_string(),
+                None if key.kind == Kind::Choice => {
+                    format!("expected one of {}", key.choices().join(", "))
+                }
+                None => e
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string(),
+            };
+            format!("{} = {shown}: {why}", key.name)
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn keys() -> Vec<Key> {
+        super::super::keys::keys(&crate::cli::Cli::command())
+    }
+
+    fn error(text: &str) -> String {
+        parse("p.toml", text, &keys()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn values_become_command_line_values_with_their_lines() {
+        let text =
+            "# settings\nmax_steps = 0x10\nverify = true\nca_certs = [\"a.pem\", \"b.pem\"]\n\
+                    profile = \"fast\"\nprofiles.fast.model = \"m\"\n";
+        let file = parse("p.toml", text, &keys()).unwrap();
+        assert_eq!(
+            file.top["max_steps"],
+            Entry {
+                values: vec!["16".into()],
+                line: 2
+            }
+        );
+        assert_eq!(file.top["verify"].values, ["true"]);
+        assert_eq!(file.top["ca_certs"].values, ["a.pem", "b.pem"]);
+        assert_eq!(file.profile.as_deref(), Some("fast"));
+        assert_eq!(file.profiles["fast"]["model"].values, ["m"]);
+        assert_eq!(file.profiles["fast"]["model"].line, 6);
+    }
+
+    #[test]
+    fn each_mistake_is_one_line_naming_the_line() {
+        assert_eq!(
+            error("\n[profiles.fast]\nprofile = \"slow\"\n"),
+            "p.toml:3: profile belongs at the top level of the file, not in a profile"
+        );
+        assert_eq!(
+            error("shell_env = \"LANG\"\n"),
+            "p.toml:1: shell_env must be an array of strings, not a string"
+        );
+        assert_eq!(
+            error("max_step = 3\n"),
+            "p.toml:1: unknown key \"max_step\" (did you mean \"max_steps\"?)"
+        );
+        assert_eq!(
+            error("zzz = 3\n"),
+            "p.toml:1: unknown key \"zzz\" (`planwright config init` lists every key)"
+        );
+        assert_eq!(
+            error("profiles = 3\n"),
+            "p.toml:1: profiles must hold [profiles.NAME] tables"
+        );
+        assert!(error("max_tokens = 0\n").starts_with("p.toml:1: max_tokens = 0: "));
+        for e in [error("a = \n"), error("[x\n")] {
+            assert!(e.starts_with("p.toml:1: not valid TOML: "), "{e}");
+            assert_eq!(e.lines().count(), 1);
+        }
+    }
+}

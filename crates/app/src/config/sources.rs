@@ -1,0 +1,220 @@
+//! Where settings come from: the config files found (the project's `./planwright.toml` or
+//! `--config FILE`, then the user's), the profile chosen, and each value's source.
+//! Precedence, highest first: flag, environment, the chosen profile in the project file,
+//! in the user file, the project file's top level, the user file's, the built-in default.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::error::ConfigError;
+use super::file::{self, ConfigFile, Entry};
+use super::keys::Key;
+
+/// The project's file, looked up in the working folder.
+pub const PROJECT_FILE: &str = "planwright.toml";
+
+/// Which config file a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// `./planwright.toml`.
+    Project,
+    /// `--config FILE` (in place of the project's file).
+    Explicit,
+    /// `$XDG_CONFIG_HOME/planwright/config.toml`, else `~/.config/planwright/config.toml`.
+    User,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Project => "project",
+            Level::Explicit => "--config",
+            Level::User => "user",
+        }
+    }
+}
+
+/// A config file looked for, and its settings when it exists.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub path: PathBuf,
+    pub level: Level,
+    pub file: Option<ConfigFile>,
+}
+
+/// Where a value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The command line (`--model`).
+    Flag(String),
+    /// An environment variable.
+    Env(String),
+    /// A config file, in a profile or at its top level.
+    File {
+        file: String,
+        profile: Option<String>,
+    },
+    /// The built-in default.
+    Default,
+    /// No value.
+    Unset,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::File {
+                file,
+                profile: None,
+            } => f.write_str(file),
+            Source::File {
+                file,
+                profile: Some(p),
+            } => write!(f, "{file}, profile {p}"),
+            Source::Default => f.write_str("default"),
+            Source::Unset => f.write_str("not set"),
+        }
+    }
+}
+
+/// The profile in use and what chose it.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: String,
+    pub chosen_by: Source,
+}
+
+/// The config files, highest first, and the profile in use.
+#[derive(Debug, Clone)]
+pub struct Layers {
+    pub files: Vec<Located>,
+    pub profile: Option<Profile>,
+}
+
+impl Layers {
+    /// Reads the config files. `explicit`: `--config FILE`; `profile`: `--profile` /
+    /// `PLANWRIGHT_PROFILE` and its source.
+    pub fn load(
+        explicit: Option<&Path>,
+        profile: Option<Profile>,
+        keys: &[Key],
+    ) -> Result<Layers, ConfigError> {
+        let mut files = Vec::new();
+        match explicit {
+            Some(path) => files.push(read(path, Level::Explicit, keys, true)?),
+            None => files.push(read(Path::new(PROJECT_FILE), Level::Project, keys, false)?),
+        }
+        if let Some(path) = user_file() {
+            files.push(read(&path, Level::User, keys, false)?);
+        }
+        let profile = profile.or_else(|| {
+            files.iter().find_map(|l| {
+                let file = l.file.as_ref()?;
+                Some(Profile {
+                    name: file.profile.clone()?,
+                    chosen_by: Source::File {
+                        file: file.shown.clone(),
+                        profile: None,
+                    },
+                })
+            })
+        });
+        let layers = Layers { files, profile };
+        if let Some(p) = &layers.profile {
+            if !layers.parsed().any(|f| f.profiles.contains_key(&p.name)) {
+                let searched: Vec<String> = layers
+                    .files
+                    .iter()
+                    .map(|l| l.path.display().to_string())
+                    .collect();
+                return Err(ConfigError::NoProfile {
+                    name: p.name.clone(),
+                    chosen_by: p.chosen_by.to_string(),
+                    searched: searched.join(" or "),
+                });
+            }
+        }
+        Ok(layers)
+    }
+
+    fn parsed(&self) -> impl Iterator<Item = &ConfigFile> {
+        self.files.iter().filter_map(|l| l.file.as_ref())
+    }
+
+    /// The files' value of `key` and its source, by precedence.
+    pub fn get(&self, key: &str) -> Option<(&Entry, Source)> {
+        let profile = self.profile.as_ref().map(|p| &p.name);
+        let in_profiles = self.parsed().find_map(|f| {
+            let name = profile?;
+            let entry = f.profiles.get(name)?.get(key)?;
+            Some((
+                entry,
+                Source::File {
+                    file: f.shown.clone(),
+                    profile: Some(name.clone()),
+                },
+            ))
+        });
+        in_profiles.or_else(|| {
+            self.parsed().find_map(|f| {
+                let entry = f.top.get(key)?;
+                Some((
+                    entry,
+                    Source::File {
+                        file: f.shown.clone(),
+                        profile: None,
+                    },
+                ))
+            })
+        })
+    }
+
+    /// Every key the files set, with its values.
+    pub fn values(&self, keys: &[Key]) -> BTreeMap<String, Vec<String>> {
+        keys.iter()
+            .filter_map(|k| Some((k.name.clone(), self.get(&k.name)?.0.values.clone())))
+            .collect()
+    }
+}
+
+/// The user's file: `$XDG_CONFIG_HOME/planwright/config.toml` (an absolute
+/// `XDG_CONFIG_HOME` only, as the XDG spec says), else `$HOME/.config/planwright/config.toml`.
+pub fn user_file() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".config"))
+    })?;
+    Some(base.join("planwright").join("config.toml"))
+}
+
+/// Reads and parses one file; a missing file is no error unless `required`.
+fn read(path: &Path, level: Level, keys: &[Key], required: bool) -> Result<Located, ConfigError> {
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+            return Ok(Located {
+                path: path.to_path_buf(),
+                level,
+                file: None,
+            })
+        }
+        Err(e) => {
+            return Err(ConfigError::Unreadable {
+                file: shown,
+                error: e.to_string(),
+            })
+        }
+    };
+    Ok(Located {
+        path: path.to_path_buf(),
+        level,
+        file: Some(file::parse(&shown, &text, keys)?),
+    })
+}
