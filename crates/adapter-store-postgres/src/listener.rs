@@ -104,7 +104,9 @@ async fn listen_once(
         Ok(())
     });
     client
-        .batch_execute(&format!("LISTEN {EVENTS}; LISTEN {MESSAGES}; LISTEN {QUEUE}"))
+        .batch_execute(&format!(
+            "LISTEN {EVENTS}; LISTEN {MESSAGES}; LISTEN {QUEUE}"
+        ))
         .await?;
     if let Some(ready) = ready.take() {
         let _ = ready.send(());

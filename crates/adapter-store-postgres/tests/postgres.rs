@@ -420,7 +420,10 @@ async fn a_run_becoming_claimable_wakes_idle_runners_elsewhere() {
         .create_run(&running_run("cli", 0))
         .await
         .expect("create");
-    assert!(!idle.changed(short).await, "a run created running is not queued");
+    assert!(
+        !idle.changed(short).await,
+        "a run created running is not queued"
+    );
 
     server.enqueue(&queued("q", 1)).await.expect("enqueue");
     assert!(idle.changed(long).await, "woken by the queued run");
