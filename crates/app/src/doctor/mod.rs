@@ -93,6 +93,7 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
 }
 
 /// A size in bytes as people read it (`1.1 GB`).
+#[cfg(feature = "llama")]
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if bytes < 1000 {
@@ -123,6 +124,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "llama")]
     #[test]
     fn sizes_read_as_people_read_them() {
         assert_eq!(human_size(999), "999 B");
