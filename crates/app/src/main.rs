@@ -7,15 +7,20 @@
 //! Exit codes: 0 the run completed, 1 the run failed, 2 a usage or configuration error.
 
 mod cli;
+mod completions;
 mod config;
 mod database;
+mod doctor;
 mod environ;
 mod ids;
+mod jsonl;
 mod mailbox;
 mod owner;
 mod report;
+mod sandbox;
 mod scripted_user;
 mod server;
+mod terminal;
 mod terminal_user;
 mod view;
 mod wiring;
@@ -28,7 +33,9 @@ use std::sync::Arc;
 use domain::ports::{RunStatus, RunStore};
 use domain::{RunControl, RunRequest, Runtime};
 
-use crate::cli::{Cli, Command, ConfigCommand, ResumeArgs, RunArgs, RunsCommand, ToolsCommand};
+use crate::cli::{
+    Cli, Command, ConfigCommand, OutputArg, ResumeArgs, RunArgs, RunsCommand, ToolsCommand,
+};
 use crate::database::Database;
 
 /// The app's error enum; each variant maps to an exit code.
@@ -69,7 +76,8 @@ fn main() -> ExitCode {
         }
     };
     let json = wants_json(&cli);
-    init_tracing();
+    let terminal = terminal::init(cli.verbosity);
+    init_tracing(cli.verbosity, terminal.colour_stderr);
     for note in environ_notes {
         tracing::warn!("{note}");
     }
@@ -128,12 +136,20 @@ fn fail(e: &AppError, json: bool) -> ExitCode {
     ExitCode::from(e.exit_code())
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANWRIGHT_LOG")
+/// The log on stderr: `-q`/`-v`/`-vv`, else `PLANWRIGHT_LOG`, else `RUST_LOG`, else
+/// warnings (`terminal::log_filter`); coloured only on a terminal without `NO_COLOR`.
+fn init_tracing(verbosity: cli::Verbosity, colour: bool) {
+    let directives = terminal::log_filter(
+        verbosity,
+        std::env::var("PLANWRIGHT_LOG").ok(),
+        std::env::var("RUST_LOG").ok(),
+    );
+    let filter = tracing_subscriber::EnvFilter::try_new(&directives)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_target(false)
         .try_init();
 }
@@ -152,6 +168,11 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
             print_stdout(&config::run(&loaded, command)?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Completions { shell } => {
+            completions::print(shell);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Doctor(args) => Ok(doctor::doctor(&cli.db, &args).await),
     }
 }
 
@@ -170,6 +191,9 @@ async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     let llm = wiring::llm(opts)?;
     let opened = db.open().await?;
     let mut runtime: Runtime = wiring::runtime(llm.client.clone(), opened.store.clone(), opts)?;
+    if args.output == OutputArg::Jsonl {
+        runtime.sink = Arc::new(jsonl::JsonLines::new(runtime.sink.clone()));
+    }
     if !args.answers.is_empty() {
         runtime.user = Arc::new(scripted_user::ScriptedUser::new(
             args.answers.clone(),
@@ -191,7 +215,29 @@ async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
         )
         .await
         .map_err(|e| stopped(e, &run_id))?;
-    finish(&outcome, &workspace.display().to_string(), opts.json, &llm)
+    finish(
+        &outcome,
+        &workspace.display().to_string(),
+        stdout_of(opts, args.output),
+        &llm,
+    )
+}
+
+/// What `run` and `resume` print on stdout at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    Text,
+    Json,
+    /// `--output jsonl`: the events were the output; nothing more.
+    Nothing,
+}
+
+fn stdout_of(opts: &cli::RunOptions, output: OutputArg) -> Finish {
+    match (output, opts.json) {
+        (OutputArg::Jsonl, _) => Finish::Nothing,
+        (OutputArg::Text, true) => Finish::Json,
+        (OutputArg::Text, false) => Finish::Text,
+    }
 }
 
 async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
@@ -213,7 +259,11 @@ async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     let mut runtime: Runtime = wiring::runtime(llm.client.clone(), store.clone(), opts)?;
     // The live view starts from the stored plan: the resumed run does not announce it.
     if let Ok(Some(plan)) = store.latest_plan(&args.run_id).await {
-        runtime.sink = Arc::new(view::ConsoleView::resuming(plan));
+        let sandbox = sandbox::resolve(opts.sandbox)?;
+        runtime.sink = Arc::new(view::ConsoleView::resuming(plan).with_sandbox(sandbox.name()));
+    }
+    if args.output == OutputArg::Jsonl {
+        runtime.sink = Arc::new(jsonl::JsonLines::new(runtime.sink.clone()));
     }
     let control = stop_on_signals();
     let _reading = read_mailbox(&opened, &runtime, &args.run_id, &control);
@@ -228,7 +278,12 @@ async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
             e @ domain::Error::Leased { .. } => AppError::Config(e.to_string()),
             other => stopped(other, &args.run_id),
         })?;
-    finish(&outcome, &record.workspace, opts.json, &llm)
+    finish(
+        &outcome,
+        &record.workspace,
+        stdout_of(opts, args.output),
+        &llm,
+    )
 }
 
 /// `planwright tools list`: every tool offered, and why a family is not.
@@ -327,14 +382,16 @@ fn stopped(e: domain::Error, run_id: &str) -> AppError {
 fn finish(
     outcome: &domain::RunOutcome,
     workspace: &str,
-    json: bool,
+    output: Finish,
     llm: &wiring::LlmSetup,
 ) -> Result<ExitCode, AppError> {
-    if json {
-        let value = report::outcome_json(outcome, workspace);
-        print_stdout(&format!("{value}\n"));
-    } else {
-        print_stdout(&report::outcome_text(outcome));
+    match output {
+        Finish::Json => {
+            let value = report::outcome_json(outcome, workspace);
+            print_stdout(&format!("{value}\n"));
+        }
+        Finish::Text => print_stdout(&report::outcome_text(outcome)),
+        Finish::Nothing => {}
     }
     // A replay that diverged (or a recording that failed) fails the run, even a completed one.
     if let Some(problem) = llm.problem() {

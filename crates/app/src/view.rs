@@ -14,6 +14,8 @@ use domain::prompts::truncate_chars;
 #[derive(Debug, Default)]
 pub struct ConsoleView {
     plan: Mutex<Option<Plan>>,
+    /// Where shell commands run, said when the run starts or resumes.
+    sandbox: Option<&'static str>,
 }
 
 impl ConsoleView {
@@ -26,7 +28,26 @@ impl ConsoleView {
     pub fn resuming(plan: Plan) -> ConsoleView {
         ConsoleView {
             plan: Mutex::new(Some(plan)),
+            sandbox: None,
         }
+    }
+
+    /// Says at the start that shell commands run in `sandbox` (`none`, `bwrap`).
+    pub fn with_sandbox(mut self, sandbox: &'static str) -> ConsoleView {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The settings line under the run's first line, if any.
+    fn settings(&self) -> String {
+        self.sandbox
+            .map(|s| {
+                format!(
+                    "  sandbox: {s}
+"
+                )
+            })
+            .unwrap_or_default()
     }
 
     fn with_plan(&self, f: impl FnOnce(&mut Plan)) -> Option<Plan> {
@@ -62,8 +83,9 @@ impl ConsoleView {
                 mode,
                 ..
             } => format!(
-                "▶ run {} ({mode}): {task}\n  workspace: {workspace}\n",
-                event.run_id
+                "▶ run {} ({mode}): {task}\n  workspace: {workspace}\n{}",
+                event.run_id,
+                self.settings()
             ),
             EventKind::PlanCreated {
                 plan,
@@ -198,8 +220,9 @@ impl ConsoleView {
                     .map(|p| format!("{}\n", indent(&p)))
                     .unwrap_or_default();
                 format!(
-                    "↻ run {} resumed after event {after_seq}{calls}\n{plan}",
-                    event.run_id
+                    "↻ run {} resumed after event {after_seq}{calls}\n{}{plan}",
+                    event.run_id,
+                    self.settings()
                 )
             }
             EventKind::UserNotified { text, .. } => format!("  ✉ {text}\n"),
@@ -257,6 +280,9 @@ impl ConsoleView {
 impl EventSink for ConsoleView {
     fn publish(&self, event: &Event) {
         let text = self.render(event);
+        if crate::terminal::get().quiet {
+            return;
+        }
         if !text.is_empty() {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(text.as_bytes());

@@ -63,15 +63,13 @@ pub fn llm(args: &RunOptions) -> Result<LlmSetup, AppError> {
     })
 }
 
-/// The OpenAI-compatible client, and its API key (to keep it out of recordings).
-///
-/// With `--provider`, the preset (base URL overridable by `--base-url` / `OPENAI_BASE_URL`,
-/// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
-/// `OPENAI_BASE_URL` (or `--base-url`) must be set.
+/// The OpenAI-compatible endpoint the options name (`--provider`, `--base-url`,
+/// `OPENAI_BASE_URL`, `OPENAI_API_KEY`); `None` when the embedded model is meant
+/// (`--provider local`, or no endpoint configured).
 #[cfg(feature = "openai")]
-fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
-    use crate::cli::{ProviderArg, ToolProtocolArg};
-    use adapter_openai::{OpenAiConfig, Provider, ToolProtocol, API_KEY_VAR, BASE_URL_VAR};
+pub fn openai_config(args: &RunOptions) -> Result<Option<adapter_openai::OpenAiConfig>, AppError> {
+    use crate::cli::ProviderArg;
+    use adapter_openai::{OpenAiConfig, Provider, API_KEY_VAR, BASE_URL_VAR};
 
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     // `--api-key-env NAME`: the key is read from NAME, which must then be set.
@@ -84,8 +82,8 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
         None => None,
     };
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
-    let mut config = match args.provider {
-        Some(ProviderArg::Local) => return local_llm(args, false),
+    let config = match args.provider {
+        Some(ProviderArg::Local) => return Ok(None),
         Some(arg) => {
             let provider = match arg {
                 ProviderArg::Local => Provider::OpenAi,
@@ -110,7 +108,7 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
             let base = base_flag.or_else(|| env(BASE_URL_VAR));
             if key.is_none() && base.is_none() {
                 // No endpoint: the embedded model, offline.
-                return local_llm(args, true);
+                return Ok(None);
             }
             let mut config = OpenAiConfig::new(&args.model);
             config.api_key = key;
@@ -119,6 +117,23 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
             }
             config
         }
+    };
+    Ok(Some(config))
+}
+
+/// The OpenAI-compatible client, and its API key (to keep it out of recordings).
+///
+/// With `--provider`, the preset (base URL overridable by `--base-url` / `OPENAI_BASE_URL`,
+/// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
+/// `OPENAI_BASE_URL` (or `--base-url`) must be set.
+#[cfg(feature = "openai")]
+fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+    use crate::cli::{ProviderArg, ToolProtocolArg};
+    use adapter_openai::ToolProtocol;
+
+    let Some(mut config) = openai_config(args)? else {
+        let fallback = !matches!(args.provider, Some(ProviderArg::Local));
+        return local_llm(args, fallback);
     };
     config.stream |= args.stream;
     config.extra_root_certs = ca_certs(args)?;
@@ -132,6 +147,38 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
     Ok((Arc::new(client), api_key))
 }
 
+/// The embedded model's file: `--model-path` / `PLANWRIGHT_MODEL_PATH` (a path or a name of
+/// the catalogue), else the default model's place.
+#[cfg(feature = "llama")]
+pub(crate) fn local_model_path(args: &RunOptions) -> std::path::PathBuf {
+    args.model_path
+        .as_ref()
+        .map_or_else(adapter_llama::default_model_path, |p| {
+            adapter_llama::resolve_model(&p.to_string_lossy())
+        })
+}
+
+/// How to get the embedded model file `path` when it is missing.
+#[cfg(feature = "llama")]
+pub(crate) fn local_model_fix(path: &std::path::Path) -> String {
+    adapter_llama::CATALOGUE
+        .iter()
+        .find(|m| path.file_name().is_some_and(|f| f == m.file))
+        .map_or_else(
+            || {
+                format!(
+                    "pass --model-path with a GGUF file or a model name ({})",
+                    adapter_llama::CATALOGUE
+                        .iter()
+                        .map(|m| m.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            |m| format!("run `cargo xtask model {}` to fetch it", m.name),
+        )
+}
+
 /// The embedded model. `fallback`: chosen because no endpoint is configured (said on stderr).
 #[cfg(feature = "llama")]
 fn local_llm(
@@ -139,29 +186,9 @@ fn local_llm(
     fallback: bool,
 ) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
     use std::io::Write;
-    let path = args
-        .model_path
-        .as_ref()
-        .map_or_else(adapter_llama::default_model_path, |p| {
-            adapter_llama::resolve_model(&p.to_string_lossy())
-        });
+    let path = local_model_path(args);
     if !path.is_file() {
-        let fetch = adapter_llama::CATALOGUE
-            .iter()
-            .find(|m| path.file_name().is_some_and(|f| f == m.file))
-            .map_or_else(
-                || {
-                    format!(
-                        "pass --model-path with a GGUF file or a model name ({})",
-                        adapter_llama::CATALOGUE
-                            .iter()
-                            .map(|m| m.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                },
-                |m| format!("run `cargo xtask model {}` to fetch it", m.name),
-            );
+        let fetch = local_model_fix(&path);
         let head = if fallback {
             "no LLM endpoint configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or pick a server \
              with --provider) and "
@@ -245,7 +272,7 @@ pub struct ToolFamily {
 /// The contents of every `--ca-cert FILE`, trusted beside the platform's roots by the
 /// HTTP clients that talk to the outside (the LLM endpoint, web search).
 #[cfg(any(feature = "openai", feature = "search"))]
-fn ca_certs(args: &RunOptions) -> Result<Vec<Vec<u8>>, AppError> {
+pub(crate) fn ca_certs(args: &RunOptions) -> Result<Vec<Vec<u8>>, AppError> {
     args.ca_certs
         .iter()
         .map(|path| {
@@ -273,16 +300,11 @@ pub fn tools(
     let mut families = Vec::new();
     #[cfg(feature = "tools-shell")]
     {
-        let sandbox = match opts.sandbox {
-            crate::cli::SandboxArg::None => adapter_tools_shell::Sandbox::None,
-            crate::cli::SandboxArg::Bwrap => {
-                adapter_tools_shell::bwrap_available().map_err(|e| {
-                    AppError::Config(format!("--sandbox bwrap is not usable here: {e}"))
-                })?;
-                adapter_tools_shell::Sandbox::Bwrap {
-                    allow_network: opts.sandbox_network,
-                }
-            }
+        let sandbox = match crate::sandbox::resolve(opts.sandbox)? {
+            crate::sandbox::Effective::None => adapter_tools_shell::Sandbox::None,
+            crate::sandbox::Effective::Bwrap => adapter_tools_shell::Sandbox::Bwrap {
+                allow_network: opts.sandbox_network,
+            },
         };
         let toolkit = adapter_tools_shell::shell_toolkit(&adapter_tools_shell::ShellToolsConfig {
             max_output_bytes: observation_budget * 3 / 8,
@@ -390,6 +412,7 @@ pub fn runtime(
         (args.max_step_secs > 0).then(|| Duration::from_secs(args.max_step_secs));
     config.limits.max_calls_per_reply = args.max_calls_per_reply as usize;
     let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
+    let sandbox = crate::sandbox::resolve(args.sandbox)?;
     if toolbox.names().is_empty() {
         return Err(AppError::Config(
             "this planwright was built without tools (enable the `tools-shell` feature)".into(),
@@ -406,7 +429,7 @@ pub fn runtime(
             toolbox: Arc::new(toolbox),
         }],
         store,
-        sink: Arc::new(ConsoleView::new()),
+        sink: Arc::new(ConsoleView::new().with_sandbox(sandbox.name())),
         clock: Arc::new(SystemClock),
         ids: Arc::new(TimeRandomIds),
         user: Arc::new(crate::terminal_user::TerminalUser),

@@ -19,6 +19,10 @@ use serde_json::{json, Value};
 const TASK: &str =
     "Write greeting.txt containing 'hello planwright', count its words, report the count";
 
+/// The cassette was recorded without a sandbox, and the shell tools' descriptions (part of
+/// every request) depend on it: its runs pin `--sandbox none`, the same on every machine.
+const UNSANDBOXED: (&str, &str) = ("PLANWRIGHT_SANDBOX", "none");
+
 fn cassette() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -49,7 +53,9 @@ async fn record_greeting(path: &Path) -> (RunResult, usize) {
     let server = ScriptedOpenAi::start(greeting_script(true)).await;
     let pw = Planwright::new();
     let file = path.display().to_string();
-    let res = pw.run(&server, TASK, &["--record", &file]).await;
+    let res = pw
+        .run(&server, TASK, &["--record", &file, "--sandbox", "none"])
+        .await;
     (res, server.requests().await.len())
 }
 
@@ -73,7 +79,7 @@ async fn the_greeting_cassette_replays_offline() {
     let pw = Planwright::new();
     let file = cassette().display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[])
+        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
@@ -105,7 +111,7 @@ async fn a_replay_of_another_task_diverges_at_request_1() {
                 "0",
                 "Write farewell.txt instead",
             ],
-            &[],
+            &[UNSANDBOXED],
         )
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -148,7 +154,7 @@ async fn record_then_replay_round_trip_without_the_key() {
     let pw = Planwright::new();
     let file = path.display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[])
+        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
         .await;
     assert_eq!(
         out.status.code(),
@@ -164,7 +170,7 @@ async fn record_then_replay_round_trip_without_the_key() {
     std::fs::write(&short, cut[..cut.len() - 1].join("\n")).expect("write");
     let file = short.display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[])
+        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -458,7 +458,20 @@ async fn a_killed_planwright_leaves_no_command_behind() {
         assert!(!ci, "CI=true runs as root, where commands are contained");
         return;
     }
-    let marker = format!("pw-orphan-{}", std::process::id());
+    killed_planwright_leaves_no_command("none").await;
+}
+
+/// As above, in the bubblewrap sandbox (`--die-with-parent`, its own PID namespace).
+#[tokio::test]
+async fn a_killed_planwright_leaves_no_sandboxed_command_behind() {
+    if !bwrap_works("a_killed_planwright_leaves_no_sandboxed_command_behind") {
+        return;
+    }
+    killed_planwright_leaves_no_command("bwrap").await;
+}
+
+async fn killed_planwright_leaves_no_command(sandbox: &str) {
+    let marker = format!("pw-orphan-{sandbox}-{}", std::process::id());
     let llm = ScriptedOpenAi::start(vec![
         plan(&["Start a long command"]),
         call(
@@ -473,7 +486,13 @@ async fn a_killed_planwright_leaves_no_command_behind() {
     let pw = Planwright::new();
     let base = llm.base_url();
     let mut child = pw.spawn(
-        &["run", "--json", "start a long command"],
+        &[
+            "run",
+            "--json",
+            "--sandbox",
+            sandbox,
+            "start a long command",
+        ],
         &[
             ("OPENAI_BASE_URL", base.as_str()),
             ("OPENAI_API_KEY", "sk-test"),
@@ -531,7 +550,17 @@ async fn a_run_journaled_by_the_previous_build_resumes() {
     let base = llm.base_url();
     let out = pw
         .exec(
-            &["resume", &run_id, "--json", "--retries", "0"],
+            // Journaled unsandboxed: the shell tools' descriptions, part of the journal's
+            // hashes, depend on the sandbox.
+            &[
+                "resume",
+                &run_id,
+                "--json",
+                "--retries",
+                "0",
+                "--sandbox",
+                "none",
+            ],
             &[
                 ("OPENAI_BASE_URL", base.as_str()),
                 ("OPENAI_API_KEY", "sk-test"),

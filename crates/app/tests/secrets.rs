@@ -27,7 +27,13 @@ async fn the_model_cannot_read_planwrights_keys() {
         .run(
             &server,
             "Look at the environment",
-            &["--shell-env", "PLANWRIGHT_PROBE_VISIBLE"],
+            // Unsandboxed, the parent's /proc entries are in reach (bwrap hides them).
+            &[
+                "--shell-env",
+                "PLANWRIGHT_PROBE_VISIBLE",
+                "--sandbox",
+                "none",
+            ],
         )
         .await;
     assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());

@@ -427,7 +427,11 @@ async fn a_path_escape_is_refused_in_file_downloads() {
     .await;
     let pw = Planwright::new();
     std::fs::write(pw.cwd().join("secret.txt"), "top secret").expect("write");
-    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    // Unsandboxed, so that the command can reach the file outside to hard-link it (the
+    // server's own check is what is tested here).
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--sandbox", "none"])
+        .await;
     // Per-request mode and model override the server's defaults.
     let (_, body) = create(
         &server,

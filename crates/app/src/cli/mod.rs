@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
@@ -37,8 +37,23 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME", env = "PLANWRIGHT_PROFILE")]
     pub profile: Option<String>,
 
+    #[command(flatten)]
+    pub verbosity: Verbosity,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How much Planwright says on stderr (`-q`, `-v`, `-vv`); beats PLANWRIGHT_LOG and RUST_LOG.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct Verbosity {
+    /// Only errors and the final result: no live view, no warnings.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// More log lines on stderr: -v info, -vv debug.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +82,51 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Print a shell completion script on stdout (e.g. `planwright completions bash >
+    /// ~/.local/share/bash-completion/completions/planwright`).
+    Completions {
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Check each part Planwright uses and say how to fix what is missing.
+    Doctor(DoctorArgs),
+}
+
+/// The shells `planwright completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// `planwright doctor`: the options that say where things are, as `run` and `serve` read them.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Folder of the runs' workspaces, as for `serve`.
+    #[arg(
+        long,
+        env = "PLANWRIGHT_WORKSPACE_ROOT",
+        default_value = ".planwright/runs"
+    )]
+    pub workspace_root: PathBuf,
+
+    /// Seconds the LLM endpoint has to answer `GET /models`.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=120))]
+    pub timeout_secs: u64,
+
+    #[command(flatten)]
+    pub opts: RunOptions,
+}
+
+/// What `run` and `resume` print on stdout (`--output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputArg {
+    /// The summary text (or one JSON object with --json).
+    Text,
+    /// Every event as one JSON line as it happens (as `runs events --json` prints them),
+    /// nothing else.
+    Jsonl,
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,6 +155,10 @@ pub struct RunArgs {
     #[arg(long = "answer", value_name = "TEXT")]
     pub answers: Vec<String>,
 
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    pub output: OutputArg,
+
     /// The task, in plain words.
     #[arg(required = true, num_args = 1.., value_name = "TASK")]
     pub task: Vec<String>,
@@ -108,6 +172,10 @@ pub struct ResumeArgs {
     /// Options as for `run`; the mode and the workspace are the run's own.
     #[command(flatten)]
     pub opts: RunOptions,
+
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    pub output: OutputArg,
 }
 
 /// `planwright serve`: the run options are the defaults of every run it starts.
@@ -261,7 +329,7 @@ pub struct RunOptions {
     pub deny: Vec<ApprovalRule>,
 
     /// Where shell commands run.
-    #[arg(long, value_enum, default_value = "none", env = "PLANWRIGHT_SANDBOX")]
+    #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_SANDBOX")]
     pub sandbox: SandboxArg,
 
     /// Let sandboxed shell commands use the network.

@@ -19,6 +19,9 @@ pub enum ModeArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SandboxArg {
+    /// bubblewrap when it works on this machine, else none with a warning; `serve` and
+    /// `worker` refuse to start unsandboxed unless told `--sandbox none`.
+    Auto,
     /// Shell commands run with the user's rights, in the workspace.
     None,
     /// bubblewrap: only the workspace is writable, the home folder is hidden, no network

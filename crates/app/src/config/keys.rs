@@ -7,15 +7,18 @@ use std::any::TypeId;
 use clap::{Arg, ArgAction, Command};
 
 /// Options that are not settings: the task and its answers, per-invocation choices (the
-/// output format, a recording, a run's own workspace), a secret, and the options that pick
+/// output format and verbosity, a recording, a run's own workspace), a secret, and the options that pick
 /// the config itself.
-const NOT_SETTINGS: [&str; 12] = [
+const NOT_SETTINGS: [&str; 15] = [
     "help",
     "version",
     "task",
     "answers",
     "run_id",
     "json",
+    "output",
+    "quiet",
+    "verbose",
     "record",
     "replay",
     "workspace",

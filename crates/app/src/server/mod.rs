@@ -331,6 +331,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
             "serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
+    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "serve")?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
     let workers = args
         .workers
@@ -352,6 +353,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     if workers > 0 {
         start_runner(&state).await;
     }
+    say(&format!("sandbox: {}", sandbox.name()));
     say(&format!("listening on http://{local}"));
     let shutdown_state = state.clone();
     let limits = listener::Limits {
@@ -380,6 +382,7 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
+    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "worker")?;
     let runner = Runner {
         slots: args.concurrency,
         ask_timeout_secs: args.ask_timeout_secs,
@@ -390,8 +393,10 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
     let state = runner_state(db, &args.opts, runner).await?;
     start_runner(&state).await;
     say(&format!(
-        "worker {} ready: up to {} runs at once",
-        state.lease.owner, args.concurrency
+        "worker {} ready: up to {} runs at once, sandbox {}",
+        state.lease.owner,
+        args.concurrency,
+        sandbox.name()
     ));
     let signal = stop_signal().await;
     say(&format!(

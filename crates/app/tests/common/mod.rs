@@ -203,6 +203,26 @@ impl Log {
     }
 }
 
+/// Whether bubblewrap works here (run with the arguments of Planwright's probe); a test
+/// that needs it skips when not, but fails under `CI=true`.
+#[allow(clippy::print_stderr)]
+pub fn bwrap_works(test: &str) -> bool {
+    let ok = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--unshare-pid", "--unshare-ipc", "--unshare-net"])
+        .args(["--cap-drop", "ALL", "--", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "{test}: bubblewrap must work under CI=true"
+        );
+        eprintln!("{test}: skipped, bubblewrap does not work here");
+    }
+    ok
+}
+
 pub struct Planwright {
     pub dir: tempfile::TempDir,
 }

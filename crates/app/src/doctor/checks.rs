@@ -1,0 +1,248 @@
+//! The checks of the parts on this machine: the model file, Chromium, bubblewrap, the
+//! database and the workspace root (the endpoint is in `endpoint`).
+
+use std::path::{Path, PathBuf};
+
+use super::{Check, Status};
+use crate::cli::{RunOptions, SandboxArg};
+use crate::database::Database;
+
+/// The embedded model's file: present (with its size), or how to get it. Fails when
+/// `--model-path` / `PLANWRIGHT_MODEL_PATH` names a missing file; warns when the default
+/// model is merely not fetched.
+#[cfg(feature = "llama")]
+pub fn model(opts: &RunOptions) -> Check {
+    let path = crate::wiring::local_model_path(opts);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => Check::new(
+            "model",
+            Status::Ok,
+            format!("{} ({})", path.display(), super::human_size(m.len())),
+        ),
+        _ => {
+            let status = if opts.model_path.is_some() {
+                Status::Fail
+            } else {
+                Status::Warn
+            };
+            Check::new(
+                "model",
+                status,
+                format!(
+                    "no model file at {}: {} (needed only for --provider local or without \
+                     an endpoint)",
+                    path.display(),
+                    crate::wiring::local_model_fix(&path)
+                ),
+            )
+        }
+    }
+}
+
+#[cfg(not(feature = "llama"))]
+pub fn model(_opts: &RunOptions) -> Check {
+    Check::new(
+        "model",
+        Status::Ok,
+        "not part of this build (the `llama` feature): runs need an OpenAI-compatible endpoint",
+    )
+}
+
+/// The Chromium the browser tools would start. Fails when `PLANWRIGHT_CHROMIUM` names no
+/// program; warns when none is installed (the browser tools are then not offered).
+#[cfg(feature = "tools-browser")]
+pub fn chromium() -> Check {
+    let browsers =
+        adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig::default());
+    match browsers.is_available() {
+        Ok(path) => Check::new("chromium", Status::Ok, path.display().to_string()),
+        Err(why) => match std::env::var_os("PLANWRIGHT_CHROMIUM") {
+            Some(_) => Check::new(
+                "chromium",
+                Status::Fail,
+                format!(
+                    "{why}: set PLANWRIGHT_CHROMIUM to Chromium's program, or unset it to use \
+                     chromium from PATH"
+                ),
+            ),
+            None => Check::new(
+                "chromium",
+                Status::Warn,
+                format!("{why} (the browser tools are not offered without it)"),
+            ),
+        },
+    }
+}
+
+#[cfg(not(feature = "tools-browser"))]
+pub fn chromium() -> Check {
+    Check::new(
+        "chromium",
+        Status::Ok,
+        "not part of this build (the `tools-browser` feature)",
+    )
+}
+
+/// Whether the bubblewrap sandbox works here (the probe `--sandbox auto` uses). Fails only
+/// when `--sandbox bwrap` requires it.
+pub fn bubblewrap(sandbox: SandboxArg) -> Check {
+    match crate::sandbox::bwrap_usable() {
+        Ok(()) => Check::new(
+            "bubblewrap",
+            Status::Ok,
+            "works: shell commands run sandboxed by default",
+        ),
+        Err(why) => {
+            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+            let status = if sandbox == SandboxArg::Bwrap {
+                Status::Fail
+            } else {
+                Status::Warn
+            };
+            Check::new(
+                "bubblewrap",
+                status,
+                format!(
+                    "{why}; until it works, shell commands run unsandboxed and `serve` and \
+                     `worker` need --sandbox none"
+                ),
+            )
+        }
+    }
+}
+
+/// The database: opened (which brings its schema up to date), its schema version, and
+/// whether it can be written. A SQLite file that does not exist yet is not created.
+pub async fn database(db: &Database) -> Check {
+    if let Database::Sqlite(path) = db {
+        if !path.exists() {
+            let folder = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            return match writable(folder) {
+                Ok(_) => Check::new(
+                    "database",
+                    Status::Ok,
+                    format!("{db}: not created yet (the first run creates it), folder writable"),
+                ),
+                Err(e) => Check::new(
+                    "database",
+                    Status::Fail,
+                    format!("{db} cannot be created: {e}: pass another --db or PLANWRIGHT_DB"),
+                ),
+            };
+        }
+    }
+    if let Err(e) = db.open().await {
+        return Check::new(
+            "database",
+            Status::Fail,
+            format!("{e}: check --db / PLANWRIGHT_DB"),
+        );
+    }
+    let version = schema_version(db);
+    if let Database::Sqlite(path) = db {
+        if let Err(e) = std::fs::OpenOptions::new().append(true).open(path) {
+            return Check::new(
+                "database",
+                Status::Fail,
+                format!(
+                    "{db}: schema version {version}, but not writable ({e}): fix its permissions"
+                ),
+            );
+        }
+    }
+    Check::new(
+        "database",
+        Status::Ok,
+        format!("{db}: schema version {version}, writable"),
+    )
+}
+
+/// The schema version an opened database is at (opening migrates it to the adapter's).
+fn schema_version(db: &Database) -> String {
+    match db {
+        #[cfg(feature = "store-sqlite")]
+        Database::Sqlite(_) => adapter_store_sqlite::SCHEMA_VERSION.to_string(),
+        #[cfg(feature = "store-postgres")]
+        Database::Postgres(_) => adapter_store_postgres::SCHEMA_VERSION.to_string(),
+        #[allow(unreachable_patterns)]
+        _ => "unknown".to_string(),
+    }
+}
+
+/// The folder of the runs' workspaces can be written (or created).
+pub fn workspace_root(root: &Path) -> Check {
+    match writable(root) {
+        Ok(dir) if dir == root => Check::new(
+            "workspace root",
+            Status::Ok,
+            format!("{}: writable", root.display()),
+        ),
+        Ok(dir) => Check::new(
+            "workspace root",
+            Status::Ok,
+            format!(
+                "{}: created at the first run ({} is writable)",
+                root.display(),
+                dir.display()
+            ),
+        ),
+        Err(e) => Check::new(
+            "workspace root",
+            Status::Fail,
+            format!(
+                "{}: {e}: pass another --workspace-root (PLANWRIGHT_WORKSPACE_ROOT) or fix \
+                 its permissions",
+                root.display()
+            ),
+        ),
+    }
+}
+
+/// Writes and removes a file in `dir`, or in its nearest existing ancestor when `dir` does
+/// not exist yet; returns the folder written in.
+fn writable(dir: &Path) -> Result<PathBuf, String> {
+    let mut at = dir.to_path_buf();
+    while !at.exists() {
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+            _ => {
+                at = PathBuf::from(".");
+                break;
+            }
+        }
+    }
+    if !at.is_dir() {
+        return Err(format!("{} is not a folder", at.display()));
+    }
+    let probe = at.join(format!(".planwright-doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write in {}: {e}", at.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(at)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_root_is_fine_when_its_parent_is_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("a/b");
+        assert_eq!(workspace_root(&root).status, Status::Ok);
+        assert_eq!(writable(&root).unwrap(), dir.path());
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn a_root_under_a_file_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let check = workspace_root(&file.join("runs"));
+        assert_eq!(check.status, Status::Fail, "{check:?}");
+    }
+}
