@@ -1,6 +1,6 @@
 //! What `McpToolbox::status` reports for each server.
 
-use crate::server::StartError;
+use crate::server::error::StartError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerStatus {

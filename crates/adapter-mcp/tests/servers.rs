@@ -2,12 +2,32 @@
 
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use adapter_mcp::{McpServerConfig, McpToolbox, ServerState, StartError};
 use domain::ports::{ToolError, Toolbox};
 use serde_json::json;
-use support::{ctx, everything, filesystem, servers_or_skip};
+use support::{bin, ctx, servers_or_skip};
+
+/// The filesystem server confined to `root`.
+fn filesystem(dir: &Path, root: &Path) -> McpServerConfig {
+    let mut config =
+        McpServerConfig::stdio(bin(dir, "mcp-server-filesystem").to_string_lossy(), &[]);
+    config.args.push(root.to_string_lossy().into_owned());
+    config.startup_timeout_secs = 30;
+    config
+}
+
+/// The "everything" reference server over stdio.
+fn everything(dir: &Path) -> McpServerConfig {
+    let mut config = McpServerConfig::stdio(
+        bin(dir, "mcp-server-everything").to_string_lossy(),
+        &["stdio"],
+    );
+    config.startup_timeout_secs = 30;
+    config
+}
 
 fn toolbox(servers: Vec<(&str, McpServerConfig)>) -> McpToolbox {
     McpToolbox::new(servers.into_iter().map(|(n, c)| (n.to_owned(), c)))

@@ -2,7 +2,7 @@
 //! crash.
 
 mod connection;
-mod error;
+pub(crate) mod error;
 
 use std::sync::RwLock;
 use std::time::Duration;

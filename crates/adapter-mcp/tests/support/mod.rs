@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use adapter_mcp::McpServerConfig;
 use domain::ports::ToolContext;
 use tokio_util::sync::CancellationToken;
 
@@ -69,25 +68,6 @@ fn install() -> Result<PathBuf, String> {
 
 pub fn bin(dir: &Path, name: &str) -> PathBuf {
     dir.join("node_modules").join(".bin").join(name)
-}
-
-/// The filesystem server confined to `root`.
-pub fn filesystem(dir: &Path, root: &Path) -> McpServerConfig {
-    let mut config =
-        McpServerConfig::stdio(bin(dir, "mcp-server-filesystem").to_string_lossy(), &[]);
-    config.args.push(root.to_string_lossy().into_owned());
-    config.startup_timeout_secs = 30;
-    config
-}
-
-/// The "everything" reference server over stdio.
-pub fn everything(dir: &Path) -> McpServerConfig {
-    let mut config = McpServerConfig::stdio(
-        bin(dir, "mcp-server-everything").to_string_lossy(),
-        &["stdio"],
-    );
-    config.startup_timeout_secs = 30;
-    config
 }
 
 pub fn ctx(workspace: &Path) -> ToolContext {
