@@ -121,6 +121,12 @@ impl Toolbox for McpToolbox {
     ) -> Result<ToolOutput, ToolError> {
         self.inner.start().await;
         let Some((server, tool)) = self.find(name) else {
+            // A failed server's tools are gone from `schemas()`; a call still names it.
+            for server in self.inner.servers.iter().filter(|s| s.owns_name(name)) {
+                if let Some(failure) = server.failure().await {
+                    return Err(failure);
+                }
+            }
             return Err(ToolError::Refused(format!("unknown tool `{name}`")));
         };
         server.call(&tool, args, &ctx.cancel).await

@@ -204,7 +204,15 @@ async fn a_server_that_never_answers_fails_after_the_startup_timeout() {
     let call = toolbox
         .call("mcp__silent__x", json!({}), &ctx(std::path::Path::new("/")))
         .await;
-    assert!(matches!(call, Err(ToolError::Refused(_))), "{call:?}");
+    match call {
+        Err(ToolError::Failed(message)) => {
+            assert!(
+                message.contains("`silent`") && message.contains("initialize"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a failure naming the server: {other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -283,4 +291,24 @@ async fn a_killed_server_is_restarted_once_then_fails() {
         }
     ));
     assert!(toolbox.schemas().is_empty());
+    // Later calls keep naming the server.
+    match echo().await {
+        Err(ToolError::Failed(message)) => assert!(message.contains("`everything`"), "{message}"),
+        other => panic!("expected a failure naming the server: {other:?}"),
+    }
+    let unknown = toolbox.call("mcp__other__echo", json!({}), &ctx).await;
+    assert!(matches!(unknown, Err(ToolError::Refused(_))), "{unknown:?}");
+}
+
+#[tokio::test]
+async fn schemas_on_a_current_thread_runtime_start_in_the_background() {
+    let Some(dir) = servers_or_skip() else { return };
+    let toolbox = toolbox(vec![("everything", everything(dir))]);
+    // Cannot wait in place here: starts the servers in the background.
+    let _ = toolbox.schemas();
+    toolbox.start().await;
+    assert!(toolbox
+        .schemas()
+        .iter()
+        .any(|s| s.name == "mcp__everything__echo"));
 }

@@ -94,6 +94,19 @@ impl Server {
             .and_then(|tools| tools.iter().find(|t| t.name == name).cloned())
     }
 
+    /// Why the server is not running, when it failed.
+    pub async fn failure(&self) -> Option<ToolError> {
+        match &self.session.lock().await.state {
+            State::Failed(error) => Some(self.failed(format!("not running: {error}"))),
+            State::NotStarted | State::Running(_) => None,
+        }
+    }
+
+    /// Whether `name` is one of this server's model-facing names (`mcp__<server>__...`).
+    pub fn owns_name(&self, name: &str) -> bool {
+        name.starts_with(&exposed_name(&self.name, ""))
+    }
+
     pub async fn status(&self) -> ServerStatus {
         let mut session = self.session.lock().await;
         let restarts = session.restarts;
