@@ -18,7 +18,8 @@ pub struct McpServerConfig {
     pub command: Option<String>,
     #[serde(default)]
     pub args: Vec<String>,
-    /// Variables added to the inherited environment of `command`.
+    /// Variables set for `command`, on top of the few it inherits (`PATH`, `HOME`, locale,
+    /// user; `server/environment.rs`): no other variable of Planwright's reaches it.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Working directory of `command`.

@@ -312,3 +312,22 @@ async fn schemas_on_a_current_thread_runtime_start_in_the_background() {
         .iter()
         .any(|s| s.name == "mcp__everything__echo"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_sees_its_declared_env_and_no_other_variable() {
+    let Some(dir) = servers_or_skip() else { return };
+    // cargo sets it for test processes: a variable of ours the server must not see.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let mut config = everything(dir);
+    config
+        .env
+        .insert("MCP_DECLARED".into(), "declared-value".into());
+    let toolbox = toolbox(vec![("everything", config)]);
+    let env = toolbox
+        .call("mcp__everything__get-env", json!({}), &ctx(dir))
+        .await
+        .expect("get-env");
+    assert!(env.content.contains("declared-value"), "{env:?}");
+    assert!(env.content.contains("PATH"), "{env:?}");
+    assert!(!env.content.contains("CARGO_MANIFEST_DIR"), "{env:?}");
+}

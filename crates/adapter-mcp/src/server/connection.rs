@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
+use super::environment::server_env;
 use super::error::StartError;
 use crate::config::Transport;
 
@@ -49,7 +50,8 @@ impl Connection {
             } => {
                 let mut cmd = Command::new(command);
                 cmd.args(args)
-                    .envs(env)
+                    .env_clear()
+                    .envs(server_env(std::env::vars_os(), env))
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())

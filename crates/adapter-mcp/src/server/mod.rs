@@ -2,6 +2,7 @@
 //! crash.
 
 mod connection;
+mod environment;
 pub(crate) mod error;
 
 use std::sync::RwLock;
