@@ -331,3 +331,31 @@ async fn a_server_sees_its_declared_env_and_no_other_variable() {
     assert!(env.content.contains("PATH"), "{env:?}");
     assert!(!env.content.contains("CARGO_MANIFEST_DIR"), "{env:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_fails_and_the_server_stays_usable() {
+    let Some(dir) = servers_or_skip() else { return };
+    let toolbox = toolbox(vec![("everything", everything(dir))]);
+    let cancelled = ctx(dir);
+    cancelled.cancel.cancel();
+    let slow = toolbox
+        .call(
+            "mcp__everything__trigger-long-running-operation",
+            json!({"duration": 30, "steps": 2}),
+            &cancelled,
+        )
+        .await;
+    match slow {
+        Err(ToolError::Failed(message)) => assert!(message.contains("cancelled"), "{message}"),
+        other => panic!("expected a cancelled call: {other:?}"),
+    }
+    let echo = toolbox
+        .call(
+            "mcp__everything__echo",
+            json!({"message": "still here"}),
+            &ctx(dir),
+        )
+        .await
+        .expect("echo after a cancelled call");
+    assert!(echo.content.contains("still here"));
+}

@@ -151,10 +151,11 @@ impl Server {
         params.arguments = arguments;
         let timeout = self.config.tool_timeout();
         let result = tokio::select! {
-            result = tokio::time::timeout(timeout, peer.call_tool(params)) => result,
+            biased;
             () = cancel.cancelled() => {
                 return Err(ToolError::Failed(format!("MCP server `{}`: call cancelled", self.name)));
             }
+            result = tokio::time::timeout(timeout, peer.call_tool(params)) => result,
         };
         match result {
             Err(_) => Err(ToolError::Timeout(timeout)),
