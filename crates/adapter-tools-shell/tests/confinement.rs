@@ -14,24 +14,26 @@ use domain::ports::{Tool, ToolContext};
 use domain::ToolError;
 use serde_json::{json, Value};
 
-/// A workspace plus a sibling folder outside it holding `secret.txt`.
+/// A workspace plus a sibling folder outside it holding `secret.txt`, both in a private
+/// folder (so what the tools must not create beside the workspace is checked there, not in
+/// a /tmp shared with other programs).
 struct Setup {
-    _ws: tempfile::TempDir,
-    _outside: tempfile::TempDir,
+    _root: tempfile::TempDir,
     ws: std::path::PathBuf,
     outside: std::path::PathBuf,
 }
 
 fn setup() -> Setup {
-    let ws_dir = tempfile::tempdir().unwrap();
-    let outside_dir = tempfile::tempdir().unwrap();
-    let ws = ws_dir.path().canonicalize().unwrap();
-    let outside = outside_dir.path().canonicalize().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let ws = base.join("workspace");
+    let outside = base.join("outside");
+    fs::create_dir(&ws).unwrap();
+    fs::create_dir(&outside).unwrap();
     fs::write(outside.join("secret.txt"), "top secret\n").unwrap();
     fs::write(ws.join("inside.txt"), "inside\n").unwrap();
     Setup {
-        _ws: ws_dir,
-        _outside: outside_dir,
+        _root: root,
         ws,
         outside,
     }
