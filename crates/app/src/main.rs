@@ -16,6 +16,7 @@ mod ids;
 mod jsonl;
 mod mailbox;
 mod owner;
+mod panel;
 mod report;
 mod sandbox;
 mod scripted_user;

@@ -1,5 +1,6 @@
 //! The live view on stderr: the plan with its markers, redrawn as steps move, and one line
-//! per tool call. This module and `report` are the CLI's output layer.
+//! per tool call; on a terminal the current plan stays at the bottom, redrawn in place
+//! (`panel.rs`). This module, `panel` and `report` are the CLI's output layer.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -10,17 +11,27 @@ use domain::model::plan_text::render_plan_digest;
 use domain::ports::EventSink;
 use domain::prompts::truncate_chars;
 
+use crate::panel::PlanPanel;
+
 /// Writes a human-readable account of a run to stderr.
 #[derive(Debug, Default)]
 pub struct ConsoleView {
     plan: Mutex<Option<Plan>>,
     /// Where shell commands run, said when the run starts or resumes.
     sandbox: Option<&'static str>,
+    /// The plan kept at the bottom of a terminal; `None` when stderr is not one.
+    panel: Option<Mutex<PlanPanel>>,
 }
 
 impl ConsoleView {
     pub fn new() -> ConsoleView {
-        ConsoleView::default()
+        ConsoleView::default().on_terminal()
+    }
+
+    /// Redraws the plan in place when stderr is a terminal.
+    fn on_terminal(mut self) -> ConsoleView {
+        self.panel = crate::panel::live_terminal().map(|w| Mutex::new(PlanPanel::new(w)));
+        self
     }
 
     /// The view of a resumed run, which starts from the stored `plan` (a resumed run
@@ -29,7 +40,9 @@ impl ConsoleView {
         ConsoleView {
             plan: Mutex::new(Some(plan)),
             sandbox: None,
+            panel: None,
         }
+        .on_terminal()
     }
 
     /// Says at the start that shell commands run in `sandbox` (`none`, `bwrap`).
@@ -277,9 +290,36 @@ impl ConsoleView {
     }
 }
 
+impl ConsoleView {
+    /// What to write for `event`: its lines, and on a terminal the panel erased before them
+    /// and drawn again after them (not while the user is asked something, whose prompt must
+    /// stay below, nor after the run's last event).
+    fn frame(&self, event: &Event) -> String {
+        let text = self.render(event);
+        let Some(panel) = &self.panel else {
+            return text;
+        };
+        let Ok(mut panel) = panel.lock() else {
+            return text;
+        };
+        let mut out = panel.erase();
+        out.push_str(&text);
+        let prompt_follows = matches!(
+            event.kind,
+            EventKind::WaitingForUser { .. } | EventKind::ApprovalRequested { .. }
+        );
+        if !prompt_follows && !event.kind.is_final() {
+            if let Some(plan) = self.plan.lock().ok().and_then(|g| g.clone()) {
+                out.push_str(&panel.draw(&plan));
+            }
+        }
+        out
+    }
+}
+
 impl EventSink for ConsoleView {
     fn publish(&self, event: &Event) {
-        let text = self.render(event);
+        let text = self.frame(event);
         if crate::terminal::get().quiet {
             return;
         }
@@ -397,5 +437,44 @@ mod tests {
             usage: Default::default(),
         }));
         assert!(end.contains("1. [✓] two"), "{end}");
+    }
+
+    #[test]
+    fn on_a_terminal_the_plan_is_redrawn_in_place_below_the_log() {
+        let view = ConsoleView {
+            panel: Some(Mutex::new(PlanPanel::new(80))),
+            ..ConsoleView::default()
+        };
+        let plan = Plan::from_texts("p", "Title", "g", &["one".to_string(), "two".to_string()])
+            .expect("plan");
+        let created = view.frame(&ev(EventKind::PlanCreated {
+            plan,
+            source: PlanSource::Llm,
+            reason: None,
+        }));
+        assert!(
+            created.ends_with("  0. [ ] one\n  1. [ ] two\n"),
+            "{created:?}"
+        );
+        let started = view.frame(&ev(EventKind::StepStarted {
+            step_id: "s1".into(),
+            index: 0,
+            description: "one".into(),
+            executor: "general".into(),
+            attempt: 1,
+        }));
+        assert!(
+            started.starts_with("\x1b[3A\r\x1b[J[→] 0. one"),
+            "{started:?}"
+        );
+        assert!(
+            started.ends_with("  0. [→] one\n  1. [ ] two\n"),
+            "{started:?}"
+        );
+        let asked = view.frame(&ev(EventKind::WaitingForUser {
+            step_id: "s1".into(),
+            question: "?".into(),
+        }));
+        assert_eq!(asked, "\x1b[3A\r\x1b[J", "erased, the prompt comes below");
     }
 }
