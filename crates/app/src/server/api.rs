@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use domain::model::approval::ApprovalDecision;
 use domain::ports::{RunMessage, RunRecord, RunStatus};
 
-use super::{auth, dispatch, sse, web, Phase, State};
+use super::{auth, dispatch, sse, web, Phase, ReplyError, State};
 use crate::cli::ModeArg;
 
 /// Largest request body accepted.
@@ -396,10 +396,27 @@ async fn reply(
     let Err(not_here) = state.user.reply(&run_id, answer.clone()) else {
         return Ok(Json(json!({"run_id": run_id, "delivered": true})));
     };
-    // Not waiting in this process: maybe in the process that executes it.
+    post_to_executor(
+        &state,
+        &run_id,
+        &RunMessage::Answer { text: answer },
+        &not_here,
+    )
+    .await?;
+    Ok(Json(json!({"run_id": run_id, "delivered": true})))
+}
+
+/// For a run not waiting in this process: posts `message` to the process that executes it
+/// (the run mailbox), when the store says the run waits; 409 with `not_here` otherwise.
+async fn post_to_executor(
+    state: &State,
+    run_id: &str,
+    message: &RunMessage,
+    not_here: &ReplyError,
+) -> Result<(), ApiError> {
     let waiting = state
         .store
-        .get_run(&run_id)
+        .get_run(run_id)
         .await
         .map_err(store_error)?
         .is_some_and(|r| r.status == RunStatus::Waiting);
@@ -408,10 +425,9 @@ async fn reply(
     }
     state
         .mailbox
-        .post(&run_id, &RunMessage::Answer { text: answer })
+        .post(run_id, message)
         .await
-        .map_err(store_error)?;
-    Ok(Json(json!({"run_id": run_id, "delivered": true})))
+        .map_err(store_error)
 }
 
 #[derive(Deserialize)]
@@ -442,27 +458,11 @@ async fn decide(
         // Waiting here, on another call.
         return Err(ApiError::Conflict(not_here.to_string()));
     }
-    // Not waiting in this process: maybe in the process that executes it.
-    let waiting = state
-        .store
-        .get_run(&run_id)
-        .await
-        .map_err(store_error)?
-        .is_some_and(|r| r.status == RunStatus::Waiting);
-    if !waiting {
-        return Err(ApiError::Conflict(not_here.to_string()));
-    }
-    state
-        .mailbox
-        .post(
-            &run_id,
-            &RunMessage::Approval {
-                call_id: call_id.clone(),
-                decision,
-            },
-        )
-        .await
-        .map_err(store_error)?;
+    let message = RunMessage::Approval {
+        call_id: call_id.clone(),
+        decision,
+    };
+    post_to_executor(&state, &run_id, &message, &not_here).await?;
     Ok(Json(
         json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
     ))
