@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::model::approval::{ApprovalDecision, CallToJudge, Verdict};
 use crate::model::event::EventKind;
 use crate::ports::llm::ToolCall;
-use crate::ports::{ApprovalRequest, RunStatus};
+use crate::ports::ApprovalRequest;
 
 /// Whether a tool call may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,33 +57,29 @@ impl RunContext {
             journal_key: Some(journal_key.to_string()),
         })
         .await?;
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Waiting)
-            .await?;
         let request = ApprovalRequest {
             step_id: step_id.to_string(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
         };
-        let (decision, reason) = tokio::select! {
-            d = self.user.approve(&self.run_id, &request) => match d {
-                Ok(d) => (d, None),
-                Err(e) => (ApprovalDecision::Deny, Some(format!(
+        let (decision, reason) = match self
+            .wait_for_person(self.user.approve(&self.run_id, &request))
+            .await?
+        {
+            Some(Ok(d)) => (d, None),
+            Some(Err(e)) => (
+                ApprovalDecision::Deny,
+                Some(format!(
                     "`{}` needs a person's approval in this run, and none came: {e}",
                     call.name
-                ))),
-            },
-            _ = self.cancel.cancelled() => (
+                )),
+            ),
+            None => (
                 ApprovalDecision::Deny,
                 Some("the run was stopped while the call waited for approval".to_string()),
             ),
-            // Suspended while waiting: the run stays `waiting` and asks again when resumed.
-            _ = self.suspend.cancelled() => return Err(self.suspended()),
         };
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Running)
-            .await?;
         self.emit(EventKind::ApprovalDecided {
             step_id: step_id.to_string(),
             call_id: call.id.clone(),

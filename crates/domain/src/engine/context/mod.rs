@@ -176,18 +176,13 @@ impl RunContext {
             question: question.to_string(),
         })
         .await?;
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Waiting)
-            .await?;
-        let answer = tokio::select! {
-            a = self.user.ask(&self.run_id, question) => a.map_err(Unanswered::User),
-            _ = self.cancel.cancelled() => Err(Unanswered::Stopped),
-            // Suspended while waiting: the run stays `waiting` and asks again when resumed.
-            _ = self.suspend.cancelled() => return Err(Failure::Fatal(self.suspended())),
+        let answer = match self
+            .wait_for_person(self.user.ask(&self.run_id, question))
+            .await?
+        {
+            Some(a) => a.map_err(Unanswered::User),
+            None => Err(Unanswered::Stopped),
         };
-        self.store
-            .set_run_status(&self.run_id, RunStatus::Running)
-            .await?;
         self.emit(EventKind::UserReplied {
             step_id: step_id.to_string(),
             answer: answer.as_ref().ok().cloned(),
@@ -196,6 +191,27 @@ impl RunContext {
         })
         .await?;
         answer.map_err(Failure::Recoverable)
+    }
+
+    /// Waits for a person (`asked`: a question, an approval) with the run `waiting`; `None`
+    /// when the run was cancelled meanwhile. Suspended while waiting, the run stays
+    /// `waiting` (a fatal error here) and asks again when resumed.
+    async fn wait_for_person<T>(
+        &self,
+        asked: impl std::future::Future<Output = T>,
+    ) -> Result<Option<T>, StoreError> {
+        self.store
+            .set_run_status(&self.run_id, RunStatus::Waiting)
+            .await?;
+        let got = tokio::select! {
+            got = asked => Some(got),
+            _ = self.cancel.cancelled() => None,
+            _ = self.suspend.cancelled() => return Err(self.suspended()),
+        };
+        self.store
+            .set_run_status(&self.run_id, RunStatus::Running)
+            .await?;
+        Ok(got)
     }
 
     /// Stops the run: in-flight steps end, nothing new starts. The first reason wins.
