@@ -321,8 +321,10 @@ pub fn tools(
     let _ = observation_budget;
     #[cfg(feature = "tools-browser")]
     {
-        let browsers =
-            adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig::default());
+        let browsers = adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig {
+            chromium: opts.chromium.clone(),
+            ..Default::default()
+        });
         match browsers.is_available() {
             Ok(_) => set = offer(set, &mut families, "browser", browsers.tools()),
             Err(why) => families.push(ToolFamily {
@@ -335,6 +337,16 @@ pub fn tools(
     #[cfg(feature = "search")]
     {
         let configured = adapter_search::SearchConfig::from_env().and_then(|mut config| {
+            // The options read the same variables, and a config file's values besides.
+            if let Some(search) = opts.search {
+                config.provider = Some(search.name().to_string());
+            }
+            if let Some(url) = &opts.searxng_url {
+                config.searxng_url = Some(url.clone());
+            }
+            if let Some(secs) = opts.search_timeout_secs {
+                config.timeout_secs = Some(secs as f64);
+            }
             config.extra_root_certs = ca_certs(opts)
                 .map_err(|e| adapter_search::ConfigError::InvalidCaCert(e.to_string()))?;
             config.build()
@@ -348,10 +360,13 @@ pub fn tools(
             Ok(None) => families.push(ToolFamily {
                 family: "web search",
                 tools: Vec::new(),
-                not_offered: Some(
-                    "no search provider: set SEARXNG_URL, BRAVE_API_KEY or TAVILY_API_KEY"
-                        .to_string(),
-                ),
+                not_offered: Some(if opts.search == Some(crate::cli::SearchArg::None) {
+                    "turned off (--search none)".to_string()
+                } else {
+                    "no search provider: set --searxng-url (SEARXNG_URL), BRAVE_API_KEY or \
+                     TAVILY_API_KEY"
+                        .to_string()
+                }),
             }),
             Err(e) => {
                 return Err(AppError::Config(format!(
@@ -360,7 +375,13 @@ pub fn tools(
             }
         }
     }
-    let _ = opts;
+    let (set, removed) = set.without(&opts.disabled_tools);
+    for family in families.iter_mut().filter(|f| f.not_offered.is_none()) {
+        family.tools.retain(|t| !removed.contains(t));
+        if family.tools.is_empty() {
+            family.not_offered = Some("turned off by --disabled-tools".into());
+        }
+    }
     Ok((set, families))
 }
 
@@ -414,9 +435,11 @@ pub fn runtime(
     let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
     let sandbox = crate::sandbox::resolve(args.sandbox)?;
     if toolbox.names().is_empty() {
-        return Err(AppError::Config(
-            "this planwright was built without tools (enable the `tools-shell` feature)".into(),
-        ));
+        return Err(AppError::Config(if args.disabled_tools.is_empty() {
+            "this planwright was built without tools (enable the `tools-shell` feature)".into()
+        } else {
+            "--disabled-tools leaves the model no tool".into()
+        }));
     }
     Ok(Runtime {
         planner_llm: llm.clone(),

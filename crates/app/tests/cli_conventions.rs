@@ -278,7 +278,10 @@ async fn doctor_names_what_is_missing_and_how_to_fix_it() {
     let chromium = line("chromium");
     assert!(chromium.starts_with("fail "), "{chromium}");
     assert!(chromium.contains("/nonexistent/chromium"), "{chromium}");
-    assert!(chromium.contains("set PLANWRIGHT_CHROMIUM"), "{chromium}");
+    assert!(
+        chromium.contains("PLANWRIGHT_CHROMIUM) to Chromium"),
+        "{chromium}"
+    );
     for part in ["bubblewrap", "endpoint", "database", "workspace root"] {
         assert!(!line(part).starts_with("fail"), "{}", line(part));
     }

@@ -366,3 +366,81 @@ async fn config_names_a_file_in_place_of_the_project_file() {
     let v = show(&pw, &[], &[("PLANWRIGHT_CONFIG", "ci.toml")]).await;
     assert_eq!(v["settings"]["max_steps"]["value"], 3);
 }
+
+#[tokio::test]
+async fn the_file_turns_tools_and_web_search_off() {
+    let server = ScriptedOpenAi::start(vec![
+        text(r#"{"todos": [{"description": "Say hello in the shell", "dependencies": []}]}"#),
+        call("shell_exec", json!({"command": "echo hello"})),
+        complete(true, "said hello"),
+        text(r#"{"needs_update": false, "reason": "done"}"#),
+        text("Said hello."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    write_project(
+        &pw,
+        "mode = \"todo\"\ndisabled_tools = [\"file_write\", \"browser_*\"]\n\
+         search = \"none\"\nsearxng_url = \"http://127.0.0.1:9\"\n",
+    );
+    let res = pw.run(&server, "say hello", &[]).await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let reqs = server.requests().await;
+    let offered: Vec<String> = reqs[1]["tools"]
+        .as_array()
+        .expect("the executor's tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(offered.contains(&"shell_exec".to_string()), "{offered:?}");
+    assert!(offered.contains(&"file_read".to_string()), "{offered:?}");
+    for gone in ["file_write", "web_search", "browser_navigate"] {
+        assert!(
+            !offered.contains(&gone.to_string()),
+            "{gone} in {offered:?}"
+        );
+    }
+
+    let out = pw.exec(&["tools", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("web search: not offered (turned off (--search none))"),
+        "{listed}"
+    );
+    assert!(!listed.contains("file_write"), "{listed}");
+    // A flag adds to nothing the file said: it replaces the list.
+    let out = pw
+        .exec(&["tools", "list", "--disabled-tools", "shell_*"], &[])
+        .await;
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("file_write"), "{listed}");
+    assert!(!listed.contains("shell_exec"), "{listed}");
+    // A pattern that is not a tool name is refused like any bad value.
+    let out = pw
+        .exec(&["tools", "list", "--disabled-tools", "shell exec"], &[])
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn a_flag_turns_off_a_boolean_the_file_turned_on() {
+    // No verifier reply in the script: the run completes only if `--verify=false` wins.
+    let server = ScriptedOpenAi::start(vec![
+        text(r#"{"todos": [{"description": "Say hello in the shell", "dependencies": []}]}"#),
+        call("shell_exec", json!({"command": "echo hello"})),
+        complete(true, "said hello"),
+        text(r#"{"needs_update": false, "reason": "done"}"#),
+        text("Said hello."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    write_project(&pw, "mode = \"todo\"\nverify = true\n");
+    let shown = show(&pw, &[], &[]).await;
+    assert_eq!(shown["settings"]["verify"]["value"], true, "{shown}");
+    let res = pw.run(&server, "say hello", &["--verify=false"]).await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    assert_eq!(server.requests().await.len(), 5);
+    let out = pw.exec(&["tools", "list", "--verify=maybe"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+}

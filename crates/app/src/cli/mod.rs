@@ -2,16 +2,17 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
 
 mod values;
 
-use values::approval_rule;
+use values::{approval_rule, tool_pattern};
 pub use values::{
-    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, ToolProtocolArg,
+    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, SearchArg,
+    ToolProtocolArg,
 };
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
@@ -302,7 +303,8 @@ pub struct RunOptions {
     pub max_todos: u32,
 
     /// Ask a verifier call to confirm each step the executor reports done.
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub verify: bool,
 
     /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
@@ -333,7 +335,8 @@ pub struct RunOptions {
     pub sandbox: SandboxArg,
 
     /// Let sandboxed shell commands use the network.
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub sandbox_network: bool,
 
     /// Pass this environment variable on to shell commands (repeatable). They otherwise
@@ -346,6 +349,36 @@ pub struct RunOptions {
         value_delimiter = ','
     )]
     pub shell_env: Vec<String>,
+
+    /// Tools never offered to the model: names or patterns, e.g. `browser_*,web_search`
+    /// (repeatable or comma-separated; `planwright tools list` shows what is left).
+    #[arg(
+        long = "disabled-tools",
+        value_name = "PATTERN",
+        env = "PLANWRIGHT_DISABLED_TOOLS",
+        value_delimiter = ',',
+        value_parser = tool_pattern
+    )]
+    pub disabled_tools: Vec<String>,
+
+    /// Who serves `web_search` [default: the first configured of SEARXNG_URL,
+    /// TAVILY_API_KEY, BRAVE_API_KEY; none: not offered].
+    #[arg(long, value_enum, env = "PLANWRIGHT_SEARCH")]
+    pub search: Option<SearchArg>,
+
+    /// Root of the SearxNG instance serving `web_search`, e.g. http://localhost:8888.
+    #[arg(long, value_name = "URL", env = "SEARXNG_URL")]
+    pub searxng_url: Option<String>,
+
+    /// Seconds one web search may take [default: 20].
+    #[arg(long, env = "PLANWRIGHT_SEARCH_TIMEOUT",
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub search_timeout_secs: Option<u64>,
+
+    /// Chromium's program for the browser tools [default: chromium or chromium-browser on
+    /// PATH].
+    #[arg(long, value_name = "PATH", env = "PLANWRIGHT_CHROMIUM")]
+    pub chromium: Option<PathBuf>,
 
     /// A CA certificate (PEM file) to trust beside the system's roots when talking to the LLM
     /// endpoint or the web search provider: a company proxy's or a local server's. Repeatable.
@@ -383,7 +416,8 @@ pub struct RunOptions {
     pub base_url: Option<String>,
 
     /// Ask the server to stream its replies (server-sent events).
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub stream: bool,
 
     /// How tools are offered to the model: the server's native tool calling, or a text

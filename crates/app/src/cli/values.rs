@@ -36,6 +36,43 @@ pub enum ApprovalArg {
     ReadOnly,
 }
 
+/// Who serves `web_search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchArg {
+    /// A SearxNG instance (`--searxng-url`).
+    Searxng,
+    /// Brave Search (`BRAVE_API_KEY`).
+    Brave,
+    /// Tavily (`TAVILY_API_KEY`).
+    Tavily,
+    /// No web search: `web_search` is not offered.
+    None,
+}
+
+impl SearchArg {
+    /// The provider's name as the search adapter reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchArg::Searxng => "searxng",
+            SearchArg::Brave => "brave",
+            SearchArg::Tavily => "tavily",
+            SearchArg::None => "none",
+        }
+    }
+}
+
+/// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).
+pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '?');
+    if text.is_empty() || !text.chars().all(allowed) {
+        return Err(format!(
+            "`{text}` is not a tool name or pattern (letters, digits, `_`, `-`, `*`, `?`)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
 /// An `--allow` / `--deny` rule (docs/approvals.md).
 pub(crate) fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
     text.parse().map_err(|e: RuleError| e.to_string())

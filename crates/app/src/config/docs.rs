@@ -49,8 +49,8 @@ out of its option's range, a file that is not TOML or a missing profile stop the
 before anything starts, with one line naming the file and the line, and exit code 2:
 `planwright.toml:3: unknown key "modle" (did you mean "model"?)`.
 
-A boolean set to `true` in a file cannot be turned off by a flag (the flags have no `--no-`
-form); use another profile, or remove the line.
+A boolean set to `true` in a file is turned off for one command by `--flag=false` (e.g.
+`--verify=false`); `--flag` alone means `true`.
 
 ## Keys
 

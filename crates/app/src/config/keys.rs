@@ -163,7 +163,7 @@ fn find<'a>(root: &'a Command, path: &[&str]) -> Option<&'a Command> {
 
 fn kind(arg: &Arg) -> Kind {
     let type_id = arg.get_value_parser().type_id();
-    if matches!(arg.get_action(), ArgAction::SetTrue) {
+    if matches!(arg.get_action(), ArgAction::SetTrue) || type_id == TypeId::of::<bool>() {
         Kind::Bool
     } else if matches!(arg.get_action(), ArgAction::Append) {
         Kind::List

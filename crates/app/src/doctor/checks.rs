@@ -48,21 +48,24 @@ pub fn model(_opts: &RunOptions) -> Check {
     )
 }
 
-/// The Chromium the browser tools would start. Fails when `PLANWRIGHT_CHROMIUM` names no
-/// program; warns when none is installed (the browser tools are then not offered).
+/// The Chromium the browser tools would start. Fails when `--chromium` (or
+/// `PLANWRIGHT_CHROMIUM`) names no program; warns when none is installed (the browser tools
+/// are then not offered).
 #[cfg(feature = "tools-browser")]
-pub fn chromium() -> Check {
-    let browsers =
-        adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig::default());
+pub fn chromium(chosen: Option<&std::path::Path>) -> Check {
+    let browsers = adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig {
+        chromium: chosen.map(std::path::Path::to_path_buf),
+        ..Default::default()
+    });
     match browsers.is_available() {
         Ok(path) => Check::new("chromium", Status::Ok, path.display().to_string()),
-        Err(why) => match std::env::var_os("PLANWRIGHT_CHROMIUM") {
+        Err(why) => match chosen {
             Some(_) => Check::new(
                 "chromium",
                 Status::Fail,
                 format!(
-                    "{why}: set PLANWRIGHT_CHROMIUM to Chromium's program, or unset it to use \
-                     chromium from PATH"
+                    "{why}: set --chromium (PLANWRIGHT_CHROMIUM) to Chromium's program, or \
+                     unset it to use chromium from PATH"
                 ),
             ),
             None => Check::new(
@@ -75,7 +78,7 @@ pub fn chromium() -> Check {
 }
 
 #[cfg(not(feature = "tools-browser"))]
-pub fn chromium() -> Check {
+pub fn chromium(_chosen: Option<&std::path::Path>) -> Check {
     Check::new(
         "chromium",
         Status::Ok,

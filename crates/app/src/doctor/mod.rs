@@ -80,7 +80,7 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
         crate::print_stdout(&format!("{}\n", check.line(colour)));
     };
     say(checks::model(&args.opts));
-    say(checks::chromium());
+    say(checks::chromium(args.opts.chromium.as_deref()));
     say(checks::bubblewrap(args.opts.sandbox));
     say(endpoint::check(&args.opts, args.timeout_secs).await);
     say(checks::database(db).await);

@@ -353,7 +353,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     if workers > 0 {
         start_runner(&state).await;
     }
-    say(&format!("sandbox: {}", sandbox.name()));
+    inform(&format!("sandbox: {}", sandbox.name()));
     say(&format!("listening on http://{local}"));
     let shutdown_state = state.clone();
     let limits = listener::Limits {
@@ -363,7 +363,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     };
     listener::serve(listener, router, limits, async move {
         let signal = stop_signal().await;
-        say(&format!(
+        inform(&format!(
             "\n{signal}: suspending the active runs at their next safe point"
         ));
         stop_runner(&shutdown_state).await;
@@ -392,21 +392,29 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
     };
     let state = runner_state(db, &args.opts, runner).await?;
     start_runner(&state).await;
-    say(&format!(
+    inform(&format!(
         "worker {} ready: up to {} runs at once, sandbox {}",
         state.lease.owner,
         args.concurrency,
         sandbox.name()
     ));
     let signal = stop_signal().await;
-    say(&format!(
+    inform(&format!(
         "{signal}: suspending the active runs at their next safe point"
     ));
     stop_runner(&state).await;
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line on stderr, flushed (tests and supervisors wait for these lines).
+/// A line of progress on stderr, unless `-q`.
+fn inform(line: &str) {
+    if !crate::terminal::get().quiet {
+        say(line);
+    }
+}
+
+/// One line on stderr, flushed (tests and supervisors wait for these lines), even with `-q`:
+/// the address the server listens on.
 fn say(line: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{line}");

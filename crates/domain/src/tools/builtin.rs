@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::ToolError;
+use crate::model::approval::glob;
 use crate::ports::llm::ToolSchema;
 use crate::ports::{SearchProvider, Tool, ToolContext, ToolOutput, Toolbox};
 
@@ -67,6 +68,16 @@ impl ToolSet {
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// The set without every tool whose name matches one of `patterns` (`*` any run of
+    /// characters, `?` one: `browser_*`), and the names taken out.
+    pub fn without(mut self, patterns: &[String]) -> (ToolSet, Vec<String>) {
+        let hidden = |name: &str| patterns.iter().any(|p| glob(p, name, false));
+        let removed: Vec<String> = self.names().into_iter().filter(|n| hidden(n)).collect();
+        self.tools.retain(|t| !hidden(t.name()));
+        self.schemas.retain(|s| !hidden(&s.name));
+        (self, removed)
     }
 }
 
@@ -321,5 +332,23 @@ mod tests {
             .await
             .expect_err("unknown field");
         assert!(err.to_string().contains("unknown field"), "{err}");
+    }
+
+    #[test]
+    fn disabled_patterns_take_tools_out_of_the_set_and_its_schemas() {
+        let search = |name: &str| {
+            let mut provider = MockSearchProvider::new();
+            provider.expect_name().return_const(name.to_string());
+            Arc::new(WebSearch::new(Arc::new(provider))) as Arc<dyn Tool>
+        };
+        let set = ToolSet::new().with(search("a"));
+        let (kept, removed) = set.clone().without(&["web_*".to_string()]);
+        assert_eq!(removed, vec![WEB_SEARCH.to_string()]);
+        assert!(kept.names().is_empty());
+        assert!(kept.schemas().is_empty());
+        let (kept, removed) = set.without(&["browser_*".to_string(), "shell_?".to_string()]);
+        assert!(removed.is_empty());
+        assert_eq!(kept.names(), vec![WEB_SEARCH.to_string()]);
+        assert_eq!(kept.schemas().len(), 1);
     }
 }

@@ -17,6 +17,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) use rule::glob;
 pub use rule::{ApprovalRule, RuleError};
 
 /// How calls that act are let through when no rule says.
