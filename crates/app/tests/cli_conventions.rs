@@ -143,6 +143,13 @@ async fn serve_and_worker_refuse_to_run_unsandboxed_unless_told() {
     log.wait_for("listening on http://", 30).await;
     assert!(log.text().contains("sandbox: none"), "{}", log.text());
     assert!(!log.text().contains("warning"), "{}", log.text());
+    // -q keeps the address (the only way to learn a port picked by the system), nothing else.
+    let (_child, log) = pw.spawn_logged(
+        &["serve", "-q", "--addr", "127.0.0.1:0", "--sandbox", "none"],
+        &env,
+    );
+    log.wait_for("listening on http://", 30).await;
+    assert_eq!(log.text().trim().lines().count(), 1, "{}", log.text());
 }
 
 #[tokio::test]
