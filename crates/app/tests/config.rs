@@ -444,3 +444,23 @@ async fn a_flag_turns_off_a_boolean_the_file_turned_on() {
     let out = pw.exec(&["tools", "list", "--verify=maybe"], &[]).await;
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn help_shows_the_files_values_as_defaults() {
+    let pw = Planwright::new();
+    write_project(&pw, "max_steps = 7\n");
+    let out = pw.exec(&["run", "--help"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[default: 7]"), "{help}");
+    std::fs::write(pw.cwd().join("other.toml"), "max_steps = 9\n").expect("write");
+    let out = pw
+        .exec(&["run", "--config", "other.toml", "--help"], &[])
+        .await;
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[default: 9]"));
+    // A broken file does not hide the help.
+    write_project(&pw, "max_steps = \n");
+    let out = pw.exec(&["run", "--help"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[default: 20]"));
+}

@@ -47,20 +47,35 @@ impl Loaded {
 /// as clap does (code 2); a bad file is a [`ConfigError`].
 pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
     let args: Vec<OsString> = std::env::args_os().collect();
-    // First pass, built-in defaults only: which file and which profile.
-    let first = Cli::command()
-        .try_get_matches_from(&args)
-        .unwrap_or_else(|e| e.exit());
     let keys = keys::keys(&Cli::command());
-    let explicit = first.get_one::<PathBuf>("config").cloned();
-    let profile = first.get_one::<String>("profile").map(|name| Profile {
-        name: name.clone(),
-        chosen_by: match first.value_source("profile") {
-            Some(ValueSource::EnvVariable) => Source::Env("PLANWRIGHT_PROFILE".into()),
-            _ => Source::Flag("--profile".into()),
+    // First pass, built-in defaults only: which file and which profile.
+    let (explicit, profile, help) = match Cli::command().try_get_matches_from(&args) {
+        Ok(first) => (
+            first.get_one::<PathBuf>("config").cloned(),
+            first.get_one::<String>("profile").map(|name| Profile {
+                name: name.clone(),
+                chosen_by: match first.value_source("profile") {
+                    Some(ValueSource::EnvVariable) => Source::Env(PROFILE_VAR.into()),
+                    _ => Source::Flag("--profile".into()),
+                },
+            }),
+            None,
+        ),
+        // `--help` is shown by the second pass, with the files' values as defaults.
+        Err(e) if is_help(&e) => {
+            let (explicit, profile) = chosen_for_help(&args);
+            (explicit, profile, Some(e))
+        }
+        Err(e) => e.exit(),
+    };
+    let layers = match Layers::load(explicit.as_deref(), profile, &keys) {
+        Ok(layers) => layers,
+        // A broken file does not hide the help: the built-in defaults are shown.
+        Err(e) => match help {
+            Some(help) => help.exit(),
+            None => return Err(e),
         },
-    });
-    let layers = Layers::load(explicit.as_deref(), profile, &keys)?;
+    };
     // Second pass: the files' values as the options' defaults.
     let mut command = apply::with_defaults(Cli::command(), &layers.values(&keys));
     let matches = command
@@ -75,6 +90,49 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
             keys,
         },
     ))
+}
+
+const CONFIG_VAR: &str = "PLANWRIGHT_CONFIG";
+const PROFILE_VAR: &str = "PLANWRIGHT_PROFILE";
+
+fn is_help(e: &clap::Error) -> bool {
+    use clap::error::ErrorKind;
+    matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    )
+}
+
+/// `--config` and `--profile` (or their variables) read by hand from a command line that
+/// asks for help, so that the help shows the chosen files' values as defaults.
+fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>) {
+    let flag = |name: &str| {
+        let mut found = None;
+        for (i, arg) in args.iter().enumerate() {
+            let arg = arg.to_string_lossy();
+            if let Some(value) = arg.strip_prefix(&format!("{name}=")) {
+                found = Some(value.to_string());
+            } else if arg == name {
+                found = args.get(i + 1).map(|v| v.to_string_lossy().into_owned());
+            }
+        }
+        found
+    };
+    let env = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
+    let explicit = flag("--config")
+        .or_else(|| env(CONFIG_VAR))
+        .map(PathBuf::from);
+    let profile = match flag("--profile") {
+        Some(name) => Some(Profile {
+            name,
+            chosen_by: Source::Flag("--profile".into()),
+        }),
+        None => env(PROFILE_VAR).map(|name| Profile {
+            name,
+            chosen_by: Source::Env(PROFILE_VAR.into()),
+        }),
+    };
+    (explicit, profile)
 }
 
 /// `planwright config show` / `config init`: the text to print on stdout.
