@@ -30,12 +30,42 @@ use serde_json::{json, Value};
 use store_conformance::{fixtures, pg_cluster};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const RUNS: usize = 200;
+/// Runs per configuration under `cargo bench`; `cargo test --all-targets` runs the same
+/// code once at [`SMOKE_RUNS`] (no `--bench` argument) to prove it still works.
+const BENCH_RUNS: usize = 200;
+const SMOKE_RUNS: usize = 12;
 const SLOTS_PER_WORKER: &str = "2";
 const LLM_LATENCY: Duration = Duration::from_millis(50);
 const TOKEN: &str = "bench-token-0123456789";
 const FAILOVER_LEASE_SECS: u64 = 5;
 const FAILOVER_SAMPLES: usize = 3;
+
+/// How much the benchmark does: all of it with `--bench`, a smoke test without.
+struct Scale {
+    runs: usize,
+    workers: &'static [usize],
+    failover_samples: usize,
+}
+
+static SCALE: std::sync::OnceLock<Scale> = std::sync::OnceLock::new();
+
+fn scale() -> &'static Scale {
+    SCALE.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            Scale {
+                runs: BENCH_RUNS,
+                workers: &[1, 2, 4],
+                failover_samples: FAILOVER_SAMPLES,
+            }
+        } else {
+            Scale {
+                runs: SMOKE_RUNS,
+                workers: &[2],
+                failover_samples: 1,
+            }
+        }
+    })
+}
 
 /// Answers by what is asked: a three-step plan; step 0 appends to done.txt, the other
 /// steps read it, each then completes; the summary is text. A task starting "slow" sleeps in
@@ -270,7 +300,7 @@ struct Throughput {
     wait_p99: f64,
 }
 
-/// `RUNS` runs through `n` workers on a fresh database of `kind`.
+/// `scale().runs` runs through `n` workers on a fresh database of `kind`.
 async fn throughput(kind: &str, n: usize, base: &str) -> Throughput {
     let pw = Planwright::new();
     let db = fresh(kind, &pw, n).await;
@@ -279,7 +309,7 @@ async fn throughput(kind: &str, n: usize, base: &str) -> Throughput {
         .await;
     let store = db.store().await;
     let workers = workers(&pw, base, &db, n, &["--concurrency", SLOTS_PER_WORKER]).await;
-    let ids = queue_runs(&server, RUNS, "append").await;
+    let ids = queue_runs(&server, scale().runs, "append").await;
     until_finished(store.as_ref(), &ids, Duration::from_secs(600), &workers).await;
     let mut checks = Vec::new();
     for id in &ids {
@@ -300,19 +330,19 @@ async fn throughput(kind: &str, n: usize, base: &str) -> Throughput {
         workers: n,
         completed_once: checks.iter().filter(|c| c.clean && c.resumed == 0).count(),
         wall,
-        per_minute: RUNS as f64 / wall * 60.0,
+        per_minute: scale().runs as f64 / wall * 60.0,
         wait_p50: percentile(&waits, 0.5),
         wait_p99: percentile(&waits, 0.99),
     }
 }
 
-/// One claim's latency (ms), `RUNS` runs claimed by four claimers racing, each with its own
+/// One claim's latency (ms), `scale().runs` runs claimed by four claimers racing, each with its own
 /// store (as four worker processes would have).
 async fn claim_latency(kind: &str) -> (&'static str, f64, f64) {
     let pw = Planwright::new();
     let db = fresh(kind, &pw, 99).await;
     let first = db.store().await;
-    for i in 0..RUNS {
+    for i in 0..scale().runs {
         first
             .enqueue(&fixtures::queued(&format!("q{i:03}"), i as i64))
             .await
@@ -341,7 +371,7 @@ async fn claim_latency(kind: &str) -> (&'static str, f64, f64) {
     for c in claimers {
         all.extend(c.await.expect("claimer"));
     }
-    assert_eq!(all.len(), RUNS, "every run claimed once");
+    assert_eq!(all.len(), scale().runs, "every run claimed once");
     all.sort_by(|a, b| a.total_cmp(b));
     (db.name(), percentile(&all, 0.5), percentile(&all, 0.99))
 }
@@ -359,7 +389,7 @@ async fn failover(kind: &str, base: &str) -> (&'static str, Vec<f64>, bool) {
     let extra = ["--lease-secs", lease.as_str()];
     let mut times = Vec::new();
     let mut all_once = true;
-    for _ in 0..FAILOVER_SAMPLES {
+    for _ in 0..scale().failover_samples {
         let mut first = workers(&pw, base, &db, 1, &extra).await;
         let id = queue_runs(&server, 1, "slow append").await.remove(0);
         loop {
@@ -411,7 +441,7 @@ async fn main() {
 
     let mut rows = Vec::new();
     for kind in ["postgres", "sqlite"] {
-        for n in [1, 2, 4] {
+        for &n in scale().workers {
             eprintln!("workers bench: {kind}, {n} worker(s)");
             rows.push(throughput(kind, n, &base).await);
         }
@@ -426,9 +456,10 @@ async fn main() {
         failover("sqlite", &base).await,
     ];
 
+    let runs = scale().runs;
     println!("## Workers (`crates/app/benches/workers.rs`)\n");
     println!(
-        "{RUNS} runs queued at once through a serve-only `planwright serve`, executed by 1, 2 \
+        "{runs} runs queued at once through a serve-only `planwright serve`, executed by 1, 2 \
          and 4 `planwright worker` processes (`--concurrency {SLOTS_PER_WORKER}` each) sharing \
          one store; flow mode, a three-step plan whose first step appends a line to a file \
          with `shell_exec` and whose other steps read it with `file_read`; a scripted LLM \
@@ -447,7 +478,7 @@ async fn main() {
             .find(|o| o.store == r.store && o.workers == 1)
             .map_or(r.per_minute, |o| o.per_minute);
         println!(
-            "| {} | {} | {} / {RUNS} | {:.1} s | {:.0} | {:.2} | {:.1} / {:.1} s |",
+            "| {} | {} | {} / {runs} | {:.1} s | {:.0} | {:.2} | {:.1} / {:.1} s |",
             r.store,
             r.workers,
             r.completed_once,
@@ -459,7 +490,7 @@ async fn main() {
         );
     }
     println!(
-        "\nClaim latency: {RUNS} queued runs claimed by 4 claimers racing, each with its own \
+        "\nClaim latency: {runs} queued runs claimed by 4 claimers racing, each with its own \
          store handle (as 4 processes), one `WorkQueue::claim` each time.\n"
     );
     println!("| store | claim p50 | claim p99 |");
@@ -487,7 +518,7 @@ async fn main() {
     }
     for r in &rows {
         assert_eq!(
-            r.completed_once, RUNS,
+            r.completed_once, runs,
             "{} / {} workers: a run lost or done twice",
             r.store, r.workers
         );
