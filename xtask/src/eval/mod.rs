@@ -8,6 +8,7 @@
 
 mod cause;
 mod checks;
+mod mcp;
 mod outcome;
 mod page;
 mod report;
@@ -317,6 +318,9 @@ fn run_task(
     for (file, text) in task.seed {
         let path = ws.join(file);
         std::fs::write(&path, text).map_err(|e| format!("seeding {}: {e}", path.display()))?;
+    }
+    if !task.library.is_empty() {
+        mcp::set_up(&target_dir(), dir, task.library)?;
     }
     let db = dir.join("run.db");
     let mut cmd = Command::new(binary);

@@ -28,6 +28,9 @@ pub(crate) struct Task {
     pub seed: &'static [(&'static str, &'static str)],
     /// Scripted answers to `message_ask_user` (`planwright run --answer`).
     pub answers: &'static [&'static str],
+    /// Files of a folder outside the workspace, reachable only through the MCP reference
+    /// filesystem server declared as `[mcp_servers.library]` (see `mcp.rs`); empty: no MCP.
+    pub library: &'static [(&'static str, &'static str)],
     pub check: fn(&Path) -> Verdict,
 }
 
@@ -49,6 +52,7 @@ pub(crate) const TASKS: &[Task] = &[
                  read it back and report its content",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| checks::text_is(ws, "hello.txt", "hello from planwright"),
     },
     Task {
@@ -56,6 +60,7 @@ pub(crate) const TASKS: &[Task] = &[
         prompt: "Write the prime numbers below 20 into primes.txt, one per line.",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| {
             checks::items_are(
                 ws,
@@ -70,6 +75,7 @@ pub(crate) const TASKS: &[Task] = &[
                  numbers into sum.txt.",
         seed: &[("a.txt", "4\n"), ("b.txt", "5\n")],
         answers: &[],
+        library: &[],
         check: |ws| checks::number_is(ws, "sum.txt", 9.0),
     },
     Task {
@@ -78,6 +84,7 @@ pub(crate) const TASKS: &[Task] = &[
                  the file unchanged.",
         seed: &[("settings.txt", "colour=red\nsize=large\n")],
         answers: &[],
+        library: &[],
         check: |ws| checks::text_is(ws, "settings.txt", "colour=green\nsize=large"),
     },
     Task {
@@ -86,6 +93,7 @@ pub(crate) const TASKS: &[Task] = &[
                  that number into count.txt.",
         seed: &[("data.csv", DATA_CSV)],
         answers: &[],
+        library: &[],
         check: |ws| checks::number_is(ws, "count.txt", 7.0),
     },
     Task {
@@ -94,6 +102,7 @@ pub(crate) const TASKS: &[Task] = &[
                  write them into out.txt, one name per line.",
         seed: &[("names.txt", "charlie\nalice\nbob\n")],
         answers: &[],
+        library: &[],
         check: |ws| checks::lines_are(ws, "out.txt", &["ALICE", "BOB", "CHARLIE"]),
     },
     Task {
@@ -103,6 +112,7 @@ pub(crate) const TASKS: &[Task] = &[
                  total.txt.",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| {
             checks::items_are(
                 ws,
@@ -118,6 +128,7 @@ pub(crate) const TASKS: &[Task] = &[
                  5, one per line. Run it with python3 and save its output into squares.txt.",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| {
             checks::contains(ws, "squares.py", "print")?;
             checks::lines_are(ws, "squares.txt", &["1", "4", "9", "16", "25"])
@@ -130,6 +141,7 @@ pub(crate) const TASKS: &[Task] = &[
                  so that it writes report.txt.",
         seed: &[("report.sh", REPORT_SH)],
         answers: &[],
+        library: &[],
         check: |ws| {
             checks::number_is(ws, "input.txt", 21.0)?;
             checks::text_is(ws, "report.txt", "report: 42")
@@ -141,6 +153,7 @@ pub(crate) const TASKS: &[Task] = &[
                  and write just the code into code.txt.",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| checks::text_is(ws, "code.txt", PAGE_CODE),
     },
     Task {
@@ -148,6 +161,7 @@ pub(crate) const TASKS: &[Task] = &[
         prompt: "Ask me which city I live in, then write my answer into city.txt.",
         seed: &[],
         answers: &["Lisbon"],
+        library: &[],
         check: |ws| checks::text_is(ws, "city.txt", "Lisbon"),
     },
     Task {
@@ -156,6 +170,7 @@ pub(crate) const TASKS: &[Task] = &[
                  port.txt.",
         seed: &[("config.json", CONFIG_JSON)],
         answers: &[],
+        library: &[],
         check: |ws| checks::number_is(ws, "port.txt", 8080.0),
     },
     Task {
@@ -164,12 +179,26 @@ pub(crate) const TASKS: &[Task] = &[
                  '# Todo' and whose second line is '- buy milk'.",
         seed: &[],
         answers: &[],
+        library: &[],
         check: |ws| {
             checks::first_line_is(ws, "notes/todo.md", "# Todo")?;
             checks::contains(ws, "notes/todo.md", "- buy milk")
         },
     },
+    Task {
+        name: "mcp_library",
+        prompt: "The MCP server named library holds a note called code.txt. Read that note \
+                 with the library server's tools and write the code it contains into \
+                 answer.txt in the workspace.",
+        seed: &[],
+        answers: &[],
+        library: &[("code.txt", "The code is TEAL-5816.\n")],
+        check: |ws| checks::contains(ws, "answer.txt", LIBRARY_CODE),
+    },
 ];
+
+/// The code only the MCP server's folder holds (the `mcp_library` task).
+pub(crate) const LIBRARY_CODE: &str = "TEAL-5816";
 
 /// The tasks named in `names` (all when empty), or which name is unknown.
 pub(crate) fn select(names: &[String]) -> Result<Vec<&'static Task>, String> {
@@ -247,6 +276,7 @@ mod tests {
             ("ask_user", &[("city.txt", "Lisbon\n")]),
             ("json_field", &[("port.txt", "8080\n")]),
             ("folder", &[("notes/todo.md", "# Todo\n- buy milk\n")]),
+            ("mcp_library", &[("answer.txt", "TEAL-5816\n")]),
         ];
         assert_eq!(done.len(), TASKS.len());
         for task in TASKS {
