@@ -449,7 +449,7 @@ pub fn runtime(
                 "A general-purpose agent with a shell and file tools in the run's workspace.".into(),
             kinds: Vec::new(),
             llm,
-            toolbox: Arc::new(toolbox),
+            toolbox: crate::mcp::executor_toolbox(toolbox),
         }],
         store,
         sink: Arc::new(ConsoleView::new().with_sandbox(sandbox.name())),
