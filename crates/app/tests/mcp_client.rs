@@ -1,0 +1,220 @@
+//! MCP servers as a run's tools: the real `planwright` binary with `[mcp_servers.NAME]` in
+//! its project file, the pinned npm reference servers (filesystem, everything; installed
+//! once into the target folder, shared with crates/adapter-mcp's tests) and a scripted
+//! OpenAI-compatible model. Without node/npm the tests that need them skip on a laptop and
+//! fail under `CI=true`.
+
+mod common;
+#[allow(dead_code)]
+#[path = "../../adapter-mcp/tests/support/mod.rs"]
+mod mcp_support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::json;
+
+/// `[mcp_servers.fs]` rooted at `root`, `[mcp_servers.everything]`, and a server whose
+/// command does not exist.
+fn declare_servers(pw: &Planwright, servers: &Path, root: &Path) {
+    let bin = |name: &str| mcp_support::bin(servers, name).display().to_string();
+    let text = format!(
+        "[mcp_servers.fs]\ncommand = {fs:?}\nargs = [{root:?}]\nstartup_timeout_secs = 30\n\n\
+         [mcp_servers.everything]\ncommand = {everything:?}\nargs = [\"stdio\"]\n\
+         startup_timeout_secs = 30\n\n\
+         [mcp_servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n",
+        fs = bin("mcp-server-filesystem"),
+        everything = bin("mcp-server-everything"),
+        root = root.display().to_string(),
+    );
+    std::fs::write(pw.cwd().join("planwright.toml"), text).expect("planwright.toml");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_calls_mcp_tools_and_a_missing_server_stops_nothing() {
+    let Some(servers) = mcp_support::servers_or_skip() else {
+        return;
+    };
+    let pw = Planwright::new();
+    let root = pw.cwd().join("shared");
+    std::fs::create_dir_all(&root).expect("root");
+    let root = std::fs::canonicalize(&root).expect("root");
+    declare_servers(&pw, servers, &root);
+    let notes = root.join("notes.txt").display().to_string();
+
+    let server = ScriptedOpenAi::start(vec![
+        plan(&[
+            "Write notes.txt with the filesystem server",
+            "Echo a greeting",
+        ]),
+        call(
+            "mcp__fs__write_file",
+            json!({"path": notes, "content": "written over MCP"}),
+        ),
+        call("mcp__fs__read_text_file", json!({"path": notes})),
+        complete(true, "notes.txt written"),
+        call("mcp__everything__echo", json!({"message": "hello mcp"})),
+        // A built-in tool still works beside the servers.
+        call("shell_exec", json!({"command": "echo built-in"})),
+        complete(true, "echoed"),
+        text("notes.txt was written and the greeting echoed."),
+    ])
+    .await;
+    let res = pw.run(&server, "Write notes and echo", &[]).await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    assert_eq!(res.json["status"], "completed");
+
+    // The effect is on disk, and the model was told each tool's real answer.
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).expect("notes.txt"),
+        "written over MCP"
+    );
+    let requests = server.requests().await;
+    let executor_tools: Vec<&str> = requests[1]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    for name in ["mcp__fs__write_file", "mcp__everything__echo", "shell_exec"] {
+        assert!(executor_tools.contains(&name), "{name}: {executor_tools:?}");
+    }
+    assert!(
+        !executor_tools
+            .iter()
+            .any(|t| t.starts_with("mcp__missing__")),
+        "{executor_tools:?}"
+    );
+    let seen: Vec<String> = requests.iter().flat_map(tool_messages).collect();
+    assert!(
+        seen.iter().any(|m| m.contains("written over MCP")),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|m| m.contains("hello mcp")), "{seen:?}");
+    assert!(seen.iter().any(|m| m.contains("built-in")), "{seen:?}");
+
+    // The missing server is said, not fatal; `tools list` says why.
+    assert!(
+        res.stderr().contains("/nonexistent/mcp-server"),
+        "{}",
+        res.stderr()
+    );
+    let out = pw.exec(&["tools", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("MCP missing: not offered (failed: cannot start `/nonexistent/mcp-server`"),
+        "{listed}"
+    );
+    assert!(listed.contains("mcp__fs__write_file"), "{listed}");
+    assert!(listed.contains("mcp__everything__echo"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_runs_refuse_mcp_effects_and_let_mcp_reads_run() {
+    let Some(servers) = mcp_support::servers_or_skip() else {
+        return;
+    };
+    let pw = Planwright::new();
+    let root = pw.cwd().join("shared");
+    std::fs::create_dir_all(&root).expect("root");
+    let root = std::fs::canonicalize(&root).expect("root");
+    std::fs::write(root.join("before.txt"), "already here").expect("before.txt");
+    declare_servers(&pw, servers, &root);
+    let before = root.join("before.txt").display().to_string();
+    let after = root.join("after.txt").display().to_string();
+
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Read before.txt and try to write after.txt"]),
+        call("mcp__fs__read_text_file", json!({"path": before})),
+        call(
+            "mcp__fs__write_file",
+            json!({"path": after, "content": "must not be written"}),
+        ),
+        complete(true, "before.txt read; the write was refused"),
+        text("before.txt was read; after.txt could not be written."),
+    ])
+    .await;
+    let res = pw
+        .run(&server, "Read and write", &["--approval", "read-only"])
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    assert!(!root.join("after.txt").exists(), "the effect was refused");
+    let seen: Vec<String> = server
+        .requests()
+        .await
+        .iter()
+        .flat_map(tool_messages)
+        .collect();
+    assert!(seen.iter().any(|m| m.contains("already here")), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|m| m.contains("read-only") && m.contains("mcp__fs__write_file")),
+        "{seen:?}"
+    );
+}
+
+/// `planwright mcp check NAME` of servers that are not MCP servers: one that never answers
+/// `initialize` fails after its startup timeout, one that writes garbage on stdout fails
+/// cleanly, an unknown name is a usage error. No node needed.
+#[tokio::test]
+async fn mcp_check_fails_on_a_hanging_or_garbled_server_with_exit_1() {
+    let pw = Planwright::new();
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "[mcp_servers.hang]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_secs = 1\n\n\
+         [mcp_servers.garbled]\ncommand = \"sh\"\n\
+         args = [\"-c\", \"echo 'not json'; echo '{\\\"jsonrpc\\\": 7}'; sleep 30\"]\n\
+         startup_timeout_secs = 2\n",
+    )
+    .expect("planwright.toml");
+
+    let started = Instant::now();
+    let out = pw.exec(&["mcp", "check", "hang"], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("did not answer `initialize` within 1s"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    let out = pw.exec(&["mcp", "check", "garbled"], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("MCP server `garbled`"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    let out = pw.exec(&["mcp", "check", "nope"], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("declared: garbled, hang"), "{stderr}");
+
+    // `mcp list` reports both, and is no failure itself.
+    let out = pw.exec(&["mcp", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("hang (planwright.toml:1): stdio `sleep 30`: failed:"),
+        "{listed}"
+    );
+    assert!(listed.contains("garbled (planwright.toml:6)"), "{listed}");
+}
+
+/// A bad declaration stops every command with one line naming the file's line, exit 2.
+#[tokio::test]
+async fn a_bad_declaration_is_a_config_error() {
+    let pw = Planwright::new();
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "model = \"m\"\n[mcp_servers.x]\nargs = [\"a\"]\n",
+    )
+    .expect("planwright.toml");
+    let out = pw.exec(&["mcp", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "error: planwright.toml:2: MCP server `x`: set `command` (stdio) or `url` (streamable HTTP)"
+    );
+}
