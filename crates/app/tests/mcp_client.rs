@@ -165,7 +165,7 @@ async fn mcp_check_fails_on_a_hanging_or_garbled_server_with_exit_1() {
         pw.cwd().join("planwright.toml"),
         "[mcp_servers.hang]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_secs = 1\n\n\
          [mcp_servers.garbled]\ncommand = \"sh\"\n\
-         args = [\"-c\", \"echo 'not json'; echo '{\\\"jsonrpc\\\": 7}'; sleep 30\"]\n\
+         args = [\"-c\", \"echo 'not json'; echo '{\\\"jsonrpc\\\": 7}'; exec sleep 30\"]\n\
          startup_timeout_secs = 2\n",
     )
     .expect("planwright.toml");
