@@ -218,3 +218,37 @@ async fn a_bad_declaration_is_a_config_error() {
         "error: planwright.toml:2: MCP server `x`: set `command` (stdio) or `url` (streamable HTTP)"
     );
 }
+
+/// Both files may declare servers: the project's entry replaces the user's of the same name;
+/// `config show` names the file declaring each.
+#[tokio::test]
+async fn the_project_file_replaces_the_user_files_server_of_the_same_name() {
+    let pw = Planwright::new();
+    std::fs::create_dir_all(pw.user_config().parent().expect("folder")).expect("config home");
+    std::fs::write(
+        pw.user_config(),
+        "[mcp_servers.shared]\ncommand = \"user-server\"\n\n\
+         [mcp_servers.mine]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+    )
+    .expect("user file");
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "\n[mcp_servers.shared]\ncommand = \"project-server\"\n",
+    )
+    .expect("project file");
+    let out = pw.exec(&["config", "show", "--json"], &[]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let servers = &shown["mcp_servers"];
+    assert_eq!(servers["shared"]["source"], "planwright.toml", "{shown}");
+    assert_eq!(servers["shared"]["line"], 2);
+    let user_file = pw.user_config().display().to_string();
+    assert_eq!(servers["mine"]["source"], user_file.as_str(), "{shown}");
+
+    // `mcp list` tries the project's `shared`, not the user's.
+    let out = pw.exec(&["mcp", "list"], &[]).await;
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("stdio `project-server`"), "{listed}");
+    assert!(!listed.contains("user-server"), "{listed}");
+    assert!(listed.contains("mine ("), "{listed}");
+}
