@@ -252,3 +252,91 @@ async fn the_project_file_replaces_the_user_files_server_of_the_same_name() {
     assert!(!listed.contains("user-server"), "{listed}");
     assert!(listed.contains("mine ("), "{listed}");
 }
+
+/// Durability: an MCP tool without `readOnlyHint` is an effect. The process is killed while
+/// such a call runs (the server appended its line, then takes 20 s to answer); on resume the
+/// call is not made again and the model is told its outcome is unknown.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupted_mcp_effect_is_not_run_again_on_resume() {
+    let Some(servers) = mcp_support::servers_or_skip() else {
+        return;
+    };
+    let pw = Planwright::new();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp-slow-server.cjs"
+    );
+    let log = pw.cwd().join("effects.txt");
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        format!(
+            "[mcp_servers.slow]\ncommand = \"node\"\nargs = [{script:?}]\n\
+             env = {{ NODE_PATH = {modules:?}, LOG = {log:?} }}\nstartup_timeout_secs = 30\n",
+            modules = servers.join("node_modules").display().to_string(),
+            log = log.display().to_string(),
+        ),
+    )
+    .expect("planwright.toml");
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Append one line with the slow server"]),
+        call("mcp__slow__append", json!({"line": "once"})),
+        // After the resume: the model reads that the outcome is unknown and stops there.
+        complete(true, "the line was appended (checked)"),
+        text("One line was appended."),
+    ])
+    .await;
+    let base = server.base_url();
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let mut child = pw.spawn(&["run", "--json", "--retries", "0", "append once"], &env);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let run_id = loop {
+        assert!(Instant::now() < deadline, "the MCP call never started");
+        if let Some(id) = pw.only_run_id() {
+            let calling = pw
+                .events(&id)
+                .iter()
+                .any(|(_, t, j)| t == "tool_calling" && j["tool"] == "mcp__slow__append");
+            let appended = std::fs::read_to_string(&log).is_ok_and(|l| l == "once\n");
+            if calling && appended {
+                break id;
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("planwright ended before the kill: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+
+    let out = pw
+        .exec(&["resume", &run_id, "--json", "--retries", "0"], &env)
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "resume failed:\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("effects.txt"),
+        "once\n",
+        "the effect happened exactly once"
+    );
+    let events = pw.events(&run_id);
+    let resumed = events
+        .iter()
+        .find(|(_, t, _)| t == "run_resumed")
+        .expect("run_resumed");
+    let interrupted = resumed.2["interrupted_calls"].to_string();
+    assert!(interrupted.contains("mcp__slow__append"), "{interrupted}");
+    assert!(events.iter().any(|(_, t, j)| t == "tool_called"
+        && j["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Interrupted, outcome unknown")));
+    let callings = events
+        .iter()
+        .filter(|(_, t, _)| t == "tool_calling")
+        .count();
+    assert_eq!(callings, 1, "the call was not made again");
+}
