@@ -1,13 +1,13 @@
 //! What `planwright mcp list`, `planwright mcp check NAME` and the MCP lines of
 //! `planwright tools list` print (each starts the servers it reports on).
 
-use super::declarations;
+use super::servers::declarations;
 use crate::AppError;
 
 /// The MCP lines of `tools list` and the number of MCP tools offered; starts the servers.
 pub async fn tools_lines() -> (String, usize) {
     #[cfg(feature = "mcp")]
-    if let Some(toolbox) = super::toolbox() {
+    if let Some(toolbox) = super::servers::toolbox() {
         toolbox.start().await;
         let mut out = String::new();
         let mut count = 0;
@@ -42,7 +42,7 @@ pub async fn tools_lines() -> (String, usize) {
 /// trying to start it.
 #[cfg(feature = "mcp")]
 pub async fn list() -> Result<String, AppError> {
-    let Some(toolbox) = super::toolbox() else {
+    let Some(toolbox) = super::servers::toolbox() else {
         return Ok(
             "no MCP servers declared ([mcp_servers.NAME] in planwright.toml, \
                    docs/mcp.md)\n"
@@ -138,7 +138,7 @@ fn no_such_server(name: &str) -> AppError {
 
 /// `stdio: COMMAND ARGS` or `http: URL`.
 #[cfg(feature = "mcp")]
-fn transport_text(declaration: &super::Declaration) -> String {
+fn transport_text(declaration: &super::servers::Declaration) -> String {
     match declaration.declared.config.transport(&declaration.name) {
         Ok(adapter_mcp::Transport::Stdio { command, args, .. }) => {
             let mut words = vec![command];
