@@ -310,7 +310,7 @@ async fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
             Some(why) => out.push_str(&format!("{}: not offered ({why})\n", f.family)),
         }
     }
-    let (mcp_lines, mcp_tools) = mcp::tools_lines().await;
+    let (mcp_lines, mcp_tools) = mcp::tools_lines(&opts.disabled_tools).await;
     out.push_str(&mcp_lines);
     out.push_str(&format!(
         "always: complete_step, message_notify_user, message_ask_user\n{} tools offered in all\n",

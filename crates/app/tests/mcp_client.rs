@@ -109,6 +109,27 @@ async fn a_run_calls_mcp_tools_and_a_missing_server_stops_nothing() {
     );
     assert!(listed.contains("mcp__fs__write_file"), "{listed}");
     assert!(listed.contains("mcp__everything__echo"), "{listed}");
+
+    // `--disabled-tools` patterns take MCP tools out too.
+    let out = pw
+        .exec(
+            &[
+                "tools",
+                "list",
+                "--disabled-tools",
+                "mcp__fs__*,mcp__everything__echo",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("MCP fs: not offered (turned off by --disabled-tools)"),
+        "{listed}"
+    );
+    assert!(!listed.contains("mcp__everything__echo"), "{listed}");
+    assert!(listed.contains("mcp__everything__get-sum"), "{listed}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,18 +4,35 @@
 use super::servers::declarations;
 use crate::AppError;
 
-/// The MCP lines of `tools list` and the number of MCP tools offered; starts the servers.
-pub async fn tools_lines() -> (String, usize) {
+/// The MCP lines of `tools list` and the number of MCP tools offered (but those `disabled`,
+/// `--disabled-tools` patterns); starts the servers.
+pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
     #[cfg(feature = "mcp")]
     if let Some(toolbox) = super::servers::toolbox() {
         toolbox.start().await;
+        let offered: Vec<String> =
+            super::servers::executor_toolbox(domain::tools::builtin::ToolSet::new(), disabled)
+                .schemas()
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
         let mut out = String::new();
         let mut count = 0;
         for status in toolbox.status().await {
             match &status.state {
                 adapter_mcp::ServerState::Started { tools, .. } => {
+                    let tools: Vec<&String> =
+                        tools.iter().filter(|t| offered.contains(t)).collect();
                     count += tools.len();
-                    out.push_str(&format!("MCP {}: {}\n", status.name, tools.join(", ")));
+                    if tools.is_empty() {
+                        out.push_str(&format!(
+                            "MCP {}: not offered (turned off by --disabled-tools)\n",
+                            status.name
+                        ));
+                        continue;
+                    }
+                    let names: Vec<&str> = tools.iter().map(|t| t.as_str()).collect();
+                    out.push_str(&format!("MCP {}: {}\n", status.name, names.join(", ")));
                 }
                 state => out.push_str(&format!(
                     "MCP {}: not offered ({})\n",
@@ -26,6 +43,7 @@ pub async fn tools_lines() -> (String, usize) {
         }
         return (out, count);
     }
+    let _ = disabled;
     let out = declarations()
         .iter()
         .map(|d| {

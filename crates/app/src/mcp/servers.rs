@@ -78,14 +78,18 @@ pub(super) fn toolbox() -> Option<&'static adapter_mcp::McpToolbox> {
     SERVERS.get().and_then(|s| s.toolbox.as_ref())
 }
 
-/// The executor's toolbox: the built-in tools, then the MCP servers' (when any is declared).
-pub fn executor_toolbox(builtin: ToolSet) -> Arc<dyn Toolbox> {
+/// The executor's toolbox: the built-in tools, then the MCP servers' (when any is declared)
+/// but those `disabled` names (`--disabled-tools` patterns; the built-in set is already
+/// without them).
+pub fn executor_toolbox(builtin: ToolSet, disabled: &[String]) -> Arc<dyn Toolbox> {
     #[cfg(feature = "mcp")]
     if let Some(mcp) = toolbox() {
         let combined = domain::tools::combined::CombinedToolbox::new()
             .then("the built-in tools", Arc::new(builtin))
-            .then("an MCP server", Arc::new(mcp.clone()));
+            .then("an MCP server", Arc::new(mcp.clone()))
+            .without(disabled);
         return Arc::new(combined);
     }
+    let _ = disabled;
     Arc::new(builtin)
 }

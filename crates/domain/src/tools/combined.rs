@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::model::approval::glob;
 use crate::ports::llm::ToolSchema;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
 
@@ -22,6 +23,8 @@ struct Part {
 /// Toolboxes in order; the first one offering a name wins it.
 pub struct CombinedToolbox {
     parts: Vec<Part>,
+    /// Patterns of names never offered (`--disabled-tools`: `*` any run, `?` one character).
+    hidden: Vec<String>,
     /// Names already reported as offered twice (warned once per process).
     warned: Mutex<BTreeSet<String>>,
 }
@@ -38,6 +41,7 @@ impl CombinedToolbox {
     pub fn new() -> CombinedToolbox {
         CombinedToolbox {
             parts: Vec::new(),
+            hidden: Vec::new(),
             warned: Mutex::new(BTreeSet::new()),
         }
     }
@@ -51,8 +55,22 @@ impl CombinedToolbox {
         self
     }
 
-    /// The part that offers `name` first.
+    /// Never offers a tool whose name matches one of `patterns` (`mcp__fs__*`): it is not
+    /// listed, and a call to it is refused.
+    pub fn without(mut self, patterns: &[String]) -> Self {
+        self.hidden.extend(patterns.iter().cloned());
+        self
+    }
+
+    fn is_hidden(&self, name: &str) -> bool {
+        self.hidden.iter().any(|p| glob(p, name, false))
+    }
+
+    /// The part that offers `name` first (none for a hidden name).
     fn owner(&self, name: &str) -> Option<&Part> {
+        if self.is_hidden(name) {
+            return None;
+        }
         self.parts
             .iter()
             .find(|p| p.toolbox.schemas().iter().any(|s| s.name == name))
@@ -84,6 +102,9 @@ impl Toolbox for CombinedToolbox {
         let mut offered: Vec<(ToolSchema, &str)> = Vec::new();
         for part in &self.parts {
             for schema in part.toolbox.schemas() {
+                if self.is_hidden(&schema.name) {
+                    continue;
+                }
                 match offered.iter().find(|(s, _)| s.name == schema.name) {
                     Some((_, winner)) => self.warn_once(&schema.name, winner, &part.origin),
                     None => offered.push((schema, &part.origin)),
@@ -101,6 +122,11 @@ impl Toolbox for CombinedToolbox {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        if self.is_hidden(name) {
+            return Err(ToolError::Refused(format!(
+                "tool '{name}' is turned off for this run"
+            )));
+        }
         if let Some(owner) = self.owner(name) {
             return owner.toolbox.call(name, args, ctx).await;
         }
@@ -261,6 +287,36 @@ mod tests {
         combined.close_run("run-9").await;
         assert_eq!(*builtin.closed.lock().unwrap(), ["run-9"]);
         assert_eq!(*mcp.closed.lock().unwrap(), ["run-9"]);
+    }
+
+    #[tokio::test]
+    async fn hidden_names_are_neither_listed_nor_run() {
+        let combined = CombinedToolbox::new()
+            .then("built-in", labelled("builtin", &["file_write"], &[]))
+            .then(
+                "MCP",
+                labelled(
+                    "mcp",
+                    &["mcp__fs__read", "mcp__fs__write", "mcp__gh__issue"],
+                    &["mcp__fs__read"],
+                ),
+            )
+            .without(&["mcp__fs__*".to_string()]);
+        let names: Vec<String> = combined.schemas().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["file_write", "mcp__gh__issue"]);
+        assert!(matches!(
+            combined.call("mcp__fs__write", json!({}), &ctx()).await,
+            Err(ToolError::Refused(why)) if why.contains("turned off")
+        ));
+        assert!(!combined.idempotent("mcp__fs__read"));
+        assert_eq!(
+            combined
+                .call("mcp__gh__issue", json!({}), &ctx())
+                .await
+                .unwrap()
+                .content,
+            "mcp:mcp__gh__issue"
+        );
     }
 
     #[tokio::test]
