@@ -90,7 +90,7 @@ pub(crate) fn ci() -> Result<(), String> {
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
-const FEATURES: [&str; 7] = [
+const FEATURES: [&str; 8] = [
     "openai",
     "llama",
     "tools-shell",
@@ -98,6 +98,7 @@ const FEATURES: [&str; 7] = [
     "search",
     "store-sqlite",
     "store-postgres",
+    "mcp",
 ];
 
 /// Clippy, warnings denied, on the binary with no adapter feature and with each one alone:

@@ -15,6 +15,7 @@ mod environ;
 mod ids;
 mod jsonl;
 mod mailbox;
+mod mcp;
 mod owner;
 mod panel;
 mod report;
@@ -35,7 +36,8 @@ use domain::ports::{RunStatus, RunStore};
 use domain::{RunControl, RunRequest, Runtime};
 
 use crate::cli::{
-    Cli, Command, ConfigCommand, OutputArg, ResumeArgs, RunArgs, RunsCommand, ToolsCommand,
+    Cli, Command, ConfigCommand, McpCommand, OutputArg, ResumeArgs, RunArgs, RunsCommand,
+    ToolsCommand,
 };
 use crate::database::Database;
 
@@ -156,12 +158,22 @@ fn init_tracing(verbosity: cli::Verbosity, colour: bool) {
 }
 
 async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
+    // Once per process: every run built from here on is offered the same servers.
+    mcp::declare(&loaded.layers)?;
     match cli.command {
         Command::Run(args) => run(&cli.db, args).await,
         Command::Resume(args) => resume(&cli.db, args).await,
         Command::Tools {
             command: ToolsCommand::List { opts },
-        } => tools_list(&opts),
+        } => tools_list(&opts).await,
+        Command::Mcp { command } => {
+            let text = match command {
+                McpCommand::List => mcp::list().await?,
+                McpCommand::Check { name } => mcp::check(&name).await?,
+            };
+            print_stdout(&text);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Worker(args) => server::work(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,
@@ -287,8 +299,9 @@ async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     )
 }
 
-/// `planwright tools list`: every tool offered, and why a family is not.
-fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
+/// `planwright tools list`: every tool offered, and why a family is not (MCP servers are
+/// started to list theirs).
+async fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
     let (set, families) = wiring::tools(opts, domain::StepLimits::default().max_observation_bytes)?;
     let mut out = String::new();
     for f in &families {
@@ -297,9 +310,11 @@ fn tools_list(opts: &cli::RunOptions) -> Result<ExitCode, AppError> {
             Some(why) => out.push_str(&format!("{}: not offered ({why})\n", f.family)),
         }
     }
+    let (mcp_lines, mcp_tools) = mcp::tools_lines(&opts.disabled_tools).await;
+    out.push_str(&mcp_lines);
     out.push_str(&format!(
         "always: complete_step, message_notify_user, message_ask_user\n{} tools offered in all\n",
-        set.names().len() + 3
+        set.names().len() + mcp_tools + 3
     ));
     print_stdout(&out);
     Ok(ExitCode::SUCCESS)

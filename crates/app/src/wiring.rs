@@ -297,7 +297,7 @@ pub fn tools(
     #[allow(unused_mut)]
     let mut set = ToolSet::new();
     #[allow(unused_mut)]
-    let mut families = Vec::new();
+    let mut families: Vec<ToolFamily> = Vec::new();
     #[cfg(feature = "tools-shell")]
     {
         let sandbox = match crate::sandbox::resolve(opts.sandbox)? {
@@ -449,7 +449,7 @@ pub fn runtime(
                 "A general-purpose agent with a shell and file tools in the run's workspace.".into(),
             kinds: Vec::new(),
             llm,
-            toolbox: Arc::new(toolbox),
+            toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
         }],
         store,
         sink: Arc::new(ConsoleView::new().with_sandbox(sandbox.name())),

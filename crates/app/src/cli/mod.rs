@@ -7,7 +7,10 @@ use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
 
+mod mcp;
 mod values;
+
+pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern};
 pub use values::{
@@ -72,6 +75,11 @@ pub enum Command {
     Tools {
         #[command(subcommand)]
         command: ToolsCommand,
+    },
+    /// The MCP servers of the config files: their state and their tools.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
     },
     /// Inspect stored runs.
     Runs {

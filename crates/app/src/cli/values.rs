@@ -51,6 +51,7 @@ pub enum SearchArg {
 
 impl SearchArg {
     /// The provider's name as the search adapter reads it.
+    #[cfg(feature = "search")]
     pub fn name(self) -> &'static str {
         match self {
             SearchArg::Searxng => "searxng",

@@ -58,6 +58,43 @@ A boolean set to `true` in a file is turned off for one command by `--flag=false
 |---|---|---|---|---|---|---|
 "#;
 
+/// The `[mcp_servers.NAME]` tables: not options, so written here (docs/mcp.md has more).
+const MCP_SERVERS: &str = r#"
+## MCP servers
+
+`[mcp_servers.NAME]` tables declare the [MCP](mcp.md) servers whose tools every run is
+offered, as `mcp__NAME__TOOL` (NAME: letters, digits, `_` and `-`). They belong at a file's
+top level, not in a profile; both files may declare servers, and the project file's
+(or `--config`'s) entry replaces the user file's entry of the same NAME. `planwright config
+show` lists the servers in effect and the file declaring each.
+
+| Key | Type | Default | Description |
+|---|---|---|---|
+| `command` | string | — | Program to start; the server speaks MCP over its stdin/stdout. Set `command` or `url`. |
+| `args` | array of strings | `[]` | Its arguments. |
+| `env` | table of strings | `{}` | Variables set for it, beside the few it inherits (`PATH`, `HOME`, locale, user); no other variable of Planwright's reaches it. |
+| `cwd` | string | — | Its working folder. |
+| `url` | string | — | A streamable HTTP endpoint, in place of `command`. |
+| `bearer_token_env` | string | — | The environment variable holding the bearer token sent to `url` (never the token itself). |
+| `enabled_tools` | array of strings | all | Only these tools (the server's names) are offered. |
+| `disabled_tools` | array of strings | `[]` | These tools are never offered. |
+| `startup_timeout_secs` | integer | `10` | Seconds the server has to start and list its tools. |
+| `tool_timeout_secs` | integer | `60` | Seconds a call may take. |
+
+```toml
+[mcp_servers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/shared"]
+
+[mcp_servers.tracker]
+url = "https://mcp.example.com/mcp"
+bearer_token_env = "TRACKER_TOKEN"
+```
+
+A table with an unknown key, a value of the wrong type, or neither (or both) of `command`
+and `url` is an error like any other: one line naming the file and the line, exit code 2.
+"#;
+
 /// The whole reference page.
 pub fn markdown(keys: &[Key]) -> String {
     let mut out = String::from(INTRO);
@@ -96,6 +133,7 @@ pub fn markdown(keys: &[Key]) -> String {
             key.help().replace('|', "\\|")
         ));
     }
+    out.push_str(MCP_SERVERS);
     out
 }
 

@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::error::ConfigError;
 use super::keys::{Key, Kind, SECRET_KEYS};
+use super::mcp_servers;
 
 /// A value of a file, as the option's command-line value(s), and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +34,8 @@ pub struct ConfigFile {
     pub profiles: BTreeMap<String, Settings>,
     /// `profile = "NAME"` at the top level.
     pub profile: Option<String>,
+    /// `[mcp_servers.NAME]` tables (top level only).
+    pub mcp_servers: mcp_servers::Servers,
 }
 
 /// A file's text, to turn spans into lines.
@@ -98,6 +101,10 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                     file.profiles.insert(name.get_ref().to_string(), settings);
                 }
             }
+            "mcp_servers" => {
+                file.mcp_servers = mcp_servers::parse(value, |offset| src.line(offset))
+                    .map_err(|p| src.error(p.span, p.text))?;
+            }
             _ => top.push((key, value)),
         }
     }
@@ -116,7 +123,7 @@ fn settings(
     let mut settings = Settings::new();
     for (name, value) in entries {
         let name_str = name.get_ref().as_ref();
-        if matches!(name_str, "profile" | "profiles") {
+        if matches!(name_str, "profile" | "profiles" | "mcp_servers") {
             return Err(src.error(
                 name.span(),
                 format!("{name_str} belongs at the top level of the file, not in a profile"),
@@ -149,10 +156,10 @@ fn unknown(name: &str, keys: &[Key]) -> String {
              holds the key instead (api_key_env = \"MY_KEY\")"
         );
     }
-    let candidates = keys
-        .iter()
-        .map(|k| k.name.as_str())
-        .chain(["profile", "profiles"]);
+    let candidates =
+        keys.iter()
+            .map(|k| k.name.as_str())
+            .chain(["profile", "profiles", "mcp_servers"]);
     let nearest = candidates
         .map(|c| (strsim::jaro_winkler(name, c), c))
         .filter(|(score, _)| *score > 0.8)

@@ -13,6 +13,7 @@ mod docs;
 mod error;
 mod file;
 mod keys;
+pub mod mcp_servers;
 pub mod show;
 mod sources;
 pub mod starter;

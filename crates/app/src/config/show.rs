@@ -138,6 +138,14 @@ pub fn text(loaded: &Loaded, settings: &[Setting]) -> String {
     for (line, source) in lines {
         out.push_str(&format!("{line:<width$}  # {source}\n"));
     }
+    for (name, (declared, file)) in loaded.layers.mcp_servers() {
+        let table = format!("[mcp_servers.{name}]");
+        out.push_str(&format!(
+            "# {table:<width$}  # {file}:{}\n",
+            declared.line,
+            width = width.saturating_sub(2)
+        ));
+    }
     out
 }
 
@@ -171,7 +179,13 @@ pub fn json(loaded: &Loaded, settings: &[Setting]) -> Value {
             json!({"value": value, "source": s.source.to_string()}),
         );
     }
-    json!({"profile": profile, "files": files, "settings": map})
+    let servers: serde_json::Map<String, Value> = loaded
+        .layers
+        .mcp_servers()
+        .into_iter()
+        .map(|(name, (declared, file))| (name, json!({"source": file, "line": declared.line})))
+        .collect();
+    json!({"profile": profile, "files": files, "settings": map, "mcp_servers": servers})
 }
 
 /// `values` written as a TOML value of `kind`.

@@ -171,6 +171,20 @@ impl Layers {
         })
     }
 
+    /// The `[mcp_servers.NAME]` declarations in effect, by name, with the file declaring
+    /// each: the project's (or `--config`'s) entry replaces the user's of the same name.
+    pub fn mcp_servers(&self) -> BTreeMap<String, (super::mcp_servers::Declared, String)> {
+        let mut servers = BTreeMap::new();
+        for file in self.parsed() {
+            for (name, declared) in &file.mcp_servers {
+                servers
+                    .entry(name.clone())
+                    .or_insert_with(|| (declared.clone(), file.shown.clone()));
+            }
+        }
+        servers
+    }
+
     /// Every key the files set, with its values.
     pub fn values(&self, keys: &[Key]) -> BTreeMap<String, Vec<String>> {
         keys.iter()

@@ -40,7 +40,12 @@ pub fn text(keys: &[Key]) -> String {
          # PLANWRIGHT_PROFILE or `profile = \"NAME\"` at the top of this file.\n\
          # [profiles.fast]\n\
          # model = \"gpt-4o-mini\"\n\
-         # max_steps = 8\n",
+         # max_steps = 8\n\
+         \n\
+         # MCP servers whose tools every run is offered, as mcp__NAME__TOOL (docs/mcp.md).\n\
+         # [mcp_servers.fs]\n\
+         # command = \"npx\"\n\
+         # args = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv/shared\"]\n",
     );
     out
 }
@@ -93,6 +98,19 @@ mod tests {
         let starter = text(&keys);
         let (settings, profile_example) = starter.split_once("# [profiles.fast]").unwrap();
         assert!(profile_example.contains("# max_steps = 8"));
+        let (_, mcp_example) = profile_example.split_once("# [mcp_servers.fs]").unwrap();
+        let uncommented_mcp: String = mcp_example
+            .lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let file = super::super::file::parse(
+            "starter",
+            &format!("[mcp_servers.fs]\n{uncommented_mcp}"),
+            &keys,
+        )
+        .unwrap();
+        assert!(file.mcp_servers.contains_key("fs"));
         let uncommented: String = settings
             .lines()
             .filter_map(|l| l.strip_prefix("# "))

@@ -2,4 +2,5 @@
 
 pub mod args;
 pub mod builtin;
+pub mod combined;
 pub mod planning;

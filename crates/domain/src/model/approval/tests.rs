@@ -144,3 +144,42 @@ fn decisions_and_modes_parse() {
     );
     assert!(!ApprovalDecision::Deny.approves());
 }
+
+#[test]
+fn mcp_tools_act_unless_their_server_marks_them_read_only() {
+    for (mode, effect) in [
+        (ApprovalMode::Auto, Verdict::Run),
+        (ApprovalMode::Ask, Verdict::Ask),
+    ] {
+        let policy = ApprovalPolicy {
+            mode,
+            ..ApprovalPolicy::default()
+        };
+        let args = json!({"path": "notes.txt", "content": "x"});
+        assert_eq!(
+            judge(&policy, "mcp__fs__write_file", args.clone(), false),
+            effect
+        );
+        assert_eq!(
+            judge(&policy, "mcp__fs__read_text_file", args, true),
+            Verdict::Run
+        );
+    }
+    let read_only = ApprovalPolicy {
+        mode: ApprovalMode::ReadOnly,
+        ..ApprovalPolicy::default()
+    };
+    assert!(matches!(
+        judge(&read_only, "mcp__fs__write_file", json!({}), false),
+        Verdict::Refuse(why) if why.contains("mcp__fs__write_file")
+    ));
+    assert_eq!(
+        judge(&read_only, "mcp__everything__echo", json!({}), true),
+        Verdict::Run
+    );
+    // A server cannot pass an effect off as browsing by its tool's name.
+    assert!(matches!(
+        judge(&read_only, "mcp__x__browser_click", json!({}), false),
+        Verdict::Refuse(_)
+    ));
+}

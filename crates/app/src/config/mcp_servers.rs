@@ -1,0 +1,219 @@
+//! The `[mcp_servers.NAME]` tables of a config file (docs/mcp.md): the MCP servers whose
+//! tools a run is offered. Only at a file's top level (not in profiles); a project file's
+//! server replaces the user file's server of the same name. Each table is checked here, so
+//! that a mistake stops the command with one line naming the file's line.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// The keys of a `[mcp_servers.NAME]` table (`adapter_mcp::McpServerConfig`'s fields).
+pub const SERVER_KEYS: [&str; 10] = [
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "bearer_token_env",
+    "enabled_tools",
+    "disabled_tools",
+    "startup_timeout_secs",
+    "tool_timeout_secs",
+];
+
+/// One declared server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    /// Its line in the file.
+    pub line: usize,
+    /// The checked declaration (`mcp` feature only: without it the table is only read).
+    #[cfg(feature = "mcp")]
+    pub config: adapter_mcp::McpServerConfig,
+}
+
+/// The declared servers by name.
+pub type Servers = BTreeMap<String, Declared>;
+
+/// A problem and where it is (a byte range of the file).
+pub struct Problem {
+    pub span: std::ops::Range<usize>,
+    pub text: String,
+}
+
+/// Reads the value of `mcp_servers` (a table of `[mcp_servers.NAME]` tables).
+/// `line`: a byte offset's line in the file.
+pub fn parse(
+    value: &Spanned<DeValue<'_>>,
+    line: impl Fn(usize) -> usize,
+) -> Result<Servers, Problem> {
+    let DeValue::Table(servers) = value.get_ref() else {
+        return Err(Problem {
+            span: value.span(),
+            text: "mcp_servers must hold [mcp_servers.NAME] tables".into(),
+        });
+    };
+    let mut declared = Servers::new();
+    for (name, table) in entries(servers) {
+        let name_str = name.get_ref().as_ref();
+        let DeValue::Table(keys) = table.get_ref() else {
+            return Err(Problem {
+                span: table.span(),
+                text: format!("mcp_servers.{name_str} must be a table"),
+            });
+        };
+        for (key, _) in entries(keys) {
+            let key_str = key.get_ref().as_ref();
+            if !SERVER_KEYS.contains(&key_str) {
+                return Err(Problem {
+                    span: key.span(),
+                    text: unknown(name_str, key_str),
+                });
+            }
+        }
+        let entry = Declared {
+            line: line(name.span().start),
+            #[cfg(feature = "mcp")]
+            config: typed(name_str, table)?,
+        };
+        declared.insert(name_str.to_string(), entry);
+    }
+    Ok(declared)
+}
+
+/// The table as the adapter's declaration, its transport checked.
+#[cfg(feature = "mcp")]
+fn typed(
+    name: &str,
+    table: &Spanned<DeValue<'_>>,
+) -> Result<adapter_mcp::McpServerConfig, Problem> {
+    use serde::de::{Deserialize, IntoDeserializer};
+    let config = adapter_mcp::McpServerConfig::deserialize(table.clone().into_deserializer())
+        .map_err(|e| Problem {
+            span: e.span().unwrap_or_else(|| table.span()),
+            text: format!("mcp_servers.{name}: {}", e.message().trim_end()),
+        })?;
+    config.transport(name).map_err(|e| Problem {
+        span: table.span(),
+        text: e.to_string(),
+    })?;
+    Ok(config)
+}
+
+type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
+
+/// The entries of a table in the order of the file.
+fn entries<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+fn unknown(server: &str, key: &str) -> String {
+    let nearest = SERVER_KEYS
+        .iter()
+        .map(|c| (strsim::jaro_winkler(key, c), *c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((_, near)) => {
+            format!("unknown key \"{key}\" in mcp_servers.{server} (did you mean \"{near}\"?)")
+        }
+        None => format!(
+            "unknown key \"{key}\" in mcp_servers.{server} (known: {})",
+            SERVER_KEYS.join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use clap::CommandFactory;
+
+    fn parse(text: &str) -> Result<crate::config::file::ConfigFile, String> {
+        let keys = crate::config::keys::keys(&crate::cli::Cli::command());
+        crate::config::file::parse("p.toml", text, &keys).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn servers_are_read_with_their_lines() {
+        let file = parse(
+            "model = \"m\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\"]\n\
+             tool_timeout_secs = 5\n\n[mcp_servers.remote]\nurl = \"https://h/mcp\"\n\
+             bearer_token_env = \"TOKEN\"\n",
+        )
+        .unwrap();
+        let names: Vec<&String> = file.mcp_servers.keys().collect();
+        assert_eq!(names, ["fs", "remote"]);
+        assert_eq!(file.mcp_servers["fs"].line, 3);
+        assert_eq!(file.mcp_servers["remote"].line, 8);
+        assert!(file.top.contains_key("model"));
+        #[cfg(feature = "mcp")]
+        {
+            let fs = &file.mcp_servers["fs"].config;
+            assert_eq!(fs.command.as_deref(), Some("npx"));
+            assert_eq!(fs.args, ["-y", "fs"]);
+            assert_eq!(fs.tool_timeout_secs, 5);
+            assert_eq!(fs.startup_timeout_secs, 10);
+            let remote = &file.mcp_servers["remote"].config;
+            assert_eq!(remote.bearer_token_env.as_deref(), Some("TOKEN"));
+        }
+    }
+
+    #[test]
+    fn each_mistake_is_one_line_naming_the_line() {
+        let error = |text: &str| parse(text).unwrap_err();
+        assert_eq!(
+            error("[mcp_servers.x]\ncommand = \"a\"\ncomand = \"a\"\n"),
+            "p.toml:3: unknown key \"comand\" in mcp_servers.x (did you mean \"command\"?)"
+        );
+        assert_eq!(
+            error("mcp_servers = 1\n"),
+            "p.toml:1: mcp_servers must hold [mcp_servers.NAME] tables"
+        );
+        assert_eq!(
+            error("[profiles.p.mcp_servers.x]\ncommand = \"a\"\n"),
+            "p.toml:1: mcp_servers belongs at the top level of the file, not in a profile"
+        );
+        assert_eq!(
+            error("mcp_server = 1\n"),
+            "p.toml:1: unknown key \"mcp_server\" (did you mean \"mcp_servers\"?)"
+        );
+        #[cfg(feature = "mcp")]
+        {
+            assert_eq!(
+                error("\n[mcp_servers.x]\nargs = [\"a\"]\n"),
+                "p.toml:2: MCP server `x`: set `command` (stdio) or `url` (streamable HTTP)"
+            );
+            assert_eq!(
+                error("[mcp_servers.x]\ncommand = \"a\"\nstartup_timeout_secs = \"ten\"\n"),
+                "p.toml:3: mcp_servers.x: invalid type: string \"ten\", expected u64"
+            );
+            assert_eq!(
+                error("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"\n"),
+                "p.toml:1: MCP server `x`: set `command` or `url`, not both"
+            );
+        }
+    }
+
+    /// Every key listed here is a field of the adapter's declaration.
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn the_keys_are_the_adapters_fields() {
+        use serde::de::{Deserialize, IntoDeserializer};
+        for key in super::SERVER_KEYS {
+            let value = match key {
+                "args" | "enabled_tools" | "disabled_tools" => "[]",
+                "env" => "{}",
+                "startup_timeout_secs" | "tool_timeout_secs" => "1",
+                _ => "\"x\"",
+            };
+            let text = format!("{key} = {value}\n");
+            let table = toml::de::DeTable::parse(&text).unwrap();
+            let parsed = adapter_mcp::McpServerConfig::deserialize(table.into_deserializer());
+            assert!(parsed.is_ok(), "{key}: {:?}", parsed.err());
+        }
+    }
+}
