@@ -215,6 +215,35 @@ async fn a_server_that_never_answers_fails_after_the_startup_timeout() {
     }
 }
 
+/// Whether process `pid` is gone (or a zombie waiting for its parent).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_failed_server_started_dies_with_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = dir.path().join("sleep.pid");
+    let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    let mut silent = McpServerConfig::stdio("sh", &["-c", &script]);
+    silent.startup_timeout_secs = 1;
+    let toolbox = toolbox(vec![("silent", silent)]);
+    toolbox.start().await;
+    let pid = std::fs::read_to_string(&pid_file).expect("the script wrote its sleep's pid");
+    let pid = pid.trim();
+    // The kill is sent when the start gives up; the process may take a moment to die.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gone(pid) && Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+    assert!(gone(pid), "the server's own child {pid} outlived it");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_exits_at_once_reports_why() {
     let toolbox = toolbox(vec![(

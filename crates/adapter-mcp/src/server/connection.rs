@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::environment::server_env;
 use super::error::StartError;
+use super::process_group::ProcessGroup;
 use crate::config::Transport;
 
 /// Lines of a child's stderr kept to explain why it stopped.
@@ -29,6 +30,8 @@ const EXIT_GRACE: Duration = Duration::from_secs(1);
 pub struct Connection {
     service: RunningService<RoleClient, ()>,
     child: Option<Child>,
+    /// Killed with the connection (stdio servers).
+    _group: Option<ProcessGroup>,
     /// A call found the session closed.
     broken: bool,
     pub tools: Vec<McpTool>,
@@ -55,6 +58,7 @@ impl Connection {
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
+                    .process_group(0)
                     .kill_on_drop(true);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
@@ -63,6 +67,7 @@ impl Connection {
                     command: command.clone(),
                     reason: e.to_string(),
                 })?;
+                let group = ProcessGroup::of(&child);
                 let tail = Arc::new(Mutex::new(VecDeque::new()));
                 let stderr_reader = child.stderr.take().map(|stderr| {
                     tokio::spawn(keep_stderr(server.to_owned(), stderr, tail.clone()))
@@ -76,6 +81,7 @@ impl Connection {
                     Ok(Ok((service, tools))) => Ok(Connection {
                         service,
                         child: Some(child),
+                        _group: Some(group),
                         broken: false,
                         tools,
                     }),
@@ -103,6 +109,7 @@ impl Connection {
                 Ok(Connection {
                     service,
                     child: None,
+                    _group: None,
                     broken: false,
                     tools,
                 })

@@ -4,6 +4,7 @@
 mod connection;
 mod environment;
 pub(crate) mod error;
+mod process_group;
 
 use std::sync::RwLock;
 use std::time::Duration;
