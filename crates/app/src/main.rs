@@ -174,6 +174,9 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor(args) => Ok(doctor::doctor(&cli.db, &args).await),
+        Command::Mcp {
+            command: cli::mcp::McpCommand::Serve(args),
+        } => server::mcp::stdio::serve(&cli.db, args).await,
     }
 }
 

@@ -7,6 +7,7 @@ use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
 
+pub mod mcp;
 mod values;
 
 use values::approval_rule;
@@ -90,6 +91,11 @@ pub enum Command {
     },
     /// Check each part Planwright uses and say how to fix what is missing.
     Doctor(DoctorArgs),
+    /// Planwright and the Model Context Protocol: serve Planwright's runs to another agent.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
+    },
 }
 
 /// The shells `planwright completions` writes for.
