@@ -21,7 +21,7 @@ async def main(argv):
         listed = structured(await session.call_tool("list_runs", {}))
         errors = {
             "unknown": structured(
-                await session.call_tool("get_run", {"run_id": "run-nope"})
+                await session.call_tool("get_run", {"run_id": "run_nope"})
             ),
             "not_waiting": structured(
                 await session.call_tool("answer", {"run_id": run_id, "text": "yes"})

@@ -93,7 +93,7 @@ fn schema(v: Value) -> Arc<JsonObject> {
 }
 
 fn run_id_property() -> Value {
-    json!({"type": "string", "description": "The run's id, as run_task or list_runs gave it (run-...)."})
+    json!({"type": "string", "description": "The run's id, as run_task or list_runs gave it (run_...)."})
 }
 
 fn wait_property(what: &str) -> Value {

@@ -7,8 +7,10 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
 use serde_json::Value;
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use domain::model::event::Event;
 use domain::ports::{Change, RunStatus};
 
 use super::super::error::{store_error, unknown_run, ApiError};
@@ -63,6 +65,14 @@ pub async fn until_settled(
         last: None,
         progress: 0.0,
     });
+    // A run executed here wakes the wait at each event; the store is read either way.
+    let mut live = state
+        .with_registry(|r| {
+            r.runs
+                .get(run_id)
+                .and_then(|e| e.events.as_ref().map(broadcast::Sender::subscribe))
+        })
+        .flatten();
     loop {
         // Watching before reading: what is appended meanwhile wakes the watch.
         let mut appended = state.changes.watch(run_id, Change::Events);
@@ -76,12 +86,24 @@ pub async fn until_settled(
         }
         tokio::select! {
             _ = appended.changed(STORE_POLL) => {}
+            () = next_event(&mut live) => {}
             () = stop.cancelled() => {
                 return Err(ApiError::Conflict(format!(
                     "the wait was cancelled; run '{run_id}' goes on (get_run shows it)"
                 )))
             }
         }
+    }
+}
+
+/// Returns at the run's next live event (or when its channel closes, then never again);
+/// never without a channel.
+async fn next_event(live: &mut Option<broadcast::Receiver<Event>>) {
+    let Some(rx) = live.as_mut() else {
+        return std::future::pending().await;
+    };
+    if let Err(broadcast::error::RecvError::Closed) = rx.recv().await {
+        *live = None;
     }
 }
 
