@@ -77,8 +77,8 @@ const LIST_RUNS_DOC: &str = "Every Planwright run this server knows, newest firs
 status, task, mode, creation time. Use it to find a run id again.";
 
 const CANCEL_RUN_DOC: &str = "Cancel a queued or running Planwright run: a queued run never \
-starts; a running one stops at its next safe point (the call under way finishes), ending \
-as failed with the error 'cancelled'. Fails on a run that already ended.";
+starts; a running one stops at its next safe point (the call under way finishes) and ends \
+`failed` with the error \"the run was cancelled\". Fails on a run that already ended.";
 
 const ANSWER_DOC: &str = "Answer the question a Planwright run asked (its status is \
 `waiting` and `pending_question` holds the question, as run_task and get_run show). The \
