@@ -338,7 +338,10 @@ async fn mcp_on_serve_refuses_a_client_without_the_token() {
     let out = scenario(&python, &pw, &llm, "no_token.py", &["--http", &url]).await;
     // The SDK reports the refused initialize as an error (its text does not say 401).
     assert_eq!(out["connected"], false, "{out}");
-    assert!(out["error"].as_str().is_some_and(|e| !e.is_empty()), "{out}");
+    assert!(
+        out["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{out}"
+    );
     // The same request on the wire: 401 with the Bearer challenge, and with a wrong token.
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
