@@ -22,6 +22,7 @@ const TOKEN: &str = "test-token-0123456789";
 
 /// The venv's python, installed on first use; `None` (the test skips) when it cannot be
 /// made outside CI.
+#[allow(clippy::print_stderr)]
 fn python() -> Option<PathBuf> {
     static VENV: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match VENV.get_or_init(prepare_venv) {
