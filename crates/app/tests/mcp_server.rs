@@ -378,3 +378,33 @@ async fn mcp_on_serve_refuses_a_client_without_the_token() {
     assert_eq!(res.status(), reqwest::StatusCode::OK);
     assert!(res.headers().contains_key("mcp-session-id"));
 }
+
+#[tokio::test]
+async fn mcp_serve_on_stdio_hands_a_question_to_the_client_and_goes_on_with_its_answer() {
+    let Some(python) = python() else { return };
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let out = scenario(&python, &pw, &llm, "answer.py", &stdio_args(&[])).await;
+    let asked = &out["asked"]["data"];
+    assert_eq!(asked["status"], "waiting", "{out}");
+    assert_eq!(asked["pending_question"], "Which colour?", "{out}");
+    assert_eq!(out["answered"]["is_error"], false, "{out}");
+    assert_eq!(out["answered"]["data"]["delivered"], true, "{out}");
+    let ended = &out["ended"]["data"];
+    assert_eq!(ended["status"], "completed", "{out}");
+    assert_eq!(ended["pending_question"], Value::Null);
+    // The model heard the answer.
+    let requests = llm.requests().await;
+    assert!(
+        requests
+            .iter()
+            .any(|r| tool_messages(r).iter().any(|m| m.contains("blue"))),
+        "the answer never reached the model"
+    );
+}
