@@ -166,14 +166,17 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
         Command::Tools {
             command: ToolsCommand::List { opts },
         } => tools_list(&opts).await,
-        Command::Mcp { command } => {
-            let text = match command {
-                McpCommand::List => mcp::list().await?,
-                McpCommand::Check { name } => mcp::check(&name).await?,
-            };
-            print_stdout(&text);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Mcp { command } => match command {
+            McpCommand::Serve(args) => server::mcp::stdio::serve(&cli.db, args).await,
+            McpCommand::List => {
+                print_stdout(&mcp::list().await?);
+                Ok(ExitCode::SUCCESS)
+            }
+            McpCommand::Check { name } => {
+                print_stdout(&mcp::check(&name).await?);
+                Ok(ExitCode::SUCCESS)
+            }
+        },
         Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Worker(args) => server::work(&cli.db, args).await,
         Command::Runs { command } => runs(&cli.db, command).await,

@@ -7,7 +7,7 @@ use domain::model::approval::ApprovalRule;
 
 use crate::database::Database;
 
-mod mcp;
+pub mod mcp;
 mod values;
 
 pub use mcp::McpCommand;
@@ -76,7 +76,8 @@ pub enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
-    /// The MCP servers of the config files: their state and their tools.
+    /// Model Context Protocol: the config files' MCP servers (list, check), and Planwright
+    /// itself as an MCP server for other agents (serve).
     Mcp {
         #[command(subcommand)]
         command: McpCommand,

@@ -14,7 +14,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::api::ApiError;
+use super::error::ApiError;
 use crate::AppError;
 
 /// Name of the file holding the generated token, beside a SQLite database (in

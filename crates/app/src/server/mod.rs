@@ -15,7 +15,11 @@
 mod api;
 mod auth;
 mod dispatch;
+mod error;
+mod files;
 mod listener;
+pub mod mcp;
+mod runs;
 mod sse;
 mod web;
 

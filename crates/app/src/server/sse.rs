@@ -19,7 +19,8 @@ use tokio::sync::{broadcast, mpsc};
 
 use domain::ports::{Change, RunStatus};
 
-use super::api::{ApiError, QUEUED_CANCEL};
+use super::error::ApiError;
+use super::runs::QUEUED_CANCEL;
 use super::{Phase, State};
 
 /// Frames buffered per connection before the producer waits for the client.

@@ -73,6 +73,7 @@ mod tests {
             "/v1/runs/{id}/cancel",
             "/v1/runs/{id}/reply",
             "/v1/runs/{id}/files/{path}",
+            "/mcp",
         ] {
             assert!(v["paths"][p].is_object(), "{p} missing");
         }

@@ -270,7 +270,7 @@ impl Planwright {
     /// Only our environment: no provider, key or Planwright setting of the developer's, the
     /// same tools on every machine (requests, and so cassettes, list them: no browser and
     /// no web search unless a test asks for them), and no user config file.
-    fn isolate(&self, cmd: &mut tokio::process::Command) {
+    pub fn isolate(&self, cmd: &mut tokio::process::Command) {
         for (k, _) in std::env::vars() {
             if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
                 cmd.env_remove(k);

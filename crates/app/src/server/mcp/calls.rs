@@ -1,0 +1,193 @@
+//! One `tools/call`: the arguments read, the operation of `runs.rs` called, its answer (or
+//! its error, as an `isError` result with a clear text) returned as JSON.
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::super::error::ApiError;
+use super::super::runs::{self, Cancelled, NewRun};
+use super::super::State;
+use super::resources;
+use super::tools::{self, AnswerArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
+use super::wait::{self, ProgressTarget};
+
+/// Why a call could not be made; shown to the calling model as the tool's error text.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("invalid arguments for {tool}: {reason}")]
+    Arguments { tool: String, reason: String },
+    #[error("{0}")]
+    Run(#[from] ApiError),
+}
+
+/// Calls the tool `name` (one of [`tools::all`]; the caller checked) with `arguments`.
+pub async fn call(
+    state: &State,
+    name: &str,
+    arguments: Option<JsonObject>,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    match dispatch(state, name, arguments, context).await {
+        Ok(value) => {
+            let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(value);
+            result
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+    }
+}
+
+async fn dispatch(
+    state: &State,
+    name: &str,
+    arguments: Option<JsonObject>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Value, CallError> {
+    match name {
+        tools::RUN_TASK => {
+            let args: RunTaskArgs = parse(name, arguments)?;
+            let queued = runs::create(
+                state,
+                NewRun {
+                    task: args.task,
+                    mode: args.mode,
+                    model: None,
+                },
+            )
+            .await?;
+            if !args.wait {
+                return Ok(json!({
+                    "run_id": queued.run_id,
+                    "status": if queued.position.is_some() { "queued" } else { "running" },
+                    "position": queued.position,
+                    "next": "call get_run with this run_id (wait: true to wait for its end)",
+                }));
+            }
+            Ok(settled(state, &queued.run_id, context).await?)
+        }
+        tools::GET_RUN => {
+            let args: GetRunArgs = parse(name, arguments)?;
+            if args.wait {
+                return Ok(settled(state, &args.run_id, context).await?);
+            }
+            Ok(view(runs::show(state, &args.run_id).await?))
+        }
+        tools::LIST_RUNS => {
+            let _: NoArgs = parse(name, arguments)?;
+            Ok(json!({"runs": runs::list(state).await?}))
+        }
+        tools::CANCEL_RUN => {
+            let args: RunIdArgs = parse(name, arguments)?;
+            let status = match runs::cancel(state, &args.run_id).await? {
+                Cancelled::WhileQueued => "cancelled",
+                Cancelled::Cancelling => "cancelling",
+            };
+            Ok(json!({"run_id": args.run_id, "status": status}))
+        }
+        tools::ANSWER => {
+            let args: AnswerArgs = parse(name, arguments)?;
+            runs::reply(state, &args.run_id, args.text).await?;
+            Ok(json!({
+                "run_id": args.run_id,
+                "delivered": true,
+                "next": "call get_run with wait: true to follow the run to its end",
+            }))
+        }
+        other => Err(CallError::Arguments {
+            tool: other.to_string(),
+            reason: "no such tool".into(),
+        }),
+    }
+}
+
+/// Reads `arguments` as `T`, absent arguments as `{}`.
+fn parse<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Result<T, CallError> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| {
+        CallError::Arguments {
+            tool: tool.to_string(),
+            reason: e.to_string(),
+        }
+    })
+}
+
+/// Waits for the run to settle, with progress notifications when the client asked for them.
+async fn settled(
+    state: &State,
+    run_id: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<Value, ApiError> {
+    let progress = context
+        .meta
+        .get_progress_token()
+        .map(|token| ProgressTarget {
+            peer: context.peer.clone(),
+            token,
+        });
+    let shown = wait::until_settled(state, run_id, &context.ct, progress).await?;
+    Ok(view(shown))
+}
+
+/// A run as an agent wants it: status, plan with a marker per step, summary, files (with
+/// their resource URIs), what it waits on; not its tool calls or token counts.
+fn view(shown: Value) -> Value {
+    let run_id = shown["run_id"].as_str().unwrap_or_default().to_string();
+    let files: Vec<Value> = shown["files"]
+        .as_array()
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| {
+                    let path = f["path"].as_str().unwrap_or_default();
+                    json!({"path": path, "bytes": f["bytes"], "uri": resources::uri(&run_id, path)})
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = json!({
+        "run_id": run_id,
+        "status": shown["status"],
+        "task": shown["task"],
+        "mode": shown["mode"],
+        "plan": plan_text(&shown["plan"]),
+        "summary": shown["summary"],
+        "error": shown["error"],
+        "files": files,
+        "pending_question": shown["pending_question"],
+        "pending_approval": shown["pending_approval"],
+    });
+    if let Some(position) = shown.get("position") {
+        out["position"] = position.clone();
+    }
+    out
+}
+
+/// The plan as lines `[✓] 1. Write the file`, under its title.
+fn plan_text(plan: &Value) -> Value {
+    let Some(steps) = plan["steps"].as_array() else {
+        return Value::Null;
+    };
+    let mut lines = vec![plan["title"].as_str().unwrap_or("Plan").to_string()];
+    for (i, step) in steps.iter().enumerate() {
+        let marker =
+            serde_json::from_value::<domain::model::status::StepStatus>(step["status"].clone())
+                .map(|s| s.marker())
+                .unwrap_or("[?]");
+        let mut line = format!(
+            "{marker} {}. {}",
+            i + 1,
+            step["description"].as_str().unwrap_or_default()
+        );
+        if let Some(result) = step["result"].as_str().or(step["error"].as_str()) {
+            line.push_str(&format!(
+                " → {}",
+                domain::prompts::truncate_chars(result, 200)
+            ));
+        }
+        lines.push(line);
+    }
+    Value::String(lines.join("\n"))
+}

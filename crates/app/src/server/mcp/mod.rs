@@ -1,0 +1,158 @@
+//! Planwright as an MCP server (docs/mcp.md, "Planwright as an MCP server"): a driving
+//! adapter beside the HTTP API. Its tools queue, follow, cancel and answer runs through the
+//! same operations as `/v1` (`runs.rs`), on the same state (store, queue, registry,
+//! `ServerUser`); its resources are the runs' workspace files.
+//!
+//! ```text
+//! tools/call run_task ─▶ runs::create ─▶ store: queued ─▶ dispatch ─▶ Runtime
+//!                wait ◀── store (events, plan) ─▶ notifications/progress
+//! ```
+//!
+//! Two transports: stdio for `planwright mcp serve` (`stdio.rs`), streamable HTTP at `/mcp`
+//! on `planwright serve`, behind its bearer token ([`http_service`]).
+
+mod calls;
+mod resources;
+pub mod stdio;
+mod tools;
+mod wait;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::error::ApiError;
+use super::State;
+
+const INSTRUCTIONS: &str = "Planwright runs long multi-step tasks for you: it plans them, \
+executes each step with shell and file tools in a workspace of its own, verifies and \
+re-plans. Call run_task with the whole task (wait: true to get the result in the same \
+call), get_run to follow a run, answer when a run asks a question, cancel_run to stop one. \
+The files a run writes are resources planwright://runs/{run_id}/files/{path}.";
+
+/// The MCP service over the server's state; one per session, all sharing the state.
+#[derive(Clone)]
+pub struct PlanwrightMcp {
+    state: State,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl PlanwrightMcp {
+    pub fn new(state: State) -> PlanwrightMcp {
+        PlanwrightMcp {
+            state,
+            tools: Arc::new(tools::all()),
+        }
+    }
+}
+
+/// A resource error as MCP says it: an unknown resource is `resource_not_found`.
+fn resource_error(e: ApiError) -> McpError {
+    match e {
+        ApiError::NotFound(m) | ApiError::Forbidden(m) => McpError::resource_not_found(m, None),
+        ApiError::BadRequest(m) | ApiError::TooLarge(m) => McpError::invalid_params(m, None),
+        other => McpError::internal_error(other.to_string(), None),
+    }
+}
+
+impl ServerHandler for PlanwrightMcp {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("planwright", env!("CARGO_PKG_VERSION"))
+                    .with_title("Planwright"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if !self.tools.iter().any(|t| t.name == request.name) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer)",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        Ok(
+            calls::call(&self.state, &request.name, request.arguments, &context)
+                .await
+                .into(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let listed = resources::list(&self.state).await.map_err(resource_error)?;
+        Ok(ListResourcesResult::with_all_items(listed))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            resources::template(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let contents = resources::read(&self.state, &request.uri)
+            .await
+            .map_err(resource_error)?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+/// `/mcp` on `planwright serve`: streamable HTTP, one session per client, closed on
+/// shutdown. The bearer token (checked before this service, `auth.rs`) is what protects
+/// it, so the Host check meant for unauthenticated local servers is off: a server
+/// listening on a public address answers its own name.
+pub fn http_service(state: State) -> StreamableHttpService<PlanwrightMcp, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(state.shutdown.child_token());
+    let service_state = state.clone();
+    StreamableHttpService::new(
+        move || Ok(PlanwrightMcp::new(service_state.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}

@@ -1,0 +1,62 @@
+//! `planwright mcp serve`: the MCP service on stdin/stdout, over the state `serve` builds
+//! (same store, queue, workers, sandbox rule), without the HTTP listener. Stdout carries
+//! only JSON-RPC; every log line goes to stderr.
+
+use std::process::ExitCode;
+
+use rmcp::ServiceExt;
+
+use super::super::{runner_state, say, start_runner, stop_runner, stop_signal, Runner};
+use super::PlanwrightMcp;
+use crate::cli::mcp::McpServeArgs;
+use crate::database::Database;
+use crate::AppError;
+
+/// Serves until the client closes stdin (or SIGTERM / Ctrl-C), then suspends the runs
+/// still active at their next safe point, as `serve` does at shutdown.
+pub async fn serve(db: &Database, args: McpServeArgs) -> Result<ExitCode, AppError> {
+    if args.opts.workspace.is_some() {
+        return Err(AppError::Config(
+            "mcp serve gives every run its own workspace; --workspace is not supported here".into(),
+        ));
+    }
+    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "mcp serve")?;
+    let workers = args.workers.unwrap_or(if db.is_shared() {
+        0
+    } else {
+        super::super::DEFAULT_WORKERS
+    });
+    let runner = Runner {
+        slots: workers,
+        ask_timeout_secs: args.ask_timeout_secs,
+        // Whoever holds our stdin is the client: no token.
+        token: String::new(),
+        workspace_root: args.workspace_root.clone(),
+    };
+    let state = runner_state(db, &args.opts, runner).await?;
+    if workers > 0 {
+        start_runner(&state).await;
+    }
+    let service = PlanwrightMcp::new(state.clone())
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| AppError::Run(format!("the MCP session could not start: {e}")))?;
+    say(&format!(
+        "mcp serve ready on stdio: up to {workers} runs at once, sandbox {}",
+        sandbox.name()
+    ));
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        ended = service.waiting() => {
+            if let Err(e) = ended {
+                tracing::warn!(error = %e, "the MCP session ended with an error");
+            }
+        }
+        signal = stop_signal() => {
+            say(&format!("{signal}: suspending the active runs at their next safe point"));
+            cancel.cancel();
+        }
+    }
+    stop_runner(&state).await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,305 @@
+//! The operations on runs, shared by the HTTP API (`api.rs`) and the MCP service (`mcp/`):
+//! queue a run, list and show runs, cancel one, answer its question or decide its approval.
+//! Each answers plain values or an [`ApiError`]; the callers only translate.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use serde_json::{json, Value};
+
+use domain::model::approval::ApprovalDecision;
+use domain::ports::{RunMessage, RunRecord, RunStatus};
+
+use super::error::{store_error, unknown_run, ApiError};
+use super::{dispatch, files, Phase, ReplyError, State};
+use crate::cli::ModeArg;
+
+/// What a client asks to run.
+#[derive(Debug, Default)]
+pub struct NewRun {
+    pub task: String,
+    /// A planning style name (`flow`, `plan-act`, `todo`, `dag`, `auto`); the server's own
+    /// when `None` or blank.
+    pub mode: Option<String>,
+    /// A model name; the server's own when `None` or blank.
+    pub model: Option<String>,
+}
+
+/// A run in the queue: started at once (`position` `None`) or waiting for a slot.
+#[derive(Debug)]
+pub struct Queued {
+    pub run_id: String,
+    pub position: Option<usize>,
+}
+
+/// Stores the run as queued (before anyone hears of it: a restart cannot lose it) and
+/// dispatches what can start.
+pub async fn create(state: &State, req: NewRun) -> Result<Queued, ApiError> {
+    let task = req.task.trim().to_string();
+    if task.is_empty() {
+        return Err(ApiError::BadRequest("`task` is empty".into()));
+    }
+    let mut opts = state.opts.clone();
+    if let Some(mode) = req.mode.as_deref().filter(|m| !m.trim().is_empty()) {
+        opts.mode = ModeArg::from_str(mode.trim(), false).map_err(|_| {
+            ApiError::BadRequest(format!(
+                "unknown mode '{mode}' (available: flow, plan-act, todo, dag, auto)"
+            ))
+        })?;
+    }
+    let model = req
+        .model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    if let Some(model) = model.filter(|m| *m != state.opts.model) {
+        if state.opts.replay.is_some() || state.opts.record.is_some() {
+            return Err(ApiError::BadRequest(
+                "this server replays or records its LLM; `model` cannot be overridden".into(),
+            ));
+        }
+        opts.model = model.to_string();
+        // Built to refuse a bad model now; the worker that claims the run builds its own.
+        crate::wiring::llm(&opts)
+            .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?;
+    }
+    let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
+    let workspace = crate::create_workspace(&crate::run_workspace(&state.workspace_root, &run_id))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let record = RunRecord {
+        run_id: run_id.clone(),
+        task,
+        mode: dispatch::mode_name(opts.mode),
+        status: RunStatus::Queued,
+        workspace: workspace.display().to_string(),
+        created_at: chrono::Utc::now(),
+        finished_at: None,
+        summary: None,
+        error: None,
+        usage: Default::default(),
+        lease: None,
+        queue_request: Some(dispatch::queue_request(&opts)),
+    };
+    state.queue.enqueue(&record).await.map_err(store_error)?;
+    dispatch::channel_for(state, &record);
+    dispatch::dispatch(state).await;
+    let position = state.queue.position(&run_id).await.map_err(store_error)?;
+    Ok(Queued { run_id, position })
+}
+
+/// Every stored run, newest first, as `GET /v1/runs` lists them.
+pub async fn list(state: &State) -> Result<Vec<Value>, ApiError> {
+    let stored = state.store.list_runs().await.map_err(store_error)?;
+    let mut runs: Vec<Value> = Vec::new();
+    if let Value::Array(list) = crate::report::runs_list_json(&stored) {
+        for (mut v, r) in list.into_iter().zip(&stored) {
+            v["mode"] = json!(r.mode);
+            v["queued"] = json!(r.status == RunStatus::Queued);
+            if cancelled_while_queued(r) {
+                v["status"] = json!("cancelled");
+            }
+            if let Some(error) = errored(state, &r.run_id) {
+                v["status"] = json!("failed");
+                v["error"] = json!(error);
+            }
+            runs.push(v);
+        }
+    }
+    Ok(runs)
+}
+
+/// One run as `GET /v1/runs/{id}` shows it: record, plan, tool calls, what it waits on,
+/// its workspace's files.
+pub async fn show(state: &State, run_id: &str) -> Result<Value, ApiError> {
+    let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
+        return Err(unknown_run(run_id));
+    };
+    let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
+    let events = state.store.events(run_id, 0).await.map_err(store_error)?;
+    let mut v = crate::report::run_show_json(&run, plan.as_ref(), &events);
+    v["queued"] = json!(run.status == RunStatus::Queued);
+    if cancelled_while_queued(&run) {
+        v["status"] = json!("cancelled");
+    }
+    if run.status == RunStatus::Queued {
+        v["position"] = json!(state.queue.position(run_id).await.map_err(store_error)?);
+    }
+    // A run that stopped without a final event (cancelled while planning, store failure).
+    if let Some(error) = errored(state, run_id) {
+        v["status"] = json!("failed");
+        v["error"] = json!(error);
+    }
+    v["pending_question"] = json!(state.user.question(run_id));
+    v["pending_approval"] = json!(state.user.approval(run_id));
+    v["files"] = json!(files::list_in(PathBuf::from(&run.workspace)).await);
+    Ok(v)
+}
+
+/// Why the run ended without an outcome, when it did.
+pub fn errored(state: &State, run_id: &str) -> Option<String> {
+    state
+        .with_registry(|reg| match reg.runs.get(run_id).map(|e| &e.phase) {
+            Some(Phase::Errored(m)) => Some(m.clone()),
+            _ => None,
+        })
+        .flatten()
+}
+
+/// Whether the run exists anywhere (store or registry).
+async fn known(state: &State, run_id: &str) -> Result<bool, ApiError> {
+    if state
+        .with_registry(|r| r.runs.contains_key(run_id))
+        .unwrap_or(false)
+    {
+        return Ok(true);
+    }
+    Ok(state
+        .store
+        .get_run(run_id)
+        .await
+        .map_err(store_error)?
+        .is_some())
+}
+
+/// What a cancellation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancelled {
+    /// The run was still queued: it will never start.
+    WhileQueued,
+    /// The run is told to stop at its next safe point (here, or through its mailbox).
+    Cancelling,
+}
+
+/// Cancels a queued or running run; a run that already ended is a conflict.
+pub async fn cancel(state: &State, run_id: &str) -> Result<Cancelled, ApiError> {
+    let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
+        return Err(unknown_run(run_id));
+    };
+    if run.status == RunStatus::Queued {
+        let now = chrono::Utc::now();
+        if state
+            .queue
+            .cancel_queued(run_id, QUEUED_CANCEL, now)
+            .await
+            .map_err(store_error)?
+        {
+            state.with_registry(|reg| {
+                if let Some(e) = reg.runs.get_mut(run_id) {
+                    e.phase = Phase::Cancelled;
+                    e.events = None;
+                }
+            });
+            return Ok(Cancelled::WhileQueued);
+        }
+        // Claimed meanwhile: it is starting here or elsewhere; cancel it as a running run.
+    }
+    let local = state
+        .with_registry(|reg| {
+            reg.runs
+                .get(run_id)
+                // A run queued here but claimed since (cancel_queued failed) may be running
+                // in another process: the mailbox reaches it wherever it runs.
+                .filter(|e| e.phase == Phase::Active)
+                .map(|e| e.cancel.clone())
+        })
+        .flatten();
+    match local {
+        Some(cancel) => {
+            cancel.cancel();
+            Ok(Cancelled::Cancelling)
+        }
+        // Executed by another process (a worker, another server): its owner reads the
+        // run's mailbox.
+        None if matches!(
+            run.status,
+            RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
+        ) =>
+        {
+            state
+                .mailbox
+                .post(run_id, &RunMessage::Cancel)
+                .await
+                .map_err(store_error)?;
+            Ok(Cancelled::Cancelling)
+        }
+        None => Err(ApiError::Conflict(format!(
+            "run '{run_id}' is not running ({})",
+            crate::report::shown_status(&run)
+        ))),
+    }
+}
+
+pub fn cancelled_while_queued(run: &RunRecord) -> bool {
+    run.status == RunStatus::Failed && run.error.as_deref() == Some(QUEUED_CANCEL)
+}
+
+/// The error recorded for a run cancelled before it started.
+pub const QUEUED_CANCEL: &str = "the run was cancelled before it started";
+
+/// Answers the `message_ask_user` question the run waits on, here or in the process that
+/// executes it.
+pub async fn reply(state: &State, run_id: &str, answer: String) -> Result<(), ApiError> {
+    if !known(state, run_id).await? {
+        return Err(unknown_run(run_id));
+    }
+    let Err(not_here) = state.user.reply(run_id, answer.clone()) else {
+        return Ok(());
+    };
+    post_to_executor(
+        state,
+        run_id,
+        &RunMessage::Answer { text: answer },
+        &not_here,
+    )
+    .await
+}
+
+/// A person's decision on a tool call waiting for approval (`approval_requested`), here or
+/// in the process executing the run.
+pub async fn decide(
+    state: &State,
+    run_id: &str,
+    call_id: &str,
+    decision: ApprovalDecision,
+) -> Result<(), ApiError> {
+    if !known(state, run_id).await? {
+        return Err(unknown_run(run_id));
+    }
+    let Err(not_here) = state.user.decide(run_id, call_id, decision) else {
+        return Ok(());
+    };
+    if state.user.approval(run_id).is_some() {
+        // Waiting here, on another call.
+        return Err(ApiError::Conflict(not_here.to_string()));
+    }
+    let message = RunMessage::Approval {
+        call_id: call_id.to_string(),
+        decision,
+    };
+    post_to_executor(state, run_id, &message, &not_here).await
+}
+
+/// For a run not waiting in this process: posts `message` to the process that executes it
+/// (the run mailbox), when the store says the run waits; a conflict with `not_here`
+/// otherwise.
+async fn post_to_executor(
+    state: &State,
+    run_id: &str,
+    message: &RunMessage,
+    not_here: &ReplyError,
+) -> Result<(), ApiError> {
+    let waiting = state
+        .store
+        .get_run(run_id)
+        .await
+        .map_err(store_error)?
+        .is_some_and(|r| r.status == RunStatus::Waiting);
+    if !waiting {
+        return Err(ApiError::Conflict(not_here.to_string()));
+    }
+    state
+        .mailbox
+        .post(run_id, message)
+        .await
+        .map_err(store_error)
+}
