@@ -167,7 +167,7 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
             command: ToolsCommand::List { opts },
         } => tools_list(&opts).await,
         Command::Mcp { command } => match command {
-            McpCommand::Serve(args) => server::mcp::stdio::serve(&cli.db, args).await,
+            McpCommand::Serve(args) => server::mcp::stdio::serve(&cli.db, *args).await,
             McpCommand::List => {
                 print_stdout(&mcp::list().await?);
                 Ok(ExitCode::SUCCESS)

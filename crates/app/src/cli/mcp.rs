@@ -22,7 +22,7 @@ pub enum McpCommand {
     /// such as Claude Code, Codex or Cursor hands tasks to Planwright with the tools
     /// run_task, get_run, list_runs, cancel_run, answer, and reads the runs' files as
     /// resources. `planwright serve` offers the same at `/mcp`.
-    Serve(McpServeArgs),
+    Serve(Box<McpServeArgs>),
 }
 
 /// `planwright mcp serve`: `serve`'s runner and options, without the HTTP listener.
