@@ -144,7 +144,14 @@ fn check_run_and_wait(out: &Value) {
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(
         names,
-        ["run_task", "get_run", "list_runs", "cancel_run", "answer"]
+        [
+            "run_task",
+            "get_run",
+            "list_runs",
+            "cancel_run",
+            "answer",
+            "approve_call"
+        ]
     );
     let run_task = &tools[0];
     assert_eq!(run_task["required"], json!(["task"]));
@@ -407,4 +414,43 @@ async fn mcp_serve_on_stdio_hands_a_question_to_the_client_and_goes_on_with_its_
             .any(|r| tool_messages(r).iter().any(|m| m.contains("blue"))),
         "the answer never reached the model"
     );
+}
+
+#[tokio::test]
+async fn mcp_serve_on_stdio_hands_an_approval_to_the_client_and_runs_the_approved_call() {
+    let Some(python) = python() else { return };
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Write the note with the shell"]),
+        call("shell_exec", json!({"command": "echo approved > note.txt"})),
+        complete(true, "wrote note.txt"),
+        text("Wrote note.txt."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let out = scenario(
+        &python,
+        &pw,
+        &llm,
+        "approve.py",
+        &stdio_args(&["--approval", "ask"]),
+    )
+    .await;
+    let asked = &out["asked"]["data"];
+    assert_eq!(asked["status"], "waiting", "{out}");
+    assert!(asked["pending_approval"].is_string(), "{out}");
+    let request = asked["pending_approval_request"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        request.contains("shell_exec") && request.contains("echo approved"),
+        "{out}"
+    );
+    assert_eq!(out["wrong"]["is_error"], true, "{out}");
+    assert_eq!(out["approved"]["is_error"], false, "{out}");
+    let ended = &out["ended"]["data"];
+    assert_eq!(ended["status"], "completed", "{out}");
+    assert_eq!(ended["pending_approval"], Value::Null, "{out}");
+    let run_id = ended["run_id"].as_str().expect("run_id");
+    let note = std::fs::read_to_string(pw.workspace(run_id).join("note.txt")).expect("note.txt");
+    assert_eq!(note.trim(), "approved");
 }

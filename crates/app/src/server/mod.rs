@@ -147,6 +147,16 @@ impl ServerUser {
         self.pending.lock().ok()?.get(run_id)?.call_id.clone()
     }
 
+    /// What the call `run_id` waits here to have approved does: `allow TOOL ARGUMENTS?`.
+    pub fn approval_request(&self, run_id: &str) -> Option<String> {
+        self.pending
+            .lock()
+            .ok()?
+            .get(run_id)
+            .filter(|p| p.call_id.is_some())
+            .map(|p| p.question.clone())
+    }
+
     pub fn reply(&self, run_id: &str, answer: String) -> Result<(), ReplyError> {
         self.settle(run_id, None, answer)
             .map_err(|_| ReplyError::NotWaiting(run_id.to_string()))

@@ -131,6 +131,7 @@ pub async fn show(state: &State, run_id: &str) -> Result<Value, ApiError> {
     }
     v["pending_question"] = json!(state.user.question(run_id));
     v["pending_approval"] = json!(state.user.approval(run_id));
+    v["pending_approval_request"] = json!(state.user.approval_request(run_id));
     v["files"] = json!(files::list_in(PathBuf::from(&run.workspace)).await);
     Ok(v)
 }

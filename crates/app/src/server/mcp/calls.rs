@@ -1,6 +1,7 @@
 //! One `tools/call`: the arguments read, the operation of `runs.rs` called, its answer (or
 //! its error, as an `isError` result with a clear text) returned as JSON.
 
+use domain::model::approval::ApprovalDecision;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
@@ -11,7 +12,7 @@ use super::super::error::ApiError;
 use super::super::runs::{self, Cancelled, NewRun};
 use super::super::State;
 use super::resources;
-use super::tools::{self, AnswerArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
+use super::tools::{self, AnswerArgs, ApproveCallArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
 use super::wait::{self, ProgressTarget};
 
 /// Why a call could not be made; shown to the calling model as the tool's error text.
@@ -97,6 +98,23 @@ async fn dispatch(
                 "next": "call get_run with wait: true to follow the run to its end",
             }))
         }
+        tools::APPROVE_CALL => {
+            let args: ApproveCallArgs = parse(name, arguments)?;
+            let decision: ApprovalDecision =
+                args.decision
+                    .parse()
+                    .map_err(|reason| CallError::Arguments {
+                        tool: name.to_string(),
+                        reason,
+                    })?;
+            runs::decide(state, &args.run_id, &args.call_id, decision).await?;
+            Ok(json!({
+                "run_id": args.run_id,
+                "call_id": args.call_id,
+                "decision": decision,
+                "next": "call get_run with wait: true to follow the run to its end",
+            }))
+        }
         other => Err(CallError::Arguments {
             tool: other.to_string(),
             reason: "no such tool".into(),
@@ -158,6 +176,7 @@ fn view(shown: Value) -> Value {
         "files": files,
         "pending_question": shown["pending_question"],
         "pending_approval": shown["pending_approval"],
+        "pending_approval_request": shown["pending_approval_request"],
     });
     if let Some(position) = shown.get("position") {
         out["position"] = position.clone();

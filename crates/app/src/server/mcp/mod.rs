@@ -97,7 +97,7 @@ impl ServerHandler for PlanwrightMcp {
         if !self.tools.iter().any(|t| t.name == request.name) {
             return Err(McpError::invalid_params(
                 format!(
-                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer)",
+                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer, approve_call)",
                     request.name
                 ),
                 None,

@@ -12,6 +12,7 @@ pub const GET_RUN: &str = "get_run";
 pub const LIST_RUNS: &str = "list_runs";
 pub const CANCEL_RUN: &str = "cancel_run";
 pub const ANSWER: &str = "answer";
+pub const APPROVE_CALL: &str = "approve_call";
 
 /// `run_task`'s arguments.
 #[derive(Debug, Deserialize)]
@@ -46,6 +47,15 @@ pub struct RunIdArgs {
 pub struct AnswerArgs {
     pub run_id: String,
     pub text: String,
+}
+
+/// `approve_call`'s arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveCallArgs {
+    pub run_id: String,
+    pub call_id: String,
+    pub decision: String,
 }
 
 /// `list_runs` takes nothing.
@@ -84,6 +94,13 @@ const ANSWER_DOC: &str = "Answer the question a Planwright run asked (its status
 `waiting` and `pending_question` holds the question, as run_task and get_run show). The \
 run goes on with `text` as the user's answer. Fails when the run is not waiting for an \
 answer.";
+
+const APPROVE_CALL_DOC: &str = "Decide on a tool call a Planwright run waits to have \
+approved (when it runs with `--approval ask`: shell commands and file writes wait for a \
+person). run_task and get_run show it as status `waiting` with `pending_approval` (the call \
+id) and `pending_approval_request` (the tool and its arguments). `approve` lets this call \
+run, `deny` refuses it (the run goes on, told why), `always` approves it and every later \
+call to the same tool in this run. Ask your user when in doubt.";
 
 fn schema(v: Value) -> Arc<JsonObject> {
     match v {
@@ -187,6 +204,23 @@ pub fn all() -> Vec<Tool> {
                     "text": {"type": "string", "description": "The answer, as the user would give it."},
                 },
                 "required": ["run_id", "text"],
+                "additionalProperties": false,
+            }),
+            false,
+            false,
+        ),
+        annotated(
+            APPROVE_CALL,
+            "Approve or deny a Planwright run's tool call",
+            APPROVE_CALL_DOC,
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": run_id_property(),
+                    "call_id": {"type": "string", "description": "The waiting call, as pending_approval names it."},
+                    "decision": {"type": "string", "enum": ["approve", "deny", "always"]},
+                },
+                "required": ["run_id", "call_id", "decision"],
                 "additionalProperties": false,
             }),
             false,
