@@ -254,7 +254,10 @@ impl Server {
                 name,
                 mcp_name: tool.name.to_string(),
                 description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                parameters: Value::Object((*tool.input_schema).clone()),
+                // As the built-in tools' schemas: no `$schema` or title, plainer properties.
+                parameters: domain::tools::args::tidy_schema(Value::Object(
+                    (*tool.input_schema).clone(),
+                )),
                 read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
             });
         }
