@@ -361,3 +361,85 @@ async fn an_interrupted_mcp_effect_is_not_run_again_on_resume() {
         .count();
     assert_eq!(callings, 1, "the call was not made again");
 }
+
+/// A server killed in the middle of a call: that call fails with a reason naming the
+/// server, the run goes on, and the next call starts the server again and succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_killed_mid_run_fails_its_call_and_is_started_again_for_the_next() {
+    let Some(servers) = mcp_support::servers_or_skip() else {
+        return;
+    };
+    let pw = Planwright::new();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp-slow-server.cjs"
+    );
+    let log = pw.cwd().join("effects.txt");
+    let pid_file = pw.cwd().join("server.pid");
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        format!(
+            "[mcp_servers.slow]\ncommand = \"node\"\nargs = [{script:?}]\n\
+             env = {{ NODE_PATH = {modules:?}, LOG = {log:?}, PIDFILE = {pid:?} }}\n\
+             startup_timeout_secs = 30\n",
+            modules = servers.join("node_modules").display().to_string(),
+            log = log.display().to_string(),
+            pid = pid_file.display().to_string(),
+        ),
+    )
+    .expect("planwright.toml");
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Append two lines with the slow server"]),
+        call("mcp__slow__append", json!({"line": "slow"})),
+        call("mcp__slow__append", json!({"line": "fast"})),
+        complete(true, "appended fast after the server failed once"),
+        text("Two calls, one failed."),
+    ])
+    .await;
+    let base = server.base_url();
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let mut child = pw.spawn(&["run", "--json", "--retries", "0", "append twice"], &env);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid = loop {
+        assert!(Instant::now() < deadline, "the slow call never started");
+        let appended = std::fs::read_to_string(&log).is_ok_and(|l| l == "slow\n");
+        let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if appended && !pid.trim().is_empty() {
+            break pid.trim().to_string();
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("planwright ended before the server was killed: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = child.wait().await.expect("planwright ends");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("effects.txt"),
+        "slow\nfast\n"
+    );
+    let run_id = pw.only_run_id().expect("one run");
+    let events = pw.events(&run_id);
+    let called: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|(_, t, _)| t == "tool_called")
+        .map(|(_, _, j)| j)
+        .collect();
+    assert_eq!(called.len(), 2, "{called:?}");
+    assert_eq!(called[0]["ok"], false, "{:?}", called[0]);
+    let reason = called[0]["output"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("slow"),
+        "the failure names the server: {reason}"
+    );
+    assert_eq!(called[1]["ok"], true, "{:?}", called[1]);
+    assert!(events.iter().any(|(_, t, _)| t == "run_completed"));
+}
