@@ -274,6 +274,26 @@ async fn the_project_file_replaces_the_user_files_server_of_the_same_name() {
     assert!(listed.contains("mine ("), "{listed}");
 }
 
+/// `[mcp_servers.slow]`: tests/fixtures/mcp-slow-server.cjs, appending to `log`, with
+/// `more_env` (`, NAME = "value"`...) added to its environment.
+fn declare_slow_server(pw: &Planwright, servers: &Path, log: &Path, more_env: &str) {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp-slow-server.cjs"
+    );
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        format!(
+            "[mcp_servers.slow]\ncommand = \"node\"\nargs = [{script:?}]\n\
+             env = {{ NODE_PATH = {modules:?}, LOG = {log:?}{more_env} }}\n\
+             startup_timeout_secs = 30\n",
+            modules = servers.join("node_modules").display().to_string(),
+            log = log.display().to_string(),
+        ),
+    )
+    .expect("planwright.toml");
+}
+
 /// Durability: an MCP tool without `readOnlyHint` is an effect. The process is killed while
 /// such a call runs (the server appended its line, then takes 20 s to answer); on resume the
 /// call is not made again and the model is told its outcome is unknown.
@@ -283,21 +303,8 @@ async fn an_interrupted_mcp_effect_is_not_run_again_on_resume() {
         return;
     };
     let pw = Planwright::new();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/mcp-slow-server.cjs"
-    );
     let log = pw.cwd().join("effects.txt");
-    std::fs::write(
-        pw.cwd().join("planwright.toml"),
-        format!(
-            "[mcp_servers.slow]\ncommand = \"node\"\nargs = [{script:?}]\n\
-             env = {{ NODE_PATH = {modules:?}, LOG = {log:?} }}\nstartup_timeout_secs = 30\n",
-            modules = servers.join("node_modules").display().to_string(),
-            log = log.display().to_string(),
-        ),
-    )
-    .expect("planwright.toml");
+    declare_slow_server(&pw, servers, &log, "");
     let server = ScriptedOpenAi::start(vec![
         plan(&["Append one line with the slow server"]),
         call("mcp__slow__append", json!({"line": "once"})),
@@ -370,24 +377,10 @@ async fn a_server_killed_mid_run_fails_its_call_and_is_started_again_for_the_nex
         return;
     };
     let pw = Planwright::new();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/mcp-slow-server.cjs"
-    );
     let log = pw.cwd().join("effects.txt");
     let pid_file = pw.cwd().join("server.pid");
-    std::fs::write(
-        pw.cwd().join("planwright.toml"),
-        format!(
-            "[mcp_servers.slow]\ncommand = \"node\"\nargs = [{script:?}]\n\
-             env = {{ NODE_PATH = {modules:?}, LOG = {log:?}, PIDFILE = {pid:?} }}\n\
-             startup_timeout_secs = 30\n",
-            modules = servers.join("node_modules").display().to_string(),
-            log = log.display().to_string(),
-            pid = pid_file.display().to_string(),
-        ),
-    )
-    .expect("planwright.toml");
+    let pid = pid_file.display().to_string();
+    declare_slow_server(&pw, servers, &log, &format!(", PIDFILE = {pid:?}"));
     let server = ScriptedOpenAi::start(vec![
         plan(&["Append two lines with the slow server"]),
         call("mcp__slow__append", json!({"line": "slow"})),

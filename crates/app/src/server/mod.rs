@@ -147,14 +147,13 @@ impl ServerUser {
         self.pending.lock().ok()?.get(run_id)?.call_id.clone()
     }
 
-    /// What the call `run_id` waits here to have approved does: `allow TOOL ARGUMENTS?`.
-    pub fn approval_request(&self, run_id: &str) -> Option<String> {
-        self.pending
-            .lock()
-            .ok()?
-            .get(run_id)
-            .filter(|p| p.call_id.is_some())
-            .map(|p| p.question.clone())
+    /// The tool call `run_id` waits here to have approved and what it does (`allow TOOL
+    /// ARGUMENTS?`), read together so that both belong to the same pending call.
+    pub fn approval_request(&self, run_id: &str) -> Option<(String, String)> {
+        let map = self.pending.lock().ok()?;
+        let pending = map.get(run_id)?;
+        let call_id = pending.call_id.clone()?;
+        Some((call_id, pending.question.clone()))
     }
 
     pub fn reply(&self, run_id: &str, answer: String) -> Result<(), ReplyError> {

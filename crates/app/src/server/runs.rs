@@ -130,8 +130,9 @@ pub async fn show(state: &State, run_id: &str) -> Result<Value, ApiError> {
         v["error"] = json!(error);
     }
     v["pending_question"] = json!(state.user.question(run_id));
-    v["pending_approval"] = json!(state.user.approval(run_id));
-    v["pending_approval_request"] = json!(state.user.approval_request(run_id));
+    let (call_id, request) = state.user.approval_request(run_id).unzip();
+    v["pending_approval"] = json!(call_id);
+    v["pending_approval_request"] = json!(request);
     v["files"] = json!(files::list_in(PathBuf::from(&run.workspace)).await);
     Ok(v)
 }
