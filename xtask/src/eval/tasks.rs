@@ -286,7 +286,7 @@ pub(crate) const TASKS: &[Task] = &[
     Task {
         name: "words_double",
         prompt: "Count the words in poem.txt and write just that number into words.txt. \
-                 Then write twice that number into double.txt.",
+                 Then write twice that number into double.txt, also just the number.",
         seed: &[(
             "poem.txt",
             "the quick brown fox\njumps over\nthe lazy dog\n",
