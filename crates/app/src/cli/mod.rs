@@ -196,7 +196,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
 
-    /// Open connections at most (event streams included); one more is closed at once.
+    /// Open connections at most (event streams included); past it the oldest connection without a whole request is closed to make room.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_connections: u32,
 
