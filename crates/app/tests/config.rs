@@ -52,6 +52,7 @@ async fn a_project_file_sets_the_model_and_the_mode_of_a_run() {
         call("shell_exec", json!({"command": "echo hello"})),
         complete(true, "said hello"),
         text(r#"{"needs_update": false, "reason": "done"}"#),
+        text("Said hello."),
     ])
     .await;
     let pw = Planwright::new();
@@ -373,6 +374,7 @@ async fn the_file_turns_tools_and_web_search_off() {
         call("shell_exec", json!({"command": "echo hello"})),
         complete(true, "said hello"),
         text(r#"{"needs_update": false, "reason": "done"}"#),
+        text("Said hello."),
     ])
     .await;
     let pw = Planwright::new();
@@ -429,6 +431,7 @@ async fn a_flag_turns_off_a_boolean_the_file_turned_on() {
         call("shell_exec", json!({"command": "echo hello"})),
         complete(true, "said hello"),
         text(r#"{"needs_update": false, "reason": "done"}"#),
+        text("Said hello."),
     ])
     .await;
     let pw = Planwright::new();
@@ -437,9 +440,7 @@ async fn a_flag_turns_off_a_boolean_the_file_turned_on() {
     assert_eq!(shown["settings"]["verify"]["value"], true, "{shown}");
     let res = pw.run(&server, "say hello", &["--verify=false"]).await;
     assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
-    // Planner, two executor turns, the todo update; the one-step run's summary is written
-    // from the recorded facts (docs/direct.md), with no call.
-    assert_eq!(server.requests().await.len(), 4);
+    assert_eq!(server.requests().await.len(), 5);
     let out = pw.exec(&["tools", "list", "--verify=maybe"], &[]).await;
     assert_eq!(out.status.code(), Some(2));
 }

@@ -61,7 +61,14 @@ async fn record_greeting(path: &Path) -> (RunResult, usize) {
         .run(
             &server,
             TASK,
-            &["--record", &file, "--sandbox", "none", PLAN_CAP[0], PLAN_CAP[1]],
+            &[
+                "--record",
+                &file,
+                "--sandbox",
+                "none",
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+            ],
         )
         .await;
     (res, server.requests().await.len())
@@ -88,7 +95,15 @@ async fn the_greeting_cassette_replays_offline() {
     let file = cassette().display().to_string();
     let out = pw
         .exec(
-            &["run", "--json", "--replay", &file, PLAN_CAP[0], PLAN_CAP[1], TASK],
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
             &[UNSANDBOXED],
         )
         .await;
@@ -166,7 +181,15 @@ async fn record_then_replay_round_trip_without_the_key() {
     let file = path.display().to_string();
     let out = pw
         .exec(
-            &["run", "--json", "--replay", &file, PLAN_CAP[0], PLAN_CAP[1], TASK],
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
             &[UNSANDBOXED],
         )
         .await;
@@ -185,7 +208,15 @@ async fn record_then_replay_round_trip_without_the_key() {
     let file = short.display().to_string();
     let out = pw
         .exec(
-            &["run", "--json", "--replay", &file, PLAN_CAP[0], PLAN_CAP[1], TASK],
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
             &[UNSANDBOXED],
         )
         .await;

@@ -471,7 +471,10 @@ async fn auto_runs_the_readme_job_direct_in_one_llm_call() {
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0]["description"], task);
     let summary = j["summary"].as_str().unwrap_or_default();
-    assert!(summary.starts_with("Completed: 1 of 1 step done."), "{summary}");
+    assert!(
+        summary.starts_with("Completed: 1 of 1 step done."),
+        "{summary}"
+    );
     assert!(summary.contains("hello from planwright"), "{summary}");
     let run_id = j["run_id"].as_str().expect("run_id");
     assert_eq!(

@@ -293,7 +293,8 @@ impl Planwright {
     /// `args` with the pipeline these tests script: a run, resume, server or worker gets
     /// `--mode flow` (a planner call, then the steps) and `--summary llm` (an LLM-written
     /// summary) right after its subcommand, unless the test chose a mode or summary itself,
-    /// in its flags or in a config file. Tests of the defaults (auto, direct, the summary
+    /// in its flags or in a config file (any `mode = ...` / `summary = ...` line, a
+    /// `--config` or `--profile`). Tests of the defaults (auto, direct, the summary
     /// from the facts) pass their own `--mode` / `--summary`.
     pub fn with_scripted_pipeline(&self, args: &[&str]) -> Vec<String> {
         let mut out: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -305,15 +306,24 @@ impl Planwright {
             ["mcp", "serve", ..] => (&"serve", 2),
             _ => (sub, 1),
         };
-        let configured = self.dir.path().join("planwright.toml").exists()
-            || self.user_config().exists()
-            || args.iter().any(|a| *a == "--config" || *a == "--profile");
-        if configured || !["run", "resume", "serve", "worker"].contains(sub) {
+        if !["run", "resume", "serve", "worker"].contains(sub)
+            || args.iter().any(|a| *a == "--config" || *a == "--profile")
+        {
             return out;
         }
+        let files: String = [self.dir.path().join("planwright.toml"), self.user_config()]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect();
+        let in_files = |key: &str| {
+            files
+                .lines()
+                .any(|l| l.trim_start().starts_with(key) && l.contains('='))
+        };
         let given = |flag: &str| {
             args.iter()
                 .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+                || in_files(flag.trim_start_matches("--"))
         };
         let mut extra: Vec<String> = Vec::new();
         if *sub != "resume" && !given("--mode") {

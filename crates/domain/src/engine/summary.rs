@@ -117,9 +117,10 @@ fn facts_say_everything(style: SummaryStyle, plan: &Plan, facts: &RunFacts) -> b
         SummaryStyle::Llm => false,
         SummaryStyle::Auto => {
             plan.steps().len() == 1
-                || plan.steps().iter().all(|s| {
-                    s.status() == StepStatus::Completed && !facts.step(&s.id).is_empty()
-                })
+                || plan
+                    .steps()
+                    .iter()
+                    .all(|s| s.status() == StepStatus::Completed && !facts.step(&s.id).is_empty())
         }
     }
 }

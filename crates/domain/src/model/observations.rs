@@ -67,7 +67,10 @@ impl StepFacts {
             lines.push(if answer.trim().is_empty() {
                 "the user gave an empty answer".to_string()
             } else {
-                format!("the user answered: {}", truncate_chars(answer, ANSWER_CHARS))
+                format!(
+                    "the user answered: {}",
+                    truncate_chars(answer, ANSWER_CHARS)
+                )
             });
         }
         for f in &self.files {
@@ -304,9 +307,26 @@ mod tests {
             "file_write",
             r#"{"path": "city.txt", "content": "Paris\n"}"#,
         ));
-        facts.record(&called("s2", "k1", "file_write", true, "Wrote 6 bytes to 'city.txt'"));
-        facts.record(&calling("s2", "k2", "shell_exec", r#"{"command": "wc -l d.csv"}"#));
-        facts.record(&called("s2", "k2", "shell_exec", true, "exit 0\nstdout:\n7 d.csv"));
+        facts.record(&called(
+            "s2",
+            "k1",
+            "file_write",
+            true,
+            "Wrote 6 bytes to 'city.txt'",
+        ));
+        facts.record(&calling(
+            "s2",
+            "k2",
+            "shell_exec",
+            r#"{"command": "wc -l d.csv"}"#,
+        ));
+        facts.record(&called(
+            "s2",
+            "k2",
+            "shell_exec",
+            true,
+            "exit 0\nstdout:\n7 d.csv",
+        ));
         facts.record(&calling("s2", "k3", "shell_exec", r#"{"command": "nope"}"#));
         facts.record(&called("s2", "k3", "shell_exec", false, "exit 127"));
         assert_eq!(
@@ -379,6 +399,9 @@ mod tests {
     fn long_text_is_cut_to_its_head_and_tail() {
         let text: String = (1..=20).map(|n| format!("line {n}\n")).collect();
         assert_eq!(head(&text), "line 1\nline 2\nline 3\n...");
-        assert_eq!(tail(&text), "line 15\nline 16\nline 17\nline 18\nline 19\nline 20");
+        assert_eq!(
+            tail(&text),
+            "line 15\nline 16\nline 17\nline 18\nline 19\nline 20"
+        );
     }
 }

@@ -1,10 +1,10 @@
 //! Snapshots of every prompt: a change shows up as a snapshot diff in review.
 
 use super::*;
-use crate::model::plan::Plan;
-use crate::model::plan::StepStatus;
 use crate::model::event::EventKind;
 use crate::model::observations::RunFacts;
+use crate::model::plan::Plan;
+use crate::model::plan::StepStatus;
 use crate::model::step_input::{InputBudget, StepInput};
 
 const BUDGET: InputBudget = InputBudget {

@@ -212,7 +212,10 @@ mod tests {
 
     #[test]
     fn rules_classify_clear_cases_and_defer_unclear_ones() {
-        assert_eq!(class("Write hello.txt containing hi"), Some(TaskClass::Simple));
+        assert_eq!(
+            class("Write hello.txt containing hi"),
+            Some(TaskClass::Simple)
+        );
         assert_eq!(
             class("Research the Python ML ecosystem"),
             Some(TaskClass::Emergent)

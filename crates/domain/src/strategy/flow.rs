@@ -40,7 +40,7 @@ impl PlanningStrategy for Flow {
                     report_truncation(ctx, listed, max).await?;
                 }
                 Ok(InitialPlan {
-                plan,
+                    plan,
                     source: PlanSource::Llm,
                     reason: None,
                 })

@@ -39,7 +39,7 @@ pub(super) struct Attempt<'a> {
     needs_action: bool,
     /// Tool calls that act (anything but `complete_step` and `message_notify_user`).
     real_calls: u32,
-    /// Tool calls that worked (and questions the user answered).
+    /// Tool calls that worked or may have (interrupted), and questions the user answered.
     ok_calls: u32,
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
@@ -380,8 +380,11 @@ impl<'a> Attempt<'a> {
             self.real_calls += 1;
         }
         if run.ok {
-            self.ok_calls += 1;
             self.offer_sessions_once_started();
+        }
+        // An interrupted call may have taken effect: it does not count as failed.
+        if run.ok || run.interrupted {
+            self.ok_calls += 1;
         }
         for file in run.attachments {
             if !self.attachments.contains(&file) {

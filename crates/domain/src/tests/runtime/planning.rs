@@ -110,11 +110,15 @@ async fn a_plan_over_the_cap_is_cut_with_an_event() {
     assert_eq!(h.outcome.status, RunStatus::Completed);
     assert!(h.events().iter().any(|e| matches!(
         &e.kind,
-        EventKind::PlanCreated { source: PlanSource::Llm, .. }
+        EventKind::PlanCreated {
+            source: PlanSource::Llm,
+            ..
+        }
     )));
     assert!(
-        h.errors().iter().any(|m| m.contains("listed 5 steps")
-            && m.contains("kept the first 2")),
+        h.errors()
+            .iter()
+            .any(|m| m.contains("listed 5 steps") && m.contains("kept the first 2")),
         "{:?}",
         h.errors()
     );

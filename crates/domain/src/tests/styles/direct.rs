@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::config::SummaryStyle;
 use crate::engine::config::{Mode, RunConfig};
 use crate::model::event::{EventKind, PlanSource};
 use crate::ports::llm::{ChatRequest, Role};
@@ -17,7 +18,6 @@ use crate::ports::{AskUserError, RunStatus, UserChannel};
 use crate::testing::replies::{call, calls, create_plan, done, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
 use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
-use crate::engine::config::SummaryStyle;
 use crate::tests::support::{assert_gap_free, config as spine_config};
 use crate::RunOutcome;
 
@@ -140,12 +140,21 @@ async fn direct_runs_the_task_as_one_step_with_no_planner_and_no_summary_call() 
         }
     )));
     // The step prompt is the task alone, not a plan around it.
-    let prompt = r.requests()[0].messages[1].content.clone().unwrap_or_default();
-    assert!(prompt.starts_with(&format!("TASK: {README_JOB}")), "{prompt}");
+    let prompt = r.requests()[0].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        prompt.starts_with(&format!("TASK: {README_JOB}")),
+        "{prompt}"
+    );
     assert!(!prompt.contains("PLAN:"), "{prompt}");
     // The summary is written from the facts: the result and the last output.
     let summary = &r.outcome.summary;
-    assert!(summary.starts_with("Completed: 1 of 1 step done."), "{summary}");
+    assert!(
+        summary.starts_with("Completed: 1 of 1 step done."),
+        "{summary}"
+    );
     assert!(summary.contains("hello.txt holds it"), "{summary}");
     assert!(summary.contains("ran cat hello.txt"), "{summary}");
 }
@@ -193,7 +202,10 @@ async fn complete_step_beside_a_failed_call_is_held_and_the_model_goes_on() {
     let answers = r.tool_answers(1);
     assert_eq!(answers.len(), 2, "{answers:?}");
     assert!(answers[0].contains("kaboom"), "{answers:?}");
-    assert!(answers[1].starts_with("Not accepted yet: `boom` failed"), "{answers:?}");
+    assert!(
+        answers[1].starts_with("Not accepted yet: `boom` failed"),
+        "{answers:?}"
+    );
 }
 
 #[tokio::test]
@@ -211,7 +223,11 @@ async fn complete_step_before_any_work_is_refused_then_fails_the_run() {
         Some("claimed success without calling any tool")
     );
     assert!(r.tool_answers(1)[0].starts_with("Not accepted"));
-    assert!(r.outcome.summary.starts_with("Failed: step 0"), "{}", r.outcome.summary);
+    assert!(
+        r.outcome.summary.starts_with("Failed: step 0"),
+        "{}",
+        r.outcome.summary
+    );
 }
 
 #[tokio::test]
@@ -279,11 +295,17 @@ async fn the_users_answer_and_written_files_reach_later_steps() {
             ]),
             call("message_ask_user", json!({"question": "Which city?"})),
             calls(&[
-                ("file_write", json!({"path": "answer.txt", "content": "Paris"})),
+                (
+                    "file_write",
+                    json!({"path": "answer.txt", "content": "Paris"}),
+                ),
                 complete("asked"),
             ]),
             calls(&[shell("printf Paris | wc -c"), complete("5 letters")]),
-            calls(&[shell("cat answer.txt > city.txt"), complete("wrote city.txt")]),
+            calls(&[
+                shell("cat answer.txt > city.txt"),
+                complete("wrote city.txt"),
+            ]),
         ],
         config(Mode::Flow),
         "ask the user their city, then count its letters, then write it to city.txt",
@@ -294,8 +316,14 @@ async fn the_users_answer_and_written_files_reach_later_steps() {
     let reqs = r.requests();
     assert_eq!(reqs.len(), 5, "planner + 4 executor calls, no summary call");
     let last_step = reqs[4].messages[1].content.clone().unwrap_or_default();
-    assert!(last_step.contains("the user answered: Paris"), "{last_step}");
-    assert!(last_step.contains("wrote answer.txt: \"Paris\""), "{last_step}");
+    assert!(
+        last_step.contains("the user answered: Paris"),
+        "{last_step}"
+    );
+    assert!(
+        last_step.contains("wrote answer.txt: \"Paris\""),
+        "{last_step}"
+    );
     assert!(last_step.contains("5 letters"), "{last_step}");
     assert!(
         r.outcome.summary.contains("the user answered: Paris"),

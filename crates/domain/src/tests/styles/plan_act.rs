@@ -240,7 +240,10 @@ async fn a_plan_act_plan_over_the_cap_is_cut_with_an_event() {
     assert_eq!(ids, ["1", "2"]);
     assert!(r.events().iter().any(|e| matches!(
         &e.kind,
-        EventKind::PlanCreated { source: PlanSource::Llm, .. }
+        EventKind::PlanCreated {
+            source: PlanSource::Llm,
+            ..
+        }
     )));
     assert!(
         r.errors().iter().any(|m| m.contains("listed 3 steps")),
