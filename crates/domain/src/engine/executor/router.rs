@@ -134,6 +134,7 @@ fn families(query: &RouteQuery<'_>) -> Vec<Family> {
     }
     if by_kind(&["ASK", "USER"])
         || step.any(&[
+            "ask",
             "ask the user",
             "ask user",
             "the user's",
@@ -342,6 +343,15 @@ mod tests {
         let got = offered(None, "Ask the user which colour they prefer", "t");
         assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
         assert!(!got.contains(&"message_notify_user".to_string()), "{got:?}");
+        // The eval's wording: the user is "me".
+        let got = offered(
+            None,
+            "Ask me which city I live in, then write my answer into city.txt.",
+            "t",
+        );
+        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
+        let got = offered(None, "Check what the task asks for", "t");
+        assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
         let got = offered(None, "Tell the user the result", "t");
         assert!(got.contains(&"message_notify_user".to_string()), "{got:?}");
         assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
