@@ -113,6 +113,7 @@ impl ConsoleView {
                     (PlanSource::Default, Some(r)) => format!(" (default plan: {r})"),
                     (PlanSource::Default, None) => " (default plan)".to_string(),
                     (PlanSource::Llm, _) => String::new(),
+                    (PlanSource::Task, _) => " (direct: the task is the one step)".to_string(),
                 };
                 format!(
                     "\nPlan: {}{origin}\n{}\n",
