@@ -328,7 +328,10 @@ fn a_trigger_or_view_planwright_did_not_create_is_refused() {
         drop(conn);
         match SqliteStore::open(&path) {
             Err(e @ Error::Foreign { .. }) => {
-                assert!(e.to_string().contains("that Planwright did not create"), "{e}")
+                assert!(
+                    e.to_string().contains("that Planwright did not create"),
+                    "{e}"
+                )
             }
             Err(e) => panic!("{name}: refused for another reason: {e}"),
             Ok(_) => panic!("{name}: a planted database was opened"),

@@ -312,7 +312,9 @@ mod tests {
         let w = ws.display();
         let bind = args.find(&format!("--bind {w} {w}")).unwrap();
         let toml = args
-            .find(&format!("--ro-bind {w}/planwright.toml {w}/planwright.toml"))
+            .find(&format!(
+                "--ro-bind {w}/planwright.toml {w}/planwright.toml"
+            ))
             .unwrap();
         let state = args
             .find(&format!("--ro-bind {w}/.planwright {w}/.planwright"))

@@ -387,5 +387,8 @@ async fn the_projects_config_and_state_are_read_only_inside_the_workspace() {
     );
     assert!(ws.join(".planwright").is_dir(), "{}", out.content);
     assert!(!ws.join(".planwright/planted").exists(), "{}", out.content);
-    assert_eq!(std::fs::read_to_string(ws.join("fine.txt")).unwrap(), "fine\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("fine.txt")).unwrap(),
+        "fine\n"
+    );
 }

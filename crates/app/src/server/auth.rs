@@ -42,6 +42,8 @@ pub fn resolve_token(
         )));
     }
     let file = folder.join(TOKEN_FILE);
+    // A committed `server-token` (or another user's) is never adopted.
+    crate::state_folder::guard(&file)?;
     if let Ok(existing) = std::fs::read_to_string(&file) {
         let existing = existing.trim();
         if !existing.is_empty() {

@@ -167,6 +167,28 @@ fn start(state: &State, record: RunRecord, permit: OwnedSemaphorePermit) {
     });
 }
 
+/// Refuses a stored workspace that does not lie under the configured root (a database
+/// written by someone else could name any folder; docs/security.md).
+fn under_root(root: &std::path::Path, workspace: &str) -> Result<(), String> {
+    let refused = || {
+        format!(
+            "the run's workspace {workspace} does not lie under this process's workspace root \
+             {}; it is not used (docs/security.md)",
+            root.display()
+        )
+    };
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return Err(refused());
+    };
+    match std::fs::canonicalize(workspace) {
+        Ok(ws) if ws.starts_with(&root) && ws != root => Ok(()),
+        Ok(_) => Err(refused()),
+        // Missing: said by the reachability check next, unless it names another place.
+        Err(_) if std::path::Path::new(workspace).starts_with(&root) => Ok(()),
+        Err(_) => Err(refused()),
+    }
+}
+
 async fn execute(
     state: &State,
     record: RunRecord,
@@ -174,6 +196,10 @@ async fn execute(
     cancel: CancellationToken,
 ) -> Result<(), String> {
     let run_id = record.run_id.clone();
+    if let Err(reason) = under_root(&state.workspace_root, &record.workspace) {
+        give_up(state, &run_id, &reason).await;
+        return Err(reason);
+    }
     if !std::path::Path::new(&record.workspace).is_dir() {
         let reason = format!(
             "the run's workspace {} cannot be reached from worker {}: every worker needs the \
