@@ -300,3 +300,36 @@ async fn give_up(state: &State, run_id: &str, reason: &str) {
     }
     let _ = state.store.release_lease(run_id, &state.lease.owner).await;
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::under_root;
+
+    /// Issue 29: a database written by someone else named `~/.ssh` as a run's workspace.
+    #[test]
+    fn a_workspace_outside_the_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("runs");
+        let inside = root.join("run_1").join("workspace");
+        std::fs::create_dir_all(&inside).unwrap();
+        let elsewhere = dir.path().join("home").join(".ssh");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("link")).unwrap();
+        assert_eq!(under_root(&root, &inside.display().to_string()), Ok(()));
+        for bad in [
+            elsewhere.clone(),
+            root.clone(),
+            root.join("link"),
+            root.join("run_1").join("..").join("..").join("home"),
+        ] {
+            let err = under_root(&root, &bad.display().to_string()).unwrap_err();
+            assert!(err.contains("does not lie under"), "{bad:?}: {err}");
+        }
+        // Not created yet, but under the root: left to the reachability check.
+        assert_eq!(
+            under_root(&root, &root.join("run_2").display().to_string()),
+            Ok(())
+        );
+    }
+}
