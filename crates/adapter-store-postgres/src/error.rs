@@ -101,11 +101,16 @@ impl Error {
             Error::RunExists { .. }
             | Error::OutOfOrderEvent { .. }
             | Error::DuplicateEvent { .. } => Kind::Conflict,
-            Error::SchemaTooNew { .. }
-            | Error::Json { .. }
-            | Error::Corrupt { .. }
-            | Error::OutOfRange { .. } => Kind::Corrupt,
-            Error::Sql { source, .. } if is_constraint(source) => Kind::Conflict,
+            Error::SchemaTooNew { .. } | Error::Json { .. } | Error::Corrupt { .. } => {
+                Kind::Corrupt
+            }
+            Error::OutOfRange { .. } => Kind::Unstorable,
+            Error::Sql { source, .. } => match sqlstate_class(source) {
+                SqlStateClass::Outage => Kind::Unavailable,
+                SqlStateClass::Constraint => Kind::Conflict,
+                SqlStateClass::Data => Kind::Unstorable,
+                SqlStateClass::Other => Kind::Corrupt,
+            },
             Error::Url(_)
             | Error::Pool { .. }
             | Error::Connect { .. }
@@ -113,18 +118,78 @@ impl Error {
             | Error::RootCert { .. }
             | Error::TlsSetup { .. }
             | Error::ReadOnly { .. }
-            | Error::Migration { .. }
-            | Error::Sql { .. } => Kind::Unavailable,
+            | Error::Migration { .. } => Kind::Unavailable,
         }
     }
 }
 
-/// An integrity constraint refused the write (SQLSTATE class 23: unique, foreign key, check).
-pub(crate) fn is_constraint(e: &tokio_postgres::Error) -> bool {
-    e.code().is_some_and(|c| c.code().starts_with("23"))
+/// What a failed statement's SQLSTATE says about retrying it (PostgreSQL's appendix A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SqlStateClass {
+    /// The connection or the server, not the statement: a closed connection (no SQLSTATE),
+    /// class 08 (connection exception), 53 (insufficient resources), 57 (operator
+    /// intervention: shutdown, cancelled), 58 (system error), 40 (serialization failure,
+    /// deadlock), `55P03` (lock not available) and `25006` (read-only transaction: a
+    /// standby). Retrying later may work.
+    Outage,
+    /// Class 23, an integrity constraint.
+    Constraint,
+    /// Class 22, a data exception: the value itself cannot be stored (a NUL in text,
+    /// `22021`; a number out of range). Retrying never works.
+    Data,
+    /// Anything else the server refused (a missing table, a privilege): not an outage.
+    Other,
+}
+
+/// The class of a driver error by its SQLSTATE.
+pub(crate) fn sqlstate_class(e: &tokio_postgres::Error) -> SqlStateClass {
+    class_of(e.code().map(|c| c.code()))
+}
+
+/// The class of a SQLSTATE; none (the client's own failure: I/O, a closed connection) is an
+/// outage.
+fn class_of(code: Option<&str>) -> SqlStateClass {
+    let Some(code) = code else {
+        return SqlStateClass::Outage;
+    };
+    match code.get(..2).unwrap_or("") {
+        "08" | "53" | "57" | "58" | "40" => SqlStateClass::Outage,
+        _ if code == "55P03" || code == "25006" => SqlStateClass::Outage,
+        "23" => SqlStateClass::Constraint,
+        "22" => SqlStateClass::Data,
+        _ => SqlStateClass::Other,
+    }
 }
 
 /// Wraps a driver error with what was being done.
 pub(crate) fn sql(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> Error {
     move |source| Error::Sql { context, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{class_of, SqlStateClass as C};
+
+    /// Issue 29: a NUL in text (22021) was taken for an outage and the run was retried
+    /// without end; only connection-level failures are outages.
+    #[test]
+    fn only_connection_level_failures_are_outages() {
+        for (code, class) in [
+            (None, C::Outage),
+            (Some("08006"), C::Outage),
+            (Some("57P01"), C::Outage),
+            (Some("53300"), C::Outage),
+            (Some("40001"), C::Outage),
+            (Some("55P03"), C::Outage),
+            (Some("25006"), C::Outage),
+            (Some("22021"), C::Data),
+            (Some("22P05"), C::Data),
+            (Some("22003"), C::Data),
+            (Some("23505"), C::Constraint),
+            (Some("42P01"), C::Other),
+            (Some("P0001"), C::Other),
+        ] {
+            assert_eq!(class_of(code), class, "{code:?}");
+        }
+    }
 }

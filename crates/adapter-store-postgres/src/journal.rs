@@ -4,7 +4,9 @@ use chrono::Utc;
 use deadpool_postgres::{Object, Transaction};
 use domain::{Event, Plan, Step};
 
-use crate::codec::{from_json, int_from_sql, int_to_sql, time_to_sql, to_json};
+use crate::codec::{
+    from_json, int_from_sql, int_to_sql, opt_text_to_sql, text_to_sql, time_to_sql, to_json,
+};
 use crate::error::{sql, Error};
 
 // ---- plans and steps --------------------------------------------------------------------
@@ -47,7 +49,7 @@ pub(crate) async fn save_plan(client: &mut Object, run_id: &str, plan: &Plan) ->
             &run_id,
             &plan.id,
             &version,
-            &plan.title,
+            &text_to_sql(&plan.title),
             &json,
             &time_to_sql(&Utc::now()),
             &save_seq,
@@ -117,12 +119,12 @@ async fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Resul
                 &plan.id,
                 id,
                 &position,
-                description,
-                kind,
+                &text_to_sql(description),
+                &opt_text_to_sql(kind),
                 &step.status().as_str(),
-                result,
-                error,
-                notes,
+                &opt_text_to_sql(result),
+                &opt_text_to_sql(error),
+                &text_to_sql(notes),
                 &attempts,
                 &to_json("step depends_on", depends_on)?,
                 &to_json("step attachments", attachments)?,

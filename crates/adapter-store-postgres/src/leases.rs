@@ -179,7 +179,7 @@ pub(crate) async fn cancel_queued(
             &[
                 &run_id,
                 &RunStatus::Failed.as_str(),
-                &error,
+                &crate::codec::text_to_sql(error),
                 &time_to_sql(&now),
                 &RunStatus::Queued.as_str(),
             ],

@@ -8,7 +8,10 @@ use domain::ports::{Lease, RunRecord, RunStatus};
 use domain::RunUsage;
 use tokio_postgres::Row;
 
-use crate::codec::{from_json, int_from_sql, int_to_sql, time_from_sql, time_to_sql, to_json};
+use crate::codec::{
+    from_json, int_from_sql, int_to_sql, opt_text_to_sql, text_from_sql, text_to_sql,
+    time_from_sql, time_to_sql, to_json,
+};
 use crate::error::{sql, Error};
 
 pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
@@ -33,14 +36,14 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
              ON CONFLICT (run_id) DO NOTHING",
             &[
                 &run.run_id,
-                &run.task,
+                &text_to_sql(&run.task),
                 &run.mode,
                 &run.status.as_str(),
-                &run.workspace,
+                &text_to_sql(&run.workspace),
                 &time_to_sql(&run.created_at),
                 &run.finished_at.as_ref().map(time_to_sql),
-                &run.summary,
-                &run.error,
+                &opt_text_to_sql(&run.summary),
+                &opt_text_to_sql(&run.error),
                 &usage[0],
                 &usage[1],
                 &usage[2],
@@ -74,8 +77,8 @@ pub(crate) async fn update_run(client: &Object, run: &RunRecord) -> Result<(), E
                 &run.run_id,
                 &run.status.as_str(),
                 &run.finished_at.as_ref().map(time_to_sql),
-                &run.summary,
-                &run.error,
+                &opt_text_to_sql(&run.summary),
+                &opt_text_to_sql(&run.error),
                 &usage[0],
                 &usage[1],
                 &usage[2],
@@ -195,16 +198,16 @@ pub(crate) fn record_from_row(row: &Row) -> Result<RunRecord, Error> {
         detail: format!("unknown status {status_text:?} of run '{run_id}'"),
     })?;
     Ok(RunRecord {
-        task: text(1)?,
+        task: text_from_sql(text(1)?),
         mode: text(2)?,
         status,
-        workspace: text(4)?,
+        workspace: text_from_sql(text(4)?),
         created_at: time_from_sql("run created_at", &text(5)?)?,
         finished_at: opt(6)?
             .map(|t| time_from_sql("run finished_at", &t))
             .transpose()?,
-        summary: opt(7)?,
-        error: opt(8)?,
+        summary: opt(7)?.map(text_from_sql),
+        error: opt(8)?.map(text_from_sql),
         usage: RunUsage {
             llm_calls: int(9, "llm_calls")?,
             prompt_tokens: int(10, "prompt_tokens")?,

@@ -41,6 +41,17 @@ pub enum Error {
         found: u32,
         supported: u32,
     },
+    /// A trigger or view Planwright's migrations did not create (a planted database could
+    /// redirect or rewrite runs with one): the file is not used.
+    #[error(
+        "{path} has a {kind} `{name}` that Planwright did not create; the file is not used \
+         (docs/security.md)"
+    )]
+    Foreign {
+        path: PathBuf,
+        kind: String,
+        name: String,
+    },
     #[error("{path} has an invalid schema version {found}")]
     InvalidSchemaVersion { path: PathBuf, found: i64 },
     /// A statement failed; `context` says which.
@@ -87,6 +98,7 @@ impl Error {
             Error::NotWal { .. }
             | Error::SchemaTooNew { .. }
             | Error::InvalidSchemaVersion { .. }
+            | Error::Foreign { .. }
             | Error::Json { .. }
             | Error::Corrupt { .. }
             | Error::OutOfRange { .. } => Kind::Corrupt,

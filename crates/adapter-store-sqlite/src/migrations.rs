@@ -131,6 +131,39 @@ pub fn migrate_to(conn: &mut Connection, path: &Path, version: u32) -> Result<u3
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
+/// Refuses a file holding a trigger or view that no migration creates, word for word.
+pub(crate) fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), Error> {
+    let mut statement = conn
+        .prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view')")
+        .map_err(crate::error::sql("read the schema"))?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, Option<String>>(2)?,
+            ))
+        })
+        .map_err(crate::error::sql("read the schema"))?;
+    for row in rows {
+        let (kind, name, sql) = row.map_err(crate::error::sql("read the schema"))?;
+        let ours = kind == "trigger"
+            && sql.is_some_and(|sql| {
+                MIGRATIONS
+                    .iter()
+                    .any(|m| m.contains(&format!("{sql};")) && sql.contains(&name))
+            });
+        if !ours {
+            return Err(Error::Foreign {
+                path: path.to_path_buf(),
+                kind,
+                name,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The file's `user_version`.
 pub(crate) fn user_version(conn: &Connection, path: &Path) -> Result<u32, Error> {
     let raw: i64 = conn

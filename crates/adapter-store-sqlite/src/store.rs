@@ -49,6 +49,7 @@ impl SqliteStore {
     pub fn open_with(path: impl AsRef<Path>, durability: Durability) -> Result<SqliteStore, Error> {
         let path = path.as_ref().to_path_buf();
         let mut conn = open_connection_with(&path, durability)?;
+        migrations::refuse_foreign(&conn, &path)?;
         let version = migrations::migrate(&mut conn, &path)?;
         tracing::debug!(path = %path.display(), schema_version = version, "opened run store");
         Ok(SqliteStore {

@@ -301,3 +301,40 @@ fn the_bundled_sqlite_is_at_least_3_50_2() {
         rusqlite::version()
     );
 }
+
+/// A planted file (issue 29): a trigger or view of someone else's could redirect the user's
+/// runs, so the file is refused; Planwright's own trigger is not mistaken for one.
+#[test]
+fn a_trigger_or_view_planwright_did_not_create_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, planted) in [
+        (
+            "trigger.db",
+            "CREATE TRIGGER redirect AFTER INSERT ON runs BEGIN \
+             UPDATE runs SET workspace = '/tmp/elsewhere' WHERE run_id = NEW.run_id; END;",
+        ),
+        ("view.db", "CREATE VIEW everything AS SELECT * FROM runs;"),
+        (
+            "lookalike.db",
+            "DROP TRIGGER events_are_append_only; CREATE TRIGGER events_are_append_only \
+             BEFORE UPDATE ON events BEGIN SELECT 1; END;",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        drop(SqliteStore::open(&path).expect("a file of our own opens"));
+        drop(SqliteStore::open(&path).expect("and opens again"));
+        let conn = rusqlite::Connection::open(&path).expect("open by hand");
+        conn.execute_batch(planted).expect("plant");
+        drop(conn);
+        match SqliteStore::open(&path) {
+            Err(e @ Error::Foreign { .. }) => {
+                assert!(
+                    e.to_string().contains("that Planwright did not create"),
+                    "{e}"
+                )
+            }
+            Err(e) => panic!("{name}: refused for another reason: {e}"),
+            Ok(_) => panic!("{name}: a planted database was opened"),
+        }
+    }
+}

@@ -129,6 +129,10 @@ pub struct ShellToolsConfig {
     /// Which of Planwright's environment variables commands see (default: the built-in
     /// allow-list only; see [`env`]).
     pub env: ShellEnv,
+    /// Paths that stay read-only inside the sandbox when they lie in the workspace, and that
+    /// `file_write` and `file_str_replace` refuse to change (default none; see
+    /// [`ShellExecTool::with_read_only`]).
+    pub read_only: Vec<std::path::PathBuf>,
 }
 
 impl Default for ShellToolsConfig {
@@ -143,6 +147,7 @@ impl Default for ShellToolsConfig {
             max_list_entries: files::DEFAULT_LIST_ENTRIES,
             sandbox: Sandbox::None,
             env: ShellEnv::default(),
+            read_only: Vec::new(),
         }
     }
 }
@@ -180,12 +185,13 @@ pub fn shell_toolkit(config: &ShellToolsConfig) -> ShellToolkit {
                 .with_max_output_bytes(config.max_output_bytes)
                 .with_default_wait(config.default_wait)
                 .with_sandbox(config.sandbox)
+                .with_read_only(config.read_only.clone())
                 .with_env(config.env.clone())
                 .with_sessions(sessions.clone()),
         ),
         Arc::new(FileReadTool::new().with_max_bytes(config.max_read_bytes)),
-        Arc::new(FileWriteTool::new()),
-        Arc::new(FileStrReplaceTool::new()),
+        Arc::new(FileWriteTool::new().with_read_only(config.read_only.clone())),
+        Arc::new(FileStrReplaceTool::new().with_read_only(config.read_only.clone())),
         Arc::new(FileListTool::new().with_limits(config.max_list_depth, config.max_list_entries)),
         Arc::new(ShellViewTool::new(sessions.clone())),
         Arc::new(ShellWaitTool::new(sessions.clone())),

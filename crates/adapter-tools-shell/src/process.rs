@@ -42,6 +42,8 @@ pub(crate) enum Launch {
     Bwrap {
         programs: BwrapPrograms,
         allow_network: bool,
+        /// Paths bound read-only over the workspace's own.
+        read_only: std::sync::Arc<[std::path::PathBuf]>,
     },
 }
 
@@ -188,11 +190,12 @@ fn build(spec: &CommandSpec<'_>, cgroup: Option<&PidsCgroup>) -> Command {
         Launch::Bwrap {
             programs,
             allow_network,
+            read_only,
         } => {
             // `setsid` makes bwrap a session and group leader (see `crate::sandbox`).
             line.push(programs.setsid.clone().into_os_string());
             line.push(programs.bwrap.clone().into_os_string());
-            line.extend(sandbox::bwrap_args(spec.cwd, *allow_network));
+            line.extend(sandbox::bwrap_args(spec.cwd, *allow_network, read_only));
             line.push("--".into());
             line.extend(crate::limits::prefix());
         }

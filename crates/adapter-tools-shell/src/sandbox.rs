@@ -210,8 +210,9 @@ const SYSTEM_DIRS: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 
-/// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`.
-pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool) -> Vec<OsString> {
+/// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`;
+/// the existing paths of `read_only` that lie in it are bound read-only over it.
+pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf]) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.into()));
     for dir in SYSTEM_DIRS {
@@ -236,6 +237,14 @@ pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool) -> Vec<OsString> {
     push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
     // After the tmpfs, so a workspace under /tmp shows through.
     push(&["--bind".as_ref(), cwd.as_os_str(), cwd.as_os_str()]);
+    // After the workspace, so they cover its writable bind.
+    for path in read_only {
+        if let Ok(path) = std::fs::canonicalize(path) {
+            if path.starts_with(cwd) {
+                push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            }
+        }
+    }
     // Not recursive: the workspace and /tmp stay writable.
     push(&["--remount-ro".as_ref(), "/".as_ref()]);
     push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref()]);
@@ -264,7 +273,7 @@ mod tests {
     fn arguments_isolate_the_command() {
         let ws = tempfile::tempdir().unwrap();
         let ws = ws.path().canonicalize().unwrap();
-        let args = joined(&bwrap_args(&ws, false));
+        let args = joined(&bwrap_args(&ws, false, &[]));
         let w = ws.display();
         assert!(args.contains("--ro-bind /usr /usr"), "{args}");
         assert!(
@@ -281,14 +290,43 @@ mod tests {
             )),
             "{args}"
         );
-        let open = joined(&bwrap_args(&ws, true));
+        let open = joined(&bwrap_args(&ws, true, &[]));
         assert!(!open.contains("--unshare-net"), "{open}");
         assert!(open.contains("--cap-drop ALL"), "{open}");
     }
 
     #[test]
+    fn protected_paths_in_the_workspace_are_bound_read_only_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(ws.join("planwright.toml"), "").unwrap();
+        std::fs::create_dir(ws.join(".planwright")).unwrap();
+        let outside = PathBuf::from("/etc");
+        let protected = [
+            ws.join("planwright.toml"),
+            ws.join(".planwright"),
+            ws.join("missing"),
+            outside.clone(),
+        ];
+        let args = joined(&bwrap_args(&ws, false, &protected));
+        let w = ws.display();
+        let bind = args.find(&format!("--bind {w} {w}")).unwrap();
+        let toml = args
+            .find(&format!(
+                "--ro-bind {w}/planwright.toml {w}/planwright.toml"
+            ))
+            .unwrap();
+        let state = args
+            .find(&format!("--ro-bind {w}/.planwright {w}/.planwright"))
+            .unwrap();
+        assert!(bind < toml && bind < state, "{args}");
+        assert!(!args.contains("missing"), "{args}");
+        assert!(!args.contains("--ro-bind /etc /etc"), "{args}");
+    }
+
+    #[test]
     fn system_folders_keep_their_shape() {
-        let args = joined(&bwrap_args(Path::new("/ws"), false));
+        let args = joined(&bwrap_args(Path::new("/ws"), false, &[]));
         for dir in SYSTEM_DIRS {
             let path = Path::new(dir);
             let Ok(meta) = std::fs::symlink_metadata(path) else {

@@ -1,6 +1,7 @@
 //! The `shell_exec` tool: runs a command, waits up to `wait_secs` for it to end, and hands
 //! a command still running after that over to [`ShellSessions`] as a session.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,6 +108,8 @@ pub struct ShellExecTool {
     max_output_bytes: usize,
     default_wait: Duration,
     sandbox: Sandbox,
+    /// Paths kept read-only inside the sandbox although they lie in the workspace.
+    read_only: Arc<[PathBuf]>,
     env: Arc<ShellEnv>,
     sessions: ShellSessions,
     /// bwrap and setsid, once found working (a failure is retried at the next call).
@@ -130,6 +133,7 @@ impl ShellExecTool {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             default_wait: DEFAULT_WAIT,
             sandbox: Sandbox::None,
+            read_only: Arc::from(Vec::new()),
             env: Arc::new(ShellEnv::default()),
             sessions: ShellSessions::new(),
             bwrap: Arc::new(OnceCell::new()),
@@ -172,6 +176,14 @@ impl ShellExecTool {
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> ShellExecTool {
         self.sandbox = sandbox;
         self.described()
+    }
+
+    /// Paths that stay read-only inside the bwrap sandbox when they lie in a command's
+    /// workspace (the project's config and state: docs/security.md); missing ones are
+    /// skipped.
+    pub fn with_read_only(mut self, paths: Vec<PathBuf>) -> ShellExecTool {
+        self.read_only = Arc::from(paths);
+        self
     }
 
     /// Which of Planwright's environment variables commands see, on top of the built-in
@@ -246,6 +258,7 @@ impl ShellExecTool {
         Ok(Launch::Bwrap {
             programs: programs.clone(),
             allow_network,
+            read_only: self.read_only.clone(),
         })
     }
 }

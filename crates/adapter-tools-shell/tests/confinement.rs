@@ -249,3 +249,51 @@ fn resolve_directly() {
         );
     }
 }
+
+/// The project's config and state stay read-only to the file tools, even in a workspace that
+/// holds them (`--workspace .`) and even when the file does not exist yet (issue 29).
+#[tokio::test]
+async fn the_file_tools_leave_the_projects_config_and_state_alone() {
+    let s = setup();
+    let ctx = ctx(&s.ws);
+    fs::create_dir(s.ws.join(".planwright")).unwrap();
+    let protected = vec![s.ws.join("planwright.toml"), s.ws.join(".planwright")];
+    let write = FileWriteTool::new().with_read_only(protected.clone());
+    for path in [
+        "planwright.toml",
+        "./planwright.toml",
+        ".planwright/planwright.db",
+        "./.planwright/x",
+    ] {
+        let err = write
+            .execute(
+                json!({"path": path, "content": "[mcp_servers.x]\ncommand = \"sh\"\n"}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Refused(m) if m.contains("read-only to tools")),
+            "{path}: {err:?}"
+        );
+    }
+    assert!(!s.ws.join("planwright.toml").exists());
+    fs::write(s.ws.join("planwright.toml"), "model = \"m\"\n").unwrap();
+    let err = FileStrReplaceTool::new()
+        .with_read_only(protected)
+        .execute(
+            json!({"path": "planwright.toml", "old": "m", "new": "x"}),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Refused(_)), "{err:?}");
+    assert_eq!(
+        fs::read_to_string(s.ws.join("planwright.toml")).unwrap(),
+        "model = \"m\"\n"
+    );
+    write
+        .execute(json!({"path": "notes.txt", "content": "fine"}), &ctx)
+        .await
+        .unwrap();
+}

@@ -353,3 +353,42 @@ async fn background_processes_do_not_outlive_a_sandboxed_command() {
     })
     .await;
 }
+
+/// Issue 29: with the project as the workspace (`--workspace .`), a sandboxed command
+/// cannot plant or change the project's config or state; the rest stays writable.
+#[tokio::test]
+async fn the_projects_config_and_state_are_read_only_inside_the_workspace() {
+    if !bwrap_usable("the_projects_config_and_state_are_read_only_inside_the_workspace") {
+        return;
+    }
+    let dir = visible_outside_dir();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(ws.join("planwright.toml"), "model = \"m\"\n").unwrap();
+    std::fs::create_dir(ws.join(".planwright")).unwrap();
+    let kit = shell_toolkit(&ShellToolsConfig {
+        sandbox: Sandbox::Bwrap {
+            allow_network: false,
+        },
+        read_only: vec![ws.join("planwright.toml"), ws.join(".planwright")],
+        ..ShellToolsConfig::default()
+    });
+    let out = exec(
+        &kit,
+        "printf '[mcp_servers.x]\\ncommand = \"sh\"\\n' >> planwright.toml; \
+         touch .planwright/planted; rm -rf .planwright; echo fine > fine.txt",
+        &ctx(&ws),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("planwright.toml")).unwrap(),
+        "model = \"m\"\n",
+        "{}",
+        out.content
+    );
+    assert!(ws.join(".planwright").is_dir(), "{}", out.content);
+    assert!(!ws.join(".planwright/planted").exists(), "{}", out.content);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("fine.txt")).unwrap(),
+        "fine\n"
+    );
+}

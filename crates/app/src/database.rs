@@ -96,7 +96,11 @@ impl Database {
     /// Opens the database (migrating its schema) with the store, queue and mailbox on it.
     pub async fn open(&self) -> Result<QueueStore, AppError> {
         match self {
-            Database::Sqlite(path) => open_sqlite(path),
+            Database::Sqlite(path) => {
+                // Not a copied or committed `.planwright/`, not another user's file.
+                crate::state_folder::guard(path)?;
+                open_sqlite(path)
+            }
             Database::Postgres(url) => open_postgres(url, self).await,
         }
     }

@@ -23,6 +23,7 @@ mod safe_text;
 mod sandbox;
 mod scripted_user;
 mod server;
+mod state_folder;
 mod terminal;
 mod terminal_user;
 mod view;
@@ -82,7 +83,7 @@ fn main() -> ExitCode {
     let json = wants_json(&cli);
     let terminal = terminal::init(cli.verbosity);
     init_tracing(cli.verbosity, terminal.colour_stderr);
-    for note in environ_notes {
+    for note in environ_notes.iter().chain(&loaded.layers.notes) {
         tracing::warn!("{note}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -183,6 +184,15 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
         Command::Runs { command } => runs(&cli.db, command).await,
         Command::Config { command } => {
             print_stdout(&config::run(&loaded, command)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Trust { path } => {
+            let folder = path.unwrap_or_else(|| PathBuf::from("."));
+            let mut out = config::trust_folder(&loaded, &folder)?;
+            if let Some(note) = state_folder::adopt(&folder.join(state_folder::STATE_FOLDER))? {
+                out.push_str(&note);
+            }
+            print_stdout(&out);
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {
@@ -431,7 +441,11 @@ pub(crate) const DEFAULT_WORKSPACE_ROOT: &str = ".planwright/runs";
 fn prepare_workspace(given: Option<&Path>, run_id: &str) -> Result<PathBuf, AppError> {
     let dir = match given {
         Some(d) => d.to_path_buf(),
-        None => run_workspace(Path::new(DEFAULT_WORKSPACE_ROOT), run_id),
+        None => {
+            let dir = run_workspace(Path::new(DEFAULT_WORKSPACE_ROOT), run_id);
+            state_folder::guard(&dir)?;
+            dir
+        }
     };
     create_workspace(&dir)
 }

@@ -313,6 +313,7 @@ pub fn tools(
             env: adapter_tools_shell::ShellEnv {
                 pass: opts.shell_env.clone(),
             },
+            read_only: protected_paths(),
             ..Default::default()
         });
         set = offer(set, &mut families, "shell and files", toolkit.tools);
@@ -489,4 +490,19 @@ pub fn runtime(
         user: Arc::new(crate::terminal_user::TerminalUser),
         config,
     })
+}
+
+/// The project's config and state and the user's config folder: read-only to sandboxed
+/// commands whatever the workspace (docs/security.md, "Project configuration and trust").
+#[cfg(feature = "tools-shell")]
+fn protected_paths() -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        paths.push(cwd.join(crate::config::PROJECT_FILE));
+        paths.push(cwd.join(crate::state_folder::STATE_FOLDER));
+    }
+    if let Some(dir) = crate::config::user_file().and_then(|f| f.parent().map(Into::into)) {
+        paths.push(dir);
+    }
+    paths
 }

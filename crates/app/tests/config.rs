@@ -11,8 +11,9 @@ use serde_json::{json, Value};
 const TASK: &str =
     "Write greeting.txt containing 'hello planwright', count its words, report the count";
 
+/// The project file, in a folder the user trusts (docs/security.md).
 fn write_project(pw: &Planwright, text: &str) {
-    std::fs::write(pw.cwd().join("planwright.toml"), text).expect("write planwright.toml");
+    pw.trusted_project(text);
 }
 
 fn write_user(pw: &Planwright, text: &str) {
@@ -215,6 +216,7 @@ async fn config_init_writes_a_starter_file_that_config_show_reads() {
     let out = pw.exec(&["config", "init"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     let starter = std::fs::read_to_string(pw.cwd().join("planwright.toml")).expect("written");
+    pw.trust();
     assert!(starter.contains("# max_steps = 20"), "{starter}");
     assert!(starter.contains("# model = \"gpt-4o-mini\""), "{starter}");
     let v = show(&pw, &[], &[]).await;
@@ -290,7 +292,9 @@ async fn bad_config_input_is_one_line_exit_2_and_nothing_starts() {
     let base = server.base_url();
     for (file, flags, expected) in cases {
         let pw = Planwright::new();
-        write_project(&pw, file);
+        // A trusted folder's file is read, and a mistake in it stops the command.
+        write_project(&pw, "");
+        std::fs::write(pw.cwd().join("planwright.toml"), file).expect("write planwright.toml");
         let mut args = vec!["run", "--json"];
         args.extend_from_slice(flags);
         args.push("a task");
@@ -459,7 +463,7 @@ async fn help_shows_the_files_values_as_defaults() {
         .await;
     assert!(String::from_utf8_lossy(&out.stdout).contains("[default: 9]"));
     // A broken file does not hide the help.
-    write_project(&pw, "max_steps = \n");
+    std::fs::write(pw.cwd().join("planwright.toml"), "max_steps = \n").expect("write");
     let out = pw.exec(&["run", "--help"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("[default: 20]"));

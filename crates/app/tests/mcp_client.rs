@@ -29,6 +29,7 @@ fn declare_servers(pw: &Planwright, servers: &Path, root: &Path) {
         root = root.display().to_string(),
     );
     std::fs::write(pw.cwd().join("planwright.toml"), text).expect("planwright.toml");
+    pw.trust();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,6 +191,7 @@ async fn mcp_check_fails_on_a_hanging_or_garbled_server_with_exit_1() {
          startup_timeout_secs = 2\n",
     )
     .expect("planwright.toml");
+    pw.trust();
 
     let started = Instant::now();
     let out = pw.exec(&["mcp", "check", "hang"], &[]).await;
@@ -227,6 +229,8 @@ async fn mcp_check_fails_on_a_hanging_or_garbled_server_with_exit_1() {
 #[tokio::test]
 async fn a_bad_declaration_is_a_config_error() {
     let pw = Planwright::new();
+    // A trusted folder: its file is read, and the mistake in it stops the command.
+    pw.trusted_project("");
     std::fs::write(
         pw.cwd().join("planwright.toml"),
         "model = \"m\"\n[mcp_servers.x]\nargs = [\"a\"]\n",
@@ -257,6 +261,7 @@ async fn the_project_file_replaces_the_user_files_server_of_the_same_name() {
         "\n[mcp_servers.shared]\ncommand = \"project-server\"\n",
     )
     .expect("project file");
+    pw.trust();
     let out = pw.exec(&["config", "show", "--json"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     let shown: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -292,6 +297,7 @@ fn declare_slow_server(pw: &Planwright, servers: &Path, log: &Path, more_env: &s
         ),
     )
     .expect("planwright.toml");
+    pw.trust();
 }
 
 /// Durability: an MCP tool without `readOnlyHint` is an effect. The process is killed while

@@ -231,3 +231,37 @@ async fn sslmode_require_needs_the_servers_ca_and_says_so_in_one_line() {
         "{stderr}"
     );
 }
+
+/// Issue 29: a NUL byte in the task (HTTP 500 naming the database) and in a step's result
+/// (refused by PostgreSQL, taken for an outage, the run re-claimed without end) is kept as
+/// it is: the run is queued, runs once and completes.
+#[tokio::test]
+async fn text_with_a_nul_byte_is_stored_and_the_run_completes_once() {
+    let Some(db) = database().await else { return };
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Say hi"]),
+        complete(true, "hi \u{0} there"),
+        text("Said hi \u{0}."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(
+            &llm.base_url(),
+            Some(TOKEN),
+            &["--db", &db, "--workers", "1", "--sandbox", "none"],
+        )
+        .await;
+    let (status, body) = create(&server, json!({"task": "say hi \u{0} please"})).await;
+    assert!(status.is_success(), "{status}: {body}");
+    assert!(!body.to_string().contains("postgres"), "{body}");
+    let id = body["run_id"].as_str().expect("id").to_string();
+    until_completed(&server, std::slice::from_ref(&id), 60).await;
+    let (_, shown) = get_json(&server, &format!("/v1/runs/{id}")).await;
+    assert_eq!(shown["task"], "say hi \u{0} please", "{shown}");
+    let log = assert_one_clean_log(&server, &id).await;
+    assert!(
+        !log.iter().any(|(_, t)| t == "run_resumed"),
+        "resumed: {log:?}"
+    );
+}

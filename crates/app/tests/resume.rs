@@ -533,6 +533,8 @@ async fn a_run_journaled_by_the_previous_build_resumes() {
         pw.db(),
     )
     .expect("fixture");
+    // A database Planwright did not create here is used once the folder is trusted.
+    pw.trust();
     let (run_id, workspace): (String, String) = {
         let conn = rusqlite::Connection::open(pw.db()).expect("open");
         conn.query_row("SELECT run_id, workspace FROM runs", [], |r| {

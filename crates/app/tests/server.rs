@@ -343,12 +343,19 @@ async fn a_missing_or_wrong_token_is_refused() {
         .await
         .expect("send");
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
-    let res = c
-        .get(server.url(&format!("/v1/runs?token={TOKEN}")))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    for path in [
+        "/v1/runs".to_string(),
+        // Issue 29: any path ending in `/events` took it (a workspace file, `/mcp/events`).
+        "/v1/runs/nope/files/events".to_string(),
+        "/mcp/events".to_string(),
+    ] {
+        let res = c
+            .get(server.url(&format!("{path}?token={TOKEN}")))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
 }
 
 #[tokio::test]

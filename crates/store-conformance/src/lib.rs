@@ -78,6 +78,7 @@ macro_rules! conformance_tests {
     ($fresh:path, when = $ready:expr) => {
         $crate::__each_case! { $fresh, $ready;
             runs_round_trip_through_create_update_get_and_list,
+            text_with_nul_bytes_round_trips_exactly,
             save_usage_overwrites_only_the_usage_and_needs_the_run,
             set_run_status_changes_only_the_status_and_needs_the_run,
             runs_created_at_the_same_instant_are_listed_by_run_id,

@@ -313,6 +313,11 @@ fn run_task(run: &Run<'_>, task: &Task, name: &str, dir: &Path) -> Result<Row, S
     for answer in task.answers {
         cmd.args(["--answer", answer]);
     }
+    // Named with --config: a run folder's own planwright.toml is read only once the folder
+    // is trusted (docs/security.md), and the eval records nothing in the user's config.
+    if !task.library.is_empty() {
+        cmd.arg("--config").arg(dir.join("planwright.toml"));
+    }
     cmd.args(&opts.extra)
         .arg("--")
         .arg(task.prompt.replace(tasks::URL_PLACEHOLDER, url))

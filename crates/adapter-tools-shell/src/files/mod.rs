@@ -40,6 +40,24 @@ impl Target {
         let rel = workspace::relative(&root, &path);
         Ok(Target { path, rel })
     }
+
+    /// Refuses a target that is, or lies in, one of the `read_only` paths (resolved like
+    /// the target: a missing file by its folder).
+    fn refuse_read_only(&self, read_only: &[PathBuf]) -> Result<(), ToolError> {
+        for protected in read_only {
+            let resolved = std::fs::canonicalize(protected).ok().or_else(|| {
+                let parent = std::fs::canonicalize(protected.parent()?).ok()?;
+                Some(parent.join(protected.file_name()?))
+            });
+            if resolved.is_some_and(|p| self.path.starts_with(p)) {
+                return Err(ToolError::Refused(format!(
+                    "'{}' is Planwright's own configuration or state and is read-only to tools",
+                    self.rel
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs blocking filesystem work off the async worker threads.

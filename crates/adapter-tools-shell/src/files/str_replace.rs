@@ -34,11 +34,20 @@ pub struct FileStrReplaceArgs {
 
 /// Replaces a unique piece of text in a file of the workspace.
 #[derive(Debug, Clone, Default)]
-pub struct FileStrReplaceTool;
+pub struct FileStrReplaceTool {
+    read_only: Vec<std::path::PathBuf>,
+}
 
 impl FileStrReplaceTool {
     pub fn new() -> FileStrReplaceTool {
-        FileStrReplaceTool
+        FileStrReplaceTool::default()
+    }
+
+    /// Paths it refuses to change (and to create), in any workspace: the project's config
+    /// and state (docs/security.md).
+    pub fn with_read_only(mut self, paths: Vec<std::path::PathBuf>) -> FileStrReplaceTool {
+        self.read_only = paths;
+        self
     }
 }
 
@@ -66,8 +75,10 @@ impl Tool for FileStrReplaceTool {
             ));
         }
         let workspace = ctx.workspace.clone();
+        let read_only = self.read_only.clone();
         blocking(move || {
             let target = Target::resolve(&workspace, &args.path)?;
+            target.refuse_read_only(&read_only)?;
             replace(&target, &args.old, &args.new)
         })
         .await

@@ -34,11 +34,20 @@ pub struct FileWriteArgs {
 
 /// Writes (or appends to) a file of the workspace.
 #[derive(Debug, Clone, Default)]
-pub struct FileWriteTool;
+pub struct FileWriteTool {
+    read_only: Vec<std::path::PathBuf>,
+}
 
 impl FileWriteTool {
     pub fn new() -> FileWriteTool {
-        FileWriteTool
+        FileWriteTool::default()
+    }
+
+    /// Paths it refuses to change (and to create), in any workspace: the project's config
+    /// and state (docs/security.md).
+    pub fn with_read_only(mut self, paths: Vec<std::path::PathBuf>) -> FileWriteTool {
+        self.read_only = paths;
+        self
     }
 }
 
@@ -60,8 +69,10 @@ impl Tool for FileWriteTool {
         let args: FileWriteArgs = args::parse(FILE_WRITE, args)?;
         tool_args::non_empty(FILE_WRITE, "path", &args.path)?;
         let workspace = ctx.workspace.clone();
+        let read_only = self.read_only.clone();
         blocking(move || {
             let target = Target::resolve(&workspace, &args.path)?;
+            target.refuse_read_only(&read_only)?;
             write(&target, &args.content, args.append)
         })
         .await

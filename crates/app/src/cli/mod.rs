@@ -41,6 +41,12 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME", env = "PLANWRIGHT_PROFILE")]
     pub profile: Option<String>,
 
+    /// Read this folder's `planwright.toml` and `.planwright/` for this run although the
+    /// folder is not trusted (`planwright trust` trusts it for good); values that run a
+    /// program or send a secret must still have been accepted (docs/security.md).
+    #[arg(long, global = true)]
+    pub trust_project: bool,
+
     #[command(flatten)]
     pub verbosity: Verbosity,
 
@@ -91,6 +97,15 @@ pub enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// Trust a folder's `planwright.toml` and `.planwright/`: shows the values that run a
+    /// program or send a secret, in full, and records them with the folder in your config
+    /// file; a new or changed one is refused until this command is run again
+    /// (docs/security.md).
+    Trust {
+        /// The folder [default: the working folder].
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
     },
     /// Print a shell completion script on stdout (e.g. `planwright completions bash >
     /// ~/.local/share/bash-completion/completions/planwright`).
@@ -247,6 +262,15 @@ pub struct WorkerArgs {
     /// Seconds a run waits for the answer to `message_ask_user` before the question fails.
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
     pub ask_timeout_secs: u32,
+
+    /// Folder of the runs' workspaces, as the servers' `--workspace-root`: a claimed run
+    /// whose workspace lies elsewhere is refused (docs/security.md).
+    #[arg(
+        long,
+        env = "PLANWRIGHT_WORKSPACE_ROOT",
+        default_value = ".planwright/runs"
+    )]
+    pub workspace_root: PathBuf,
 
     #[command(flatten)]
     pub opts: RunOptions,

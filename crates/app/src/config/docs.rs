@@ -25,6 +25,19 @@ built-in default. `planwright config show` prints every value in effect and wher
 from (`--json` for a script); `planwright config init` writes a commented starter
 `./planwright.toml` (`--force` replaces an existing one).
 
+**Trust.** A project's `./planwright.toml` (and its `.planwright/` folder) is ignored, with
+one warning, until you trust the folder: `planwright trust [PATH]`, `--trust-project` for
+one command, or a question the first time when stdin and stderr are a terminal. Trusted
+folders are recorded in the user's file as `[trusted_projects."PATH"]` tables. The values
+that run a program or send a secret (`base_url`, `api_key_env`, `shell_env`, `chromium`,
+`ca_certs`, and each MCP server's `command`, `args`, `env`, `cwd`, `url`,
+`bearer_token_env`) are pinned: `planwright trust` shows them and records a digest of each,
+and a new or changed one stops the command (exit 2, naming `planwright trust`), or is asked
+in a terminal. A project file only tightens the user's `sandbox`, `approval` and
+`sandbox_network` (a weaker value is ignored, with a warning), adds to the user's `deny`
+and `disabled_tools`, and cannot add `allow` rules (security.md, "Project configuration and
+trust"). `--config FILE` is your own choice and is read as it is.
+
 ```toml
 provider = "ollama"
 model = "qwen2.5-coder:7b"
@@ -65,8 +78,10 @@ const MCP_SERVERS: &str = r#"
 `[mcp_servers.NAME]` tables declare the [MCP](mcp.md) servers whose tools every run is
 offered, as `mcp__NAME__TOOL` (NAME: letters, digits, `_` and `-`). They belong at a file's
 top level, not in a profile; both files may declare servers, and the project file's
-(or `--config`'s) entry replaces the user file's entry of the same NAME. `planwright config
-show` lists the servers in effect and the file declaring each.
+(or `--config`'s) entry replaces the user file's entry of the same NAME. A project file's
+servers are started only in a trusted folder, as `planwright trust` last showed them (see
+"Trust" above). `planwright config show` lists the servers in effect and the file declaring
+each.
 
 | Key | Type | Default | Description |
 |---|---|---|---|

@@ -36,7 +36,13 @@ pub struct ConfigFile {
     pub profile: Option<String>,
     /// `[mcp_servers.NAME]` tables (top level only).
     pub mcp_servers: mcp_servers::Servers,
+    /// `[trusted_projects."PATH"]` tables: the folders the user trusts and their pinned
+    /// values (read from the user's file only; see [`super::trust`]).
+    pub trusted_projects: BTreeMap<String, Pins>,
 }
+
+/// A trusted folder's pinned values: label (`base_url`, `mcp_servers.fs`...) → digest.
+pub type Pins = BTreeMap<String, String>;
 
 /// A file's text, to turn spans into lines.
 struct Source<'a> {
@@ -101,6 +107,9 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                     file.profiles.insert(name.get_ref().to_string(), settings);
                 }
             }
+            "trusted_projects" => {
+                file.trusted_projects = trusted_projects(&src, value)?;
+            }
             "mcp_servers" => {
                 file.mcp_servers = mcp_servers::parse(value, |offset| src.line(offset))
                     .map_err(|p| src.error(p.span, p.text))?;
@@ -114,6 +123,40 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
 
 type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
 
+/// `[trusted_projects."PATH"]` tables, each with `pins = { LABEL = "sha256:..." }`.
+fn trusted_projects(
+    src: &Source<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<BTreeMap<String, Pins>, ConfigError> {
+    let shape = "trusted_projects must hold [trusted_projects.\"PATH\"] tables with \
+                 pins = { LABEL = \"DIGEST\" } (`planwright trust` writes them)";
+    let DeValue::Table(folders) = value.get_ref() else {
+        return Err(src.error(value.span(), shape.into()));
+    };
+    let mut trusted = BTreeMap::new();
+    for (path, record) in sorted(folders) {
+        let DeValue::Table(record) = record.get_ref() else {
+            return Err(src.error(record.span(), shape.into()));
+        };
+        let mut pins = Pins::new();
+        for (key, value) in sorted(record) {
+            match (key.get_ref().as_ref(), value.get_ref()) {
+                ("pins", DeValue::Table(table)) => {
+                    for (label, digest) in sorted(table) {
+                        let DeValue::String(digest) = digest.get_ref() else {
+                            return Err(src.error(digest.span(), shape.into()));
+                        };
+                        pins.insert(label.get_ref().to_string(), digest.to_string());
+                    }
+                }
+                _ => return Err(src.error(key.span(), shape.into())),
+            }
+        }
+        trusted.insert(path.get_ref().to_string(), pins);
+    }
+    Ok(trusted)
+}
+
 /// The settings of a file's top level or of a profile.
 fn settings(
     src: &Source<'_>,
@@ -123,7 +166,10 @@ fn settings(
     let mut settings = Settings::new();
     for (name, value) in entries {
         let name_str = name.get_ref().as_ref();
-        if matches!(name_str, "profile" | "profiles" | "mcp_servers") {
+        if matches!(
+            name_str,
+            "profile" | "profiles" | "mcp_servers" | "trusted_projects"
+        ) {
             return Err(src.error(
                 name.span(),
                 format!("{name_str} belongs at the top level of the file, not in a profile"),
@@ -156,10 +202,12 @@ fn unknown(name: &str, keys: &[Key]) -> String {
              holds the key instead (api_key_env = \"MY_KEY\")"
         );
     }
-    let candidates =
-        keys.iter()
-            .map(|k| k.name.as_str())
-            .chain(["profile", "profiles", "mcp_servers"]);
+    let candidates = keys.iter().map(|k| k.name.as_str()).chain([
+        "profile",
+        "profiles",
+        "mcp_servers",
+        "trusted_projects",
+    ]);
     let nearest = candidates
         .map(|c| (strsim::jaro_winkler(name, c), c))
         .filter(|(score, _)| *score > 0.8)

@@ -9,7 +9,7 @@ use clap::{Arg, ArgAction, Command};
 /// Options that are not settings: the task and its answers, per-invocation choices (the
 /// output format and verbosity, a recording, a run's own workspace), a secret, and the options that pick
 /// the config itself.
-const NOT_SETTINGS: [&str; 15] = [
+const NOT_SETTINGS: [&str; 16] = [
     "help",
     "version",
     "task",
@@ -25,6 +25,7 @@ const NOT_SETTINGS: [&str; 15] = [
     "token",
     "config",
     "profile",
+    "trust_project",
 ];
 
 /// Keys that would put a secret in a file: refused, with a pointer to `api_key_env`.

@@ -23,11 +23,18 @@ pub const SERVER_KEYS: [&str; 10] = [
     "tool_timeout_secs",
 ];
 
+/// The keys of a server that run a program or send a secret: pinned by `planwright trust`
+/// (docs/security.md, "Project configuration and trust").
+pub const PINNED_SERVER_KEYS: [&str; 6] =
+    ["command", "args", "env", "cwd", "url", "bearer_token_env"];
+
 /// One declared server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Declared {
     /// Its line in the file.
     pub line: usize,
+    /// Its [`PINNED_SERVER_KEYS`] as one line of TOML, in that order: what trust pins.
+    pub pinned: String,
     /// The checked declaration (`mcp` feature only: without it the table is only read).
     #[cfg(feature = "mcp")]
     pub config: adapter_mcp::McpServerConfig,
@@ -72,8 +79,17 @@ pub fn parse(
                 });
             }
         }
+        let pinned = PINNED_SERVER_KEYS
+            .iter()
+            .filter_map(|k| {
+                let (_, value) = entries(keys).into_iter().find(|(n, _)| n.get_ref() == k)?;
+                Some(format!("{k} = {}", render(value.get_ref())))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         let entry = Declared {
             line: line(name.span().start),
+            pinned,
             #[cfg(feature = "mcp")]
             config: typed(name_str, table)?,
         };
@@ -108,6 +124,31 @@ fn entries<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
     let mut entries: Vec<_> = table.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     entries
+}
+
+/// A TOML value as one line of TOML (strings quoted and escaped as JSON, which TOML reads).
+fn render(value: &DeValue<'_>) -> String {
+    match value {
+        DeValue::String(s) => serde_json::Value::from(s.as_ref()).to_string(),
+        DeValue::Integer(i) => i.to_string(),
+        DeValue::Float(f) => f.to_string(),
+        DeValue::Boolean(b) => b.to_string(),
+        DeValue::Datetime(d) => d.to_string(),
+        DeValue::Array(items) => {
+            let items: Vec<String> = items.iter().map(|i| render(i.get_ref())).collect();
+            format!("[{}]", items.join(", "))
+        }
+        DeValue::Table(table) => {
+            let items: Vec<String> = entries(table)
+                .into_iter()
+                .map(|(k, v)| {
+                    let key = serde_json::Value::from(k.get_ref().as_ref()).to_string();
+                    format!("{key} = {}", render(v.get_ref()))
+                })
+                .collect();
+            format!("{{ {} }}", items.join(", "))
+        }
+    }
 }
 
 fn unknown(server: &str, key: &str) -> String {

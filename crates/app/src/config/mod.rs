@@ -17,6 +17,8 @@ pub mod mcp_servers;
 pub mod show;
 mod sources;
 pub mod starter;
+mod tighten;
+pub mod trust;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub use error::ConfigError;
 pub use keys::Key;
-pub use sources::{Layers, Profile, Source};
+pub use sources::{user_file, Layers, Profile, ProjectTrust, Source, PROJECT_FILE};
 
 use crate::cli::{Cli, ConfigCommand};
 
@@ -49,10 +51,17 @@ impl Loaded {
 pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
     let args: Vec<OsString> = std::env::args_os().collect();
     let keys = keys::keys(&Cli::command());
-    // First pass, built-in defaults only: which file and which profile.
+    // First pass, built-in defaults only: which file and which profile, and whether the
+    // project file is to be read (not by `planwright trust`) and trusted for this run.
+    let mut read_project = true;
+    let mut this_run = false;
     let (explicit, profile, help) = match Cli::command().try_get_matches_from(&args) {
         Ok(first) => (
-            first.get_one::<PathBuf>("config").cloned(),
+            {
+                read_project = first.subcommand_name() != Some("trust");
+                this_run = first.get_flag("trust_project");
+                first.get_one::<PathBuf>("config").cloned()
+            },
             first.get_one::<String>("profile").map(|name| Profile {
                 name: name.clone(),
                 chosen_by: match first.value_source("profile") {
@@ -69,7 +78,17 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
         }
         Err(e) => e.exit(),
     };
-    let layers = match Layers::load(explicit.as_deref(), profile, &keys) {
+    // No question while showing the help.
+    let ask: &dyn trust::Ask = match help {
+        Some(_) => &trust::NoOne,
+        None => &trust::TerminalAsk,
+    };
+    let trust = ProjectTrust {
+        read: read_project,
+        this_run,
+        ask,
+    };
+    let layers = match Layers::load(explicit.as_deref(), profile, &keys, &trust) {
         Ok(layers) => layers,
         // A broken file does not hide the help: the built-in defaults are shown.
         Err(e) => match help {
@@ -77,6 +96,7 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
             None => return Err(e),
         },
     };
+    trust::remember(layers.trusted.clone());
     // Second pass: the files' values as the options' defaults.
     let mut command = apply::with_defaults(Cli::command(), &layers.values(&keys));
     let matches = command
@@ -134,6 +154,11 @@ fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>) {
         }),
     };
     (explicit, profile)
+}
+
+/// `planwright trust [PATH]`: the text to print on stdout.
+pub fn trust_folder(loaded: &Loaded, folder: &std::path::Path) -> Result<String, ConfigError> {
+    trust::trust(folder, &loaded.keys)
 }
 
 /// `planwright config show` / `config init`: the text to print on stdout.

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 use super::file::{self, ConfigFile, Entry};
 use super::keys::Key;
+use super::tighten;
+use super::trust::{self, Ask, Decision, Trusted};
 
 /// The project's file, looked up in the working folder.
 pub const PROJECT_FILE: &str = "planwright.toml";
@@ -91,24 +93,74 @@ pub struct Profile {
 pub struct Layers {
     pub files: Vec<Located>,
     pub profile: Option<Profile>,
+    /// Warnings to show once logging is set up: an ignored project file, dropped values.
+    pub notes: Vec<String>,
+    /// The folders trusted in this process.
+    pub trusted: Trusted,
+}
+
+/// How the project file of the working folder is treated (docs/security.md).
+pub struct ProjectTrust<'a> {
+    /// Read it at all (not for `planwright trust`, which reads it itself).
+    pub read: bool,
+    /// `--trust-project`: trust the folder for this run.
+    pub this_run: bool,
+    /// Who confirms a folder or a pinned value that is new.
+    pub ask: &'a dyn Ask,
 }
 
 impl Layers {
     /// Reads the config files. `explicit`: `--config FILE`; `profile`: `--profile` /
-    /// `PLANWRIGHT_PROFILE` and its source.
+    /// `PLANWRIGHT_PROFILE` and its source; `trust`: how the project file is treated.
     pub fn load(
         explicit: Option<&Path>,
         profile: Option<Profile>,
         keys: &[Key],
+        trust: &ProjectTrust<'_>,
     ) -> Result<Layers, ConfigError> {
+        let user = user_file()
+            .map(|path| read(&path, Level::User, keys, false))
+            .transpose()?;
+        let recorded = user
+            .as_ref()
+            .and_then(|u| u.file.as_ref())
+            .map(|f| f.trusted_projects.clone())
+            .unwrap_or_default();
+        let mut trusted = Trusted {
+            recorded: recorded.keys().cloned().collect(),
+            this_run: None,
+        };
+        if trust.this_run {
+            trusted.this_run = trust::folder_key(Path::new(".")).ok();
+        }
+        let mut notes = Vec::new();
         let mut files = Vec::new();
         match explicit {
             Some(path) => files.push(read(path, Level::Explicit, keys, true)?),
-            None => files.push(read(Path::new(PROJECT_FILE), Level::Project, keys, false)?),
+            None if !trust.read => {}
+            None => {
+                let file = match trust::decide(&recorded, trust.this_run, trust.ask, keys)? {
+                    Decision::Absent => None,
+                    Decision::Ignored { note } => {
+                        notes.push(note);
+                        None
+                    }
+                    Decision::Read(file) => {
+                        // Trusted: recorded, accepted in a terminal, or for this run.
+                        if let Ok(key) = trust::folder_key(Path::new(".")) {
+                            trusted.recorded.insert(key);
+                        }
+                        Some(file)
+                    }
+                };
+                files.push(Located {
+                    path: PathBuf::from(PROJECT_FILE),
+                    level: Level::Project,
+                    file,
+                });
+            }
         }
-        if let Some(path) = user_file() {
-            files.push(read(&path, Level::User, keys, false)?);
-        }
+        files.extend(user);
         let profile = profile.or_else(|| {
             files.iter().find_map(|l| {
                 let file = l.file.as_ref()?;
@@ -121,7 +173,28 @@ impl Layers {
                 })
             })
         });
-        let layers = Layers { files, profile };
+        // A project file only tightens the user's sandbox, approval policy and rules.
+        let user_settings = files
+            .iter()
+            .find(|l| l.level == Level::User)
+            .and_then(|l| l.file.clone());
+        for located in files.iter_mut().filter(|l| l.level == Level::Project) {
+            if let Some(file) = located.file.as_mut() {
+                let profile = profile.as_ref().map(|p| p.name.as_str());
+                notes.extend(tighten::tighten(
+                    file,
+                    user_settings.as_ref(),
+                    profile,
+                    keys,
+                ));
+            }
+        }
+        let layers = Layers {
+            files,
+            profile,
+            notes,
+            trusted,
+        };
         if let Some(p) = &layers.profile {
             if !layers.parsed().any(|f| f.profiles.contains_key(&p.name)) {
                 let searched: Vec<String> = layers

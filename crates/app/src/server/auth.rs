@@ -42,6 +42,8 @@ pub fn resolve_token(
         )));
     }
     let file = folder.join(TOKEN_FILE);
+    // A committed `server-token` (or another user's) is never adopted.
+    crate::state_folder::guard(&file)?;
     if let Ok(existing) = std::fs::read_to_string(&file) {
         let existing = existing.trim();
         if !existing.is_empty() {
@@ -92,15 +94,28 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// `?token=` on the events endpoint (EventSource cannot send headers).
+/// `?token=` on the event stream of a run only, `GET /v1/runs/{id}/events` (EventSource
+/// cannot send headers): not on any other path ending in `/events` (a workspace file named
+/// `events`, `/mcp/events`).
 fn query_token(request: &Request) -> Option<String> {
-    if !request.uri().path().ends_with("/events") {
+    if !is_event_stream(request.method(), request.uri().path()) {
         return None;
     }
     request.uri().query()?.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=')?;
         (k == "token").then(|| v.to_string())
     })
+}
+
+/// Whether `path` (with or without the `/v1` the router nests it under) is a run's event
+/// stream.
+fn is_event_stream(method: &axum::http::Method, path: &str) -> bool {
+    if method != axum::http::Method::GET {
+        return false;
+    }
+    let path = path.strip_prefix("/v1").unwrap_or(path);
+    let parts: Vec<&str> = path.split('/').collect();
+    matches!(parts.as_slice(), ["", "runs", id, "events"] if !id.is_empty())
 }
 
 /// Middleware: `Authorization: Bearer <token>` on every API route it wraps.
@@ -143,6 +158,26 @@ pub async fn require_token(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 29: `?token=` was taken on any path ending in `/events`.
+    #[test]
+    fn only_a_runs_event_stream_takes_the_token_in_the_query() {
+        use axum::http::Method;
+        for path in ["/v1/runs/run_1/events", "/runs/run_1/events"] {
+            assert!(is_event_stream(&Method::GET, path), "{path}");
+        }
+        assert!(!is_event_stream(&Method::POST, "/v1/runs/run_1/events"));
+        for path in [
+            "/v1/runs/run_1/files/events",
+            "/v1/runs/run_1/files/a/events",
+            "/mcp/events",
+            "/v1/runs//events",
+            "/v1/events",
+            "/v1/runs/run_1/events/x",
+        ] {
+            assert!(!is_event_stream(&Method::GET, path), "{path}");
+        }
+    }
 
     #[test]
     fn constant_time_eq_compares_whole_values() {

@@ -167,6 +167,28 @@ fn start(state: &State, record: RunRecord, permit: OwnedSemaphorePermit) {
     });
 }
 
+/// Refuses a stored workspace that does not lie under the configured root (a database
+/// written by someone else could name any folder; docs/security.md).
+fn under_root(root: &std::path::Path, workspace: &str) -> Result<(), String> {
+    let refused = || {
+        format!(
+            "the run's workspace {workspace} does not lie under this process's workspace root \
+             {}; it is not used (docs/security.md)",
+            root.display()
+        )
+    };
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return Err(refused());
+    };
+    match std::fs::canonicalize(workspace) {
+        Ok(ws) if ws.starts_with(&root) && ws != root => Ok(()),
+        Ok(_) => Err(refused()),
+        // Missing: said by the reachability check next, unless it names another place.
+        Err(_) if std::path::Path::new(workspace).starts_with(&root) => Ok(()),
+        Err(_) => Err(refused()),
+    }
+}
+
 async fn execute(
     state: &State,
     record: RunRecord,
@@ -174,6 +196,10 @@ async fn execute(
     cancel: CancellationToken,
 ) -> Result<(), String> {
     let run_id = record.run_id.clone();
+    if let Err(reason) = under_root(&state.workspace_root, &record.workspace) {
+        give_up(state, &run_id, &reason).await;
+        return Err(reason);
+    }
     if !std::path::Path::new(&record.workspace).is_dir() {
         let reason = format!(
             "the run's workspace {} cannot be reached from worker {}: every worker needs the \
@@ -273,4 +299,37 @@ async fn give_up(state: &State, run_id: &str, reason: &str) {
         Err(e) => tracing::error!(run_id, error = %e, "cannot record the run as failed"),
     }
     let _ = state.store.release_lease(run_id, &state.lease.owner).await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::under_root;
+
+    /// Issue 29: a database written by someone else named `~/.ssh` as a run's workspace.
+    #[test]
+    fn a_workspace_outside_the_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("runs");
+        let inside = root.join("run_1").join("workspace");
+        std::fs::create_dir_all(&inside).unwrap();
+        let elsewhere = dir.path().join("home").join(".ssh");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("link")).unwrap();
+        assert_eq!(under_root(&root, &inside.display().to_string()), Ok(()));
+        for bad in [
+            elsewhere.clone(),
+            root.clone(),
+            root.join("link"),
+            root.join("run_1").join("..").join("..").join("home"),
+        ] {
+            let err = under_root(&root, &bad.display().to_string()).unwrap_err();
+            assert!(err.contains("does not lie under"), "{bad:?}: {err}");
+        }
+        // Not created yet, but under the root: left to the reachability check.
+        assert_eq!(
+            under_root(&root, &root.join("run_2").display().to_string()),
+            Ok(())
+        );
+    }
 }

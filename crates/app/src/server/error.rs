@@ -23,7 +23,13 @@ pub enum ApiError {
     TooLarge(String),
     #[error("{0}")]
     Internal(String),
+    /// The store is down for now: 503 with `Retry-After`.
+    #[error("{0}")]
+    Unavailable(String),
 }
+
+/// Seconds a client is told to wait after a 503 (`Retry-After`).
+const RETRY_AFTER_SECS: &str = "5";
 
 impl ApiError {
     fn status(&self) -> StatusCode {
@@ -35,6 +41,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -48,15 +55,71 @@ impl IntoResponse for ApiError {
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECS),
+            );
+        }
         response
     }
 }
 
+/// A store failure as the client sees it: its kind, never the store's own message, which
+/// names the database (user, host, port, name); that goes to the log only.
 pub fn store_error(e: domain::StoreError) -> ApiError {
+    use domain::StoreError as Kind;
     tracing::error!(error = %e, "store failure");
-    ApiError::Internal(format!("the run store failed: {e}"))
+    match e {
+        Kind::Unavailable(_) => {
+            ApiError::Unavailable("the run store is unavailable for now; retry later".into())
+        }
+        Kind::Unstorable(_) => {
+            ApiError::BadRequest("the run store cannot keep a value of this request".into())
+        }
+        Kind::NotFound(_) => ApiError::NotFound("the run store has no such record".into()),
+        Kind::Conflict(_) => {
+            ApiError::Conflict("the request conflicts with what the run store holds".into())
+        }
+        Kind::Corrupt(_) | Kind::Suspended(_) => {
+            ApiError::Internal("the run store failed; the server's log says why".into())
+        }
+    }
 }
 
 pub fn unknown_run(run_id: &str) -> ApiError {
     ApiError::NotFound(format!("no run with id '{run_id}'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::StoreError;
+
+    /// Issue 29: the body named the database URL (user, host, port, name); an outage was 500.
+    #[test]
+    fn store_errors_never_show_the_database_and_an_outage_is_503_with_retry_after() {
+        let url = "create_run of run 'r' on postgres://planwright@db.internal:5432/prod";
+        for (error, status) in [
+            (
+                StoreError::Unavailable(url.into()),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (StoreError::Unstorable(url.into()), StatusCode::BAD_REQUEST),
+            (
+                StoreError::Corrupt(url.into()),
+                StatusCode::INTERNAL_SERVER_ERROR,
+            ),
+            (StoreError::Conflict(url.into()), StatusCode::CONFLICT),
+        ] {
+            let api = store_error(error);
+            assert!(!api.to_string().contains("postgres"), "{api}");
+            let response = api.into_response();
+            assert_eq!(response.status(), status);
+            assert_eq!(
+                response.headers().get(header::RETRY_AFTER).is_some(),
+                status == StatusCode::SERVICE_UNAVAILABLE
+            );
+        }
+    }
 }

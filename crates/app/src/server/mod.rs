@@ -346,6 +346,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     }
     let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "serve")?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
+    crate::state_folder::guard(&args.workspace_root)?;
     let workers = args
         .workers
         .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
@@ -396,12 +397,13 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
         ));
     }
     let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "worker")?;
+    crate::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: args.concurrency,
         ask_timeout_secs: args.ask_timeout_secs,
         token: String::new(),
-        // A worker creates no workspace: a claimed run's is in its record.
-        workspace_root: PathBuf::from(crate::DEFAULT_WORKSPACE_ROOT),
+        // A worker creates no workspace: a claimed run's is in its record, under this root.
+        workspace_root: args.workspace_root.clone(),
     };
     let state = runner_state(db, &args.opts, runner).await?;
     start_runner(&state).await;

@@ -77,7 +77,7 @@ pub async fn events(
                 .store
                 .get_run(&run_id)
                 .await
-                .map_err(|e| ApiError::Internal(format!("the run store failed: {e}")))?
+                .map_err(super::error::store_error)?
                 .ok_or_else(|| ApiError::NotFound(format!("no run with id '{run_id}'")))?;
             match record.status {
                 // Queued before this process started: follow it from its first event.
@@ -197,7 +197,7 @@ impl Producer {
                     let _ = self
                     .out
                     .send(SseEvent::default().event("stream_error").data(
-                        serde_json::json!({"error": format!("cannot read the events: {e}")})
+                        serde_json::json!({"error": super::error::store_error(e).to_string()})
                             .to_string(),
                     ))
                     .await;

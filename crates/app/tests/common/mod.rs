@@ -262,6 +262,31 @@ impl Planwright {
         self.dir.path().join(".config-home")
     }
 
+    /// `planwright trust` on the temp folder (blocking; it is quick): its `planwright.toml`
+    /// is read from now on, with the values it has now (docs/security.md).
+    pub fn trust(&self) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_planwright"))
+            .arg("trust")
+            .current_dir(self.cwd())
+            .env_remove("PLANWRIGHT_CONFIG")
+            .env("XDG_CONFIG_HOME", self.config_home())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run planwright trust");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "planwright trust: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Writes the temp folder's `planwright.toml` and trusts the folder with it.
+    pub fn trusted_project(&self, text: &str) {
+        std::fs::write(self.cwd().join("planwright.toml"), text).expect("write planwright.toml");
+        self.trust();
+    }
+
     /// The user config file the binary reads (under [`Planwright::config_home`]).
     pub fn user_config(&self) -> PathBuf {
         self.config_home().join("planwright").join("config.toml")

@@ -205,6 +205,10 @@ pub enum StoreError {
     /// connection failed. Retrying later (or elsewhere) may work.
     #[error("{0}")]
     Unavailable(String),
+    /// The value cannot be stored as it is (text or a number the database refuses): the
+    /// write fails the same way every time, so retrying or resuming does not help.
+    #[error("{0}")]
+    Unstorable(String),
     /// The run was suspended (`RunControl::suspend`): the journal refuses further writes of
     /// this process so the run unwinds without an outcome.
     #[error("run '{0}' is suspended")]
@@ -219,6 +223,7 @@ impl StoreError {
             | StoreError::Conflict(m)
             | StoreError::Corrupt(m)
             | StoreError::Unavailable(m)
+            | StoreError::Unstorable(m)
             | StoreError::Suspended(m) => m,
         }
     }

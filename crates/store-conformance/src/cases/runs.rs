@@ -272,3 +272,57 @@ where
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
     assert!(err.message().contains("run_ghost"), "{err}");
 }
+
+/// Issue 29: text a tool or a client sends may hold a NUL byte (and the escape character
+/// a store may use for it); every store keeps it and gives it back exactly: the task, the
+/// summary and error, a step's result and notes, the plan's title and an event's text.
+pub async fn text_with_nul_bytes_round_trips_exactly<S: Store, Fut>(fresh: impl Fn() -> Fut)
+where
+    Fut: Future<Output = TestStore<S>>,
+{
+    let store = fresh().await;
+    let odd = "a\0b \u{FFFF}0 \u{FFFF}\u{FFFF} \0\0 end\u{FFFF}";
+    let mut run = running_run("run_nul", 0);
+    run.task = format!("task {odd}");
+    store
+        .create_run(&run)
+        .await
+        .expect("create with NUL in the task");
+    assert_eq!(
+        store.get_run("run_nul").await.expect("get"),
+        Some(run.clone())
+    );
+
+    let mut p = plan(&["first \0 step", "second"]);
+    p.title = format!("title {odd}");
+    p.transition("s1", StepStatus::InProgress).expect("legal");
+    p.transition("s1", StepStatus::Completed).expect("legal");
+    let step = p.step_mut("s1").expect("s1");
+    step.result = Some(format!("result {odd}"));
+    step.notes = format!("notes {odd}");
+    store
+        .save_plan("run_nul", &p)
+        .await
+        .expect("save a plan with NUL");
+    assert_eq!(
+        store.latest_plan("run_nul").await.expect("latest"),
+        Some(p.clone())
+    );
+
+    let event = crate::fixtures::message("run_nul", 1, odd);
+    store.append_event(&event).await.expect("append");
+    assert_eq!(
+        store.events("run_nul", 0).await.expect("events"),
+        vec![event]
+    );
+
+    run.status = RunStatus::Completed;
+    run.summary = Some(format!("summary {odd}"));
+    run.error = Some(format!("error {odd}"));
+    store.update_run(&run).await.expect("update with NUL");
+    assert_eq!(
+        store.get_run("run_nul").await.expect("get"),
+        Some(run.clone())
+    );
+    assert_eq!(store.list_runs().await.expect("list"), vec![run]);
+}

@@ -26,6 +26,7 @@ pub async fn serve(db: &Database, args: McpServeArgs) -> Result<ExitCode, AppErr
     } else {
         super::super::DEFAULT_WORKERS
     });
+    crate::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: workers,
         ask_timeout_secs: args.ask_timeout_secs,
