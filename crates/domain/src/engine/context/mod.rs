@@ -19,7 +19,7 @@ use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
-use crate::model::approval::ApprovalPolicy;
+use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
 use crate::model::plan::Plan;
 use crate::ports::llm::{ChatRequest, ChatResponse};
@@ -69,6 +69,8 @@ pub(crate) struct RunContext {
     approvals: ApprovalPolicy,
     /// Tools a person approved for the rest of the run ("always").
     always_approved: Mutex<HashSet<String>>,
+    /// What the calls let through wrote (docs/approvals.md, "Scripts").
+    written: Mutex<WrittenFiles>,
 }
 
 impl RunContext {
@@ -96,6 +98,7 @@ impl RunContext {
             tool_calls: Mutex::new(HashMap::new()),
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
+            written: Mutex::new(WrittenFiles::default()),
         }
     }
 

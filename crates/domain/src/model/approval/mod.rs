@@ -7,9 +7,15 @@
 //! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
 //! to the user never need approval.
 
+mod command;
+mod judge;
+mod paths;
+mod pattern;
 mod rule;
+mod shell;
 #[cfg(test)]
 mod tests;
+mod written;
 
 use std::fmt;
 use std::str::FromStr;
@@ -19,6 +25,7 @@ use serde_json::Value;
 
 pub(crate) use rule::glob;
 pub use rule::{ApprovalRule, RuleError};
+pub use written::WrittenFiles;
 
 /// How calls that act are let through when no rule says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -71,8 +78,12 @@ pub enum Verdict {
     Run,
     /// Refused; the reason is what the model reads.
     Refuse(String),
-    /// A person must say.
+    /// A person must say (the mode asks).
     Ask,
+    /// A person must say, because the rules cannot tell whether a deny rule covers the call
+    /// (a command not understood, a script not seen); the reason says why. "Always" for the
+    /// tool does not answer it.
+    Unsure(String),
 }
 
 /// The run's approval settings.
@@ -90,16 +101,13 @@ pub struct CallToJudge<'a> {
     pub arguments: &'a Value,
     /// The tool is a read: it may run again with the same arguments (`Toolbox::idempotent`).
     pub reads_only: bool,
+    /// The run's workspace folder (absolute), to make paths workspace-relative.
+    pub workspace: Option<&'a str>,
+    /// What the run wrote so far (scripts it runs are judged by their content).
+    pub written: &'a WrittenFiles,
 }
 
 impl CallToJudge<'_> {
-    /// What the call is about: the command of a shell call, the path of a file call.
-    pub fn subject(&self) -> Option<&str> {
-        ["command", "path", "url"]
-            .into_iter()
-            .find_map(|k| self.arguments.get(k).and_then(Value::as_str))
-    }
-
     /// Whether the call changes something: shell commands always; other tools unless they
     /// only read. Browsing, searching and talking to the user do not count as acting.
     pub fn acts(&self) -> bool {
@@ -121,26 +129,49 @@ impl CallToJudge<'_> {
 
 impl ApprovalPolicy {
     pub fn judge(&self, call: &CallToJudge<'_>) -> Verdict {
-        let subject = call.subject();
-        if let Some(rule) = self.deny.iter().find(|r| r.matches(call.tool, subject)) {
-            return Verdict::Refuse(format!(
-                "refused by the rule `{rule}` of this run's approval settings; do not try \
-                 this call again, find another way or report that the step cannot be done"
-            ));
+        let subject = judge::Subject::of(call);
+        let mut unsure = None;
+        for rule in &self.deny {
+            match judge::denies(rule, call, &subject) {
+                judge::Denial::Yes => {
+                    return Verdict::Refuse(format!(
+                        "refused by the rule `{rule}` of this run's approval settings; do \
+                         not try this call again, find another way or report that the step \
+                         cannot be done"
+                    ))
+                }
+                judge::Denial::Maybe(why) => {
+                    unsure.get_or_insert_with(|| {
+                        format!("the deny rule `{rule}` may cover this call: {why}")
+                    });
+                }
+                judge::Denial::No => {}
+            }
         }
-        if self.allow.iter().any(|r| r.matches(call.tool, subject)) || !call.acts() {
+        let allowed = judge::allowed(&self.allow, call, &subject);
+        if let Some(why) = unsure {
+            if !allowed && self.mode == ApprovalMode::ReadOnly && call.acts() {
+                return self.read_only(call);
+            }
+            return Verdict::Unsure(why);
+        }
+        if allowed || !call.acts() {
             return Verdict::Run;
         }
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
             ApprovalMode::Ask => Verdict::Ask,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "refused: this run is read-only (no shell commands, no writes); `{}` is not \
-                 allowed. Read, browse and plan instead, or report that the step needs a \
-                 write",
-                call.tool
-            )),
+            ApprovalMode::ReadOnly => self.read_only(call),
         }
+    }
+
+    fn read_only(&self, call: &CallToJudge<'_>) -> Verdict {
+        Verdict::Refuse(format!(
+            "refused: this run is read-only (no shell commands, no writes); `{}` is not \
+             allowed. Read, browse and plan instead, or report that the step needs a \
+             write",
+            call.tool
+        ))
     }
 }
 
