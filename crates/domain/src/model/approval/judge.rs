@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::command::{analyze, Analysis, Part, PathRef, Scene, SHELL_STATE};
 use super::paths::canonical;
 use super::pattern::{fits, Fit};
+use super::resolve::PathResolver;
 use super::rule::{glob, path_pattern, ApprovalRule};
 use super::written::WrittenFiles;
 use super::CallToJudge;
@@ -23,14 +24,34 @@ pub(crate) enum Subject {
     Strings(Vec<(String, String)>),
 }
 
+/// How paths are made canonical: relative to the workspace, links resolved.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Canon<'a> {
+    pub workspace: Option<&'a str>,
+    pub resolver: &'a PathResolver,
+}
+
+impl Canon<'_> {
+    fn path(&self, path: &str) -> String {
+        self.resolver
+            .real(self.workspace, canonical(path, "", self.workspace))
+    }
+}
+
 impl Subject {
-    pub(crate) fn of(call: &CallToJudge<'_>) -> Subject {
+    pub(crate) fn of(call: &CallToJudge<'_>, canon: Canon<'_>) -> Subject {
         let scene = Scene {
             workspace: call.workspace,
             written: call.written,
         };
         if let Some(text) = shell_text(call.tool, call.arguments) {
-            return Subject::Shell(analyze(text, scene));
+            let mut analysis = analyze(text, scene);
+            for part in &mut analysis.parts {
+                if let Part::Write(PathRef::Known(p)) | Part::Read(PathRef::Known(p)) = part {
+                    *p = canon.resolver.real(canon.workspace, std::mem::take(p));
+                }
+            }
+            return Subject::Shell(analysis);
         }
         if call.tool.starts_with("file_") {
             let path = call
@@ -38,7 +59,7 @@ impl Subject {
                 .get("path")
                 .and_then(Value::as_str)
                 .unwrap_or(".");
-            return Subject::Path(canonical(path, "", call.workspace));
+            return Subject::Path(canon.path(path));
         }
         Subject::Strings(strings(call.arguments))
     }
@@ -96,13 +117,9 @@ fn path_like(name: &str) -> bool {
 }
 
 /// One argument value against a pattern.
-fn value_fits(pattern: &str, name: &str, value: &str, workspace: Option<&str>) -> bool {
+fn value_fits(pattern: &str, name: &str, value: &str, canon: Canon<'_>) -> bool {
     if path_like(name) {
-        glob(
-            &path_pattern(pattern),
-            &canonical(value, "", workspace),
-            true,
-        )
+        glob(&path_pattern(pattern), &canon.path(value), true)
     } else {
         glob(pattern, value, false)
     }
@@ -114,7 +131,7 @@ fn named_fit(
     name: &str,
     pattern: &str,
     strings: &[(String, String)],
-    workspace: Option<&str>,
+    canon: Canon<'_>,
 ) -> Option<(bool, bool)> {
     let values: Vec<&str> = strings
         .iter()
@@ -126,7 +143,7 @@ fn named_fit(
     }
     let fit: Vec<bool> = values
         .iter()
-        .map(|v| value_fits(pattern, name, v, workspace))
+        .map(|v| value_fits(pattern, name, v, canon))
         .collect();
     Some((fit.iter().all(|f| *f), fit.iter().any(|f| *f)))
 }
@@ -140,13 +157,18 @@ pub(crate) enum Denial {
     No,
 }
 
-pub(crate) fn denies(rule: &ApprovalRule, call: &CallToJudge<'_>, subject: &Subject) -> Denial {
+pub(crate) fn denies(
+    rule: &ApprovalRule,
+    call: &CallToJudge<'_>,
+    subject: &Subject,
+    canon: Canon<'_>,
+) -> Denial {
     let mut maybe = None;
     if covers(rule, call.tool) {
         if rule.whole() {
             return Denial::Yes;
         }
-        match denies_subject(rule, call, subject) {
+        match denies_subject(rule, subject, canon) {
             Denial::No => {}
             Denial::Maybe(why) => maybe = Some(why),
             Denial::Yes => return Denial::Yes,
@@ -191,7 +213,7 @@ fn path_rule_fits(rule: &ApprovalRule, path: &str) -> bool {
     }
 }
 
-fn denies_subject(rule: &ApprovalRule, call: &CallToJudge<'_>, subject: &Subject) -> Denial {
+fn denies_subject(rule: &ApprovalRule, subject: &Subject, canon: Canon<'_>) -> Denial {
     match subject {
         Subject::Shell(analysis) => {
             let Some(pattern) = rule.command() else {
@@ -234,13 +256,13 @@ fn denies_subject(rule: &ApprovalRule, call: &CallToJudge<'_>, subject: &Subject
         Subject::Strings(strings) => {
             let hit = match rule.named() {
                 Some((name, pattern)) => {
-                    named_fit(name, pattern, strings, call.workspace).is_some_and(|(_, any)| any)
+                    named_fit(name, pattern, strings, canon).is_some_and(|(_, any)| any)
                 }
                 None => {
                     let pattern = rule.subject().unwrap_or("*");
                     strings
                         .iter()
-                        .any(|(name, value)| value_fits(pattern, name, value, call.workspace))
+                        .any(|(name, value)| value_fits(pattern, name, value, canon))
                 }
             };
             if hit {
@@ -253,7 +275,12 @@ fn denies_subject(rule: &ApprovalRule, call: &CallToJudge<'_>, subject: &Subject
 }
 
 /// Whether the allow rules together let the call run: every part of it allowed.
-pub(crate) fn allowed(all: &[ApprovalRule], call: &CallToJudge<'_>, subject: &Subject) -> bool {
+pub(crate) fn allowed(
+    all: &[ApprovalRule],
+    call: &CallToJudge<'_>,
+    subject: &Subject,
+    canon: Canon<'_>,
+) -> bool {
     let rules: Vec<&ApprovalRule> = all.iter().filter(|r| covers(r, call.tool)).collect();
     if rules.iter().any(|r| r.whole()) {
         return true;
@@ -263,14 +290,14 @@ pub(crate) fn allowed(all: &[ApprovalRule], call: &CallToJudge<'_>, subject: &Su
         Subject::Path(path) => rules.iter().any(|r| path_rule_fits(r, path)),
         Subject::Strings(strings) => rules.iter().any(|r| match r.named() {
             Some((name, pattern)) => {
-                named_fit(name, pattern, strings, call.workspace).is_some_and(|(all, _)| all)
+                named_fit(name, pattern, strings, canon).is_some_and(|(all, _)| all)
             }
             None => {
                 let pattern = r.subject().unwrap_or("*");
                 !strings.is_empty()
                     && strings
                         .iter()
-                        .all(|(name, value)| value_fits(pattern, name, value, call.workspace))
+                        .all(|(name, value)| value_fits(pattern, name, value, canon))
             }
         }),
     }

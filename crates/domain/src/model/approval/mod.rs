@@ -11,6 +11,7 @@ mod command;
 mod judge;
 mod paths;
 mod pattern;
+mod resolve;
 mod rule;
 mod shell;
 #[cfg(test)]
@@ -23,6 +24,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use resolve::{PathResolver, ResolvePaths};
 pub(crate) use rule::glob;
 pub use rule::{ApprovalRule, RuleError};
 pub use written::WrittenFiles;
@@ -92,6 +94,8 @@ pub struct ApprovalPolicy {
     pub mode: ApprovalMode,
     pub allow: Vec<ApprovalRule>,
     pub deny: Vec<ApprovalRule>,
+    /// Resolves symbolic links in the paths the rules compare.
+    pub paths: PathResolver,
 }
 
 /// One tool call as the policy sees it.
@@ -129,10 +133,17 @@ impl CallToJudge<'_> {
 
 impl ApprovalPolicy {
     pub fn judge(&self, call: &CallToJudge<'_>) -> Verdict {
-        let subject = judge::Subject::of(call);
+        if self.allow.is_empty() && self.deny.is_empty() {
+            return self.by_mode(call);
+        }
+        let canon = judge::Canon {
+            workspace: call.workspace,
+            resolver: &self.paths,
+        };
+        let subject = judge::Subject::of(call, canon);
         let mut unsure = None;
         for rule in &self.deny {
-            match judge::denies(rule, call, &subject) {
+            match judge::denies(rule, call, &subject, canon) {
                 judge::Denial::Yes => {
                     return Verdict::Refuse(format!(
                         "refused by the rule `{rule}` of this run's approval settings; do \
@@ -148,14 +159,22 @@ impl ApprovalPolicy {
                 judge::Denial::No => {}
             }
         }
-        let allowed = judge::allowed(&self.allow, call, &subject);
+        let allowed = judge::allowed(&self.allow, call, &subject, canon);
         if let Some(why) = unsure {
             if !allowed && self.mode == ApprovalMode::ReadOnly && call.acts() {
                 return self.read_only(call);
             }
             return Verdict::Unsure(why);
         }
-        if allowed || !call.acts() {
+        if allowed {
+            return Verdict::Run;
+        }
+        self.by_mode(call)
+    }
+
+    /// The verdict when no rule says.
+    fn by_mode(&self, call: &CallToJudge<'_>) -> Verdict {
+        if !call.acts() {
             return Verdict::Run;
         }
         match self.mode {

@@ -58,6 +58,7 @@ fn rules_are_read_strictly() {
         mode: ApprovalMode::ReadOnly,
         allow: vec![rule(allow)],
         deny: vec![],
+        ..ApprovalPolicy::default()
     };
     assert_eq!(
         judge(
@@ -104,6 +105,7 @@ fn deny_wins_over_allow_and_rules_apply_in_every_mode() {
             mode,
             allow: vec![rule("shell_exec(git *)")],
             deny: vec![rule("shell_exec(git push*)")],
+            ..ApprovalPolicy::default()
         };
         assert_eq!(
             judge(
@@ -260,6 +262,7 @@ fn policy(mode: ApprovalMode, allow: &[&str], deny: &[&str]) -> ApprovalPolicy {
         mode,
         allow: allow.iter().map(|r| rule(r)).collect(),
         deny: deny.iter().map(|r| rule(r)).collect(),
+        ..ApprovalPolicy::default()
     }
 }
 
@@ -753,5 +756,60 @@ fn commands_not_understood_are_never_silently_allowed() {
     assert!(
         matches!(&verdict, Verdict::Unsure(why) if why.contains("rm -rf*") && why.contains("$X")),
         "{verdict:?}"
+    );
+}
+
+/// Links resolved by the file tools' adapter: `link` points at `secret`.
+struct LinkToSecret;
+
+impl ResolvePaths for LinkToSecret {
+    fn resolve(&self, workspace: &std::path::Path, path: &str) -> Option<String> {
+        assert_eq!(workspace, std::path::Path::new(WORKSPACE));
+        Some(match path.strip_prefix("link/") {
+            Some(rest) => format!("secret/{rest}"),
+            None => path.to_string(),
+        })
+    }
+}
+
+/// Issue 29, High 4: a path through a symbolic link is judged where it leads.
+#[test]
+fn file_rules_see_through_symbolic_links() {
+    let none = WrittenFiles::default();
+    let deny = ApprovalPolicy {
+        paths: PathResolver::new(std::sync::Arc::new(LinkToSecret)),
+        ..policy(ApprovalMode::Auto, &[], &["file_*(secret/**)"])
+    };
+    check(
+        &deny,
+        &none,
+        "file_read",
+        json!({"path": "./link/k"}),
+        Want::Refused,
+    );
+    check(
+        &deny,
+        &none,
+        "shell_exec",
+        shell("echo x > link/k"),
+        Want::Refused,
+    );
+    check(
+        &deny,
+        &none,
+        "file_read",
+        json!({"path": "src/k"}),
+        Want::Run,
+    );
+    let mcp = ApprovalPolicy {
+        paths: PathResolver::new(std::sync::Arc::new(LinkToSecret)),
+        ..policy(ApprovalMode::Auto, &[], &["mcp__fs__*(path=secret/**)"])
+    };
+    check(
+        &mcp,
+        &none,
+        "mcp__fs__read_file",
+        json!({"path": "link/k"}),
+        Want::Refused,
     );
 }
