@@ -7,7 +7,7 @@
 /// `path` (as a call gives it, relative to `cwd`, itself relative to the workspace) in
 /// canonical form; `workspace` is the run's workspace folder as an absolute path, if known.
 pub(crate) fn canonical(path: &str, cwd: &str, workspace: Option<&str>) -> String {
-    let workspace = workspace.map(|w| normalize_absolute(w));
+    let workspace = workspace.map(normalize_absolute);
     let absolute = if path.starts_with('/') {
         normalize_absolute(path)
     } else if path.starts_with('~') {
