@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::RunContext;
 use crate::error::StoreError;
-use crate::model::approval::{ApprovalDecision, CallToJudge, Verdict, WrittenFiles};
+use crate::model::approval::{record_writes, ApprovalDecision, CallToJudge, Verdict, WrittenFiles};
 use crate::model::event::EventKind;
 use crate::ports::llm::ToolCall;
 use crate::ports::ApprovalRequest;
@@ -39,7 +39,7 @@ impl RunContext {
             .await?;
         if gate == Gate::Open {
             let workspace = self.workspace.to_str();
-            self.with_written(|written| written.record(&call.name, args, workspace));
+            self.with_written(|written| record_writes(&call.name, args, workspace, written));
         }
         Ok(gate)
     }

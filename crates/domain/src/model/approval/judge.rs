@@ -5,13 +5,13 @@
 
 use serde_json::Value;
 
+use super::call::CallToJudge;
 use super::command::{analyze, Analysis, Part, PathRef, Scene, SHELL_STATE};
 use super::paths::canonical;
 use super::pattern::{fits, Fit};
 use super::resolve::PathResolver;
 use super::rule::{glob, path_pattern, ApprovalRule};
 use super::written::WrittenFiles;
-use super::CallToJudge;
 
 /// What a call is about.
 #[derive(Debug)]
@@ -329,8 +329,10 @@ fn write_allowed(all: &[ApprovalRule], path: &str) -> bool {
         .any(|r| r.covers_tool("file_write") && (r.whole() || path_rule_fits(r, path)))
 }
 
-/// What a call that is let through writes, for [`WrittenFiles`].
-pub(crate) fn record_writes(
+/// Records in `written` what a call to `tool` with `arguments` (let through) writes:
+/// `file_write`'s content, the paths of `file_str_replace` and of shell redirections as
+/// changed; `workspace` (absolute) makes paths workspace-relative.
+pub fn record_writes(
     tool: &str,
     arguments: &Value,
     workspace: Option<&str>,

@@ -7,6 +7,7 @@
 //! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
 //! to the user never need approval.
 
+mod call;
 mod command;
 mod judge;
 mod paths;
@@ -22,8 +23,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+pub use call::CallToJudge;
+pub use judge::record_writes;
 pub use resolve::{PathResolver, ResolvePaths};
 pub(crate) use rule::glob;
 pub use rule::{ApprovalRule, RuleError};
@@ -96,39 +98,6 @@ pub struct ApprovalPolicy {
     pub deny: Vec<ApprovalRule>,
     /// Resolves symbolic links in the paths the rules compare.
     pub paths: PathResolver,
-}
-
-/// One tool call as the policy sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct CallToJudge<'a> {
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    /// The tool is a read: it may run again with the same arguments (`Toolbox::idempotent`).
-    pub reads_only: bool,
-    /// The run's workspace folder (absolute), to make paths workspace-relative.
-    pub workspace: Option<&'a str>,
-    /// What the run wrote so far (scripts it runs are judged by their content).
-    pub written: &'a WrittenFiles,
-}
-
-impl CallToJudge<'_> {
-    /// Whether the call changes something: shell commands always; other tools unless they
-    /// only read. Browsing, searching and talking to the user do not count as acting.
-    pub fn acts(&self) -> bool {
-        if self.tool.starts_with("shell_") {
-            return true;
-        }
-        let looks = [
-            "browser_",
-            "message_",
-            "web_search",
-            "planning",
-            "complete_step",
-        ]
-        .iter()
-        .any(|p| self.tool.starts_with(p));
-        !self.reads_only && !looks
-    }
 }
 
 impl ApprovalPolicy {

@@ -5,10 +5,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use super::judge::record_writes;
-
 /// Canonical workspace-relative path → the content the run wrote there, when known.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WrittenFiles {
@@ -45,13 +41,6 @@ impl WrittenFiles {
     /// The run changed `path` in a way whose result is not known here.
     pub fn changed(&mut self, path: String) {
         self.files.insert(path, None);
-    }
-
-    /// Records what a call to `tool` with `arguments` (let through) writes: `file_write`'s
-    /// content, the paths of `file_str_replace` and of shell redirections as changed;
-    /// `workspace` (absolute) makes paths workspace-relative.
-    pub fn record(&mut self, tool: &str, arguments: &Value, workspace: Option<&str>) {
-        record_writes(tool, arguments, workspace, self);
     }
 
     pub(crate) fn get(&self, path: &str) -> Written<'_> {
