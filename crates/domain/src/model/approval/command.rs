@@ -43,6 +43,13 @@ pub(crate) enum Part {
     /// Runs a file this run changed by means whose result is unknown: always asked when
     /// rules are at stake.
     Unchecked(String),
+    /// An operand that may name a file (canonical): `write` when the program writes it
+    /// (`cp a b`: `b`; `rm x`, `tee x`, `touch x`). Only deny rules judge these: a file
+    /// rule refuses a command naming a path it covers.
+    Touches {
+        path: String,
+        write: bool,
+    },
 }
 
 /// A command line read for the rules.
@@ -232,12 +239,51 @@ impl Analyzer<'_> {
     }
 
     fn push(&mut self, program: String, args: &[Word], dynamic: bool, looked_through: bool) {
+        if !looked_through {
+            self.touches(&program, args);
+        }
         self.out.parts.push(Part::Command(Command {
             program,
             args: args.iter().map(|w| w.text.clone()).collect(),
             dynamic: dynamic || args.iter().any(|w| w.dynamic),
             looked_through,
         }));
+    }
+
+    /// The operands of a command that may be paths, as [`Part::Touches`].
+    fn touches(&mut self, program: &str, args: &[Word]) {
+        let Some(cwd) = self.cwd.clone() else { return };
+        let mut operands = Vec::new();
+        let mut only_operands = false;
+        for arg in args {
+            let text = arg.text.as_str();
+            if !only_operands && text == "--" {
+                only_operands = true;
+                continue;
+            }
+            if arg.dynamic || text.is_empty() || text.contains("://") {
+                continue;
+            }
+            if !only_operands && text.starts_with('-') {
+                continue;
+            }
+            let (text, write) = match (program, text.split_once('=')) {
+                ("dd", Some(("of", file))) => (file, Some(true)),
+                ("dd", Some((_, file))) => (file, Some(false)),
+                _ => (text, None),
+            };
+            operands.push((canonical(text, &cwd, self.scene.workspace), write));
+        }
+        let count = operands.len();
+        for (i, (path, write)) in operands.into_iter().enumerate() {
+            let write = write.unwrap_or(match program {
+                "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => i + 1 == count && count > 1,
+                "tee" | "touch" | "rm" | "rmdir" | "mkdir" | "truncate" | "shred" | "unlink"
+                | "chmod" | "chown" => true,
+                _ => false,
+            });
+            self.out.parts.push(Part::Touches { path, write });
+        }
     }
 
     fn opaque(&mut self, why: String) {

@@ -47,7 +47,10 @@ impl Subject {
         if let Some(text) = shell_text(call.tool, call.arguments) {
             let mut analysis = analyze(text, scene);
             for part in &mut analysis.parts {
-                if let Part::Write(PathRef::Known(p)) | Part::Read(PathRef::Known(p)) = part {
+                if let Part::Write(PathRef::Known(p))
+                | Part::Read(PathRef::Known(p))
+                | Part::Touches { path: p, .. } = part
+                {
                     *p = canon.resolver.real(canon.workspace, std::mem::take(p));
                 }
             }
@@ -119,7 +122,7 @@ fn path_like(name: &str) -> bool {
 /// One argument value against a pattern.
 fn value_fits(pattern: &str, name: &str, value: &str, canon: Canon<'_>) -> bool {
     if path_like(name) {
-        glob(&path_pattern(pattern), &canon.path(value), true)
+        path_fits(&path_pattern(pattern), &canon.path(value))
     } else {
         glob(pattern, value, false)
     }
@@ -180,6 +183,15 @@ pub(crate) fn denies(
             let (tool, path) = match part {
                 Part::Write(p) => ("file_write", p),
                 Part::Read(p) => ("file_read", p),
+                // A path named as an operand: a file rule on it refuses the command (a rule
+                // on every call of the tool does not: it would refuse every command).
+                Part::Touches { path, write } => {
+                    let tool = if *write { "file_write" } else { "file_read" };
+                    if rule.covers_tool(tool) && !rule.whole() && path_rule_fits(rule, path) {
+                        return Denial::Yes;
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             if !rule.covers_tool(tool) {
@@ -205,12 +217,21 @@ pub(crate) fn denies(
 /// A file rule (`file_*(secret/**)`, `file_write(path=…)`) on a canonical path.
 fn path_rule_fits(rule: &ApprovalRule, path: &str) -> bool {
     match rule.named() {
-        Some(("path", pattern)) => glob(&path_pattern(pattern), path, true),
+        Some(("path", pattern)) => path_fits(&path_pattern(pattern), path),
         Some(_) => false,
         None => rule
             .path_pattern()
-            .is_some_and(|pattern| glob(&pattern, path, true)),
+            .is_some_and(|pattern| path_fits(&pattern, path)),
     }
+}
+
+/// A path pattern on a canonical path; `dir/**` also covers the folder `dir` itself (a
+/// command or listing of the folder reaches everything in it).
+fn path_fits(pattern: &str, path: &str) -> bool {
+    glob(pattern, path, true)
+        || pattern
+            .strip_suffix("/**")
+            .is_some_and(|folder| glob(folder, path, true))
 }
 
 fn denies_subject(rule: &ApprovalRule, subject: &Subject, canon: Canon<'_>) -> Denial {
@@ -238,7 +259,7 @@ fn denies_subject(rule: &ApprovalRule, subject: &Subject, canon: Canon<'_>) -> D
                     Part::Opaque(why) | Part::Unchecked(why) => {
                         maybe.get_or_insert_with(|| why.clone());
                     }
-                    Part::Write(_) | Part::Read(_) => {}
+                    Part::Write(_) | Part::Read(_) | Part::Touches { .. } => {}
                 }
             }
             if let Some(why) = analysis.unknown.first() {
@@ -318,8 +339,9 @@ fn shell_allowed(rules: &[&ApprovalRule], all: &[ApprovalRule], analysis: &Analy
         }
         Part::Write(PathRef::Known(path)) => write_allowed(all, path),
         Part::Write(PathRef::Unknown(_)) | Part::Unchecked(_) => false,
-        // Reading needs no approval; the command running unseen code was judged itself.
-        Part::Read(_) | Part::Opaque(_) => true,
+        // Reading needs no approval; the command running unseen code, or naming files, was
+        // judged itself.
+        Part::Read(_) | Part::Opaque(_) | Part::Touches { .. } => true,
     })
 }
 

@@ -9,6 +9,7 @@
 //! match a pattern of its program.
 
 use super::command::Command;
+use super::paths::canonical;
 use super::rule::glob;
 
 /// How a command fits a pattern.
@@ -48,6 +49,7 @@ pub(crate) fn fits(pattern: &Command, cmd: &Command, loose: bool) -> Fit {
             || flags
                 .iter()
                 .all(|f| want_flags.iter().any(|p| glob(p, f, false))));
+    let operand_fits = |p: &String, o: &String| operand_fits(p, o, loose);
     let operands_fit = if open && loose {
         in_order(&want_operands, &operands)
     } else if open {
@@ -55,13 +57,13 @@ pub(crate) fn fits(pattern: &Command, cmd: &Command, loose: bool) -> Fit {
             && want_operands
                 .iter()
                 .zip(&operands)
-                .all(|(p, o)| glob(p, o, false))
+                .all(|(p, o)| operand_fits(p, o))
     } else {
         operands.len() == want_operands.len()
             && want_operands
                 .iter()
                 .zip(&operands)
-                .all(|(p, o)| glob(p, o, false))
+                .all(|(p, o)| operand_fits(p, o))
     };
     if flags_fit && operands_fit {
         Fit::Yes
@@ -72,6 +74,21 @@ pub(crate) fn fits(pattern: &Command, cmd: &Command, loose: bool) -> Fit {
     }
 }
 
+/// One operand against a pattern's: paths compare canonical (`./src/../secret/x` is
+/// `secret/x`), an allow by the canonical form only, a deny by either.
+fn operand_fits(pattern: &str, operand: &str, loose: bool) -> bool {
+    let is_path = |w: &str| w.contains('/') && !w.contains("://");
+    if !is_path(operand) && !is_path(pattern) {
+        return glob(pattern, operand, false);
+    }
+    let canonical_fit = glob(
+        &canonical(pattern, "", None),
+        &canonical(operand, "", None),
+        false,
+    );
+    canonical_fit || (loose && glob(pattern, operand, false))
+}
+
 fn ends_with_wildcard(word: &str) -> bool {
     word.ends_with('*') && !word.ends_with("\\*")
 }
@@ -79,7 +96,9 @@ fn ends_with_wildcard(word: &str) -> bool {
 /// Whether `wanted` appear among `operands` in this order (each at a later place).
 fn in_order(wanted: &[String], operands: &[String]) -> bool {
     let mut rest = operands.iter();
-    wanted.iter().all(|p| rest.any(|o| glob(p, o, false)))
+    wanted
+        .iter()
+        .all(|p| rest.any(|o| operand_fits(p, o, true)))
 }
 
 /// Programs whose options are words after one `-` (`find -delete`, `java -jar`).

@@ -387,6 +387,21 @@ fn a_deny_rule_sees_every_spelling_of_its_command() {
     for command in asked {
         check(&deny, &written, "shell_exec", shell(command), Want::Asked);
     }
+    let cat = policy(ApprovalMode::Auto, &[], &["shell_exec(cat secret/*)"]);
+    check(
+        &cat,
+        &written,
+        "shell_exec",
+        shell("cat ./secret/k"),
+        Want::Refused,
+    );
+    check(
+        &cat,
+        &written,
+        "shell_exec",
+        shell("cat src/../secret/k"),
+        Want::Refused,
+    );
     // What the rule does not cover still runs.
     for command in [
         "rm x",
@@ -493,6 +508,22 @@ fn an_allow_rule_needs_every_command_allowed() {
             shell("ls > list.txt"),
             Want::NotRun,
         );
+        // Operands that are paths compare canonical.
+        let cat = policy(mode, &["shell_exec(cat src/*)"], &[]);
+        check(
+            &cat,
+            &none,
+            "shell_exec",
+            shell("cat ./src/a.rs"),
+            Want::Run,
+        );
+        check(
+            &cat,
+            &none,
+            "shell_exec",
+            shell("cat src/../secret/k"),
+            Want::NotRun,
+        );
         // Exact patterns stay exact; flags compare as sets.
         let exact = policy(mode, &["shell_exec(ls -la)"], &[]);
         check(&exact, &none, "shell_exec", shell("ls -al"), Want::Run);
@@ -553,6 +584,53 @@ fn file_rules_see_canonical_paths() {
             Want::Refused,
         );
     }
+    // Paths named as operands: any file rule on reads or writes.
+    for command in [
+        "cat ./secret/b.txt",
+        "cp secret/b.txt /tmp/x",
+        "tar czf out.tgz src/../secret",
+        "rm -rf secret/a",
+        "dd if=secret/k of=/tmp/k",
+        "bash -c 'head -n1 secret//b.txt'",
+    ] {
+        check(&deny, &none, "shell_exec", shell(command), Want::Refused);
+    }
+    check(
+        &deny,
+        &none,
+        "shell_exec",
+        shell("ls secretive src"),
+        Want::Run,
+    );
+    let writes_only = policy(ApprovalMode::Auto, &[], &["file_write(src/**)"]);
+    check(
+        &writes_only,
+        &none,
+        "shell_exec",
+        shell("cat src/main.rs"),
+        Want::Run,
+    );
+    check(
+        &writes_only,
+        &none,
+        "shell_exec",
+        shell("cp a.rs src/b.rs"),
+        Want::Refused,
+    );
+    check(
+        &writes_only,
+        &none,
+        "shell_exec",
+        shell("cp src/a.rs b.rs"),
+        Want::Run,
+    );
+    check(
+        &writes_only,
+        &none,
+        "shell_exec",
+        shell("tee -a src/x < a"),
+        Want::Refused,
+    );
     check(
         &deny,
         &none,
@@ -613,6 +691,9 @@ fn file_rules_see_canonical_paths() {
         shell("cat secret/a"),
         Want::Run,
     );
+    // A rule on every call of a file tool does not refuse every command naming a file.
+    let no_reads = policy(ApprovalMode::Auto, &[], &["file_read"]);
+    check(&no_reads, &none, "shell_exec", shell("ls src"), Want::Run);
 }
 
 /// Issue 29, High 4: an MCP rule names the argument it judges; without a name it judges
