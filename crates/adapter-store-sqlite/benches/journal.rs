@@ -201,6 +201,7 @@ fn runtime(store: Arc<SqliteStore>, llm: Arc<ScriptedLlm>, sink: Arc<dyn EventSi
         ids: Arc::new(SequentialIds::default()),
         user: Arc::new(NoUser),
         config: RunConfig {
+            mode: domain::Mode::Flow,
             retries: 0,
             retry_delay: Duration::ZERO,
             // The bench's plan is long on purpose (250 steps).

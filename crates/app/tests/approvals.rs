@@ -24,7 +24,8 @@ fn touch_script() -> Vec<wiremock::ResponseTemplate> {
     vec![
         plan(&["Create a.txt"]),
         call("shell_exec", json!({"command": "touch a.txt"})),
-        complete(true, "reported that the shell was refused"),
+        // Nothing was done: a success claim would be refused (docs/direct.md, "Bad input").
+        complete(false, "the shell was refused"),
         text("a.txt could not be created."),
     ]
 }
@@ -37,7 +38,14 @@ async fn a_read_only_run_refuses_a_shell_command_and_goes_on() {
         .run(
             &llm,
             "create a.txt",
-            &["--approval", "read-only", "--retries", "0"],
+            &[
+                "--approval",
+                "read-only",
+                "--retries",
+                "0",
+                "--max-revisions",
+                "0",
+            ],
         )
         .await;
     let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
@@ -59,7 +67,14 @@ async fn ask_mode_with_nobody_at_a_terminal_refuses_with_the_reason() {
         .run(
             &llm,
             "create a.txt",
-            &["--approval", "ask", "--retries", "0"],
+            &[
+                "--approval",
+                "ask",
+                "--retries",
+                "0",
+                "--max-revisions",
+                "0",
+            ],
         )
         .await;
     let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
@@ -180,9 +195,8 @@ async fn an_allow_rule_does_not_let_the_rest_of_a_command_line_through() {
     assert!(!pw.workspace(&run_id).join("F").exists(), "never ran");
     let outputs = tool_outputs(&pw, &run_id);
     assert!(outputs[0].contains("read-only"), "{outputs:?}");
-    assert_eq!(
-        llm.requests().await.len(),
-        4,
-        "the run went on to its summary"
+    assert!(
+        outputs.iter().all(|o| !o.contains("pwned")),
+        "nothing of the line ran: {outputs:?}"
     );
 }

@@ -21,6 +21,7 @@ use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
 use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
+use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
@@ -71,6 +72,8 @@ pub(crate) struct RunContext {
     always_approved: Mutex<HashSet<String>>,
     /// What the calls let through wrote (docs/approvals.md, "Scripts").
     written: Mutex<WrittenFiles>,
+    /// What each step really did, from the events written (and, resumed, the log).
+    facts: Mutex<RunFacts>,
 }
 
 impl RunContext {
@@ -99,6 +102,7 @@ impl RunContext {
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
             written: Mutex::new(WrittenFiles::default()),
+            facts: Mutex::new(RunFacts::default()),
         }
     }
 
@@ -116,6 +120,7 @@ impl RunContext {
         ctx.seq = tokio::sync::Mutex::new(last_seq);
         ctx.usage = Mutex::new(usage);
         ctx.always_approved = Mutex::new(journal.always_approved().clone());
+        ctx.facts = Mutex::new(journal.facts().clone());
         ctx.journal = journal;
         ctx
     }
@@ -133,6 +138,11 @@ impl RunContext {
             .lock()
             .map(|m| m.clone())
             .unwrap_or_default()
+    }
+
+    /// Every step's facts so far (docs/direct.md, "Observations").
+    pub fn facts(&self) -> RunFacts {
+        self.facts.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
     /// The next journal key of call-site `scope` (`exec:s2:1#3`).
@@ -273,6 +283,9 @@ impl RunContext {
         self.store.append_event(&event).await?;
         *seq += 1;
         drop(seq);
+        if let Ok(mut facts) = self.facts.lock() {
+            facts.record(&event.kind);
+        }
         self.sink.publish(&event);
         Ok(())
     }
