@@ -14,7 +14,22 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use domain::model::approval::ResolvePaths;
 use domain::ToolError;
+
+/// The approval rules' view of symbolic links (docs/approvals.md, "Paths"): a workspace
+/// path resolved as the file tools resolve it, so `--deny 'file_*(secret/**)'` also sees
+/// `link/x` when `link` points at `secret`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkspacePaths;
+
+impl ResolvePaths for WorkspacePaths {
+    fn resolve(&self, workspace: &Path, path: &str) -> Option<String> {
+        let root = canonical_workspace(workspace).ok()?;
+        let resolved = resolve_in(&root, path).ok()?;
+        Some(relative(&root, &resolved))
+    }
+}
 
 /// The canonical (absolute, symlink-free) form of the workspace folder.
 pub fn canonical_workspace(workspace: &Path) -> Result<PathBuf, ToolError> {
@@ -201,6 +216,20 @@ mod tests {
             resolve_in(&root, "a\0b"),
             Err(ToolError::InvalidArguments(_))
         ));
+    }
+
+    #[test]
+    fn the_rules_see_paths_with_their_links_resolved() {
+        let (dir, root) = ws();
+        std::fs::create_dir(root.join("secret")).unwrap();
+        std::os::unix::fs::symlink(root.join("secret"), root.join("link")).unwrap();
+        let paths = WorkspacePaths;
+        assert_eq!(
+            paths.resolve(dir.path(), "link/new.txt").as_deref(),
+            Some("secret/new.txt")
+        );
+        assert_eq!(paths.resolve(dir.path(), "src/a").as_deref(), Some("src/a"));
+        assert_eq!(paths.resolve(dir.path(), "../outside"), None);
     }
 
     #[test]

@@ -260,6 +260,20 @@ fn offer(
     set.extend(tools)
 }
 
+/// How the approval rules resolve symbolic links in paths (docs/approvals.md, "Paths"): as
+/// the file tools do, when they are built in.
+#[cfg(feature = "tools-shell")]
+fn approval_paths() -> domain::model::approval::PathResolver {
+    domain::model::approval::PathResolver::new(Arc::new(
+        adapter_tools_shell::workspace::WorkspacePaths,
+    ))
+}
+
+#[cfg(not(feature = "tools-shell"))]
+fn approval_paths() -> domain::model::approval::PathResolver {
+    domain::model::approval::PathResolver::default()
+}
+
 /// Whether each tool family is offered, and why not when it is not (`planwright tools list`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolFamily {
@@ -457,6 +471,7 @@ pub fn runtime(
             },
             allow: args.allow.clone(),
             deny: args.deny.clone(),
+            paths: approval_paths(),
         },
         ..RunConfig::default()
     };

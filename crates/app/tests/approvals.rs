@@ -160,3 +160,43 @@ async fn serve_announces_a_call_waiting_for_approval_and_takes_the_decision() {
     assert_eq!(rest.last().map(|e| e.event.as_str()), Some("run_completed"));
     assert!(pw.workspace(&run_id).join("a.txt").exists(), "the call ran");
 }
+
+/// Issue 29, High 4: the docs' own allow rule once let `git status; echo pwned > F; id -u`
+/// run in a read-only run. Rules now judge each command of the line: this one is refused,
+/// nothing is written, and the run goes on.
+#[tokio::test]
+async fn an_allow_rule_does_not_let_the_rest_of_a_command_line_through() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Look at the repository"]),
+        call(
+            "shell_exec",
+            json!({"command": "git status; echo pwned > F; id -u"}),
+        ),
+        complete(true, "reported that the command was refused"),
+        text("The command was refused."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(
+            &llm,
+            "look at the repository",
+            &[
+                "--approval",
+                "read-only",
+                "--allow",
+                "shell_exec(git status*)",
+                "--retries",
+                "0",
+            ],
+        )
+        .await;
+    let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
+    assert!(!pw.workspace(&run_id).join("F").exists(), "never ran");
+    let outputs = tool_outputs(&pw, &run_id);
+    assert!(outputs[0].contains("read-only"), "{outputs:?}");
+    assert!(
+        outputs.iter().all(|o| !o.contains("pwned")),
+        "nothing of the line ran: {outputs:?}"
+    );
+}

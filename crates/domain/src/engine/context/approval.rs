@@ -2,13 +2,14 @@
 //! [`ApprovalPolicy`] judges each call; a call it refuses never runs (the model reads why);
 //! a call it leaves to a person waits (status `waiting`) for their decision, which is
 //! journaled (`approval_requested`, `approval_decided`), so a resumed run does not ask
-//! again, and "always" holds for the rest of the run.
+//! again, and "always" holds for the rest of the run. The gate remembers what the calls it
+//! let through wrote, so a script the run wrote is judged by its content when it is run.
 
 use serde_json::Value;
 
 use super::RunContext;
 use crate::error::StoreError;
-use crate::model::approval::{ApprovalDecision, CallToJudge, Verdict};
+use crate::model::approval::{record_writes, ApprovalDecision, CallToJudge, Verdict, WrittenFiles};
 use crate::model::event::EventKind;
 use crate::ports::llm::ToolCall;
 use crate::ports::ApprovalRequest;
@@ -33,20 +34,66 @@ impl RunContext {
         reads_only: bool,
         journal_key: &str,
     ) -> Result<Gate, StoreError> {
-        let judged = CallToJudge {
+        let gate = self
+            .decide(step_id, call, args, reads_only, journal_key)
+            .await?;
+        if gate == Gate::Open {
+            let workspace = self.workspace.to_str();
+            self.with_written(|written| record_writes(&call.name, args, workspace, written));
+        }
+        Ok(gate)
+    }
+
+    /// The call as the policy sees it.
+    fn judged<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        args: &'a Value,
+        reads_only: bool,
+        written: &'a WrittenFiles,
+    ) -> CallToJudge<'a> {
+        CallToJudge {
             tool: &call.name,
             arguments: args,
             reads_only,
-        };
-        match self.approvals.judge(&judged) {
+            workspace: self.workspace.to_str(),
+            written,
+        }
+    }
+
+    /// Runs `f` on what the run wrote so far (nothing known if the lock was poisoned).
+    fn with_written<T>(&self, f: impl FnOnce(&mut WrittenFiles) -> T) -> T {
+        match self.written.lock() {
+            Ok(mut written) => f(&mut written),
+            Err(_) => f(&mut WrittenFiles::default()),
+        }
+    }
+
+    async fn decide(
+        &self,
+        step_id: &str,
+        call: &ToolCall,
+        args: &Value,
+        reads_only: bool,
+        journal_key: &str,
+    ) -> Result<Gate, StoreError> {
+        let verdict = self.with_written(|written| {
+            self.approvals
+                .judge(&self.judged(call, args, reads_only, written))
+        });
+        let unsure = match verdict {
             Verdict::Run => return Ok(Gate::Open),
             Verdict::Refuse(reason) => return Ok(Gate::Closed(reason)),
-            Verdict::Ask => {}
-        }
+            Verdict::Ask => None,
+            Verdict::Unsure(why) => {
+                tracing::info!(tool = %call.name, %why, "asking: the rules cannot judge this call");
+                Some(why)
+            }
+        };
         if let Some(decision) = self.journal.approval(journal_key) {
             return Ok(gate_of(decision, None));
         }
-        if self.is_always_approved(&call.name) {
+        if unsure.is_none() && self.is_always_approved(&call.name) {
             return Ok(Gate::Open);
         }
         self.emit(EventKind::ApprovalRequested {
@@ -70,10 +117,18 @@ impl RunContext {
             Some(Ok(d)) => (d, None),
             Some(Err(e)) => (
                 ApprovalDecision::Deny,
-                Some(format!(
-                    "`{}` needs a person's approval in this run, and none came: {e}",
-                    call.name
-                )),
+                Some(match &unsure {
+                    None => format!(
+                        "`{}` needs a person's approval in this run, and none came: {e}",
+                        call.name
+                    ),
+                    Some(why) => format!(
+                        "`{}` needs a person's approval ({why}), and none came: {e}. Do \
+                         not try to get around the rule; write the command plainly or \
+                         report that the step cannot be done",
+                        call.name
+                    ),
+                }),
             ),
             None => (
                 ApprovalDecision::Deny,

@@ -19,7 +19,7 @@ use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
-use crate::model::approval::ApprovalPolicy;
+use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
 use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
@@ -70,6 +70,8 @@ pub(crate) struct RunContext {
     approvals: ApprovalPolicy,
     /// Tools a person approved for the rest of the run ("always").
     always_approved: Mutex<HashSet<String>>,
+    /// What the calls let through wrote (docs/approvals.md, "Scripts").
+    written: Mutex<WrittenFiles>,
     /// What each step really did, from the events written (and, resumed, the log).
     facts: Mutex<RunFacts>,
 }
@@ -99,6 +101,7 @@ impl RunContext {
             tool_calls: Mutex::new(HashMap::new()),
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
+            written: Mutex::new(WrittenFiles::default()),
             facts: Mutex::new(RunFacts::default()),
         }
     }

@@ -7,18 +7,29 @@
 //! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
 //! to the user never need approval.
 
+mod call;
+mod command;
+mod judge;
+mod paths;
+mod pattern;
+mod resolve;
 mod rule;
+mod shell;
 #[cfg(test)]
 mod tests;
+mod written;
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+pub use call::CallToJudge;
+pub use judge::record_writes;
+pub use resolve::{PathResolver, ResolvePaths};
 pub(crate) use rule::glob;
 pub use rule::{ApprovalRule, RuleError};
+pub use written::WrittenFiles;
 
 /// How calls that act are let through when no rule says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -71,8 +82,12 @@ pub enum Verdict {
     Run,
     /// Refused; the reason is what the model reads.
     Refuse(String),
-    /// A person must say.
+    /// A person must say (the mode asks).
     Ask,
+    /// A person must say, because the rules cannot tell whether a deny rule covers the call
+    /// (a command not understood, a script not seen); the reason says why. "Always" for the
+    /// tool does not answer it.
+    Unsure(String),
 }
 
 /// The run's approval settings.
@@ -81,66 +96,70 @@ pub struct ApprovalPolicy {
     pub mode: ApprovalMode,
     pub allow: Vec<ApprovalRule>,
     pub deny: Vec<ApprovalRule>,
-}
-
-/// One tool call as the policy sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct CallToJudge<'a> {
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    /// The tool is a read: it may run again with the same arguments (`Toolbox::idempotent`).
-    pub reads_only: bool,
-}
-
-impl CallToJudge<'_> {
-    /// What the call is about: the command of a shell call, the path of a file call.
-    pub fn subject(&self) -> Option<&str> {
-        ["command", "path", "url"]
-            .into_iter()
-            .find_map(|k| self.arguments.get(k).and_then(Value::as_str))
-    }
-
-    /// Whether the call changes something: shell commands always; other tools unless they
-    /// only read. Browsing, searching and talking to the user do not count as acting.
-    pub fn acts(&self) -> bool {
-        if self.tool.starts_with("shell_") {
-            return true;
-        }
-        let looks = [
-            "browser_",
-            "message_",
-            "web_search",
-            "planning",
-            "complete_step",
-        ]
-        .iter()
-        .any(|p| self.tool.starts_with(p));
-        !self.reads_only && !looks
-    }
+    /// Resolves symbolic links in the paths the rules compare.
+    pub paths: PathResolver,
 }
 
 impl ApprovalPolicy {
     pub fn judge(&self, call: &CallToJudge<'_>) -> Verdict {
-        let subject = call.subject();
-        if let Some(rule) = self.deny.iter().find(|r| r.matches(call.tool, subject)) {
-            return Verdict::Refuse(format!(
-                "refused by the rule `{rule}` of this run's approval settings; do not try \
-                 this call again, find another way or report that the step cannot be done"
-            ));
+        if self.allow.is_empty() && self.deny.is_empty() {
+            return self.by_mode(call);
         }
-        if self.allow.iter().any(|r| r.matches(call.tool, subject)) || !call.acts() {
+        let canon = judge::Canon {
+            workspace: call.workspace,
+            resolver: &self.paths,
+        };
+        let subject = judge::Subject::of(call, canon);
+        let mut unsure = None;
+        for rule in &self.deny {
+            match judge::denies(rule, call, &subject, canon) {
+                judge::Denial::Yes => {
+                    return Verdict::Refuse(format!(
+                        "refused by the rule `{rule}` of this run's approval settings; do \
+                         not try this call again, find another way or report that the step \
+                         cannot be done"
+                    ))
+                }
+                judge::Denial::Maybe(why) => {
+                    unsure.get_or_insert_with(|| {
+                        format!("the deny rule `{rule}` may cover this call: {why}")
+                    });
+                }
+                judge::Denial::No => {}
+            }
+        }
+        let allowed = judge::allowed(&self.allow, call, &subject, canon);
+        if let Some(why) = unsure {
+            if !allowed && self.mode == ApprovalMode::ReadOnly && call.acts() {
+                return self.read_only(call);
+            }
+            return Verdict::Unsure(why);
+        }
+        if allowed {
+            return Verdict::Run;
+        }
+        self.by_mode(call)
+    }
+
+    /// The verdict when no rule says.
+    fn by_mode(&self, call: &CallToJudge<'_>) -> Verdict {
+        if !call.acts() {
             return Verdict::Run;
         }
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
             ApprovalMode::Ask => Verdict::Ask,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "refused: this run is read-only (no shell commands, no writes); `{}` is not \
-                 allowed. Read, browse and plan instead, or report that the step needs a \
-                 write",
-                call.tool
-            )),
+            ApprovalMode::ReadOnly => self.read_only(call),
         }
+    }
+
+    fn read_only(&self, call: &CallToJudge<'_>) -> Verdict {
+        Verdict::Refuse(format!(
+            "refused: this run is read-only (no shell commands, no writes); `{}` is not \
+             allowed. Read, browse and plan instead, or report that the step needs a \
+             write",
+            call.tool
+        ))
     }
 }
 

@@ -1,11 +1,14 @@
 //! One approval rule as users write it (docs/approvals.md): a tool name pattern and, in
 //! parentheses, a pattern of what the call is about: `shell_exec(git status*)`,
-//! `file_write(src/**)`, `mcp__github__*`.
+//! `file_write(src/**)`, `mcp__fs__write_file(path=secret/**)`, `mcp__github__*`.
 
 use std::fmt;
 use std::str::FromStr;
 
 use thiserror::Error;
+
+use super::command::{pattern_command, Command};
+use super::paths::canonical;
 
 /// Why a rule could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -14,33 +17,80 @@ pub enum RuleError {
     Malformed { rule: String, problem: &'static str },
 }
 
-/// `tool(subject)`: matches calls to a tool whose name matches `tool` and whose subject (a
-/// shell command, a file path) matches `subject`; without parentheses, any call to the tool.
+/// `tool(subject)`: covers calls to a tool whose name matches `tool` and whose subject
+/// matches `subject` (docs/approvals.md): a shell command pattern for shell tools, a path
+/// pattern for file tools, `name=pattern` for one named argument of any other tool, or a
+/// pattern every string argument is judged by. Without parentheses, any call to the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRule {
     text: String,
     tool: String,
     subject: Option<String>,
+    /// The subject read as one command (rules that can cover a shell tool).
+    command: Option<Command>,
+    /// `name=pattern`: the one argument the rule judges (rules on other tools).
+    named: Option<(String, String)>,
+}
+
+/// Whether a tool pattern names (or may name) a shell tool.
+fn may_cover_shell(tool: &str) -> bool {
+    glob(tool, "shell_exec", false) || glob(tool, "shell_write", false)
+}
+
+/// `name=pattern` with a plain argument name.
+fn named_argument(subject: &str) -> Option<(String, String)> {
+    let (name, pattern) = subject.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !(first.is_ascii_alphabetic() || first == '_')
+        || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    Some((name.to_string(), pattern.to_string()))
 }
 
 impl ApprovalRule {
-    /// Whether the rule covers a call to `tool` about `subject` (`None`: the call has none;
-    /// only a rule without parentheses or with `(*)` covers it).
-    pub fn matches(&self, tool: &str, subject: Option<&str>) -> bool {
-        if !glob(&self.tool, tool, false) {
-            return false;
+    /// Whether the rule's tool pattern names `tool`.
+    pub(crate) fn covers_tool(&self, tool: &str) -> bool {
+        glob(&self.tool, tool, false)
+    }
+
+    /// Whether the rule covers every call to its tools (no parentheses, `(*)` or `(**)`).
+    pub(crate) fn whole(&self) -> bool {
+        match &self.subject {
+            None => true,
+            Some(s) => matches!(s.trim(), "*" | "**"),
         }
-        match (&self.subject, subject) {
-            (None, _) => true,
-            (Some(pattern), Some(subject)) => glob(pattern, subject, is_path_tool(tool)),
-            (Some(pattern), None) => pattern == "*" || pattern == "**",
-        }
+    }
+
+    pub(crate) fn command(&self) -> Option<&Command> {
+        self.command.as_ref()
+    }
+
+    /// The argument the rule judges and its pattern, when it names one.
+    pub(crate) fn named(&self) -> Option<(&str, &str)> {
+        self.named.as_ref().map(|(n, p)| (n.as_str(), p.as_str()))
+    }
+
+    /// The subject pattern as written (`None` without parentheses).
+    pub(crate) fn subject(&self) -> Option<&str> {
+        self.subject.as_deref()
+    }
+
+    /// The subject read as a path pattern: `./secret/**` is `secret/**`.
+    pub(crate) fn path_pattern(&self) -> Option<String> {
+        self.subject.as_deref().map(path_pattern)
     }
 }
 
-/// File tools' subjects are paths: `*` stays within one folder, `**` crosses folders.
-fn is_path_tool(tool: &str) -> bool {
-    tool.starts_with("file_")
+/// A path pattern in canonical form (`./a/**` → `a/**`, `a//b` → `a/b`).
+pub(crate) fn path_pattern(pattern: &str) -> String {
+    let pattern = pattern.trim();
+    if pattern.starts_with('*') {
+        return pattern.to_string();
+    }
+    canonical(pattern, "", None)
 }
 
 impl FromStr for ApprovalRule {
@@ -76,10 +126,25 @@ impl FromStr for ApprovalRule {
                 "a tool name is letters, digits, `_`, `-`, `.` and the wildcards `*` `?`",
             ));
         }
+        let whole = subject
+            .as_deref()
+            .is_none_or(|s| matches!(s.trim(), "*" | "**"));
+        let named = match &subject {
+            Some(s) if !whole && !tool.starts_with("shell") => named_argument(s.trim()),
+            _ => None,
+        };
+        let command = match &subject {
+            Some(s) if !whole && named.is_none() && may_cover_shell(tool) => {
+                Some(pattern_command(s).map_err(malformed)?)
+            }
+            _ => None,
+        };
         Ok(ApprovalRule {
             text: trimmed.to_string(),
             tool: tool.to_string(),
             subject,
+            command,
+            named,
         })
     }
 }
@@ -91,22 +156,42 @@ impl fmt::Display for ApprovalRule {
 }
 
 /// Shell-style wildcard match of the whole `text`: `?` one character, `*` any run of
-/// characters (not `/` when `paths`), `**` any run including `/`.
+/// characters (not `/` when `paths`), `**` any run including `/`; `\c` is `c` itself.
 pub(crate) fn glob(pattern: &str, text: &str, paths: bool) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
+    // Each pattern element: a literal character, `?`, `*` (not crossing `/` when
+    // `paths`) or `**`.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Elem {
+        Char(char),
+        One,
+        Run { crosses: bool },
+    }
+    let mut elems = Vec::new();
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => elems.push(Elem::Char(chars.next().unwrap_or('\\'))),
+            '?' => elems.push(Elem::One),
+            '*' => {
+                let double = chars.peek() == Some(&'*');
+                if double {
+                    chars.next();
+                }
+                elems.push(Elem::Run {
+                    crosses: !paths || double,
+                });
+            }
+            c => elems.push(Elem::Char(c)),
+        }
+    }
     let t: Vec<char> = text.chars().collect();
-    // matches[j]: pattern prefix so far matches text prefix of length j.
+    // matches[j]: the pattern so far matches the text's first j characters.
     let mut matches = vec![false; t.len() + 1];
     matches[0] = true;
-    let mut i = 0;
-    while i < p.len() {
+    for elem in elems {
         let mut next = vec![false; t.len() + 1];
-        match p[i] {
-            '*' => {
-                let crosses = !paths || p.get(i + 1) == Some(&'*');
-                if p.get(i + 1) == Some(&'*') {
-                    i += 1;
-                }
+        match elem {
+            Elem::Run { crosses } => {
                 for j in 0..=t.len() {
                     if matches[j] {
                         next[j] = true;
@@ -118,17 +203,22 @@ pub(crate) fn glob(pattern: &str, text: &str, paths: bool) -> bool {
                     }
                 }
             }
-            c => {
+            Elem::One => {
                 for j in 0..t.len() {
-                    if matches[j] && (c == '?' || c == t[j]) && !(c == '?' && paths && t[j] == '/')
-                    {
+                    if matches[j] && !(paths && t[j] == '/') {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+            Elem::Char(c) => {
+                for j in 0..t.len() {
+                    if matches[j] && c == t[j] {
                         next[j + 1] = true;
                     }
                 }
             }
         }
         matches = next;
-        i += 1;
     }
     matches[t.len()]
 }

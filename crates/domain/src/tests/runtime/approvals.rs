@@ -113,6 +113,7 @@ fn with_policy(mode: ApprovalMode, allow: &[&str], deny: &[&str]) -> RunConfig {
             mode,
             allow: rules(allow),
             deny: rules(deny),
+            ..ApprovalPolicy::default()
         },
         ..base_config()
     }
@@ -240,6 +241,47 @@ async fn with_nobody_to_ask_a_call_is_refused_with_the_reason_and_deny_rules_win
         "{outputs:?}"
     );
     assert_eq!(*h.tool_runs.lock().expect("count"), 0);
+}
+
+/// Issue 29, High 4: a script the run wrote with `file_write` is judged by its content when
+/// it is run; one it wrote with a shell redirection is asked, each time ("always" for the
+/// tool does not answer it), and refused with the reason when nobody says yes.
+#[tokio::test]
+async fn scripts_the_run_wrote_are_judged_by_their_content_or_asked() {
+    let user = Arc::new(Approver {
+        decisions: Mutex::new([ApprovalDecision::Always].into()),
+        ..Approver::default()
+    });
+    let h = run(
+        vec![
+            create_plan(&["Clean up"]),
+            call(
+                "file_write",
+                json!({"path": "./tools/clean.sh", "content": "echo bye\nrm -r -f build\n"}),
+            ),
+            shell("cd tools && bash clean.sh"),
+            shell("echo 'rm -rf x' > s.sh"),
+            shell("bash s.sh"),
+            shell("sh ./s.sh"),
+            done("could not clean"),
+            text("Not cleaned."),
+        ],
+        with_policy(ApprovalMode::Auto, &[], &["shell_exec(rm -rf*)"]),
+        user.clone(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[1].0 && outputs[1].1.contains("shell_exec(rm -rf*)"),
+        "the script's content is judged: {outputs:?}"
+    );
+    assert!(outputs[2].0, "the redirection itself runs: {outputs:?}");
+    assert!(outputs[3].0, "a person said always: {outputs:?}");
+    assert!(
+        !outputs[4].0 && outputs[4].1.contains("s.sh") && outputs[4].1.contains("approval"),
+        "asked again, nobody answered: {outputs:?}"
+    );
+    assert_eq!(user.asked.lock().expect("asked").len(), 2);
 }
 
 #[test]
