@@ -17,6 +17,9 @@ use crate::ports::ApprovalRequest;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Gate {
     Open,
+    /// A person approved it (now, before, or "always"): its changes to the run's input
+    /// files are theirs too (docs/security.md, "Input files").
+    Approved,
     /// Refused: what the model reads instead of the tool's output.
     Closed(String),
 }
@@ -47,7 +50,7 @@ impl RunContext {
             return Ok(gate_of(decision, None));
         }
         if self.is_always_approved(&call.name) {
-            return Ok(Gate::Open);
+            return Ok(Gate::Approved);
         }
         self.emit(EventKind::ApprovalRequested {
             step_id: step_id.to_string(),
@@ -97,6 +100,11 @@ impl RunContext {
         Ok(gate_of(decision, reason))
     }
 
+    /// Whether calls that act wait for a person (`--approval ask`).
+    pub fn asks_for_approval(&self) -> bool {
+        self.approvals.mode == crate::model::approval::ApprovalMode::Ask
+    }
+
     fn is_always_approved(&self, tool: &str) -> bool {
         self.always_approved
             .lock()
@@ -106,7 +114,7 @@ impl RunContext {
 
 fn gate_of(decision: ApprovalDecision, reason: Option<String>) -> Gate {
     if decision.approves() {
-        return Gate::Open;
+        return Gate::Approved;
     }
     Gate::Closed(reason.unwrap_or_else(|| {
         "a person refused this call; do not try it again, find another way or report that \

@@ -14,6 +14,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::failure::{CallError, CallProblem, Failure, Unanswered};
+use crate::engine::inputs::state::InputGuard;
 use crate::engine::journal::{request_hash, Journal};
 use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
@@ -69,6 +70,8 @@ pub(crate) struct RunContext {
     approvals: ApprovalPolicy,
     /// Tools a person approved for the rest of the run ("always").
     always_approved: Mutex<HashSet<String>>,
+    /// The run's input files and what it may do to them (docs/security.md, "Input files").
+    pub(crate) inputs: InputGuard,
 }
 
 impl RunContext {
@@ -96,6 +99,7 @@ impl RunContext {
             tool_calls: Mutex::new(HashMap::new()),
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
+            inputs: InputGuard::new(rt.workspace_files.clone(), rt.config.allow_input_edits),
         }
     }
 
