@@ -279,10 +279,17 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
 
     async fn discard_copies(&self, run_id: &str) -> Result<(), WorkspaceError> {
         let dir = self.copies_of(run_id);
-        blocking(move || match fs::remove_dir_all(&dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io("remove", &dir, &e)),
+        blocking(move || {
+            match fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &dir, &e)),
+            }
+            // The run's folder too, when nothing else (its workspace) is in it.
+            if let Some(run_dir) = dir.parent() {
+                let _ = fs::remove_dir(run_dir);
+            }
+            Ok(())
         })
         .await
     }

@@ -74,10 +74,7 @@ async fn read_whole_file_and_ranges() {
     let read = FileReadTool::new();
 
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
-    assert_eq!(
-        out.content,
-        "one\ntwo\nthree\nfour\nfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 
     let out = read
         .execute(
@@ -180,11 +177,21 @@ async fn read_numbers_only_long_files_and_ranges() {
     let ctx = ctx(dir.path());
     let read = FileReadTool::new();
     // A short file is its content: no number a model could take for data.
-    let out = read.execute(json!({"path": "nums.txt"}), &ctx).await.unwrap();
+    let out = read
+        .execute(json!({"path": "nums.txt"}), &ctx)
+        .await
+        .unwrap();
     assert_eq!(out.content, "4\n5\n6\n");
     // A long file gets `N│ ` before each line.
-    let out = read.execute(json!({"path": "long.txt"}), &ctx).await.unwrap();
-    assert!(out.content.starts_with("   1│ row 1\n   2│ row 2\n"), "{}", out.content);
+    let out = read
+        .execute(json!({"path": "long.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert!(
+        out.content.starts_with("   1│ row 1\n   2│ row 2\n"),
+        "{}",
+        out.content
+    );
     assert!(out.content.ends_with("  41│ row 41\n"), "{}", out.content);
     assert!(!out.content.contains('\t'));
     assert!(read.description().contains("N│"), "{}", read.description());

@@ -272,7 +272,11 @@ impl ConsoleView {
             EventKind::InputsRecorded {
                 inputs, truncated, ..
             } => {
-                let more = if *truncated { " (and more, unprotected)" } else { "" };
+                let more = if *truncated {
+                    " (and more, unprotected)"
+                } else {
+                    ""
+                };
                 if inputs.is_empty() {
                     String::new()
                 } else {

@@ -472,7 +472,9 @@ pub fn workspace_files(
     #[cfg(feature = "tools-shell")]
     {
         let root = std::path::absolute(runs_root).unwrap_or_else(|_| runs_root.to_path_buf());
-        Some(Arc::new(adapter_tools_shell::LocalWorkspaceFiles::new(root)))
+        Some(Arc::new(adapter_tools_shell::LocalWorkspaceFiles::new(
+            root,
+        )))
     }
     #[cfg(not(feature = "tools-shell"))]
     {

@@ -264,7 +264,8 @@ fn scan<R: BufRead>(
             line_has_bytes |= !piece.is_empty();
             match newline {
                 Some(i) => {
-                    if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes, numbered) {
+                    if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes, numbered)
+                    {
                         return Ok(Scan::Binary);
                     }
                     line.clear();
@@ -387,10 +388,7 @@ mod tests {
         assert_eq!(out, "   2│ 2\n   3│ 3\n[showing lines 2-3 of 5]");
         let t = text(input, 4, 99, 1000);
         let out = render("f", 4, &t).unwrap().content;
-        assert!(
-            out.ends_with("   5│ 5\n[showing lines 4-5 of 5]"),
-            "{out}"
-        );
+        assert!(out.ends_with("   5│ 5\n[showing lines 4-5 of 5]"), "{out}");
     }
 
     #[test]
@@ -456,7 +454,9 @@ mod tests {
         };
         assert_eq!(t.out, "3\n4\n5\n");
         assert!(shows_whole_short_file(&t));
-        let long: String = (1..=PLAIN_MAX_LINES + 1).map(|i| format!("{i}\n")).collect();
+        let long: String = (1..=PLAIN_MAX_LINES + 1)
+            .map(|i| format!("{i}\n"))
+            .collect();
         let Scan::Text(t) = scan(long.as_bytes(), 1, u64::MAX, 100_000, false).unwrap() else {
             panic!("binary");
         };

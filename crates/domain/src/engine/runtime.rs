@@ -9,8 +9,8 @@ use crate::engine::config::RunConfig;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::error::Error;
 use crate::model::event::RunUsage;
-use crate::model::plan::Plan;
 use crate::model::inputs::FileChanges;
+use crate::model::plan::Plan;
 use crate::ports::{
     Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel, WorkspaceFiles,
 };

@@ -50,42 +50,216 @@ pub struct Mention {
 }
 
 const EDIT: &[&str] = &[
-    "fix", "fixes", "fixed", "fixing", "edit", "edits", "edited", "editing", "replace",
-    "replaces", "replaced", "replacing", "update", "updates", "updated", "updating", "change",
-    "changes", "changed", "changing", "modify", "modifies", "modified", "modifying", "delete",
-    "deletes", "deleted", "deleting", "remove", "removes", "removed", "removing", "correct",
-    "corrects", "corrected", "correcting", "patch", "patches", "patched", "patching",
-    "rewrite", "rewrites", "rewriting", "rewritten", "refactor", "refactors", "refactored",
-    "insert", "inserts", "inserted", "inserting", "truncate", "truncated", "clear", "clean",
-    "reformat", "reformats", "uncomment", "rm", "sed",
+    "fix",
+    "fixes",
+    "fixed",
+    "fixing",
+    "edit",
+    "edits",
+    "edited",
+    "editing",
+    "replace",
+    "replaces",
+    "replaced",
+    "replacing",
+    "update",
+    "updates",
+    "updated",
+    "updating",
+    "change",
+    "changes",
+    "changed",
+    "changing",
+    "modify",
+    "modifies",
+    "modified",
+    "modifying",
+    "delete",
+    "deletes",
+    "deleted",
+    "deleting",
+    "remove",
+    "removes",
+    "removed",
+    "removing",
+    "correct",
+    "corrects",
+    "corrected",
+    "correcting",
+    "patch",
+    "patches",
+    "patched",
+    "patching",
+    "rewrite",
+    "rewrites",
+    "rewriting",
+    "rewritten",
+    "refactor",
+    "refactors",
+    "refactored",
+    "insert",
+    "inserts",
+    "inserted",
+    "inserting",
+    "truncate",
+    "truncated",
+    "clear",
+    "clean",
+    "reformat",
+    "reformats",
+    "uncomment",
+    "rm",
+    "sed",
 ];
 const MOVE: &[&str] = &[
     "rename", "renames", "renamed", "renaming", "move", "moves", "moved", "moving", "mv",
 ];
 const WRITE: &[&str] = &[
-    "write", "writes", "wrote", "writing", "written", "save", "saves", "saved", "saving",
-    "store", "stores", "stored", "create", "creates", "created", "creating", "append",
-    "appends", "appended", "appending", "overwrite", "overwrites", "overwriting",
-    "overwritten", "put", "puts", "output", "outputs", "record", "records", "generate",
-    "generates", "produce", "produces", "export", "exports", "dump", "make", "makes",
+    "write",
+    "writes",
+    "wrote",
+    "writing",
+    "written",
+    "save",
+    "saves",
+    "saved",
+    "saving",
+    "store",
+    "stores",
+    "stored",
+    "create",
+    "creates",
+    "created",
+    "creating",
+    "append",
+    "appends",
+    "appended",
+    "appending",
+    "overwrite",
+    "overwrites",
+    "overwriting",
+    "overwritten",
+    "put",
+    "puts",
+    "output",
+    "outputs",
+    "record",
+    "records",
+    "generate",
+    "generates",
+    "produce",
+    "produces",
+    "export",
+    "exports",
+    "dump",
+    "make",
+    "makes",
     "redirect",
 ];
 const READ: &[&str] = &[
-    "read", "reads", "reading", "use", "uses", "using", "look", "looks", "looking", "count",
-    "counts", "counting", "compute", "computes", "calculate", "calculates", "sum", "sums",
-    "find", "finds", "extract", "extracts", "parse", "parses", "check", "checks",
-    "compare", "compares", "list", "lists", "show", "shows", "print", "prints", "search",
-    "searches", "grep", "analyze", "analyse", "summarize", "summarise", "report", "reports",
-    "open", "opens", "load", "loads", "take", "takes", "get", "gets", "inspect", "view",
-    "display", "cat", "tell", "copy", "copies", "copied", "keep", "keeps", "leave", "leaves",
-    "based", "answer", "verify", "contains", "containing", "given", "see", "sort", "sorts",
-    "filter", "filters", "convert", "converts", "split", "merge", "combine", "join",
-    "concatenate", "lookup", "consult", "mentioned", "describe", "explain", "wc", "head",
+    "read",
+    "reads",
+    "reading",
+    "use",
+    "uses",
+    "using",
+    "look",
+    "looks",
+    "looking",
+    "count",
+    "counts",
+    "counting",
+    "compute",
+    "computes",
+    "calculate",
+    "calculates",
+    "sum",
+    "sums",
+    "find",
+    "finds",
+    "extract",
+    "extracts",
+    "parse",
+    "parses",
+    "check",
+    "checks",
+    "compare",
+    "compares",
+    "list",
+    "lists",
+    "show",
+    "shows",
+    "print",
+    "prints",
+    "search",
+    "searches",
+    "grep",
+    "analyze",
+    "analyse",
+    "summarize",
+    "summarise",
+    "report",
+    "reports",
+    "open",
+    "opens",
+    "load",
+    "loads",
+    "take",
+    "takes",
+    "get",
+    "gets",
+    "inspect",
+    "view",
+    "display",
+    "cat",
+    "tell",
+    "copy",
+    "copies",
+    "copied",
+    "keep",
+    "keeps",
+    "leave",
+    "leaves",
+    "based",
+    "answer",
+    "verify",
+    "contains",
+    "containing",
+    "given",
+    "see",
+    "sort",
+    "sorts",
+    "filter",
+    "filters",
+    "convert",
+    "converts",
+    "split",
+    "merge",
+    "combine",
+    "join",
+    "concatenate",
+    "lookup",
+    "consult",
+    "mentioned",
+    "describe",
+    "explain",
+    "wc",
+    "head",
     "tail",
 ];
 const NEGATIONS: &[&str] = &[
-    "not", "don't", "dont", "never", "without", "no", "nor", "doesn't", "mustn't", "shouldn't",
-    "cannot", "can't",
+    "not",
+    "don't",
+    "dont",
+    "never",
+    "without",
+    "no",
+    "nor",
+    "doesn't",
+    "mustn't",
+    "shouldn't",
+    "cannot",
+    "can't",
 ];
 const PREPOSITIONS: &[&str] = &["to", "into", "as", "from", "of", "in", "on", "at", "with"];
 const CLAUSE_WORDS: &[&str] = &["and", "then", "but", "while", "also", "so", "or"];
@@ -210,7 +384,9 @@ fn governing_verb(words: &[Word], i: usize) -> Option<usize> {
 }
 
 fn is_verb(word: &str) -> bool {
-    [EDIT, MOVE, WRITE, READ].iter().any(|list| list.contains(&word))
+    [EDIT, MOVE, WRITE, READ]
+        .iter()
+        .any(|list| list.contains(&word))
 }
 
 /// Whether verb `v` is negated ("do not change", "without modifying", "never edit").
@@ -266,8 +442,25 @@ fn words(task: &str) -> Vec<Word> {
             .trim_matches(|c: char| {
                 matches!(
                     c,
-                    '\'' | '"' | '`' | '“' | '”' | '‘' | '’' | '(' | ')' | '[' | ']' | '{' | '}'
-                        | '<' | '>' | ',' | ';' | ':' | '!' | '?'
+                    '\'' | '"'
+                        | '`'
+                        | '“'
+                        | '”'
+                        | '‘'
+                        | '’'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '<'
+                        | '>'
+                        | ','
+                        | ';'
+                        | ':'
+                        | '!'
+                        | '?'
                 )
             })
             .trim_end_matches('.')
@@ -419,7 +612,10 @@ mod tests {
         assert_eq!(of(task, &known, "notes.md"), Some(Intent::Edit));
         assert_eq!(of(task, &known, "data.txt"), Some(Intent::Read));
         let task = "Look up the port in config.json without changing config.json";
-        assert_eq!(of(task, &["config.json"], "config.json"), Some(Intent::Read));
+        assert_eq!(
+            of(task, &["config.json"], "config.json"),
+            Some(Intent::Read)
+        );
         let task = "Leave data.txt as it is and write the count to count.txt";
         assert_eq!(of(task, &known, "data.txt"), Some(Intent::Read));
     }
@@ -455,7 +651,10 @@ mod tests {
         let task = "Open https://example.com/a.html, e.g. with the browser, version 1.5 or 3.14";
         assert!(mentions(task, &[]).is_empty(), "{:?}", mentions(task, &[]));
         let task = "Write 'see data.txt for details' to note.txt";
-        assert_eq!(intents(task, &[]), [("note.txt".to_string(), Intent::Write)]);
+        assert_eq!(
+            intents(task, &[]),
+            [("note.txt".to_string(), Intent::Write)]
+        );
     }
 
     #[test]

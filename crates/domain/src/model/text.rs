@@ -98,7 +98,12 @@ mod tests {
         ] {
             assert!(is_tool_status_message(status), "{status}");
         }
-        for result in ["7", "The file has 23 bytes.", "hello\n", "23 bytes to 'a' and 'b'"] {
+        for result in [
+            "7",
+            "The file has 23 bytes.",
+            "hello\n",
+            "23 bytes to 'a' and 'b'",
+        ] {
             assert!(!is_tool_status_message(result), "{result}");
         }
     }

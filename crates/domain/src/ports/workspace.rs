@@ -65,8 +65,12 @@ pub trait WorkspaceFiles: Send + Sync {
         path: &str,
     ) -> Result<String, WorkspaceError>;
     /// Puts the kept copy of `path` back in place (its folders made again if needed).
-    async fn restore(&self, run_id: &str, workspace: &Path, path: &str)
-        -> Result<(), WorkspaceError>;
+    async fn restore(
+        &self,
+        run_id: &str,
+        workspace: &Path,
+        path: &str,
+    ) -> Result<(), WorkspaceError>;
     /// Deletes every copy kept for `run_id`.
     async fn discard_copies(&self, run_id: &str) -> Result<(), WorkspaceError>;
 }

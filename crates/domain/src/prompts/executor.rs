@@ -32,7 +32,12 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
         }
         s.push('\n');
     }
-    if let Some(why) = input.step.error.as_deref().filter(|_| input.step.attempts() > 1) {
+    if let Some(why) = input
+        .step
+        .error
+        .as_deref()
+        .filter(|_| input.step.attempts() > 1)
+    {
         let _ = writeln!(
             s,
             "YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: {why}\n"

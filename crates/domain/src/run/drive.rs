@@ -120,9 +120,12 @@ fn with_files(summary: String, files: &crate::model::inputs::FileChanges) -> Str
     if listed.is_empty() {
         summary
     } else {
-        format!("{}
+        format!(
+            "{}
 
-{listed}", summary.trim_end())
+{listed}",
+            summary.trim_end()
+        )
     }
 }
 

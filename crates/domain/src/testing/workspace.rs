@@ -15,8 +15,7 @@ use serde_json::{json, Value};
 
 use crate::ports::llm::ToolSchema;
 use crate::ports::{
-    FileFacts, Listing, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError,
-    WorkspaceFiles,
+    FileFacts, Listing, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError, WorkspaceFiles,
 };
 
 #[derive(Debug, Default)]
@@ -174,7 +173,8 @@ impl WorkspaceFiles for MemoryWorkspace {
             .map(|(c, _)| c.clone())
             .ok_or_else(|| WorkspaceError::Io(format!("no file {path}")))?;
         let d = digest(&content);
-        f.copies.insert((run.to_string(), path.to_string()), content);
+        f.copies
+            .insert((run.to_string(), path.to_string()), content);
         Ok(d)
     }
 

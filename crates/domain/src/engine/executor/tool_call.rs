@@ -89,7 +89,13 @@ pub(super) async fn run_tool(
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
             let gate = ctx
-                .approve(step.unwrap_or_default(), call, args, reads_only, journal_key)
+                .approve(
+                    step.unwrap_or_default(),
+                    call,
+                    args,
+                    reads_only,
+                    journal_key,
+                )
                 .await?;
             if let Gate::Closed(reason) = gate {
                 return not_run(

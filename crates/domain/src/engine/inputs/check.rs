@@ -41,10 +41,17 @@ pub(crate) async fn refuse_up_front(
         match inputs.input_named(&workspace, path) {
             Some(input) if input.moved_to.is_none() => match input.recorded.permit {
                 Permit::Change => None,
-                Permit::Move => Some((input.recorded.path.clone(), moved_only(&input.recorded.path))),
+                Permit::Move => Some((
+                    input.recorded.path.clone(),
+                    moved_only(&input.recorded.path),
+                )),
                 Permit::Read => Some((
                     input.recorded.path.clone(),
-                    read_only(&[input.recorded.path.as_str()], inputs, "this call was not run"),
+                    read_only(
+                        &[input.recorded.path.as_str()],
+                        inputs,
+                        "this call was not run",
+                    ),
                 )),
             },
             _ => None,
@@ -143,7 +150,9 @@ async fn examine(
             if listing.is_none() {
                 listing = port.list(ws, usize::MAX).await.ok().map(|l| l.files);
             }
-            if let Some(to) = moved_to(port, ws, &input, listing.as_deref().unwrap_or(&[]), inputs).await {
+            if let Some(to) =
+                moved_to(port, ws, &input, listing.as_deref().unwrap_or(&[]), inputs).await
+            {
                 if let Some(i) = inputs.files.get_mut(&path) {
                     i.moved_to = Some(to);
                 }
@@ -186,7 +195,10 @@ async fn moved_to(
 ) -> Option<String> {
     let digest = input.recorded.digest.as_ref()?;
     for f in listing {
-        let taken = inputs.files.values().any(|i| i.moved_to.as_deref() == Some(&f.path));
+        let taken = inputs
+            .files
+            .values()
+            .any(|i| i.moved_to.as_deref() == Some(&f.path));
         let protected_input = inputs
             .files
             .get(&f.path)
@@ -236,7 +248,11 @@ fn note_for_model(found: &[(String, InputAction)], outputs: &[String]) -> Option
         .collect();
     let mut notes = Vec::new();
     if !restored.is_empty() {
-        notes.push(read_only_with(&restored, outputs, "the change this call made was undone"));
+        notes.push(read_only_with(
+            &restored,
+            outputs,
+            "the change this call made was undone",
+        ));
     }
     if !lost.is_empty() {
         notes.push(format!(
@@ -285,10 +301,19 @@ mod tests {
     fn the_model_is_told_what_to_do_instead() {
         let found = vec![("data.txt".to_string(), InputAction::Restored)];
         let note = note_for_model(&found, &["total.txt".to_string()]).expect("a note");
-        assert!(note.starts_with("Refused: data.txt is an input of this task"), "{note}");
-        assert!(note.contains("write your result to total.txt instead"), "{note}");
+        assert!(
+            note.starts_with("Refused: data.txt is an input of this task"),
+            "{note}"
+        );
+        assert!(
+            note.contains("write your result to total.txt instead"),
+            "{note}"
+        );
         let note = note_for_model(&found, &[]).expect("a note");
-        assert!(note.contains("write your result to a new file instead"), "{note}");
+        assert!(
+            note.contains("write your result to a new file instead"),
+            "{note}"
+        );
         assert_eq!(note_for_model(&[], &[]), None);
     }
 }

@@ -66,7 +66,11 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
     let mut inputs = Vec::with_capacity(listing.files.len());
     let mut copied_bytes = 0u64;
     for facts in &listing.files {
-        let asked = match named.iter().find(|m| m.name == facts.path).map(|m| m.intent) {
+        let asked = match named
+            .iter()
+            .find(|m| m.name == facts.path)
+            .map(|m| m.intent)
+        {
             Some(Intent::Edit | Intent::Write) => Permit::Change,
             Some(Intent::Move) => Permit::Move,
             _ => Permit::Read,
@@ -77,7 +81,10 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
             && copied_bytes + facts.size <= MAX_COPIES_BYTES;
         let mut digest = None;
         if copy {
-            match port.keep_copy(&ctx.run_id, &ctx.workspace, &facts.path).await {
+            match port
+                .keep_copy(&ctx.run_id, &ctx.workspace, &facts.path)
+                .await
+            {
                 Ok(d) => {
                     copied_bytes += facts.size;
                     digest = Some(d);
@@ -108,11 +115,8 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
         truncated: listing.truncated,
     })
     .await?;
-    *ctx.inputs.state.lock().await = Some(Inputs::from_record(
-        &inputs,
-        &outputs,
-        listing.truncated,
-    ));
+    *ctx.inputs.state.lock().await =
+        Some(Inputs::from_record(&inputs, &outputs, listing.truncated));
     Ok(None)
 }
 

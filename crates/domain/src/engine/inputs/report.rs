@@ -75,13 +75,14 @@ async fn content_changed(
         return false;
     }
     match &r.digest {
-        Some(d) => port
-            .digest(&ctx.workspace, &r.path)
-            .await
-            .ok()
-            .flatten()
-            .as_ref()
-            != Some(d),
+        Some(d) => {
+            port.digest(&ctx.workspace, &r.path)
+                .await
+                .ok()
+                .flatten()
+                .as_ref()
+                != Some(d)
+        }
         None => true,
     }
 }

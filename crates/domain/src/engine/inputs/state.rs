@@ -99,7 +99,10 @@ pub(crate) fn relative_path(workspace: &str, path: &str) -> String {
         .strip_prefix(ws)
         .and_then(|r| r.strip_prefix('/'))
         .unwrap_or(path);
-    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     parts.join("/")
 }
 

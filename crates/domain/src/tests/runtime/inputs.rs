@@ -53,7 +53,12 @@ impl Finished {
     }
 }
 
-async fn run_in(ws: &MemoryWorkspace, task: &str, script: Vec<Reply>, config: RunConfig) -> Finished {
+async fn run_in(
+    ws: &MemoryWorkspace,
+    task: &str,
+    script: Vec<Reply>,
+    config: RunConfig,
+) -> Finished {
     let llm = Arc::new(ScriptedLlm::new(script));
     let store = Arc::new(MemoryStore::new());
     let mut rt = runtime(llm.clone(), Arc::new(ws.toolbox()), store.clone(), config);
@@ -96,7 +101,12 @@ async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told()
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"), "restored");
     let outputs = h.outputs();
     assert!(!outputs[0].0, "the call is reported failed: {outputs:?}");
@@ -104,7 +114,9 @@ async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told()
         outputs[0]
             .1
             .starts_with("Refused: data.txt is an input of this task")
-            && outputs[0].1.contains("write your result to total.txt instead"),
+            && outputs[0]
+                .1
+                .contains("write your result to total.txt instead"),
         "{outputs:?}"
     );
     // The model read it in its next turn.
@@ -117,10 +129,19 @@ async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told()
     let files = &h.outcome.files;
     assert_eq!(files.created, ["total.txt"]);
     assert_eq!(files.restored, ["data.txt"]);
-    assert!(files.changed.is_empty() && files.deleted.is_empty(), "{files:?}");
-    assert!(h.outcome.summary.contains("- created: total.txt"), "{}", h.outcome.summary);
     assert!(
-        h.outcome.summary.contains("restored (changes undone by the runtime): data.txt"),
+        files.changed.is_empty() && files.deleted.is_empty(),
+        "{files:?}"
+    );
+    assert!(
+        h.outcome.summary.contains("- created: total.txt"),
+        "{}",
+        h.outcome.summary
+    );
+    assert!(
+        h.outcome
+            .summary
+            .contains("restored (changes undone by the runtime): data.txt"),
         "{}",
         h.outcome.summary
     );
@@ -144,7 +165,12 @@ async fn deleting_or_moving_an_input_away_is_undone_too() {
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
     let outputs = h.outputs();
     assert!(!outputs[0].0 && !outputs[1].0, "{outputs:?}");
@@ -184,7 +210,10 @@ async fn a_file_tool_writing_an_input_is_refused_before_it_runs() {
         .filter(|e| matches!(e, EventKind::ToolCalling { .. }))
         .count();
     assert_eq!(started, 1, "the refused call never started");
-    assert_eq!(h.protected(), [("data.txt".to_string(), InputAction::Refused)]);
+    assert_eq!(
+        h.protected(),
+        [("data.txt".to_string(), InputAction::Refused)]
+    );
 }
 
 #[tokio::test]
@@ -206,9 +235,18 @@ async fn an_edit_the_task_asks_for_stands_and_is_reported() {
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert_eq!(ws.read("notes.md").as_deref(), Some("hello world\n"));
-    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n"), "not asked: undone");
+    assert_eq!(
+        ws.read("data.txt").as_deref(),
+        Some("1\n"),
+        "not asked: undone"
+    );
     assert_eq!(h.outcome.files.changed, ["notes.md"]);
     assert_eq!(h.outcome.files.restored, ["data.txt"]);
 }
@@ -229,7 +267,12 @@ async fn a_rename_the_task_asks_for_is_allowed_but_not_a_content_change() {
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert_eq!(ws.read("a.txt"), None);
     assert_eq!(ws.read("b.txt").as_deref(), Some("keep me\n"));
     let outputs = h.outputs();
@@ -289,7 +332,12 @@ async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protect
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert_eq!(ws.read("count.txt").as_deref(), Some("2\n"));
     assert_eq!(ws.read("essay.txt").as_deref(), Some("one two\n"));
     assert_eq!(h.outcome.files.changed, ["count.txt"]);
@@ -310,7 +358,12 @@ async fn a_task_that_names_no_output_completes_on_its_steps() {
         base_config(),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
     assert!(h.outcome.files.is_empty(), "{:?}", h.outcome.files);
 }
 
@@ -356,7 +409,10 @@ async fn a_step_whose_tools_all_failed_does_not_complete() {
         "Write hello to hello.txt",
         vec![
             create_plan(&["Write the file"]),
-            call("file_str_replace", json!({"path": "hello.txt", "old": "a", "new": "b"})),
+            call(
+                "file_str_replace",
+                json!({"path": "hello.txt", "old": "a", "new": "b"}),
+            ),
             shell("cat hello.txt"),
             done("wrote hello.txt"),
             text("Failed."),
@@ -425,7 +481,11 @@ async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
          holds: other.md)"
     );
     assert!(h.llm.requests().is_empty(), "no LLM call");
-    assert!(h.outcome.summary.contains("Nothing was done"), "{}", h.outcome.summary);
+    assert!(
+        h.outcome.summary.contains("Nothing was done"),
+        "{}",
+        h.outcome.summary
+    );
     let names: Vec<&str> = h.events().iter().map(EventKind::name).collect();
     assert_eq!(names, ["run_started", "run_failed"]);
 }
