@@ -215,10 +215,8 @@ impl WorkspaceToolbox {
             ["rm", path] => {
                 self.ws.remove(path);
             }
-            ["mv", from, to] => {
-                if !self.ws.rename(from, to) {
-                    return ToolOutput::error(format!("mv: cannot stat '{from}'"));
-                }
+            ["mv", from, to] if !self.ws.rename(from, to) => {
+                return ToolOutput::error(format!("mv: cannot stat '{from}'"));
             }
             ["cat", path] => {
                 return match self.ws.read(path) {
