@@ -5,14 +5,17 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
+
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::config::RunConfig;
 use crate::engine::runtime::RunOutcome;
+use crate::model::approval::{ApprovalDecision, ApprovalMode, ApprovalPolicy};
 use crate::model::event::EventKind;
 use crate::model::inputs::{InputAction, MovedFile};
-use crate::ports::RunStatus;
+use crate::ports::{ApprovalRequest, AskUserError, RunStatus, UserChannel};
 use crate::testing::replies::{call, create_plan, done, text, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
 use crate::testing::{MemoryStore, MemoryWorkspace, ScriptedLlm};
@@ -59,10 +62,22 @@ async fn run_in(
     script: Vec<Reply>,
     config: RunConfig,
 ) -> Finished {
+    run_as(ws, task, script, config, Arc::new(crate::ports::NoUser)).await
+}
+
+/// As [`run_in`], with `user` to answer approvals.
+async fn run_as(
+    ws: &MemoryWorkspace,
+    task: &str,
+    script: Vec<Reply>,
+    config: RunConfig,
+    user: Arc<dyn UserChannel>,
+) -> Finished {
     let llm = Arc::new(ScriptedLlm::new(script));
     let store = Arc::new(MemoryStore::new());
     let mut rt = runtime(llm.clone(), Arc::new(ws.toolbox()), store.clone(), config);
     rt.workspace_files = Some(Arc::new(ws.clone()));
+    rt.user = user;
     let outcome = rt
         .run(request(task), CancellationToken::new())
         .await
@@ -488,4 +503,138 @@ async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
     );
     let names: Vec<&str> = h.events().iter().map(EventKind::name).collect();
     assert_eq!(names, ["run_started", "run_failed"]);
+}
+
+/// Approves every call it is asked about.
+struct ApprovesAll;
+
+#[async_trait]
+impl UserChannel for ApprovesAll {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Err(AskUserError::Unavailable("no questions here".into()))
+    }
+    async fn approve(
+        &self,
+        _run_id: &str,
+        _request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        Ok(ApprovalDecision::Approve)
+    }
+}
+
+#[tokio::test]
+async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses() {
+    let ask = RunConfig {
+        approvals: ApprovalPolicy {
+            mode: ApprovalMode::Ask,
+            ..ApprovalPolicy::default()
+        },
+        ..base_config()
+    };
+    let script = || {
+        vec![
+            create_plan(&["Compute the total"]),
+            write("data.txt", "3\n"),
+            shell("echo 3 > total.txt"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ]
+    };
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_as(&ws, SUM_TASK, script(), ask.clone(), Arc::new(ApprovesAll)).await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(
+        ws.read("data.txt").as_deref(),
+        Some("3\n"),
+        "the person said yes"
+    );
+    assert_eq!(h.outcome.files.changed, ["data.txt"]);
+    assert!(h.protected().is_empty());
+
+    // Nobody can answer: the write is refused by the approval gate, the input kept.
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_as(&ws, SUM_TASK, script(), ask, Arc::new(crate::ports::NoUser)).await;
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    assert!(!h.outputs()[0].0, "{:?}", h.outputs());
+}
+
+#[tokio::test]
+async fn a_resumed_run_reloads_its_inputs_and_undoes_what_an_interrupted_call_changed() {
+    use crate::model::event::Event;
+    use crate::model::inputs::{Permit, RecordedInput};
+    use crate::ports::{RunStore, WorkspaceFiles};
+    use crate::testing::runs::run_record;
+    use std::path::Path;
+
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let at = Path::new("/tmp/ws");
+    let digest = ws.keep_copy(RUN_ID, at, "data.txt").await.expect("copy");
+    let facts = ws.stat(at, "data.txt").await.expect("stat").expect("facts");
+    // The call that was running when the process died had overwritten it.
+    ws.write("data.txt", "oops\n");
+    let store = Arc::new(MemoryStore::new());
+    store.create_run(&run_record(RUN_ID)).await.expect("create");
+    let logged = |seq: u64, kind: EventKind| Event {
+        run_id: RUN_ID.into(),
+        seq,
+        at: chrono::Utc::now(),
+        kind,
+    };
+    for event in [
+        logged(
+            1,
+            EventKind::RunStarted {
+                task: "make a file".into(),
+                mode: "flow".into(),
+                workspace: "/tmp/ws".into(),
+            },
+        ),
+        logged(
+            2,
+            EventKind::InputsRecorded {
+                inputs: vec![RecordedInput {
+                    path: "data.txt".into(),
+                    size: facts.size,
+                    modified_ns: facts.modified_ns,
+                    digest: Some(digest),
+                    copied: true,
+                    permit: Permit::Read,
+                }],
+                outputs: vec![],
+                truncated: false,
+            },
+        ),
+    ] {
+        store.append_event(&event).await.expect("append");
+    }
+    let llm = Arc::new(ScriptedLlm::new(vec![
+        create_plan(&["Make it"]),
+        shell("echo made"),
+        done("made it"),
+        text("Done."),
+    ]));
+    let mut rt = runtime(llm, Arc::new(ws.toolbox()), store.clone(), base_config());
+    rt.workspace_files = Some(Arc::new(ws.clone()));
+    let outcome = rt
+        .resume(RUN_ID, CancellationToken::new())
+        .await
+        .expect("resumes");
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    assert_eq!(outcome.files.restored, ["data.txt"]);
+    let protected: Vec<InputAction> = store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::InputProtected { action, .. } => Some(action),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(protected, [InputAction::Restored]);
 }
