@@ -37,7 +37,14 @@ async fn a_read_only_run_refuses_a_shell_command_and_goes_on() {
         .run(
             &llm,
             "create a.txt",
-            &["--approval", "read-only", "--retries", "0"],
+            &[
+                "--approval",
+                "read-only",
+                "--retries",
+                "0",
+                "--max-revisions",
+                "0",
+            ],
         )
         .await;
     let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
@@ -59,7 +66,14 @@ async fn ask_mode_with_nobody_at_a_terminal_refuses_with_the_reason() {
         .run(
             &llm,
             "create a.txt",
-            &["--approval", "ask", "--retries", "0"],
+            &[
+                "--approval",
+                "ask",
+                "--retries",
+                "0",
+                "--max-revisions",
+                "0",
+            ],
         )
         .await;
     let run_id = res.json["run_id"].as_str().expect("run_id").to_string();

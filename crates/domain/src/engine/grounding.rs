@@ -13,7 +13,7 @@ use crate::engine::runtime::Runtime;
 use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::plan::{Plan, StepStatus};
-use crate::model::task_files::{allows_empty_output, mentions};
+use crate::model::task_files::{may_stay_empty, mentions};
 use crate::model::text::is_tool_status_message;
 
 /// Bytes of an output read to recognise a tool's status message.
@@ -118,7 +118,7 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
             ));
         };
         if facts.size == 0 {
-            if allows_empty_output(&ctx.task) {
+            if may_stay_empty(&ctx.task, &rel) {
                 continue;
             }
             return Some(format!(

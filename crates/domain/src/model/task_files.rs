@@ -155,6 +155,7 @@ const WRITE: &[&str] = &[
     "make",
     "makes",
     "redirect",
+    "touch",
 ];
 const READ: &[&str] = &[
     "read",
@@ -543,6 +544,60 @@ pub fn allows_empty_output(task: &str) -> bool {
         .any(|w| w == "empty")
 }
 
+/// Verbs that make a file without saying what goes in it.
+const CREATE: &[&str] = &["create", "creates", "make", "makes", "touch"];
+/// Words that say what goes in a file.
+const CONTENT: &[&str] = &[
+    "containing",
+    "contains",
+    "contain",
+    "with",
+    "holding",
+    "holds",
+    "content",
+    "text",
+    "line",
+    "lines",
+    "result",
+    "results",
+    "answer",
+    "number",
+    "count",
+    "total",
+    "sum",
+    "list",
+];
+
+/// Whether output `name` may stay empty: the task says "empty", or it only asks to create
+/// the file ("create a.txt", "touch done.flag") without saying what goes in it.
+pub fn may_stay_empty(task: &str, name: &str) -> bool {
+    if allows_empty_output(task) {
+        return true;
+    }
+    let words = words(task);
+    let Some(i) = words
+        .iter()
+        .position(|w| !w.quoted && w.text.trim_start_matches("./") == name)
+    else {
+        return false;
+    };
+    let Some(v) = governing_verb(&words, i) else {
+        return false;
+    };
+    let start = (0..v)
+        .rev()
+        .find(|&j| words[j].ends_clause)
+        .map_or(0, |j| j + 1);
+    let end = (i..words.len())
+        .find(|&j| words[j].ends_clause)
+        .unwrap_or(words.len().saturating_sub(1));
+    let clause = &words[start..=end.max(start)];
+    CREATE.contains(&words[v].lower.as_str())
+        && !clause
+            .iter()
+            .any(|w| w.quoted || CONTENT.contains(&w.lower.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -673,5 +728,13 @@ mod tests {
         );
         assert!(allows_empty_output("create an empty file marker.txt"));
         assert!(!allows_empty_output("write hello to a.txt"));
+        assert!(may_stay_empty("create a.txt", "a.txt"));
+        assert!(may_stay_empty(
+            "Touch done.flag, then list the folder",
+            "done.flag"
+        ));
+        assert!(!may_stay_empty("create a.txt containing 'hi'", "a.txt"));
+        assert!(!may_stay_empty("Create a.txt with the total", "a.txt"));
+        assert!(!may_stay_empty("write the total to a.txt", "a.txt"));
     }
 }
