@@ -1,7 +1,9 @@
 //! `cargo xtask ci`: format check, no import circle in the domain (`cargo xtask cycles`),
 //! clippy with warnings denied, `cargo deny check`, each
-//! adapter feature of the binary built alone, then every test.
+//! adapter feature of the binary built alone, then every test with `--no-fail-fast`,
+//! ending with each failing test named with its crate.
 
+use std::collections::HashMap;
 use std::process::Command;
 
 use crate::{cargo, report};
@@ -36,21 +38,126 @@ impl Tally {
     }
 }
 
-/// Runs `cargo test ARGS`, echoing its output, and tallies the results.
-fn cargo_test(args: &[&str], tally: &mut Tally) -> Result<(), String> {
+/// What the test runs reported: counts, and every failure by crate and name.
+#[derive(Debug, Default)]
+struct Results {
+    tally: Tally,
+    /// (crate, test) of each `test NAME ... FAILED` line.
+    failed_tests: Vec<(String, String)>,
+    /// Targets cargo reported as failed (a crashed binary has no FAILED line).
+    failed_targets: Vec<String>,
+    /// The crate whose test binary is running now.
+    current: String,
+}
+
+impl Results {
+    /// Reads one line of `cargo test`'s merged output; `crates` names the package of each
+    /// test executable (by file name).
+    fn add_line(&mut self, line: &str, crates: &HashMap<String, String>) {
+        self.tally.add_line(line);
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("Running ") {
+            // `Running tests/x.rs (target/debug/deps/x-0123abcd)`
+            let binary = rest
+                .rsplit_once('(')
+                .map_or(rest, |(_, b)| b.trim_end_matches(')'));
+            self.current = crates
+                .get(file_name(binary))
+                .cloned()
+                .unwrap_or_else(|| rest.to_string());
+        } else if let Some(lib) = trimmed.strip_prefix("Doc-tests ") {
+            self.current = format!("{lib} (doc-tests)");
+        } else if let Some(name) = trimmed
+            .strip_prefix("test ")
+            .and_then(|t| t.strip_suffix(" ... FAILED"))
+        {
+            self.failed_tests
+                .push((self.current.clone(), name.to_string()));
+        } else if trimmed.starts_with("`-p ") && trimmed.ends_with('`') {
+            // The list after `error: N targets failed:` (with --no-fail-fast).
+            self.failed_targets
+                .push(trimmed.trim_matches('`').to_string());
+        } else if let Some(target) = trimmed.strip_prefix("error: test failed, to rerun pass ") {
+            self.failed_targets
+                .push(target.trim_matches('`').to_string());
+        }
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// The package of every test executable `cargo test ARGS` builds, by file name (from
+/// cargo's JSON messages of a `--no-run` build, which also builds them all once).
+fn test_crates(args: &[&str]) -> Result<HashMap<String, String>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let extra = ["--no-run", "--message-format=json-render-diagnostics"];
+    report(&format!(
+        "$ cargo test {} {}",
+        args.join(" "),
+        extra.join(" ")
+    ));
+    let out = Command::new(&cargo)
+        .arg("test")
+        .args(args)
+        .args(extra)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("`cargo test {} --no-run` failed", args.join(" ")));
+    }
+    let mut crates = HashMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(exe), Some(id)) = (msg["executable"].as_str(), msg["package_id"].as_str()) {
+            crates.insert(file_name(exe).to_string(), package_name(id));
+        }
+    }
+    Ok(crates)
+}
+
+/// The package name in a cargo package id: `path+file:///p/crates/x#name@0.1.0`,
+/// `path+file:///p/crates/name#0.1.0`, or the old `name 0.1.0 (path+file:///...)`.
+fn package_name(id: &str) -> String {
+    if let Some((url, frag)) = id.rsplit_once('#') {
+        return match frag.split_once('@') {
+            Some((name, _)) => name.to_string(),
+            None => file_name(url).to_string(),
+        };
+    }
+    id.split_whitespace().next().unwrap_or(id).to_string()
+}
+
+/// Runs `cargo test ARGS --no-fail-fast` (so one failing binary never hides the others),
+/// echoing its output, and reads the results.
+fn cargo_test(
+    args: &[&str],
+    crates: &HashMap<String, String>,
+    results: &mut Results,
+) -> Result<(), String> {
     use std::io::{BufRead, BufReader, Write};
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    report(&format!("$ cargo test {}", args.join(" ")));
+    report(&format!("$ cargo test {} --no-fail-fast", args.join(" ")));
+    // One pipe for both streams: cargo's `Running` lines (stderr) stay in order with the
+    // test binaries' results (stdout).
+    let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let writer_err = writer.try_clone().map_err(|e| format!("pipe: {e}"))?;
     let mut child = Command::new(&cargo)
         .arg("test")
         .args(args)
-        .stdout(std::process::Stdio::piped())
+        .arg("--no-fail-fast")
+        .stdout(writer)
+        .stderr(writer_err)
         .spawn()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
-    if let Some(out) = child.stdout.take() {
+    {
         let mut stdout = std::io::stdout().lock();
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            tally.add_line(&line);
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            results.add_line(&line, crates);
             let _ = writeln!(stdout, "{line}");
         }
     }
@@ -78,12 +185,15 @@ pub(crate) fn ci() -> Result<(), String> {
     ])?;
     crate::deny::deny()?;
     features_alone()?;
-    let mut tally = Tally::default();
-    let result = cargo_test(&["--workspace", "--doc"], &mut tally)
-        .and_then(|()| cargo_test(&["--workspace", "--all-targets"], &mut tally));
-    summary(&tally);
-    result?;
-    if tally.passed == 0 {
+    let mut results = Results::default();
+    let all = ["--workspace", "--all-targets"];
+    let crates = test_crates(&all)?;
+    // Both runs always: a failing doc-test does not hide the other tests.
+    let doc = cargo_test(&["--workspace", "--doc"], &crates, &mut results);
+    let rest = cargo_test(&all, &crates, &mut results);
+    summary(&results);
+    doc.and(rest)?;
+    if results.tally.passed == 0 {
         return Err("no test ran".to_string());
     }
     Ok(())
@@ -113,14 +223,24 @@ fn features_alone() -> Result<(), String> {
     Ok(())
 }
 
-fn summary(t: &Tally) {
+/// Every failure by crate and name, then the closing count line.
+fn summary(r: &Results) {
     use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if !r.failed_tests.is_empty() || !r.failed_targets.is_empty() {
+        let _ = writeln!(out, "\nci: failing tests");
+        for (krate, test) in &r.failed_tests {
+            let _ = writeln!(out, "  {krate}: {test}");
+        }
+        for target in &r.failed_targets {
+            let _ = writeln!(out, "  target failed: {target}");
+        }
+    }
+    let t = r.tally;
     let _ = writeln!(
-        std::io::stdout(),
+        out,
         "\nci: {} passed, {} failed, {} skipped",
-        t.passed,
-        t.failed,
-        t.ignored
+        t.passed, t.failed, t.ignored
     );
 }
 
@@ -143,6 +263,67 @@ mod tests {
                 failed: 2,
                 ignored: 1
             }
+        );
+    }
+
+    #[test]
+    fn failures_are_named_with_their_crate() {
+        let crates = HashMap::from([
+            (
+                "real_model-0a1b".to_string(),
+                "planwright-llama".to_string(),
+            ),
+            ("domain-9f9f".to_string(), "planwright-domain".to_string()),
+        ]);
+        let mut r = Results::default();
+        for line in [
+            "     Running unittests src/lib.rs (target/debug/deps/domain-9f9f)",
+            "test model::tests::ok ... ok",
+            "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+            "     Running tests/real_model.rs (target/debug/deps/real_model-0a1b)",
+            "test partial_reuse_answers_like_a_cold_context ... FAILED",
+            "failures:",
+            "    partial_reuse_answers_like_a_cold_context",
+            "test result: FAILED. 5 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+            "   Doc-tests domain",
+            "test crates/domain/src/lib.rs - (line 3) ... FAILED",
+            "error: 2 targets failed:",
+            "    `-p planwright-llama --test real_model`",
+            "    `-p planwright-domain --doc`",
+        ] {
+            r.add_line(line, &crates);
+        }
+        let named = |k: &str, t: &str| (k.to_string(), t.to_string());
+        assert_eq!(
+            r.failed_tests,
+            vec![
+                named(
+                    "planwright-llama",
+                    "partial_reuse_answers_like_a_cold_context"
+                ),
+                named("domain (doc-tests)", "crates/domain/src/lib.rs - (line 3)"),
+            ]
+        );
+        assert_eq!(
+            r.failed_targets,
+            vec![
+                "-p planwright-llama --test real_model".to_string(),
+                "-p planwright-domain --doc".to_string()
+            ]
+        );
+        assert_eq!((r.tally.passed, r.tally.failed), (6, 1));
+    }
+
+    #[test]
+    fn package_names_come_from_every_id_form() {
+        assert_eq!(
+            package_name("path+file:///w/crates/adapter-llama#planwright-llama@0.1.0"),
+            "planwright-llama"
+        );
+        assert_eq!(package_name("path+file:///w/xtask#0.1.0"), "xtask");
+        assert_eq!(
+            package_name("planwright 0.1.0 (path+file:///w/crates/app)"),
+            "planwright"
         );
     }
 }

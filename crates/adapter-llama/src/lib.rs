@@ -10,8 +10,10 @@
 //! - The model is loaded once ([`LlamaClient::load`]) and shared by every clone of the
 //!   client. Requests run one at a time on the model's own inference thread, which keeps a
 //!   few llama.cpp contexts and their KV caches between calls and reads only the part of a
-//!   prompt after the longest prefix it already holds (see `engine`); usage reports those
-//!   tokens as `cached_prompt_tokens`.
+//!   prompt after the longest prefix it already holds, in whole aligned batches so that
+//!   reuse never changes an answer (see `engine`); usage reports those tokens as
+//!   `cached_prompt_tokens`. Dropping a request's future stops its generation between
+//!   two batches or tokens.
 //! - The prompt is rendered with the model's own chat template (GGUF metadata). A model
 //!   without one (a base model) is refused at load ([`Error::NoChatTemplate`]), never run
 //!   on a guessed template. A system message is always
@@ -39,7 +41,7 @@ mod prompt;
 mod tools_text;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -109,7 +111,17 @@ pub struct LlamaConfig {
     /// llama.cpp contexts kept between calls, each with the KV cache of one conversation
     /// (the planner's, an executor's, the summary's, another run's). Default 3.
     pub context_slots: usize,
+    /// Tokens per llama.cpp batch while reading a prompt. A kept KV cache is reused in
+    /// whole batches only, so that an answer never depends on what the cache held before
+    /// (docs/models.md, "Prefix reuse"); a cancelled request stops between batches.
+    /// Default [`DEFAULT_BATCH_TOKENS`].
+    pub batch_tokens: u32,
 }
+
+/// The default [`LlamaConfig::batch_tokens`]: small enough that reuse loses little and a
+/// cancelled request stops within a second on two cores, large enough to read prompts at
+/// full speed (docs/models.md).
+pub const DEFAULT_BATCH_TOKENS: u32 = 64;
 
 impl LlamaConfig {
     /// The defaults for `model_path`.
@@ -123,6 +135,7 @@ impl LlamaConfig {
             temperature: 0.0,
             allow_text_with_tools: false,
             context_slots: 3,
+            batch_tokens: DEFAULT_BATCH_TOKENS,
         }
     }
 }
@@ -225,6 +238,12 @@ impl LlamaClient {
         if config.max_tokens == 0 {
             return Err(Error::Config("max_tokens must be at least 1".to_string()));
         }
+        if config.batch_tokens == 0 || config.batch_tokens > config.context_tokens {
+            return Err(Error::Config(format!(
+                "batch_tokens {} must be between 1 and context_tokens ({})",
+                config.batch_tokens, config.context_tokens
+            )));
+        }
         check_gguf_magic(&path)?;
         let backend = backend()?;
         let started = Instant::now();
@@ -253,6 +272,7 @@ impl LlamaClient {
                 add_bos,
                 slots: config.context_slots.max(1),
                 seed: config.seed,
+                batch: usize::try_from(config.batch_tokens).unwrap_or(1),
             },
         )
         .map_err(|e| Error::Backend(format!("cannot start the inference thread: {e}")))?;
@@ -297,7 +317,17 @@ impl LlamaClient {
         &self,
         request: &ChatRequest,
     ) -> Result<(ChatResponse, GenerationStats), LlmError> {
-        self.inner.chat(request)
+        self.inner.chat(request, Arc::new(AtomicBool::new(false)))
+    }
+}
+
+/// Cancels its request when dropped: a caller that stops waiting (a cancelled run, a
+/// timeout, Ctrl-C) stops the generation too, between two tokens or prompt batches.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -305,7 +335,9 @@ impl LlamaClient {
 impl LlmClient for LlamaClient {
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let inner = Arc::clone(&self.inner);
-        match tokio::task::spawn_blocking(move || inner.chat(&request)).await {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _cancel_on_drop = CancelOnDrop(Arc::clone(&cancel));
+        match tokio::task::spawn_blocking(move || inner.chat(&request, cancel)).await {
             Ok(result) => result.map(|(response, _)| response),
             Err(e) => Err(LlmError::Permanent(format!(
                 "the embedded model's inference task failed: {e}"
@@ -371,7 +403,11 @@ impl Inner {
             .map_err(|e| LlmError::Permanent(format!("cannot apply the chat template: {e}")))
     }
 
-    fn chat(&self, request: &ChatRequest) -> Result<(ChatResponse, GenerationStats), LlmError> {
+    fn chat(
+        &self,
+        request: &ChatRequest,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(ChatResponse, GenerationStats), LlmError> {
         let prepared = prompt::prepare(request, self.config.allow_text_with_tools)?;
         let text = self.render(&prepared)?;
         let grammar = match &prepared.protocol {
@@ -391,6 +427,7 @@ impl Inner {
             max_tokens,
             temperature,
             reply,
+            cancel,
         };
         let gone = || LlmError::Permanent("the embedded model's inference thread is gone".into());
         self.engine.send(job).map_err(|_| gone())?;

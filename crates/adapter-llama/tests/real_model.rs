@@ -154,15 +154,17 @@ async fn the_same_request_gives_the_same_answer() {
             r.usage.completion_tokens,
         )
     };
-    // The second call reads its prompt from the kept KV cache (all but the last token)
-    // and still answers exactly like the first.
+    // The second call reads its prompt from the kept KV cache (every whole batch before
+    // the one holding the last token) and still answers exactly like the first.
     assert_eq!(strip(&a), strip(&b));
+    let batch = u64::from(client.config().batch_tokens);
     assert_eq!(
         b.usage.cached_prompt_tokens,
-        b.usage.prompt_tokens - 1,
+        (b.usage.prompt_tokens - 1) / batch * batch,
         "{:?}",
         b.usage
     );
+    assert!(b.usage.cached_prompt_tokens > 0, "{:?}", b.usage);
 
     let mut text = ChatRequest::new(
         CallPurpose::Summarize,
@@ -192,6 +194,13 @@ async fn a_multi_turn_transcript_with_tool_results_renders_and_runs() {
     let _: Value = serde_json::from_str(&second.tool_calls[0].arguments).unwrap();
 }
 
+fn calls(r: &domain::llm::ChatResponse) -> Vec<(String, String)> {
+    r.tool_calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone()))
+        .collect()
+}
+
 /// One context for two conversations that share their start: each call keeps the shared
 /// prefix of the other's cache and re-reads the rest, and greedy answers stay exactly
 /// those of a cold context.
@@ -218,14 +227,98 @@ async fn partial_reuse_answers_like_a_cold_context() {
         "{:?}",
         again.usage
     );
-    let calls = |r: &domain::llm::ChatResponse| {
-        r.tool_calls
-            .iter()
-            .map(|c| (c.name.clone(), c.arguments.clone()))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(calls(&cold), calls(&again));
     assert_eq!(cold.content, again.content);
+}
+
+/// The cold/warm comparison over conversations of several lengths, each warm call made
+/// after a sibling conversation that shares a different part of it (the cut falls inside
+/// a batch, on none, across several): every answer equals the cold one.
+#[tokio::test]
+async fn warm_answers_equal_cold_ones_over_several_prompt_lengths() {
+    let Some(shared) = client() else { return };
+    let mut config = shared.config().clone();
+    config.context_slots = 1;
+    let client = LlamaClient::load(config).unwrap();
+    let history = |turns: usize| {
+        let mut req = tool_request();
+        for i in 0..turns {
+            let call = domain::llm::ToolCall {
+                id: format!("call_{i}"),
+                name: "shell_exec".into(),
+                arguments: json!({"command": format!("ls dir{i}")}).to_string(),
+            };
+            let reply = domain::llm::ChatResponse {
+                tool_calls: vec![call],
+                ..Default::default()
+            };
+            req.messages.push(ChatMessage::from_reply(&reply));
+            req.messages.push(ChatMessage::tool_result(
+                format!("call_{i}"),
+                format!("report_{i}.txt\nnotes_{i}.md\ndata_{i}.csv"),
+            ));
+        }
+        req
+    };
+    // Unrelated to every prompt below: reading it leaves no reusable prefix.
+    let unrelated = ChatRequest::new(
+        CallPurpose::Summarize,
+        vec![ChatMessage::user("Name three colours.")],
+    );
+    for turns in [0, 1, 3, 6] {
+        let target = history(turns);
+        client.chat(unrelated.clone()).await.unwrap();
+        let cold = client.chat(target.clone()).await.unwrap();
+        assert_eq!(cold.usage.cached_prompt_tokens, 0, "{turns} turns");
+        // A sibling: the same conversation with a different last message.
+        let mut sibling = target.clone();
+        if let Some(last) = sibling.messages.last_mut() {
+            *last = match &last.tool_call_id {
+                Some(id) => ChatMessage::tool_result(id.clone(), "nothing here"),
+                None => ChatMessage::user("Show the current folder's name."),
+            };
+        }
+        client.chat(sibling).await.unwrap();
+        let warm = client.chat(target).await.unwrap();
+        if turns > 0 {
+            assert!(warm.usage.cached_prompt_tokens > 0, "{:?}", warm.usage);
+        }
+        assert_eq!(calls(&cold), calls(&warm), "{turns} turns");
+        assert_eq!(cold.content, warm.content, "{turns} turns");
+    }
+}
+
+/// A caller that stops waiting stops the generation: a request abandoned while its long
+/// prompt is being read leaves the context before the end of that prompt, and the next
+/// request is served (it does not wait for the abandoned one to finish).
+#[tokio::test]
+async fn an_abandoned_request_stops_between_batches() {
+    let Some(shared) = client() else { return };
+    let mut config = shared.config().clone();
+    config.context_slots = 1;
+    let client = LlamaClient::load(config).unwrap();
+    let long = ChatRequest::new(
+        CallPurpose::Summarize,
+        vec![ChatMessage::user(
+            "Summarise: ".to_string() + &"the quick brown fox jumps. ".repeat(150),
+        )],
+    );
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        client.chat(long.clone()),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the long prompt was read within 300 ms");
+    let mut short = long.clone();
+    short.max_tokens = Some(1);
+    let next = client.chat(short).await.unwrap();
+    // Had the abandoned request run to its end, its whole prompt would be cached.
+    let batch = u64::from(client.config().batch_tokens);
+    assert!(
+        next.usage.cached_prompt_tokens < (next.usage.prompt_tokens - 1) / batch * batch,
+        "{:?}",
+        next.usage
+    );
 }
 
 /// A base model without a chat template is refused at load with a clear reason (the

@@ -202,6 +202,7 @@ fn runtime(store: Arc<SqliteStore>, llm: Arc<ScriptedLlm>, sink: Arc<dyn EventSi
         user: Arc::new(NoUser),
         workspace_files: None,
         config: RunConfig {
+            mode: domain::Mode::Flow,
             retries: 0,
             retry_delay: Duration::ZERO,
             // The bench's plan is long on purpose (250 steps).

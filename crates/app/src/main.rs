@@ -19,6 +19,7 @@ mod mcp;
 mod owner;
 mod panel;
 mod report;
+mod safe_text;
 mod sandbox;
 mod scripted_user;
 mod server;

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use domain::model::event::{Event, EventKind, RunUsage};
 use domain::model::plan::Plan;
 use domain::model::plan_text::render_plan_text;
+
+use crate::safe_text::terminal_safe;
 use domain::ports::{RunRecord, RunStatus};
 use domain::RunOutcome;
 use serde_json::{json, Value};
@@ -88,7 +90,7 @@ pub fn outcome_text(outcome: &RunOutcome) -> String {
             let _ = writeln!(s, "\nRun failed: {e}");
         }
     }
-    s
+    terminal_safe(&s).into_owned()
 }
 
 pub fn runs_list_json(runs: &[RunRecord]) -> Value {
@@ -126,7 +128,7 @@ pub fn runs_list_text(runs: &[RunRecord]) -> String {
             domain::prompts::truncate_chars(&r.task.replace('\n', " "), 80)
         );
     }
-    s
+    terminal_safe(&s).into_owned()
 }
 
 /// Tool calls of a run, paired by call id, in order.
@@ -241,7 +243,7 @@ pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
     if let Some(summary) = &run.summary {
         let _ = writeln!(s, "\nSummary:\n{summary}");
     }
-    s
+    terminal_safe(&s).into_owned()
 }
 
 /// One line per event for `runs events`: sequence, time, type and the rest on one line.

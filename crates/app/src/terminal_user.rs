@@ -51,7 +51,7 @@ async fn prompt(text: String) -> Result<String, AskUserError> {
     let line = tokio::task::spawn_blocking(move || {
         {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "{text}");
+            let _ = write!(err, "{}", crate::safe_text::terminal_safe(&text));
             let _ = err.flush();
         }
         let mut line = String::new();

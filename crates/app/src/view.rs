@@ -12,6 +12,7 @@ use domain::ports::EventSink;
 use domain::prompts::truncate_chars;
 
 use crate::panel::PlanPanel;
+use crate::safe_text::terminal_safe;
 
 /// Writes a human-readable account of a run to stderr.
 #[derive(Debug, Default)]
@@ -112,6 +113,7 @@ impl ConsoleView {
                     (PlanSource::Default, Some(r)) => format!(" (default plan: {r})"),
                     (PlanSource::Default, None) => " (default plan)".to_string(),
                     (PlanSource::Llm, _) => String::new(),
+                    (PlanSource::Task, _) => " (direct: the task is the one step)".to_string(),
                 };
                 format!(
                     "\nPlan: {}{origin}\n{}\n",
@@ -312,7 +314,9 @@ impl ConsoleView {
     /// and drawn again after them (not while the user is asked something, whose prompt must
     /// stay below, nor after the run's last event).
     fn frame(&self, event: &Event) -> String {
-        let text = self.render(event);
+        // What tools and models wrote may hold escape sequences: only the panel's own
+        // (added below) reach the terminal.
+        let text = terminal_safe(&self.render(event)).into_owned();
         let Some(panel) = &self.panel else {
             return text;
         };
@@ -405,6 +409,29 @@ mod tests {
             at: Utc::now(),
             kind,
         }
+    }
+
+    #[test]
+    fn tool_output_reaches_the_terminal_without_its_escape_sequences() {
+        let view = ConsoleView::new();
+        let out = view.frame(&ev(EventKind::ToolCalling {
+            step_id: None,
+            call_id: "c1".into(),
+            tool: "shell_exec".into(),
+            arguments: "{\"command\":\"printf '\\e]0;title\\a'\"}\u{1b}[2J".into(),
+            journal_key: None,
+        }));
+        assert!(!out.contains('\u{1b}'), "{out:?}");
+        let out = view.frame(&ev(EventKind::ToolCalled {
+            step_id: None,
+            call_id: "c1".into(),
+            tool: "shell_exec".into(),
+            ok: true,
+            output: "before\u{1b}]52;c;cm0gLXJmIH4=\u{7}after\u{1b}[2J\u{9b}31m".into(),
+            duration_ms: 1,
+            journal_key: None,
+        }));
+        assert_eq!(out, "        ✓ beforeafter\n");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{ApprovalArg, ModeArg, ReviseArg, RunOptions, ScheduleArg};
+use crate::cli::{ApprovalArg, ModeArg, ReviseArg, RunOptions, ScheduleArg, SummaryArg};
 use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
@@ -385,6 +385,27 @@ pub fn tools(
     Ok((set, families))
 }
 
+/// The plan-size cap when `--max-plan-steps` is not given: a few steps for the embedded
+/// model, many for an OpenAI-compatible endpoint.
+fn default_max_plan_steps(args: &RunOptions) -> usize {
+    if uses_embedded_model(args) {
+        domain::SMALL_MODEL_PLAN_STEPS
+    } else {
+        domain::LARGE_MODEL_PLAN_STEPS
+    }
+}
+
+/// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
+#[cfg(feature = "openai")]
+fn uses_embedded_model(args: &RunOptions) -> bool {
+    matches!(openai_config(args), Ok(None))
+}
+
+#[cfg(not(feature = "openai"))]
+fn uses_embedded_model(_args: &RunOptions) -> bool {
+    true
+}
+
 pub fn runtime(
     llm: Arc<dyn LlmClient>,
     store: Arc<dyn RunStore>,
@@ -397,6 +418,16 @@ pub fn runtime(
             ModeArg::Todo => domain::Mode::Todo,
             ModeArg::Dag => domain::Mode::Dag,
             ModeArg::Auto => domain::Mode::Auto,
+            ModeArg::Direct => domain::Mode::Direct,
+        },
+        summary: match args.summary {
+            SummaryArg::Auto => domain::SummaryStyle::Auto,
+            SummaryArg::Facts => domain::SummaryStyle::Facts,
+            SummaryArg::Llm => domain::SummaryStyle::Llm,
+        },
+        max_plan_steps: match args.max_plan_steps {
+            Some(n) => n as usize,
+            None => default_max_plan_steps(args),
         },
         schedule: match args.schedule {
             ScheduleArg::Event => domain::Schedule::EventDriven,

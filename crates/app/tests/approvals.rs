@@ -24,7 +24,8 @@ fn touch_script() -> Vec<wiremock::ResponseTemplate> {
     vec![
         plan(&["Create a.txt"]),
         call("shell_exec", json!({"command": "touch a.txt"})),
-        complete(true, "reported that the shell was refused"),
+        // Nothing was done: a success claim would be refused (docs/direct.md, "Bad input").
+        complete(false, "the shell was refused"),
         text("a.txt could not be created."),
     ]
 }

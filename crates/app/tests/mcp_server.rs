@@ -124,8 +124,19 @@ async fn scenario(
         .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}):\n{stdout}\n{stderr}"))
 }
 
+/// `mcp serve` on stdio with the scripted pipeline (a planner call, the steps, an LLM
+/// summary: `Planwright::with_scripted_pipeline`).
 fn stdio_args(extra: &[&'static str]) -> Vec<&'static str> {
-    let mut args = vec!["--stdio", env!("CARGO_BIN_EXE_planwright"), "mcp", "serve"];
+    let mut args = vec![
+        "--stdio",
+        env!("CARGO_BIN_EXE_planwright"),
+        "mcp",
+        "serve",
+        "--mode",
+        "flow",
+        "--summary",
+        "llm",
+    ];
     args.extend_from_slice(extra);
     args
 }

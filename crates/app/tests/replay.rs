@@ -23,6 +23,10 @@ const TASK: &str =
 /// every request) depend on it: its runs pin `--sandbox none`, the same on every machine.
 const UNSANDBOXED: (&str, &str) = ("PLANWRIGHT_SANDBOX", "none");
 
+/// The plan-size cap is part of the planner's prompt and its default depends on the model
+/// (docs/direct.md, "Plan size"): recording (an endpoint) and replaying (no endpoint) pin it.
+const PLAN_CAP: [&str; 2] = ["--max-plan-steps", "6"];
+
 fn cassette() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -54,7 +58,18 @@ async fn record_greeting(path: &Path) -> (RunResult, usize) {
     let pw = Planwright::new();
     let file = path.display().to_string();
     let res = pw
-        .run(&server, TASK, &["--record", &file, "--sandbox", "none"])
+        .run(
+            &server,
+            TASK,
+            &[
+                "--record",
+                &file,
+                "--sandbox",
+                "none",
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+            ],
+        )
         .await;
     (res, server.requests().await.len())
 }
@@ -79,7 +94,18 @@ async fn the_greeting_cassette_replays_offline() {
     let pw = Planwright::new();
     let file = cassette().display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
+            &[UNSANDBOXED],
+        )
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
@@ -154,7 +180,18 @@ async fn record_then_replay_round_trip_without_the_key() {
     let pw = Planwright::new();
     let file = path.display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
+            &[UNSANDBOXED],
+        )
         .await;
     assert_eq!(
         out.status.code(),
@@ -170,7 +207,18 @@ async fn record_then_replay_round_trip_without_the_key() {
     std::fs::write(&short, cut[..cut.len() - 1].join("\n")).expect("write");
     let file = short.display().to_string();
     let out = pw
-        .exec(&["run", "--json", "--replay", &file, TASK], &[UNSANDBOXED])
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--replay",
+                &file,
+                PLAN_CAP[0],
+                PLAN_CAP[1],
+                TASK,
+            ],
+            &[UNSANDBOXED],
+        )
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(1), "{stderr}");

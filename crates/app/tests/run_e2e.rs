@@ -434,3 +434,60 @@ async fn sigterm_cancels_a_run_cleanly() {
     assert_eq!(v["status"], "failed");
     assert_eq!(v["error"], "the run was cancelled", "{v}");
 }
+
+/// The default mode, auto, sends the README job direct (docs/direct.md): no planner call,
+/// one step, `complete_step` in the same answer as the shell call, and the summary written
+/// from the facts: one LLM call for the whole run.
+#[tokio::test]
+async fn auto_runs_the_readme_job_direct_in_one_llm_call() {
+    let task = "Write hello.txt containing 'hello from planwright' with the shell tool, then \
+                read it back and report its content";
+    let answer = wiremock::ResponseTemplate::new(200).set_body_json(completion(
+        json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {
+                    "name": "shell_exec",
+                    "arguments": json!({"command": "printf 'hello from planwright' > hello.txt && cat hello.txt"}).to_string()}},
+                {"id": "call_b", "type": "function", "function": {
+                    "name": "complete_step",
+                    "arguments": json!({"success": true, "result": "hello.txt holds 'hello from planwright'"}).to_string()}}
+            ],
+            "refusal": null
+        }),
+        "tool_calls",
+    ));
+    let server = ScriptedOpenAi::start(vec![answer]).await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(&server, task, &["--mode", "auto", "--summary", "auto"])
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let j = &res.json;
+    assert_eq!(j["status"], "completed");
+    assert_eq!(j["usage"]["llm_calls"], 1);
+    let steps = j["plan"]["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0]["description"], task);
+    let summary = j["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with("Completed: 1 of 1 step done."),
+        "{summary}"
+    );
+    assert!(summary.contains("hello from planwright"), "{summary}");
+    let run_id = j["run_id"].as_str().expect("run_id");
+    assert_eq!(
+        std::fs::read_to_string(pw.workspace(run_id).join("hello.txt")).unwrap_or_default(),
+        "hello from planwright"
+    );
+    let chosen: Vec<Value> = pw
+        .events(run_id)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "mode_chosen")
+        .map(|(_, _, e)| e)
+        .collect();
+    assert_eq!(chosen.len(), 1);
+    assert_eq!(chosen[0]["mode"], "direct");
+    assert_eq!(chosen[0]["by"], "rules");
+}

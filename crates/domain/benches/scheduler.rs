@@ -280,6 +280,7 @@ async fn flow_prompt_sizes(route_tools: bool) -> (usize, usize, usize) {
         executor_prompts: Mutex::default(),
     });
     let config = RunConfig {
+        mode: Mode::Flow,
         route_tools,
         ..RunConfig::default()
     };
@@ -447,6 +448,7 @@ fn main() {
         let flow = bench_runtime(
             llm,
             RunConfig {
+                mode: Mode::Flow,
                 max_plan_steps: 100,
                 ..RunConfig::default()
             },

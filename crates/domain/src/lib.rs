@@ -25,7 +25,9 @@ pub mod testing;
 mod tests;
 pub mod tools;
 
-pub use engine::config::{Mode, Revise, RunConfig, Schedule};
+pub use engine::config::{
+    Mode, Revise, RunConfig, Schedule, SummaryStyle, LARGE_MODEL_PLAN_STEPS, SMALL_MODEL_PLAN_STEPS,
+};
 pub use engine::executor::agent::{ExecutorAgent, StepLimits};
 pub use engine::lease::{LeaseConfig, RunControl};
 pub use engine::runtime::{RunOutcome, RunRequest, Runtime};

@@ -1,9 +1,13 @@
 //! Why a task failed, named from what the run left behind (docs/eval.md lists the causes).
 
+use super::judge::Judgement;
 use super::outcome::Observed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cause {
+    /// A seeded file the task did not ask to change was changed or deleted (whatever the
+    /// checker says of the output).
+    ChangedInput,
     /// Killed at the time limit.
     Time,
     /// No outcome at all: planwright could not start or stopped with a usage error.
@@ -25,6 +29,7 @@ pub(crate) enum Cause {
 impl Cause {
     pub(crate) fn name(self) -> &'static str {
         match self {
+            Cause::ChangedInput => "changed an input",
             Cause::Time => "time",
             Cause::Setup => "setup",
             Cause::WrongAnswer => "wrong answer",
@@ -44,6 +49,17 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
         format!("{}…", line.chars().take(max).collect::<String>())
     } else {
         line
+    }
+}
+
+/// The cause of a failed task and its evidence; `None` when the task passed. A changed
+/// input comes first: it fails the task however the run ended.
+pub(crate) fn of(obs: &Observed, judgement: &Judgement) -> Option<(Cause, String)> {
+    let why = judgement.verdict.as_ref().err()?;
+    if judgement.changed_inputs.is_empty() {
+        Some(diagnose(obs, why))
+    } else {
+        Some((Cause::ChangedInput, why.clone()))
     }
 }
 
@@ -150,6 +166,32 @@ mod tests {
             events,
             ..Observed::default()
         }
+    }
+
+    #[test]
+    fn a_changed_input_is_the_cause_whatever_the_run_did() {
+        let judgement = |verdict: Result<(), String>, changed: &[&str]| Judgement {
+            verdict,
+            changed_inputs: changed.iter().map(|s| s.to_string()).collect(),
+            missing_outputs: Vec::new(),
+        };
+        let killed = Observed {
+            killed: true,
+            ..Observed::default()
+        };
+        let why = "names.txt (deleted) (the checker alone passed)";
+        assert_eq!(
+            of(
+                &killed,
+                &judgement(Err(why.into()), &["names.txt (deleted)"])
+            ),
+            Some((Cause::ChangedInput, why.to_string()))
+        );
+        assert_eq!(
+            of(&killed, &judgement(Err("out.txt is missing".into()), &[])).map(|c| c.0),
+            Some(Cause::Time)
+        );
+        assert_eq!(of(&killed, &judgement(Ok(()), &[])), None);
     }
 
     #[test]

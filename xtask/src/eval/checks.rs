@@ -117,6 +117,27 @@ pub(crate) fn first_line_is(ws: &Path, file: &str, expected: &str) -> Verdict {
     }
 }
 
+/// The file is gone (a rename or a move took it away).
+pub(crate) fn absent(ws: &Path, file: &str) -> Verdict {
+    if ws.join(file).symlink_metadata().is_ok() {
+        Err(format!("{file} is still there"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Of `files`, those that are missing or hold only whitespace: a run that completed with
+/// one of its outputs so is counted apart (docs/eval.md).
+pub(crate) fn missing_or_empty(ws: &Path, files: &[&str]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| {
+            std::fs::read(ws.join(f)).map_or(true, |b| b.iter().all(u8::is_ascii_whitespace))
+        })
+        .map(|f| (*f).to_string())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +243,21 @@ mod tests {
         assert!(contains(ws, "notes.md", "absent").is_err());
         let ws = s.write("notes.md", "Notes\n# Notes\n");
         assert!(first_line_is(ws, "notes.md", "# Notes").is_err());
+    }
+
+    #[test]
+    fn absent_and_missing_or_empty() {
+        let s = Scratch::new("absent");
+        assert_eq!(absent(&s.0, "draft.txt"), Ok(()));
+        let ws = s.write("draft.txt", "x");
+        assert_eq!(
+            absent(ws, "draft.txt"),
+            Err("draft.txt is still there".to_string())
+        );
+        let ws = s.write("empty.txt", " \r\n");
+        assert_eq!(
+            missing_or_empty(ws, &["draft.txt", "empty.txt", "gone.txt"]),
+            ["empty.txt", "gone.txt"]
+        );
     }
 }

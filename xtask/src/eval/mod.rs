@@ -1,14 +1,21 @@
 //! `cargo xtask eval`: a real-model task suite with programmatic checkers (docs/eval.md).
 //!
-//! Builds the release `planwright` (or takes `--binary`), then runs every task in a fresh
-//! folder — `ws/` seeded with the task's files, its own `--db` — with a time limit, reads the
-//! JSON outcome and the run's events, checks the workspace, names the cause of each failure,
-//! prints a Markdown table and writes it into docs/eval.md under the run's label. It shells
-//! out to `planwright`; it must not depend on project crates.
+//! Builds the release `planwright` (or takes `--binary`), then, for each model and mode asked
+//! for, runs every task in a fresh folder — `ws/` seeded with the task's files, its own
+//! `--db` — with a time limit, reads the JSON outcome and the run's events, checks that the
+//! seeded inputs are unchanged and the workspace holds the answer, names the cause of each
+//! failure, prints a Markdown table and writes it into docs/eval.md under the run's label;
+//! with several modes or models, a mode × model table too. It shells out to `planwright`; it
+//! must not depend on project crates.
 
 mod cause;
 mod checks;
+mod inputs;
+mod judge;
+mod matrix;
 mod mcp;
+mod models;
+mod options;
 mod outcome;
 mod page;
 mod report;
@@ -17,130 +24,29 @@ mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::Value;
 
+use self::matrix::{MatrixRow, MatrixSetup};
+use self::models::ModelChoice;
+use self::options::Options;
 use self::outcome::Observed;
-use self::report::{Row, Setup};
+use self::report::{Row, Setup, Totals};
 use self::tasks::Task;
 
-const USAGE: &str = "usage: cargo xtask eval [options] [-- planwright-run-args...]
-
-  --model-path FILE  GGUF for the embedded model (default: planwright's default model);
-                     with --base-url, the file the server serves (for the record only)
-  --base-url URL     an OpenAI-compatible endpoint instead of the embedded model
-  --model NAME       model name sent to that endpoint
-  --tasks a,b,c      run only these tasks (default: all)
-  --mode MODE        planning style passed to planwright run (default: flow)
-  --timeout SECS     time limit per task run (default: 300)
-  --runs N           run each task N times (default: 1)
-  --label TEXT       heading of the section in docs/eval.md (default: model and endpoint)
-  --binary PATH      use this planwright binary instead of building the release one
-  --no-doc           print the table without writing docs/eval.md
-  --list             list the tasks and exit";
-
-/// The eval's options.
-#[derive(Debug, Clone, PartialEq)]
-struct Options {
-    model_path: Option<PathBuf>,
-    base_url: Option<String>,
-    model: Option<String>,
-    tasks: Vec<String>,
-    mode: String,
-    timeout: Duration,
-    runs: u32,
-    label: Option<String>,
-    binary: Option<PathBuf>,
-    write_doc: bool,
-    list: bool,
-    extra: Vec<String>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            model_path: None,
-            base_url: None,
-            model: None,
-            tasks: Vec::new(),
-            mode: "flow".to_string(),
-            timeout: Duration::from_secs(300),
-            runs: 1,
-            label: None,
-            binary: None,
-            write_doc: true,
-            list: false,
-            extra: Vec::new(),
-        }
-    }
-}
-
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))
-        };
-        match arg.as_str() {
-            "--model-path" => o.model_path = Some(PathBuf::from(value(arg)?)),
-            "--base-url" => o.base_url = Some(value(arg)?),
-            "--model" => o.model = Some(value(arg)?),
-            "--tasks" => {
-                o.tasks = value(arg)?
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect();
-            }
-            "--mode" => o.mode = value(arg)?,
-            "--timeout" => {
-                let v = value(arg)?;
-                let secs: u64 = v.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
-                    format!("--timeout wants a positive number of seconds, not '{v}'")
-                })?;
-                o.timeout = Duration::from_secs(secs);
-            }
-            "--runs" => {
-                let v = value(arg)?;
-                o.runs = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--runs wants a positive count, not '{v}'"))?;
-            }
-            "--label" => o.label = Some(value(arg)?),
-            "--binary" => o.binary = Some(PathBuf::from(value(arg)?)),
-            "--no-doc" => o.write_doc = false,
-            "--list" => o.list = true,
-            "--" => {
-                o.extra = it.by_ref().cloned().collect();
-            }
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            other => return Err(format!("unknown option '{other}'\n\n{USAGE}")),
-        }
-    }
-    if o.model.is_some() && o.base_url.is_none() {
-        return Err("--model names the endpoint's model: give --base-url too".to_string());
-    }
-    Ok(o)
-}
-
 pub(crate) fn eval(args: &[String]) -> Result<(), String> {
-    let opts = parse(args)?;
+    let opts = options::parse(args)?;
     let selected = tasks::select(&opts.tasks)?;
     if opts.list {
+        let width = selected.iter().map(|t| t.name.len()).max().unwrap_or(0);
         let mut out = String::new();
         for t in &selected {
-            out.push_str(&format!("{:<11} {}\n", t.name, t.prompt));
+            out.push_str(&format!("{:<width$}  {}\n", t.name, t.prompt));
         }
         print(&out);
         return Ok(());
     }
+    let models = models::resolve(&opts)?;
     let binary = match &opts.binary {
         Some(b) => b.clone(),
         None => {
@@ -151,8 +57,43 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     if !binary.is_file() {
         return Err(format!("no planwright binary at {}", binary.display()));
     }
-    let setup = describe(&opts)?;
     let url = page::serve(tasks::page_html())?;
+    let mut matrix = Vec::new();
+    for model in &models {
+        for mode in &opts.modes {
+            let setup = describe(&opts, model, mode);
+            let rows = run_suite(&binary, &opts, &setup, model, &selected, &url)?;
+            let section = report::section(&setup, &rows);
+            print(&section);
+            write_section(&opts, &setup.label, &section)?;
+            matrix.push(MatrixRow {
+                mode: mode.clone(),
+                model: model.name.clone(),
+                details: setup.label.clone(),
+                totals: Totals::of(&rows),
+            });
+            // Rewritten after every (mode, model), so a long run leaves its table so far.
+            if opts.is_matrix() {
+                let table = matrix::section(&matrix_setup(&opts, &setup, &selected), &matrix);
+                write_section(&opts, &matrix_label(&opts), &table)?;
+                if matrix.len() == opts.modes.len() * models.len() {
+                    print(&table);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every selected task, `--runs` times, on one (mode, model).
+fn run_suite(
+    binary: &Path,
+    opts: &Options,
+    setup: &Setup,
+    model: &ModelChoice,
+    selected: &[&Task],
+    url: &str,
+) -> Result<Vec<Row>, String> {
     let root = std::env::temp_dir()
         .join("planwright-eval")
         .join(slug(&setup.label));
@@ -164,19 +105,27 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
         root.display()
     ));
     let mut rows = Vec::new();
-    for task in &selected {
+    for task in selected {
         for n in 1..=opts.runs {
             let name = if opts.runs > 1 {
                 format!("{}#{n}", task.name)
             } else {
                 task.name.to_string()
             };
-            let row = run_task(&binary, &opts, task, &name, &root.join(&name), &url)?;
+            let run = Run {
+                binary,
+                opts,
+                mode: &setup.mode,
+                model,
+                url,
+            };
+            let row = run_task(&run, task, &name, &root.join(&name))?;
             crate::report(&format!(
-                "  {name}: {} {} in {:.1} s{}",
+                "  {name}: {} {} in {:.1} s, {} LLM call(s){}",
                 row.status,
                 if row.verdict.is_ok() { "pass" } else { "FAIL" },
                 row.wall_secs,
+                row.usage.llm_calls,
                 row.cause
                     .as_ref()
                     .map_or_else(String::new, |(c, e)| format!(" — {c}: {e}"))
@@ -184,23 +133,47 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
             rows.push(row);
         }
     }
-    let section = report::section(&setup, &rows);
-    print(&section);
-    if opts.write_doc {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("docs")
-            .join("eval.md");
-        let doc = std::fs::read_to_string(&path).unwrap_or_else(|_| INTRO.to_string());
-        std::fs::write(&path, report::merge(&doc, &setup.label, &section))
-            .map_err(|e| format!("writing {}: {e}", path.display()))?;
-        crate::report(&format!(
-            "wrote section '{}' of {}",
-            setup.label,
-            path.display()
-        ));
+    Ok(rows)
+}
+
+/// Writes `section` under `label` into docs/eval.md (unless `--no-doc`).
+fn write_section(opts: &Options, label: &str, section: &str) -> Result<(), String> {
+    if !opts.write_doc {
+        return Ok(());
     }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("docs")
+        .join("eval.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|_| INTRO.to_string());
+    std::fs::write(&path, report::merge(&doc, label, section))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    crate::report(&format!("wrote section '{label}' of {}", path.display()));
     Ok(())
+}
+
+/// The mode × model table's label: `mode × model`, after `--label`'s text if given.
+fn matrix_label(opts: &Options) -> String {
+    match &opts.label {
+        Some(label) => format!("{label}: mode × model"),
+        None => "mode × model".to_string(),
+    }
+}
+
+/// What every row of the mode × model table shares (taken from one section's setup).
+fn matrix_setup(opts: &Options, setup: &Setup, selected: &[&Task]) -> MatrixSetup {
+    MatrixSetup {
+        label: matrix_label(opts),
+        endpoint: match &opts.base_url {
+            Some(url) => url.clone(),
+            None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
+        },
+        timeout_secs: setup.timeout_secs,
+        extra_args: setup.extra_args.clone(),
+        task_runs: selected.len() * opts.runs as usize,
+        date: setup.date.clone(),
+        commit: setup.commit.clone(),
+    }
 }
 
 /// The head of a new docs/eval.md; sections are appended below it.
@@ -249,37 +222,11 @@ fn slug(label: &str) -> String {
 }
 
 /// The section's heading facts: endpoint, model file and hash, mode, machine.
-fn describe(opts: &Options) -> Result<Setup, String> {
-    let model_file = match (&opts.model_path, &opts.base_url) {
-        (Some(p), _) => Some(p.clone()),
-        (None, None) => Some(crate::model::default_model_path()),
-        (None, Some(_)) => None,
-    };
-    let (file_name, sha256) = match &model_file {
-        Some(p) if p.is_file() => (
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().to_string(),
-            ),
-            crate::model::sha256_of(p)?,
-        ),
-        Some(p) => return Err(format!("no model file at {}", p.display())),
-        None => (
-            "the server's (not given)".to_string(),
-            "unknown".to_string(),
-        ),
-    };
+fn describe(opts: &Options, model: &ModelChoice, mode: &str) -> Setup {
     let endpoint = match &opts.base_url {
-        Some(url) => format!(
-            "{url} (model {})",
-            opts.model.as_deref().unwrap_or("planwright's default name")
-        ),
+        Some(url) => format!("{url} (model {})", model.name),
         None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
     };
-    let label = opts.label.clone().unwrap_or_else(|| match &opts.base_url {
-        Some(url) => format!("{file_name} via {url} ({})", opts.mode),
-        None => format!("{file_name} embedded ({})", opts.mode),
-    });
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
@@ -289,36 +236,54 @@ fn describe(opts: &Options) -> Result<Setup, String> {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .unwrap_or_else(|| "unknown".to_string())
     };
-    Ok(Setup {
-        label,
+    Setup {
+        label: label(opts, model, mode),
         endpoint,
-        model_file: file_name,
-        model_sha256: sha256,
-        mode: opts.mode.clone(),
+        model_file: model.file_name.clone(),
+        model_sha256: model.sha256.clone(),
+        mode: mode.to_string(),
         timeout_secs: opts.timeout.as_secs(),
         extra_args: opts.extra.join(" "),
         date: output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         commit: output("git", &["rev-parse", "--short", "HEAD"]),
         machine: crate::bench::machine(),
-    })
+    }
+}
+
+/// The section's label: `--label` (followed by the model and mode when there are several),
+/// else the model, the endpoint and the mode.
+fn label(opts: &Options, model: &ModelChoice, mode: &str) -> String {
+    match (&opts.label, &opts.base_url) {
+        (Some(label), _) if opts.is_matrix() => format!("{label}: {}, {mode}", model.name),
+        (Some(label), _) => label.clone(),
+        (None, Some(url)) => format!("{} via {url} ({mode})", model.name),
+        (None, None) => format!("{} embedded ({mode})", model.name),
+    }
+}
+
+/// What one task run needs besides the task: the binary, the options, the (mode, model)
+/// and the browser task's page.
+struct Run<'a> {
+    binary: &'a Path,
+    opts: &'a Options,
+    mode: &'a str,
+    model: &'a ModelChoice,
+    url: &'a str,
 }
 
 /// One run of one task: fresh folder, planwright with a time limit, checker, cause.
-fn run_task(
-    binary: &Path,
-    opts: &Options,
-    task: &Task,
-    name: &str,
-    dir: &Path,
-    url: &str,
-) -> Result<Row, String> {
+fn run_task(run: &Run<'_>, task: &Task, name: &str, dir: &Path) -> Result<Row, String> {
+    let Run {
+        binary,
+        opts,
+        mode,
+        model,
+        url,
+    } = *run;
     let _ = std::fs::remove_dir_all(dir);
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
-    for (file, text) in task.seed {
-        let path = ws.join(file);
-        std::fs::write(&path, text).map_err(|e| format!("seeding {}: {e}", path.display()))?;
-    }
+    inputs::seed(&ws, task.seed)?;
     if !task.library.is_empty() {
         mcp::set_up(&target_dir(), dir, task.library)?;
     }
@@ -330,7 +295,7 @@ fn run_task(
         .arg(&db)
         .arg("--workspace")
         .arg(&ws)
-        .args(["--mode", &opts.mode]);
+        .args(["--mode", mode]);
     match &opts.base_url {
         Some(url) => {
             cmd.args(["--base-url", url]);
@@ -340,7 +305,7 @@ fn run_task(
         }
         None => {
             cmd.args(["--provider", "local"]);
-            if let Some(p) = &opts.model_path {
+            if let Some(p) = &model.path {
                 cmd.arg("--model-path").arg(p);
             }
         }
@@ -372,19 +337,20 @@ fn run_task(
         events,
         stderr_tail: tail(&finished.stderr, 400),
     };
-    let verdict = (task.check)(&ws);
-    let cause = verdict.as_ref().err().map(|why| {
-        let (c, evidence) = cause::diagnose(&observed, why);
-        (c.name().to_string(), evidence)
-    });
+    let judgement = judge::judge(task, &ws);
+    let cause =
+        cause::of(&observed, &judgement).map(|(c, evidence)| (c.name().to_string(), evidence));
+    let status = observed.status();
     Ok(Row {
+        completed_without_output: status == "completed" && !judgement.missing_outputs.is_empty(),
         task: name.to_string(),
-        status: observed.status(),
-        verdict,
+        status,
+        verdict: judgement.verdict,
         cause,
         wall_secs: finished.wall.as_secs_f64(),
         llm_secs: observed.llm_secs(),
         usage: observed.usage(),
+        changed_inputs: judgement.changed_inputs,
     })
 }
 
@@ -433,49 +399,40 @@ fn run_events(binary: &Path, db: &Path, run_id: &str) -> Vec<Value> {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
+    fn choice(name: &str) -> ModelChoice {
+        ModelChoice {
+            name: name.to_string(),
+            path: None,
+            file_name: format!("{name}.gguf"),
+            sha256: "abc".to_string(),
+        }
     }
 
+    /// One (mode, model) keeps today's labels; several get the model and mode after
+    /// `--label`'s text, so each has its own section.
     #[test]
-    fn options_parse_with_extra_args_after_the_separator() {
-        let o = parse(&args(&[
-            "--base-url",
-            "http://127.0.0.1:8000/v1",
-            "--model",
-            "qwen",
-            "--tasks",
-            "sum, hello",
-            "--timeout",
-            "60",
-            "--runs",
-            "2",
-            "--label",
-            "server",
-            "--",
-            "--max-steps",
-            "4",
-        ]))
-        .expect("valid");
-        assert_eq!(o.base_url.as_deref(), Some("http://127.0.0.1:8000/v1"));
-        assert_eq!(o.model.as_deref(), Some("qwen"));
-        assert_eq!(o.tasks, ["sum", "hello"]);
-        assert_eq!(o.timeout, Duration::from_secs(60));
-        assert_eq!(o.runs, 2);
-        assert_eq!(o.label.as_deref(), Some("server"));
-        assert_eq!(o.extra, ["--max-steps", "4"]);
-        assert_eq!(o.mode, "flow");
-        assert_eq!(parse(&[]).expect("defaults"), Options::default());
-    }
-
-    #[test]
-    fn bad_options_say_what_is_wrong() {
-        let err = |a: &[&str]| parse(&args(a)).expect_err("invalid");
-        assert!(err(&["--timeout", "0"]).contains("--timeout wants a positive"));
-        assert!(err(&["--runs", "x"]).contains("--runs wants a positive count, not 'x'"));
-        assert!(err(&["--label"]).contains("--label needs a value"));
-        assert!(err(&["--bogus"]).contains("unknown option '--bogus'"));
-        assert!(err(&["--model", "m"]).contains("give --base-url too"));
+    fn labels_name_the_model_and_mode() {
+        let parsed = |a: &[&str]| {
+            options::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect("valid")
+        };
+        let q = choice("qwen2.5-coder-1.5b");
+        assert_eq!(
+            label(&parsed(&["--mode", "flow"]), &q, "flow"),
+            "qwen2.5-coder-1.5b embedded (flow)"
+        );
+        assert_eq!(label(&parsed(&["--label", "x"]), &q, "auto"), "x");
+        let many = parsed(&["--label", "after 28", "--modes", "direct,flow"]);
+        assert_eq!(
+            label(&many, &q, "direct"),
+            "after 28: qwen2.5-coder-1.5b, direct"
+        );
+        assert_eq!(matrix_label(&many), "after 28: mode × model");
+        assert_eq!(matrix_label(&Options::default()), "mode × model");
+        let server = parsed(&["--base-url", "http://h/v1", "--model", "m"]);
+        assert_eq!(
+            label(&server, &choice("m"), "auto"),
+            "m via http://h/v1 (auto)"
+        );
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub(crate) struct Row {
     /// Time spent inside LLM calls.
     pub llm_secs: f64,
     pub usage: Usage,
+    /// Seeded files the task did not ask to change that the run changed, with how.
+    pub changed_inputs: Vec<String>,
+    /// The run ended `completed` with one of the task's outputs missing or empty.
+    pub completed_without_output: bool,
 }
 
 /// What the section's heading states about the run.
@@ -44,6 +48,11 @@ pub(crate) struct Totals {
     pub passed: usize,
     pub total: usize,
     pub median_wall_secs: f64,
+    pub median_llm_calls: f64,
+    /// Runs that changed an input the task did not ask to change.
+    pub inputs_changed: usize,
+    /// Runs that ended `completed` with an output missing or empty.
+    pub completed_without_output: usize,
     pub wall_secs: f64,
     pub llm_secs: f64,
     pub llm_calls: u64,
@@ -52,15 +61,19 @@ pub(crate) struct Totals {
     pub completion_tokens: u64,
 }
 
+/// The median of `values` (0 for none).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
 impl Totals {
     pub(crate) fn of(rows: &[Row]) -> Totals {
-        let mut walls: Vec<f64> = rows.iter().map(|r| r.wall_secs).collect();
-        walls.sort_by(f64::total_cmp);
-        let median = match walls.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => walls[n / 2],
-            n => (walls[n / 2 - 1] + walls[n / 2]) / 2.0,
-        };
+        let walls: Vec<f64> = rows.iter().map(|r| r.wall_secs).collect();
         let cached = rows
             .iter()
             .filter_map(|r| r.usage.cached_prompt_tokens)
@@ -68,7 +81,10 @@ impl Totals {
         Totals {
             passed: rows.iter().filter(|r| r.verdict.is_ok()).count(),
             total: rows.len(),
-            median_wall_secs: median,
+            median_wall_secs: median(walls.clone()),
+            median_llm_calls: median(rows.iter().map(|r| r.usage.llm_calls as f64).collect()),
+            inputs_changed: rows.iter().filter(|r| !r.changed_inputs.is_empty()).count(),
+            completed_without_output: rows.iter().filter(|r| r.completed_without_output).count(),
             wall_secs: walls.iter().sum(),
             llm_secs: rows.iter().map(|r| r.llm_secs).sum(),
             llm_calls: rows.iter().map(|r| r.usage.llm_calls).sum(),
@@ -101,7 +117,7 @@ impl Totals {
 }
 
 /// A table cell: one line, no pipes.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
@@ -137,12 +153,17 @@ pub(crate) fn table(rows: &[Row]) -> String {
 /// Totals, as one paragraph.
 pub(crate) fn totals_line(t: &Totals) -> String {
     format!(
-        "**{}/{} passed ({:.0} %)**; median wall time {:.1} s; {} LLM calls taking {:.0} s of \
-         {:.0} s wall ({}); tokens: {} prompt ({} cached{}), {} completion, {} in all.\n",
+        "**{}/{} passed ({:.0} %)**; per task a median of {:.1} s wall and {} LLM calls; \
+         **{} run(s) changed an input**, {} ended `completed` without their output; \
+         {} LLM calls taking {:.0} s of {:.0} s wall ({}); tokens: {} prompt ({} cached{}), \
+         {} completion, {} in all.\n",
         t.passed,
         t.total,
         t.pass_rate(),
         t.median_wall_secs,
+        t.median_llm_calls,
+        t.inputs_changed,
+        t.completed_without_output,
         t.llm_calls,
         t.llm_secs,
         t.wall_secs,
@@ -266,6 +287,8 @@ mod tests {
                 cached_prompt_tokens: cached,
                 completion_tokens: 50,
             },
+            changed_inputs: Vec::new(),
+            completed_without_output: false,
         }
     }
 
@@ -277,11 +300,19 @@ mod tests {
             row("c", true, 20.0, None),
             row("d", true, 40.0, None),
         ];
+        let mut rows = rows;
+        rows[1].usage.llm_calls = 9;
+        rows[1].changed_inputs = vec!["a.txt (deleted)".into()];
+        rows[2].status = "completed".into();
+        rows[2].completed_without_output = true;
         let t = Totals::of(&rows);
         assert_eq!((t.passed, t.total), (3, 4));
+        assert_eq!(t.median_llm_calls, 3.0);
+        assert_eq!((t.inputs_changed, t.completed_without_output), (1, 1));
+        assert_eq!(Totals::of(&rows[..2]).median_llm_calls, 6.0);
         assert_eq!(t.pass_rate(), 75.0);
         assert_eq!(t.median_wall_secs, 25.0);
-        assert_eq!(t.llm_calls, 12);
+        assert_eq!(t.llm_calls, 18);
         assert_eq!(t.prompt_tokens, 4000);
         assert_eq!(t.cached_prompt_tokens, Some(800));
         assert_eq!(t.cache_share(), Some(20.0));

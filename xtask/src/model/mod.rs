@@ -74,6 +74,28 @@ pub(crate) fn default_model_path() -> PathBuf {
     model_dir().join(file)
 }
 
+/// The model cache's file of the catalogue's model `name` (`cargo xtask eval --models`):
+/// an unknown name or a file not fetched yet is an error saying what to do.
+pub(crate) fn cached_model_path(name: &str) -> Result<PathBuf, String> {
+    let entry = catalogue::find(name)
+        .ok_or_else(|| format!("unknown model {name:?}; the catalogue has: {}", names()))?;
+    let path = model_dir().join(entry.file);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{name} is not in the model cache ({}): fetch it with `cargo xtask model {name}`",
+            path.display()
+        ))
+    }
+}
+
+/// The catalogue's name of a model file, by its file name.
+pub(crate) fn catalogue_name_of(path: &Path) -> Option<&'static str> {
+    let file = path.file_name()?.to_str()?;
+    CATALOGUE.iter().find(|e| e.file == file).map(|e| e.name)
+}
+
 pub(crate) fn model(args: &[String]) -> Result<(), TaskError> {
     let entry = match args {
         [] => catalogue::find(DEFAULT).ok_or_else(|| TaskError::Failed("no default".into()))?,
@@ -343,4 +365,24 @@ fn fetch_part(part: &Part, dir: &Path) -> Result<PathBuf, TaskError> {
     }
     let _ = std::fs::remove_file(&archive);
     Ok(member_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eval_models_are_found_by_name_and_file() {
+        let err = cached_model_path("nope").expect_err("unknown");
+        assert!(
+            err.contains("unknown model \"nope\"") && err.contains(DEFAULT),
+            "{err}"
+        );
+        assert_eq!(
+            catalogue_name_of(Path::new("/m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")),
+            Some("qwen2.5-coder-0.5b")
+        );
+        assert_eq!(catalogue_name_of(Path::new("/m/other.gguf")), None);
+        assert_eq!(catalogue_name_of(&default_model_path()), Some(DEFAULT));
+    }
 }

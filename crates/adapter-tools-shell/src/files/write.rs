@@ -15,7 +15,8 @@ use super::{blocking, io_error, Target};
 use crate::{args, FILE_WRITE};
 
 const DESCRIPTION: &str = "Create or overwrite a file with the whole `content` (append=true \
-adds to the end). To edit part of a file, use file_str_replace.";
+adds to the end), taken from tool output or the user's answer, never a placeholder. To edit \
+part of a file, use file_str_replace.";
 
 /// Arguments of `file_write`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]

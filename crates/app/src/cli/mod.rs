@@ -14,7 +14,7 @@ pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern};
 pub use values::{
-    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, SearchArg,
+    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, SearchArg, SummaryArg,
     ToolProtocolArg,
 };
 
@@ -196,7 +196,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
 
-    /// Open connections at most (event streams included); one more is closed at once.
+    /// Open connections at most (event streams included); past it the oldest connection without a whole request is closed to make room.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_connections: u32,
 
@@ -255,8 +255,8 @@ pub struct WorkerArgs {
 /// Options shared by `run`, `resume` and `serve`.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// Planning style.
-    #[arg(long, value_enum, default_value = "flow")]
+    /// Planning style; `auto` picks direct for small tasks (docs/direct.md).
+    #[arg(long, value_enum, default_value = "auto")]
     pub mode: ModeArg,
 
     /// Model name sent to the OpenAI-compatible endpoint.
@@ -404,6 +404,16 @@ pub struct RunOptions {
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+
+    /// Most steps a planner may put in a plan; a longer plan keeps its first steps (with an
+    /// event) [default: 6 for the embedded model, 30 for an OpenAI-compatible endpoint].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub max_plan_steps: Option<u32>,
+
+    /// How the final summary is written: `auto` (from the recorded facts when they say
+    /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub summary: SummaryArg,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
     /// elsewhere (another host or container), the run can be taken over once it expires.

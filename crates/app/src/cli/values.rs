@@ -13,8 +13,22 @@ pub enum ModeArg {
     Todo,
     /// Goal, sub-goals and actions with edges; independent actions run in parallel.
     Dag,
-    /// Classify the task and pick flow, dag or todo.
+    /// Classify the task and pick direct, flow, dag or todo (rules first; docs/direct.md).
     Auto,
+    /// No planner: the task is one step, done by one executor (docs/direct.md).
+    Direct,
+}
+
+/// How the final summary is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryArg {
+    /// From the recorded facts when they say everything (one step, or every step succeeded
+    /// with recorded outputs), else by an LLM call.
+    Auto,
+    /// Always from the recorded facts (no LLM call).
+    Facts,
+    /// Always by an LLM call.
+    Llm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

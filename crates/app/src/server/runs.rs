@@ -18,7 +18,7 @@ use crate::cli::ModeArg;
 #[derive(Debug, Default)]
 pub struct NewRun {
     pub task: String,
-    /// A planning style name (`flow`, `plan-act`, `todo`, `dag`, `auto`); the server's own
+    /// A planning style name (`flow`, `plan-act`, `todo`, `dag`, `auto`, `direct`); the server's own
     /// when `None` or blank.
     pub mode: Option<String>,
     /// A model name; the server's own when `None` or blank.
@@ -43,7 +43,7 @@ pub async fn create(state: &State, req: NewRun) -> Result<Queued, ApiError> {
     if let Some(mode) = req.mode.as_deref().filter(|m| !m.trim().is_empty()) {
         opts.mode = ModeArg::from_str(mode.trim(), false).map_err(|_| {
             ApiError::BadRequest(format!(
-                "unknown mode '{mode}' (available: flow, plan-act, todo, dag, auto)"
+                "unknown mode '{mode}' (available: flow, plan-act, todo, dag, auto, direct)"
             ))
         })?;
     }

@@ -290,10 +290,57 @@ impl Planwright {
             .env("XDG_CONFIG_HOME", self.config_home());
     }
 
+    /// `args` with the pipeline these tests script: a run, resume, server or worker gets
+    /// `--mode flow` (a planner call, then the steps) and `--summary llm` (an LLM-written
+    /// summary) right after its subcommand, unless the test chose a mode or summary itself,
+    /// in its flags or in a config file (any `mode = ...` / `summary = ...` line, a
+    /// `--config` or `--profile`). Tests of the defaults (auto, direct, the summary
+    /// from the facts) pass their own `--mode` / `--summary`.
+    pub fn with_scripted_pipeline(&self, args: &[&str]) -> Vec<String> {
+        let mut out: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let Some(sub) = args.first() else {
+            return out;
+        };
+        // `mcp serve` starts runs too: its flags go after both words.
+        let (sub, at) = match args {
+            ["mcp", "serve", ..] => (&"serve", 2),
+            _ => (sub, 1),
+        };
+        if !["run", "resume", "serve", "worker"].contains(sub)
+            || args.iter().any(|a| *a == "--config" || *a == "--profile")
+        {
+            return out;
+        }
+        let files: String = [self.dir.path().join("planwright.toml"), self.user_config()]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect();
+        let in_files = |key: &str| {
+            files
+                .lines()
+                .any(|l| l.trim_start().starts_with(key) && l.contains('='))
+        };
+        let given = |flag: &str| {
+            args.iter()
+                .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+                || in_files(flag.trim_start_matches("--"))
+        };
+        let mut extra: Vec<String> = Vec::new();
+        if *sub != "resume" && !given("--mode") {
+            extra.extend(["--mode".to_string(), "flow".to_string()]);
+        }
+        if !given("--summary") {
+            extra.extend(["--summary".to_string(), "llm".to_string()]);
+        }
+        out.splice(at..at, extra);
+        out
+    }
+
     /// Runs the binary in the temp folder with only the given environment of ours.
     pub async fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
-        cmd.args(args).current_dir(self.dir.path());
+        cmd.args(self.with_scripted_pipeline(args))
+            .current_dir(self.dir.path());
         self.isolate(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
@@ -337,7 +384,8 @@ impl Planwright {
     /// stdout, killed when dropped.
     fn background(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
-        cmd.args(args).current_dir(self.dir.path());
+        cmd.args(self.with_scripted_pipeline(args))
+            .current_dir(self.dir.path());
         self.isolate(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
@@ -452,8 +500,9 @@ impl Planwright {
     pub async fn serve(&self, llm_base: &str, token: Option<&str>, args: &[&str]) -> Server {
         use tokio::io::AsyncBufReadExt;
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
-        cmd.args(["serve", "--addr", "127.0.0.1:0"])
-            .args(args)
+        let mut all = vec!["serve", "--addr", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        cmd.args(self.with_scripted_pipeline(&all))
             .current_dir(self.dir.path());
         self.isolate(&mut cmd);
         cmd.env("OPENAI_BASE_URL", llm_base)

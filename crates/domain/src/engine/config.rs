@@ -17,7 +17,6 @@ use crate::model::approval::ApprovalPolicy;
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
-    #[default]
     Flow,
     /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
     PlanAct,
@@ -25,12 +24,23 @@ pub enum Mode {
     Todo,
     /// Goal → sub-goals → actions with edges; independent actions in parallel (docs/design.md, "The dag style").
     Dag,
-    /// Classify the task and pick flow, dag or todo.
+    /// Classify the task and pick direct, flow, dag or todo (docs/direct.md): the default.
+    #[default]
     Auto,
+    /// No planner: the task is one step, run by one executor until it calls
+    /// `complete_step` (docs/direct.md).
+    Direct,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 5] = [Mode::Flow, Mode::PlanAct, Mode::Todo, Mode::Dag, Mode::Auto];
+    pub const ALL: [Mode; 6] = [
+        Mode::Flow,
+        Mode::PlanAct,
+        Mode::Todo,
+        Mode::Dag,
+        Mode::Auto,
+        Mode::Direct,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -39,6 +49,7 @@ impl Mode {
             Mode::Todo => "todo",
             Mode::Dag => "dag",
             Mode::Auto => "auto",
+            Mode::Direct => "direct",
         }
     }
 }
@@ -57,7 +68,7 @@ impl FromStr for Mode {
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
                 Error::Config(format!(
-                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto)"
+                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto, direct)"
                 ))
             })
     }
@@ -72,6 +83,26 @@ pub enum Revise {
     OnFailure,
     /// After every completed step.
     EveryStep,
+}
+
+/// The plan-size cap for a small (embedded) model: a few steps, not the grammar's 16.
+pub const SMALL_MODEL_PLAN_STEPS: usize = 6;
+
+/// The plan-size cap for a remote model, which can carry a long plan.
+pub const LARGE_MODEL_PLAN_STEPS: usize = 30;
+
+/// How the final summary is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SummaryStyle {
+    /// From the recorded facts, with no LLM call, when the run had one step or every step
+    /// succeeded with recorded tool outputs; else by an LLM call.
+    #[default]
+    Auto,
+    /// Always from the recorded facts.
+    Facts,
+    /// Always by an LLM call (the planner, else the primary agent).
+    Llm,
 }
 
 /// Knobs of a run.
@@ -100,8 +131,13 @@ pub struct RunConfig {
     /// Planner turns (re-asks) before falling back to the default plan.
     pub planner_attempts: u32,
     /// Most steps a planner may put in a new plan (flow's narrowed `planning` schema, the
-    /// plan-act and dag JSON schemas); a few, not the grammar's 16.
+    /// plan-act and dag JSON schemas); a plan over it is cut to it, with an event. The app
+    /// sets it by model: [`SMALL_MODEL_PLAN_STEPS`] for the embedded model, more for remote
+    /// ones (`--max-plan-steps`).
     pub max_plan_steps: usize,
+    /// How the final summary is written: from the recorded facts when they say everything,
+    /// else by an LLM call (docs/direct.md, "The summary").
+    pub summary: SummaryStyle,
     /// Offer each step the tools it needs (`tool_router`), not the whole toolbox.
     pub route_tools: bool,
     /// Who this process is to the store, and how long its leases last.
@@ -116,7 +152,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            mode: Mode::Flow,
+            mode: Mode::default(),
             schedule: Schedule::EventDriven,
             parallelism: 4,
             limits: StepLimits::default(),
@@ -129,7 +165,8 @@ impl Default for RunConfig {
             verify: false,
             max_tokens: None,
             planner_attempts: 2,
-            max_plan_steps: 6,
+            max_plan_steps: SMALL_MODEL_PLAN_STEPS,
+            summary: SummaryStyle::default(),
             route_tools: true,
             lease: LeaseConfig::default(),
             approvals: ApprovalPolicy::default(),

@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::model::approval::ApprovalDecision;
 use crate::model::event::{Event, EventKind};
+use crate::model::observations::RunFacts;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 
 /// What the log says about one tool call.
@@ -35,6 +36,8 @@ pub(crate) struct Journal {
     approvals: HashMap<String, ApprovalDecision>,
     /// Tools approved for the rest of the run.
     always_approved: HashSet<String>,
+    /// What each step really did (answers, files, outputs).
+    facts: RunFacts,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -86,7 +89,10 @@ pub(crate) fn same_request(recorded: &str, request: &ChatRequest) -> bool {
 
 impl Journal {
     pub fn from_events(events: &[Event]) -> Journal {
-        let mut j = Journal::default();
+        let mut j = Journal {
+            facts: RunFacts::from_events(events),
+            ..Journal::default()
+        };
         for e in events {
             match &e.kind {
                 EventKind::LlmCalled {
@@ -169,6 +175,11 @@ impl Journal {
     /// The decision recorded on the tool call of journal key `key`.
     pub fn approval(&self, key: &str) -> Option<ApprovalDecision> {
         self.approvals.get(key).copied()
+    }
+
+    /// What each step did before the run stopped.
+    pub fn facts(&self) -> &RunFacts {
+        &self.facts
     }
 
     /// Tools a person approved for the rest of the run.

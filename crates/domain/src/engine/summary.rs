@@ -1,14 +1,19 @@
 //! The final summary: a factual first line built from the recorded step statuses (the
-//! run's outcome, settled before the summary is written), then the planner LLM's text, else
-//! the primary agent's, else a plain report. The LLM is told the outcome and each step's tool
-//! calls and files, so it cannot credit a step with work it did not do.
+//! run's outcome, settled before the summary is written), then a text. When the recorded
+//! facts say everything (one step, or every step succeeded with recorded tool outputs) the
+//! text is written from them with no LLM call (docs/direct.md, "The summary"); otherwise the
+//! planner LLM writes it, else the primary agent, else a plain report. The LLM is told the
+//! outcome and each step's tool calls, files and facts, so it cannot credit a step with work
+//! it did not do.
 
+use crate::engine::config::SummaryStyle;
 use crate::engine::context::{RunContext, CANCELLED};
 use crate::engine::failure::CallProblem;
 use crate::engine::runtime::Runtime;
 use crate::error::StoreError;
 use crate::model::event::EventKind;
-use crate::model::plan::Plan;
+use crate::model::observations::RunFacts;
+use crate::model::plan::{Plan, StepStatus};
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
 use crate::prompts;
 
@@ -36,7 +41,11 @@ async fn write_text(
     if let Some(why) = stopped {
         return Ok(prompts::plain_report(&ctx.task, plan, why));
     }
-    let user = prompts::summary_user(&ctx.task, plan, failure, &ctx.tool_calls());
+    let facts = ctx.facts();
+    if facts_say_everything(rt.config.summary, plan, &facts) {
+        return Ok(prompts::facts_report(plan, &facts));
+    }
+    let user = prompts::summary_user(&ctx.task, plan, failure, &ctx.tool_calls(), &facts);
     let planner_request = ChatRequest::new(
         CallPurpose::Summarize,
         vec![
@@ -96,4 +105,64 @@ async fn write_text(
     })
     .await?;
     Ok(prompts::plain_report(&ctx.task, plan, &second_problem))
+}
+
+/// Whether the summary is written from the facts, with no LLM call: always for
+/// [`SummaryStyle::Facts`], never for [`SummaryStyle::Llm`], and for
+/// [`SummaryStyle::Auto`] when the plan has one step or every step completed with recorded
+/// tool outputs (an answer, a file, an output).
+fn facts_say_everything(style: SummaryStyle, plan: &Plan, facts: &RunFacts) -> bool {
+    match style {
+        SummaryStyle::Facts => true,
+        SummaryStyle::Llm => false,
+        SummaryStyle::Auto => {
+            plan.steps().len() == 1
+                || plan
+                    .steps()
+                    .iter()
+                    .all(|s| s.status() == StepStatus::Completed && !facts.step(&s.id).is_empty())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::event::EventKind;
+
+    fn plan(n: usize) -> Plan {
+        let texts: Vec<String> = (0..n).map(|i| format!("Do part {i}")).collect();
+        let mut p = Plan::from_texts("plan_1", "t", "g", &texts).expect("plan");
+        for s in texts.iter().enumerate().map(|(i, _)| format!("s{}", i + 1)) {
+            p.transition(&s, StepStatus::InProgress).expect("legal");
+            p.transition(&s, StepStatus::Completed).expect("legal");
+        }
+        p
+    }
+
+    fn output_of(step: &str) -> EventKind {
+        EventKind::ToolCalled {
+            step_id: Some(step.into()),
+            call_id: "c".into(),
+            tool: "shell_exec".into(),
+            ok: true,
+            output: "7".into(),
+            duration_ms: 1,
+            journal_key: Some(format!("{step}/c")),
+        }
+    }
+
+    #[test]
+    fn facts_write_the_summary_when_they_say_everything() {
+        let none = RunFacts::default();
+        assert!(facts_say_everything(SummaryStyle::Auto, &plan(1), &none));
+        assert!(!facts_say_everything(SummaryStyle::Llm, &plan(1), &none));
+        assert!(!facts_say_everything(SummaryStyle::Auto, &plan(2), &none));
+        assert!(facts_say_everything(SummaryStyle::Facts, &plan(2), &none));
+        let mut facts = RunFacts::default();
+        facts.record(&output_of("s1"));
+        assert!(!facts_say_everything(SummaryStyle::Auto, &plan(2), &facts));
+        facts.record(&output_of("s2"));
+        assert!(facts_say_everything(SummaryStyle::Auto, &plan(2), &facts));
+    }
 }

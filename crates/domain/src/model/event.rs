@@ -27,6 +27,8 @@ pub enum PlanSource {
     Llm,
     /// The planner failed; the runtime used its default three-step plan.
     Default,
+    /// No planner (direct mode): the task itself is the one step.
+    Task,
 }
 
 /// Token and call counts of a run.

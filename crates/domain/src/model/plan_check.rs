@@ -42,12 +42,17 @@ pub fn check_step_texts(steps: &[String], max_steps: Option<usize>) -> Result<()
     }
     let mut no_words = Vec::new();
     let mut commands = Vec::new();
+    let mut placeholders = Vec::new();
     let mut seen: Vec<(String, usize)> = Vec::new();
     let mut repeats = Vec::new();
     for (i, raw) in steps.iter().enumerate() {
         let text = crate::model::plan::split_kind_tag(raw).1;
         if !text.chars().any(char::is_alphabetic) {
             no_words.push((i, raw.as_str()));
+            continue;
+        }
+        if text.trim().starts_with('<') && text.trim().ends_with('>') {
+            placeholders.push((i, raw.as_str()));
             continue;
         }
         let key = text
@@ -72,6 +77,12 @@ pub fn check_step_texts(steps: &[String], max_steps: Option<usize>) -> Result<()
         problems.push(format!(
             "{} a command of the planning tool, not a step of the task",
             quote_steps(&commands, "is", "are each")
+        ));
+    }
+    if !placeholders.is_empty() {
+        problems.push(format!(
+            "{} a placeholder of the example, not an action of this task",
+            quote_steps(&placeholders, "is", "are each")
         ));
     }
     if !repeats.is_empty() {
@@ -109,6 +120,16 @@ mod tests {
 
     fn texts(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_example_placeholders_are_refused() {
+        let problems = check_step_texts(
+            &texts(&["<first action of the task>", "Write hello.txt"]),
+            Some(6),
+        )
+        .expect_err("placeholder");
+        assert!(problems[0].contains("placeholder"), "{problems:?}");
     }
 
     #[test]

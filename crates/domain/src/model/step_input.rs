@@ -1,45 +1,102 @@
 //! [`StepInput`]: what an executor is shown of the run for one step.
 
-use crate::model::plan::{Plan, Step};
+use crate::model::observations::RunFacts;
+use crate::model::plan::{Plan, Step, StepStatus};
 use crate::model::plan_text::render_plan_header_and_digest;
 use crate::model::text::truncate_chars;
 
+/// An earlier step as a later one sees it: its result and what its tools really did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierStep {
+    /// `step 0 "Ask the user" (completed)`.
+    pub label: String,
+    /// The model's own result text (or the error), cut.
+    pub result: String,
+    /// The recorded facts (docs/direct.md, "Observations"), one line each.
+    pub facts: Vec<String>,
+}
+
+/// How much of the run a step is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputBudget {
+    /// Characters of each dependency's result.
+    pub result_chars: usize,
+    /// Characters of all earlier steps together (results and facts).
+    pub total_chars: usize,
+}
+
 /// Everything an executor sees of the run: the task, a one-line-per-step digest, the step,
-/// and the (truncated) results of what it depends on. Never the whole run's history.
+/// and the earlier steps it builds on (dependencies first, then earlier steps whose tools
+/// recorded facts, within a budget). Never the whole run's history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepInput {
     pub step: Step,
     pub index: usize,
     pub digest: String,
-    /// (label, result) of the step's dependencies.
-    pub dependencies: Vec<(String, String)>,
+    pub earlier: Vec<EarlierStep>,
+    /// The plan's only step is the task itself (direct mode): no plan to show.
+    pub whole_task: bool,
 }
 
 impl StepInput {
-    /// Builds the input of step `index`: explicit dependencies, or for a flat plan the
-    /// step right before it; each dependency's result is cut to `max_dependency_chars`.
-    pub fn new(plan: &Plan, index: usize, max_dependency_chars: usize) -> StepInput {
+    /// Builds the input of step `index`: its explicit dependencies, or for a flat plan the
+    /// step right before it, then the other earlier steps that recorded facts (the user's
+    /// answers, files written), most recent first, until `budget.total_chars` is spent.
+    pub fn new(plan: &Plan, index: usize, facts: &RunFacts, budget: InputBudget) -> StepInput {
         let step = plan.steps[index].clone();
         let mut upstream: Vec<usize> = step.upstream().filter_map(|id| plan.index_of(id)).collect();
         if upstream.is_empty() && step.depends_on.is_empty() && index > 0 {
             upstream.push(index - 1);
         }
-        let dependencies = upstream
-            .into_iter()
-            .filter_map(|i| {
-                let s = &plan.steps[i];
-                let text = s.result.as_deref().or(s.error.as_deref())?;
-                Some((
-                    format!("step {i} \"{}\" ({})", s.description, s.status),
-                    truncate_chars(text, max_dependency_chars),
-                ))
+        let others = (0..index)
+            .rev()
+            .filter(|i| !upstream.contains(i))
+            .filter(|&i| {
+                matches!(
+                    plan.steps[i].status,
+                    StepStatus::Completed | StepStatus::Failed
+                )
             })
-            .collect();
+            .filter(|&i| {
+                let f = facts.step(&plan.steps[i].id);
+                !f.answers.is_empty() || !f.files.is_empty()
+            })
+            .collect::<Vec<_>>();
+        let mut spent = 0;
+        let mut earlier = Vec::new();
+        for (n, i) in upstream.iter().chain(others.iter()).enumerate() {
+            let s = &plan.steps[*i];
+            let step_facts = facts.step(&s.id);
+            let text = s.result.as_deref().or(s.error.as_deref());
+            if text.is_none() && step_facts.is_empty() {
+                continue;
+            }
+            // Steps that are not dependencies show their facts, and a short result.
+            let result_chars = if n < upstream.len() {
+                budget.result_chars
+            } else {
+                budget.result_chars / 4
+            };
+            let entry = EarlierStep {
+                label: format!("step {i} \"{}\" ({})", s.description, s.status),
+                result: truncate_chars(text.unwrap_or("(no result)"), result_chars),
+                facts: step_facts.lines(),
+            };
+            let size = entry.label.len()
+                + entry.result.len()
+                + entry.facts.iter().map(String::len).sum::<usize>();
+            if spent + size > budget.total_chars && !earlier.is_empty() {
+                break;
+            }
+            spent += size;
+            earlier.push(entry);
+        }
         StepInput {
+            whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
             step,
             index,
             digest: render_plan_header_and_digest(plan),
-            dependencies,
+            earlier,
         }
     }
 }

@@ -5,33 +5,31 @@ use crate::model::step_input::StepInput;
 use std::fmt::Write;
 
 /// System prompt of an executor agent. The same for every step and attempt of a run (the
-/// step is in the user message), so a KV cache can reuse it across steps.
+/// step is in the user message), so a KV cache can reuse it across steps. Short: a small
+/// model reads it on every call.
 pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
     format!(
         "You are {agent_name}, an agent of Planwright. {agent_description}\n\
-         You do ONE step of a plan with the tools you are given, in the workspace folder \
+         You do one step of a task with the tools you are given, in the workspace folder \
          (relative paths only).\n\
          Rules:\n\
          - Act with tools; do not just describe what you would do.\n\
-         - Check the outcome (read the file back, look at the output).\n\
-         - Then call `complete_step` with success=true and a `result`: what you did and what \
-         later steps need (file names, values).\n\
+         - Compute numbers, counts, sums, sorting and extraction with shell_exec (wc, awk, \
+         sort, python3, jq) and write files from the command's output, never from your head.\n\
+         - File content comes from tool output or the user's answer, never a placeholder.\n\
+         - When done, call `complete_step` with success=true and a `result` (file names, \
+         values); it may come in the same answer as your last tool call.\n\
          - If the step cannot be done, call `complete_step` with success=false and why.\n\
          - Do only the current step."
     )
 }
 
-/// The per-step prompt (docs/design.md, "The per-step prompt"): the task, the plan digest, the results
-/// the step depends on, and the step itself.
-pub fn step_prompt(task: &str, input: &StepInput) -> String {
-    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
-    if !input.dependencies.is_empty() {
-        s.push_str("RESULTS THIS STEP BUILDS ON:\n");
-        for (label, result) in &input.dependencies {
-            let _ = writeln!(s, "- {label}: {result}");
-        }
-        s.push('\n');
-    }
+/// The per-step prompt (docs/design.md, "The per-step prompt"; docs/direct.md): the task,
+/// the plan digest, what the earlier steps did (their results and the recorded facts), and
+/// the step itself. A step that is the whole task (direct mode) gets the task alone.
+/// Why the step's last attempt was not accepted (a grounding check, the verifier, a failure),
+/// for the attempt that retries it (docs/security.md, "Outputs").
+fn last_attempt(s: &mut String, input: &StepInput) {
     if let Some(why) = input
         .step
         .error
@@ -43,6 +41,19 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
             "YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: {why}\n"
         );
     }
+}
+
+pub fn step_prompt(task: &str, input: &StepInput) -> String {
+    if input.whole_task {
+        let mut s = format!("TASK: {task}\n\n");
+        earlier_steps(&mut s, input);
+        last_attempt(&mut s, input);
+        s.push_str("Do the task with the tools, then call `complete_step`.");
+        return s;
+    }
+    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
+    earlier_steps(&mut s, input);
+    last_attempt(&mut s, input);
     let _ = write!(
         s,
         "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",
@@ -50,6 +61,21 @@ pub fn step_prompt(task: &str, input: &StepInput) -> String {
         input.step.display_text()
     );
     s
+}
+
+/// What earlier steps did, facts under each result.
+fn earlier_steps(s: &mut String, input: &StepInput) {
+    if input.earlier.is_empty() {
+        return;
+    }
+    s.push_str("EARLIER STEPS (result, then what their tools really did):\n");
+    for e in &input.earlier {
+        let _ = writeln!(s, "- {}: {}", e.label, e.result);
+        for fact in &e.facts {
+            let _ = writeln!(s, "  {fact}");
+        }
+    }
+    s.push('\n');
 }
 
 /// Added when a tool failed twice in a row (docs/design.md, "The tool router").
@@ -90,6 +116,30 @@ pub fn claim_not_accepted() -> String {
     "Not accepted: you have not called any tool in this step, so nothing has been done yet. \
      Do the step with the tools first (e.g. write the file, run the command), check the \
      outcome, then call `complete_step`."
+        .to_string()
+}
+
+/// The answer to `complete_step {success: true}` when every tool call of the step failed.
+pub fn claim_after_failures() -> String {
+    "Not accepted: every tool call of this step failed, so nothing has been done yet. Read \
+     the errors, do the step another way, then call `complete_step`."
+        .to_string()
+}
+
+/// The answer to `complete_step {success: true}` sent in the same answer as tool calls
+/// that failed: the step goes on.
+pub fn completion_held(failed: &[String]) -> String {
+    format!(
+        "Not accepted yet: {} failed in this same answer (see its result). Fix that, then \
+         call `complete_step` again.",
+        failed.join(", ")
+    )
+}
+
+/// What the model reads when the user answered `message_ask_user` with nothing.
+pub fn empty_user_answer() -> String {
+    "The user gave an empty answer. Ask once more if the task needs the answer; do not \
+     make one up."
         .to_string()
 }
 

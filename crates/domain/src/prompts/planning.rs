@@ -16,10 +16,10 @@ pub fn planner_system(executors: &[ExecutorCard]) -> String {
     let mut s = String::from(
         "You are a planning assistant. Turn the task into a short plan.\n\n\
          Call the `planning` tool with command `create`, a short `title` and the `steps`. Use \
-         as few steps as the task needs (typically 2-4). Each step is one concrete action an \
-         agent can do with tools (shell commands, reading and writing files) and check on its \
-         own, e.g. \"Write the script count.py\". No numbers alone, no steps that only \
-         restate the task, no duplicates.",
+         as few steps as the task needs (often 1-3). Each step is one concrete action of THIS \
+         task, naming its files and values, that an agent can do with tools (shell commands, \
+         reading and writing files) and check on its own. No numbers alone, no steps that only \
+         open or close a file, no duplicates.",
     );
     if executors.len() > 1 {
         s.push_str("\n\nThese agents carry out steps; start each step with the tag of the agent best suited to it:\n");
@@ -37,10 +37,10 @@ pub fn planner_user(task: &str, max_steps: usize) -> String {
     format!("Create a plan of 1 to {max_steps} steps to accomplish the task: {task}")
 }
 
-/// One correct `planning` call, shown in a re-ask.
-const PLANNING_EXAMPLE: &str = "{\"command\": \"create\", \"title\": \"Write and check \
-hello.txt\", \"steps\": [\"Write the text hello into hello.txt\", \"Read hello.txt back and \
-check its content\"]}";
+/// The shape of a correct `planning` call, shown in a re-ask: placeholders, no sentence a
+/// model could copy into its plan.
+const PLANNING_EXAMPLE: &str = "{\"command\": \"create\", \"title\": \"<short title>\", \
+\"steps\": [\"<first action of the task>\", \"<next action>\"]}";
 
 /// Sent back to the planner when its `planning` call did not produce a plan: exactly what
 /// was wrong (`problems`, quoting the values), what it sent, and one correct example call.
@@ -75,8 +75,8 @@ pub fn planner_retry(
     let _ = write!(
         s,
         "Call `planning` again with command `{command}`, a `title` and 1 to {max_steps} \
-         `steps`, each a different concrete action for THIS task. Example of a correct call \
-         (for another task):\n{PLANNING_EXAMPLE}"
+         `steps`, each a different concrete action for THIS task, in your own words. The \
+         shape of a correct call:\n{PLANNING_EXAMPLE}"
     );
     s
 }

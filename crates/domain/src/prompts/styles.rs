@@ -69,7 +69,7 @@ pub fn todo_init(task: &str) -> String {
     format!(
         "Initialize a TODO list for this task.\nCreate 1-3 high-level TODO items to get \
          started. We will add more during execution if needed.\n\nTask: {task}\n\n\
-         Respond with JSON:\n{{\"todos\": [{{\"description\": \"First TODO item\", \
+         Respond with JSON:\n{{\"todos\": [{{\"description\": \"...\", \
          \"dependencies\": []}}]}}\n\
          `dependencies` lists the 1-based positions of earlier TODOs in this list that must be \
          done first."
@@ -138,9 +138,10 @@ pub fn plan_invalid(error: &str) -> String {
 pub fn classify_task(task: &str) -> String {
     format!(
         "Classify this task for an autonomous agent.\n\nTask: {task}\n\n\
-         - simple: one clear goal reached in a few sequential steps\n\
-         - complex: a clear goal with several parts, some of which can be done in parallel\n\
+         - simple: one clear goal one agent reaches with a few tool calls\n\
+         - sequential: several parts done one after another\n\
+         - complex: several parts, some of which can be done in parallel\n\
          - emergent: exploratory or open-ended; the work is discovered while doing it\n\n\
-         Answer with JSON: {{\"class\": \"simple|complex|emergent\", \"reason\": \"...\"}}"
+         Answer with JSON: {{\"class\": \"simple|sequential|complex|emergent\", \"reason\": \"...\"}}"
     )
 }

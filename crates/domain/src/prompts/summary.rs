@@ -1,6 +1,7 @@
 //! The final report: the outcome line, the summary request, and the plain report used when
 //! no LLM could write one.
 
+use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::model::plan_text::render_plan_text;
 use crate::model::text::truncate_chars;
@@ -36,6 +37,7 @@ pub fn summary_user(
     plan: &Plan,
     failure: Option<&str>,
     tool_calls: &std::collections::HashMap<String, u32>,
+    facts: &RunFacts,
 ) -> String {
     let mut s = format!("The task was: {task}\n\n");
     match failure {
@@ -79,6 +81,9 @@ pub fn summary_user(
             .or(st.error.as_deref())
             .unwrap_or("(no result)");
         let _ = writeln!(s, "\n   {}", truncate_chars(text, 1200));
+        for fact in facts.step(&st.id).lines() {
+            let _ = writeln!(s, "   {fact}");
+        }
     }
     let _ = writeln!(
         s,
@@ -96,6 +101,36 @@ pub fn summary_user(
          why. Name the files produced.",
     );
     s
+}
+
+/// The summary written from the recorded facts, with no LLM call (docs/direct.md, "The
+/// summary"): per step its result and what its tools did.
+pub fn facts_report(plan: &Plan, facts: &RunFacts) -> String {
+    let mut s = String::new();
+    let one = plan.steps().len() == 1;
+    for (i, st) in plan.steps().iter().enumerate() {
+        let text = st
+            .result
+            .as_deref()
+            .or(st.error.as_deref())
+            .unwrap_or("(no result)");
+        if one {
+            let _ = writeln!(s, "{}", truncate_chars(text.trim(), 1200));
+        } else {
+            let _ = writeln!(
+                s,
+                "{i}. [{}] {}: {}",
+                st.status(),
+                st.display_text(),
+                truncate_chars(text.trim(), 600)
+            );
+        }
+        let indent = if one { "- " } else { "   - " };
+        for fact in facts.step(&st.id).lines() {
+            let _ = writeln!(s, "{indent}{fact}");
+        }
+    }
+    s.trim_end().to_string()
 }
 
 /// The last-resort summary when no LLM could write one: the plan and the step results.

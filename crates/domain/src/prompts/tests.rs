@@ -1,9 +1,44 @@
 //! Snapshots of every prompt: a change shows up as a snapshot diff in review.
 
 use super::*;
+use crate::model::event::EventKind;
+use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::model::plan::StepStatus;
-use crate::model::step_input::StepInput;
+use crate::model::step_input::{InputBudget, StepInput};
+
+const BUDGET: InputBudget = InputBudget {
+    result_chars: 1200,
+    total_chars: 2400,
+};
+
+/// What the steps of [`plan`] recorded: s1 asked the user and wrote notes.txt.
+fn facts() -> RunFacts {
+    let mut f = RunFacts::default();
+    f.record(&EventKind::UserReplied {
+        step_id: "s1".into(),
+        answer: Some("three lines about Paris".into()),
+        error: None,
+        journal_key: None,
+    });
+    f.record(&EventKind::ToolCalling {
+        step_id: Some("s1".into()),
+        call_id: "c1".into(),
+        tool: "file_write".into(),
+        arguments: r#"{"path": "notes.txt", "content": "Paris\nis\nbig\n"}"#.into(),
+        journal_key: Some("k1".into()),
+    });
+    f.record(&EventKind::ToolCalled {
+        step_id: Some("s1".into()),
+        call_id: "c1".into(),
+        tool: "file_write".into(),
+        ok: true,
+        output: "Wrote 13 bytes to 'notes.txt'".into(),
+        duration_ms: 1,
+        journal_key: Some("k1".into()),
+    });
+    f
+}
 
 fn plan() -> Plan {
     let texts: Vec<String> = ["Create notes.txt", "[CODE] Count its lines", "Report"]
@@ -74,8 +109,47 @@ fn executor_system_prompt() {
 #[test]
 fn step_prompt_with_dependency_results() {
     let p = plan();
-    let input = StepInput::new(&p, 1, 1200);
+    let input = StepInput::new(&p, 1, &facts(), BUDGET);
     insta::assert_snapshot!(step_prompt("make notes", &input));
+}
+
+/// A later step sees the facts of an earlier step it does not depend on.
+#[test]
+fn step_prompt_with_earlier_facts() {
+    let mut p = plan();
+    p.transition("s2", StepStatus::Completed).expect("legal");
+    p.steps_mut()[1].result = Some("3".into());
+    p.transition("s3", StepStatus::InProgress).expect("legal");
+    let input = StepInput::new(&p, 2, &facts(), BUDGET);
+    insta::assert_snapshot!(step_prompt("make notes", &input));
+}
+
+/// Direct mode: the one step is the task; no plan digest, no step line.
+#[test]
+fn step_prompt_of_the_whole_task() {
+    let task = "count the lines of data.csv into count.txt";
+    let p = Plan::from_texts("plan_1", "t", task, &[task.to_string()]).expect("plan");
+    let input = StepInput::new(&p, 0, &RunFacts::default(), BUDGET);
+    assert!(input.whole_task);
+    insta::assert_snapshot!(step_prompt(task, &input));
+}
+
+#[test]
+fn completion_and_answer_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}",
+        claim_after_failures(),
+        completion_held(&["`shell_exec`".to_string()]),
+        empty_user_answer()
+    ));
+}
+
+#[test]
+fn facts_report_snapshot() {
+    let mut p = plan();
+    p.transition("s2", StepStatus::Completed).expect("legal");
+    p.steps_mut()[1].result = Some("3 lines".into());
+    insta::assert_snapshot!(facts_report(&p, &facts()));
 }
 
 #[test]
@@ -153,9 +227,9 @@ fn summary_prompts() {
     insta::assert_snapshot!(format!(
         "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
         summary_system(),
-        summary_user("make notes", &p, Some(failure), &calls),
+        summary_user("make notes", &p, Some(failure), &calls, &facts()),
         outcome_line(&p, Some(failure)),
-        summary_user("make notes", &done, None, &calls),
+        summary_user("make notes", &done, None, &calls, &RunFacts::default()),
         outcome_line(&done, None)
     ));
 }

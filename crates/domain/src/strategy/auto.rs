@@ -1,5 +1,6 @@
-//! **auto**: classify the task as simple, complex or emergent — rules first, an LLM call only
-//! when the rules are unsure, complex when everything fails — and pick flow, dag or todo.
+//! **auto**, the default mode: classify the task as simple, sequential, complex or emergent —
+//! rules first, an LLM call only when the rules are unsure, complex when everything fails —
+//! and pick direct, flow, dag or todo (docs/direct.md, "How auto picks").
 
 use crate::engine::config::Mode;
 use crate::engine::context::RunContext;
@@ -12,8 +13,13 @@ use crate::prompts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskClass {
+    /// One goal one executor reaches in a few tool calls: direct.
     Simple,
+    /// Several parts done one after another: flow.
+    Sequential,
+    /// Several parts, some independent: dag.
     Complex,
+    /// Open-ended: todo.
     Emergent,
 }
 
@@ -21,6 +27,7 @@ impl TaskClass {
     pub fn as_str(self) -> &'static str {
         match self {
             TaskClass::Simple => "simple",
+            TaskClass::Sequential => "sequential",
             TaskClass::Complex => "complex",
             TaskClass::Emergent => "emergent",
         }
@@ -28,7 +35,8 @@ impl TaskClass {
 
     pub fn mode(self) -> Mode {
         match self {
-            TaskClass::Simple => Mode::Flow,
+            TaskClass::Simple => Mode::Direct,
+            TaskClass::Sequential => Mode::Flow,
             TaskClass::Complex => Mode::Dag,
             TaskClass::Emergent => Mode::Todo,
         }
@@ -58,7 +66,8 @@ const EMERGENT: &[&str] = &[
     "研究",
 ];
 
-const COMPLEX: &[&str] = &[
+/// Parts that can be done side by side.
+const PARALLEL: &[&str] = &[
     "in parallel",
     "parallel",
     "compare",
@@ -66,28 +75,33 @@ const COMPLEX: &[&str] = &[
     "each of",
     "all of the",
     "both ",
-    " then ",
-    "after that",
-    "finally",
     "并行",
     "对比",
     "比较",
-    "然后",
 ];
+
+/// Parts done one after another.
+const SEQUENCE: &[&str] = &[" then ", "after that", "afterwards", "finally", "然后"];
+
+/// Longest task (in words) the rules send to direct.
+const SIMPLE_MAX_WORDS: usize = 40;
+/// Most parts (sequence words, "and", commas, semicolons) a task sent to direct has.
+const SIMPLE_MAX_PARTS: usize = 3;
+/// A task longer than this (in words) gets a plan.
+const LONG_TASK_WORDS: usize = 60;
 
 /// The rules: a class and the reason, or `None` when they are unsure.
 pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
     let lower = format!(" {} ", task.to_lowercase());
-    let emergent: Vec<&str> = EMERGENT
-        .iter()
-        .copied()
-        .filter(|m| lower.contains(m))
-        .collect();
-    let mut complex: Vec<&str> = COMPLEX
-        .iter()
-        .copied()
-        .filter(|m| lower.contains(m))
-        .collect();
+    let found = |markers: &[&'static str]| -> Vec<&'static str> {
+        markers
+            .iter()
+            .copied()
+            .filter(|m| lower.contains(m))
+            .collect()
+    };
+    let emergent = found(EMERGENT);
+    let parallel = found(PARALLEL);
     let list_items = task
         .lines()
         .filter(|l| {
@@ -98,25 +112,35 @@ pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
                     .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         })
         .count();
-    if list_items >= 2 {
-        complex.push("a list of parts");
-    }
     let words = task.split_whitespace().count();
-    let ands = lower.matches(" and ").count() + lower.matches(", ").count();
-    match (emergent.is_empty(), complex.is_empty()) {
+    let parts = SEQUENCE
+        .iter()
+        .map(|m| lower.matches(m).count())
+        .sum::<usize>()
+        + lower.matches(" and ").count()
+        + lower.matches(", ").count()
+        + lower.matches("; ").count();
+    match (emergent.is_empty(), parallel.is_empty()) {
         (false, true) => Some((
             TaskClass::Emergent,
             format!("open-ended wording: {}", emergent.join(", ")),
         )),
         (true, false) => Some((
             TaskClass::Complex,
-            format!("several parts: {}", complex.join(", ")),
+            format!("parts that can run side by side: {}", parallel.join(", ")),
         )),
         (false, false) => None,
-        (true, true) if ands >= 3 => Some((TaskClass::Complex, format!("{ands} conjoined parts"))),
-        (true, true) if words <= 25 && ands <= 1 => Some((
+        (true, true) if list_items >= 2 => Some((
+            TaskClass::Sequential,
+            format!("a list of {list_items} parts"),
+        )),
+        (true, true) if words <= SIMPLE_MAX_WORDS && parts <= SIMPLE_MAX_PARTS => Some((
             TaskClass::Simple,
-            format!("a short, single-goal task ({words} words)"),
+            format!("a short task ({words} words, {parts} joined parts)"),
+        )),
+        (true, true) if words > LONG_TASK_WORDS || parts > SIMPLE_MAX_PARTS + 1 => Some((
+            TaskClass::Sequential,
+            format!("a long task ({words} words, {parts} joined parts)"),
         )),
         (true, true) => None,
     }
@@ -141,6 +165,7 @@ pub(crate) async fn choose(ctx: &RunContext, rt: &Runtime) -> Result<Mode, Error
                 Ok(answer) => {
                     let class = match answer.value["class"].as_str().map(str::trim) {
                         Some("simple") => Some(TaskClass::Simple),
+                        Some("sequential") => Some(TaskClass::Sequential),
                         Some("complex") => Some(TaskClass::Complex),
                         Some("emergent") => Some(TaskClass::Emergent),
                         _ => None,
@@ -181,26 +206,60 @@ pub(crate) async fn choose(ctx: &RunContext, rt: &Runtime) -> Result<Mode, Error
 mod tests {
     use super::*;
 
+    fn class(task: &str) -> Option<TaskClass> {
+        classify_by_rules(task).map(|(c, _)| c)
+    }
+
     #[test]
     fn rules_classify_clear_cases_and_defer_unclear_ones() {
-        let c = |t: &str| classify_by_rules(t).map(|(c, _)| c);
-        assert_eq!(c("Write hello.txt containing hi"), Some(TaskClass::Simple));
         assert_eq!(
-            c("Research the Python ML ecosystem"),
+            class("Write hello.txt containing hi"),
+            Some(TaskClass::Simple)
+        );
+        assert_eq!(
+            class("Research the Python ML ecosystem"),
             Some(TaskClass::Emergent)
         );
         assert_eq!(
-            c("Compare the test suites of repo A and repo B"),
+            class("Compare the test suites of repo A and repo B"),
             Some(TaskClass::Complex)
         );
         assert_eq!(
-            c("Do these:\n1. build\n2. test\n3. ship"),
-            Some(TaskClass::Complex)
+            class("Do these:\n1. build\n2. test\n3. ship"),
+            Some(TaskClass::Sequential)
         );
         assert_eq!(
-            c("Investigate why the build is slow, then compare it with last week"),
+            class("Investigate why the build is slow, then compare it with last week"),
             None
         );
-        assert_eq!(c("调研 Rust 异步生态"), Some(TaskClass::Emergent));
+        assert_eq!(class("调研 Rust 异步生态"), Some(TaskClass::Emergent));
+    }
+
+    /// Everyday small jobs go direct: no planner call (docs/direct.md).
+    #[test]
+    fn small_everyday_jobs_go_direct() {
+        for task in [
+            "Write hello.txt containing 'hello from planwright' with the shell tool, then read \
+             it back and report its content",
+            "count the lines of data.csv into count.txt",
+            "ask the user their city and write it to city.txt",
+            "put 1..10 in numbers.txt, then their sum in total.txt",
+            "Rename notes.txt to notes.md without changing its content",
+            "What is the largest value in the price column of data.csv? Write it to max.txt",
+        ] {
+            assert_eq!(class(task), Some(TaskClass::Simple), "{task:?}");
+            assert_eq!(TaskClass::Simple.mode(), Mode::Direct);
+        }
+    }
+
+    #[test]
+    fn long_multi_part_tasks_get_a_plan() {
+        let long = "Create a folder src, then write main.py that reads input.txt, then write \
+                    test_main.py with three tests, then run the tests, then fix what fails, \
+                    and finally write a README.md describing the project and how to run it";
+        assert_eq!(class(long), Some(TaskClass::Sequential));
+        assert_eq!(TaskClass::Sequential.mode(), Mode::Flow);
+        let listed = "Set up the project:\n- create the folder\n- write the config";
+        assert_eq!(class(listed), Some(TaskClass::Sequential));
     }
 }

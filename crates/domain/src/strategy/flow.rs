@@ -18,7 +18,7 @@ use crate::model::plan::{Plan, StepStatus};
 use crate::model::plan_text::render_plan_text;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
 use crate::prompts;
-use crate::strategy::planner::{default_plan, executor_cards};
+use crate::strategy::planner::{default_plan, executor_cards, report_truncation};
 use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
 use crate::tools::planning::{PlanningTool, PLANNING};
 
@@ -35,11 +35,16 @@ impl PlanningStrategy for Flow {
             ChatMessage::user(prompts::planner_user(&ctx.task, max)),
         ];
         match converse_with_planning_tool(ctx, "plan", rt, &mut tool, messages).await {
-            Ok(plan) => Ok(InitialPlan {
-                plan,
-                source: PlanSource::Llm,
-                reason: None,
-            }),
+            Ok(plan) => {
+                if let Some(listed) = tool.truncated_from() {
+                    report_truncation(ctx, listed, max).await?;
+                }
+                Ok(InitialPlan {
+                    plan,
+                    source: PlanSource::Llm,
+                    reason: None,
+                })
+            }
             Err(e) => default_plan(ctx, e.recoverable()?),
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::engine::config::{Mode, RunConfig};
 use crate::strategy::dag::Dag;
+use crate::strategy::direct::Direct;
 use crate::strategy::flow::Flow;
 use crate::strategy::plan_act::PlanAct;
 use crate::strategy::todo::Todo;
@@ -16,5 +17,6 @@ pub(crate) fn strategy_for(mode: Mode, config: &RunConfig) -> Box<dyn PlanningSt
         Mode::PlanAct => Box::new(PlanAct),
         Mode::Todo => Box::new(Todo::new(config.todo_stall_rounds)),
         Mode::Dag => Box::new(Dag),
+        Mode::Direct => Box::new(Direct),
     }
 }

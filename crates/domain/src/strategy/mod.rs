@@ -5,6 +5,7 @@
 
 pub mod auto;
 pub(crate) mod dag;
+pub(crate) mod direct;
 pub(crate) mod flow;
 pub(crate) mod list;
 pub(crate) mod plan_act;

@@ -5,6 +5,8 @@
 //! success only when the executor flagged `revise_plan` or the run is configured to revise
 //! after every step. Revisions are capped per run.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use async_trait::async_trait;
 use serde::Deserialize;
 
@@ -14,12 +16,14 @@ use crate::engine::config::Revise;
 use crate::engine::context::RunContext;
 use crate::engine::runtime::Runtime;
 use crate::error::Error;
-use crate::model::event::EventKind;
+use crate::model::event::{EventKind, PlanSource};
 use crate::model::plan::Plan;
 use crate::model::plan_check::check_step_texts;
 use crate::ports::llm::ChatMessage;
 use crate::prompts;
-use crate::strategy::planner::{executor_cards, plan_from_json, plan_from_planner, PlanRequest};
+use crate::strategy::planner::{
+    executor_cards, plan_from_json, plan_from_planner, report_truncation, PlanRequest,
+};
 use crate::strategy::response_schemas;
 use crate::strategy::revise::{parse_steps, replan_after_failure, revise_unfinished};
 use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
@@ -39,14 +43,18 @@ struct PlanJson {
 
 /// The planner's JSON as a plan, or why it is not one: its steps checked as flow checks a
 /// `planning` call's (at most `max`, no junk, no duplicates).
-fn build(task: &str, value: &Value, max: usize) -> Result<Plan, String> {
+/// A list over `max` keeps its first `max` steps; `listed` is set to how many there were.
+fn build(task: &str, value: &Value, max: usize, listed: &AtomicUsize) -> Result<Plan, String> {
     let head: PlanJson = serde_json::from_value(value.clone()).unwrap_or(PlanJson {
         title: String::new(),
         goal: String::new(),
         language: None,
     });
-    let plan = parse_steps(value)
-        .and_then(|specs| plan_from_json(task, &head.title, &head.goal, head.language, &specs))?;
+    let plan = parse_steps(value).and_then(|mut specs| {
+        listed.store(specs.len(), Ordering::Relaxed);
+        specs.truncate(max);
+        plan_from_json(task, &head.title, &head.goal, head.language, &specs)
+    })?;
     let texts: Vec<String> = plan.steps().iter().map(|s| s.display_text()).collect();
     check_step_texts(&texts, Some(max)).map_err(|problems| problems.join("; "))?;
     Ok(plan)
@@ -64,8 +72,13 @@ impl PlanningStrategy for PlanAct {
             ],
             schema: ("plan", response_schemas::plan_act(max)),
         };
-        let build = |value: &Value| build(&ctx.task, value, max);
-        plan_from_planner(ctx, rt, request, build, prompts::plan_invalid).await
+        let listed = AtomicUsize::new(0);
+        let build = |value: &Value| build(&ctx.task, value, max, &listed);
+        let plan = plan_from_planner(ctx, rt, request, build, prompts::plan_invalid).await?;
+        if plan.source == PlanSource::Llm {
+            report_truncation(ctx, listed.load(Ordering::Relaxed), max).await?;
+        }
+        Ok(plan)
     }
 
     async fn after_step(

@@ -8,7 +8,7 @@ use crate::engine::context::RunContext;
 use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json_shaped;
 use crate::error::Error;
-use crate::model::event::PlanSource;
+use crate::model::event::{EventKind, PlanSource};
 use crate::model::plan::{Plan, Step};
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts::{self, ExecutorCard};
@@ -42,6 +42,26 @@ pub(crate) fn default_plan(ctx: &RunContext, reason: String) -> Result<InitialPl
         source: PlanSource::Default,
         reason: Some(reason),
     })
+}
+
+/// Says (an `error` event) that the planner listed `listed` steps, more than the cap `max`,
+/// and only the first `max` were kept; nothing when it listed no more than `max`.
+pub(crate) async fn report_truncation(
+    ctx: &RunContext,
+    listed: usize,
+    max: usize,
+) -> Result<(), Error> {
+    if listed > max {
+        ctx.emit(EventKind::Error {
+            step_id: None,
+            message: format!(
+                "the planner listed {listed} steps, more than the plan-size cap of {max} \
+                 (--max-plan-steps): kept the first {max}"
+            ),
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 /// Builds a plan from planner JSON; planner ids are kept when unique, else minted.

@@ -48,7 +48,8 @@ impl LlmClient for ScriptedLlm {
 }
 
 /// The step an executor request is about: `You are now working on step N: "TEXT"` in its
-/// first user message gives `TEXT`; empty for other requests.
+/// first user message gives `TEXT`; a direct run's step is the task (`TASK: TEXT` alone);
+/// empty for other requests.
 pub fn step_of(req: &ChatRequest) -> String {
     let prompt = req
         .messages
@@ -61,6 +62,13 @@ pub fn step_of(req: &ChatRequest) -> String {
         .and_then(|(_, rest)| rest.split_once('"'))
         .and_then(|(_, rest)| rest.split_once('"'))
         .map(|(text, _)| text.to_string())
+        .or_else(|| {
+            prompt
+                .strip_prefix("TASK: ")
+                .filter(|_| prompt.contains("Do the task with the tools"))
+                .and_then(|rest| rest.split_once("\n\n"))
+                .map(|(task, _)| task.to_string())
+        })
         .unwrap_or_default()
 }
 

@@ -1,4 +1,5 @@
 //! [`EchoToolbox`]: a [`Toolbox`] that runs nothing. `shell_exec` echoes its command,
+//! `file_write` (not in its schemas) says what it would write,
 //! `boom` fails, `panic` panics (a tool bug), any other name is refused; each call can be
 //! delayed (tokio's clock) and can fire a hook (to stop a run from inside a tool call).
 
@@ -17,6 +18,8 @@ type Hook = Arc<dyn Fn() + Send + Sync>;
 pub struct EchoToolbox {
     delay: Option<Duration>,
     on_call: Option<Hook>,
+    /// Tools offered beside `shell_exec` (they answer as by name above).
+    also_offered: Vec<String>,
 }
 
 impl EchoToolbox {
@@ -26,6 +29,11 @@ impl EchoToolbox {
     /// Every call takes `delay` (of tokio's clock) before it answers.
     pub fn delay(mut self, delay: Duration) -> EchoToolbox {
         self.delay = Some(delay);
+        self
+    }
+    /// Offers `tool` too (e.g. `boom`: a known tool that fails).
+    pub fn offering(mut self, tool: &str) -> EchoToolbox {
+        self.also_offered.push(tool.to_string());
         self
     }
     /// `hook` runs at the start of every call.
@@ -38,11 +46,14 @@ impl EchoToolbox {
 #[async_trait]
 impl Toolbox for EchoToolbox {
     fn schemas(&self) -> Vec<ToolSchema> {
-        vec![ToolSchema {
-            name: "shell_exec".into(),
-            description: "run".into(),
-            parameters: json!({"type": "object"}),
-        }]
+        std::iter::once("shell_exec")
+            .chain(self.also_offered.iter().map(String::as_str))
+            .map(|name| ToolSchema {
+                name: name.into(),
+                description: "run".into(),
+                parameters: json!({"type": "object"}),
+            })
+            .collect()
     }
 
     async fn call(
@@ -61,6 +72,11 @@ impl Toolbox for EchoToolbox {
             "shell_exec" => Ok(ToolOutput::ok(format!(
                 "exit code: 0\nstdout: ran {}",
                 args["command"].as_str().unwrap_or("?")
+            ))),
+            "file_write" => Ok(ToolOutput::ok(format!(
+                "Wrote {} bytes to '{}'",
+                args["content"].as_str().map_or(0, str::len),
+                args["path"].as_str().unwrap_or("?")
             ))),
             "boom" => Err(ToolError::Failed("kaboom".into())),
             "panic" => panic!("tool bug"),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::config::{Mode, RunConfig};
+use crate::engine::config::{Mode, RunConfig, SummaryStyle};
 use crate::engine::runtime::RunOutcome;
 use crate::model::event::{AdaptAction, Event, EventKind};
 use crate::model::plan::StepStatus;
@@ -86,9 +86,11 @@ pub(super) async fn run_task<L: LlmClient + 'static>(
     run
 }
 
-/// The spine's behaviour: no retries, no re-plans, no waiting.
+/// The spine's behaviour: flow, an LLM-written summary, no retries, no re-plans, no waiting.
 pub(super) fn base_config() -> RunConfig {
     RunConfig {
+        mode: Mode::Flow,
+        summary: SummaryStyle::Llm,
         retries: 0,
         retry_delay: Duration::ZERO,
         max_revisions: 0,

@@ -17,6 +17,13 @@ const $ = (id) => document.getElementById(id);
 let token = localStorage.getItem(TOKEN_KEY) || "";
 let current = null; // { id, plan, calls: Map, lastSeq, final, controller }
 
+// Text from tools and models without terminal escape sequences and control characters
+// (newlines and tabs kept), as the CLI shows it (docs/security.md, "Terminal output").
+const CONTROL = /\x1b\[[0-?]*[ -\/]*[@-~]|\x9b[0-?]*[ -\/]*[@-~]|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x9c\x1b]*(?:\x07|\x9c|\x1b\\)|\x1b[ -\/]*[0-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+function plain(s) {
+  return typeof s === "string" ? s.replace(CONTROL, "") : s;
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -24,7 +31,7 @@ function el(tag, attrs, ...children) {
     else e.setAttribute(k, v);
   }
   for (const c of children) {
-    if (c !== null && c !== undefined) e.append(c);
+    if (c !== null && c !== undefined) e.append(plain(c));
   }
   return e;
 }
@@ -165,7 +172,7 @@ function apply(run, type, ev) {
   }
   switch (type) {
     case "run_started":
-      $("run-task").textContent = ev.task;
+      $("run-task").textContent = plain(ev.task);
       setStatus("running");
       break;
     case "plan_created":
@@ -196,7 +203,7 @@ function apply(run, type, ev) {
       break;
     }
     case "waiting_for_user":
-      $("question-text").textContent = ev.question;
+      $("question-text").textContent = plain(ev.question);
       $("question").hidden = false;
       setStatus("waiting");
       break;
@@ -206,7 +213,7 @@ function apply(run, type, ev) {
       break;
     case "approval_requested":
       run.approval = ev.call_id;
-      $("approval-call").textContent = ev.tool + " " + ev.arguments;
+      $("approval-call").textContent = plain(ev.tool + " " + ev.arguments);
       $("approval").hidden = false;
       setStatus("waiting");
       break;
@@ -219,7 +226,7 @@ function apply(run, type, ev) {
     case "run_failed":
       run.final = true;
       run.summary = ev.summary;
-      $("summary").textContent = ev.summary + (ev.reason ? "\n\nRun failed: " + ev.reason : "");
+      $("summary").textContent = plain(ev.summary + (ev.reason ? "\n\nRun failed: " + ev.reason : ""));
       $("summary-box").hidden = false;
       $("usage").textContent = ev.usage.llm_calls + " LLM calls, " + ev.usage.prompt_tokens + " prompt" +
         (ev.usage.cached_prompt_tokens ? " (" + ev.usage.cached_prompt_tokens + " cached)" : "") +

@@ -13,9 +13,12 @@
 
 mod calls;
 mod resources;
+mod sessions;
 pub mod stdio;
 mod tools;
 mod wait;
+
+use sessions::BoundedSessions;
 
 use std::sync::Arc;
 
@@ -25,7 +28,6 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
@@ -142,17 +144,17 @@ impl ServerHandler for PlanwrightMcp {
 }
 
 /// `/mcp` on `planwright serve`: streamable HTTP, one session per client, closed on
-/// shutdown. The bearer token (checked before this service, `auth.rs`) is what protects
+/// shutdown, when idle, or when too many are open (`sessions.rs`). The bearer token (checked before this service, `auth.rs`) is what protects
 /// it, so the Host check meant for unauthenticated local servers is off: a server
 /// listening on a public address answers its own name.
-pub fn http_service(state: State) -> StreamableHttpService<PlanwrightMcp, LocalSessionManager> {
+pub fn http_service(state: State) -> StreamableHttpService<PlanwrightMcp, BoundedSessions> {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(state.shutdown.child_token());
     let service_state = state.clone();
     StreamableHttpService::new(
         move || Ok(PlanwrightMcp::new(service_state.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(BoundedSessions::new(sessions::MAX_SESSIONS, sessions::IDLE)),
         config,
     )
 }

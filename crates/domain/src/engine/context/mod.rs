@@ -22,6 +22,7 @@ use crate::engine::runtime::{RunRequest, Runtime};
 use crate::error::StoreError;
 use crate::model::approval::ApprovalPolicy;
 use crate::model::event::{Event, EventKind, RunUsage};
+use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
@@ -72,6 +73,8 @@ pub(crate) struct RunContext {
     always_approved: Mutex<HashSet<String>>,
     /// The run's input files and what it may do to them (docs/security.md, "Input files").
     pub(crate) inputs: InputGuard,
+    /// What each step really did, from the events written (and, resumed, the log).
+    facts: Mutex<RunFacts>,
 }
 
 impl RunContext {
@@ -100,6 +103,7 @@ impl RunContext {
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
             inputs: InputGuard::new(rt.workspace_files.clone(), rt.config.allow_input_edits),
+            facts: Mutex::new(RunFacts::default()),
         }
     }
 
@@ -117,6 +121,7 @@ impl RunContext {
         ctx.seq = tokio::sync::Mutex::new(last_seq);
         ctx.usage = Mutex::new(usage);
         ctx.always_approved = Mutex::new(journal.always_approved().clone());
+        ctx.facts = Mutex::new(journal.facts().clone());
         ctx.journal = journal;
         ctx
     }
@@ -134,6 +139,11 @@ impl RunContext {
             .lock()
             .map(|m| m.clone())
             .unwrap_or_default()
+    }
+
+    /// Every step's facts so far (docs/direct.md, "Observations").
+    pub fn facts(&self) -> RunFacts {
+        self.facts.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
     /// The next journal key of call-site `scope` (`exec:s2:1#3`).
@@ -274,6 +284,9 @@ impl RunContext {
         self.store.append_event(&event).await?;
         *seq += 1;
         drop(seq);
+        if let Ok(mut facts) = self.facts.lock() {
+            facts.record(&event.kind);
+        }
         self.sink.publish(&event);
         Ok(())
     }

@@ -42,6 +42,8 @@ pub struct StepLimits {
     pub max_observation_bytes: usize,
     /// Characters of each dependency's result shown to a step.
     pub max_dependency_chars: usize,
+    /// Characters of everything a step is shown of earlier steps (results and facts).
+    pub max_earlier_chars: usize,
     /// Wall time of one attempt of a step, checked before each LLM turn (a tool call and an
     /// LLM call have their own time limits); `None`: no limit.
     pub max_step_time: Option<Duration>,
@@ -55,6 +57,7 @@ impl Default for StepLimits {
             max_turns: 20,
             max_observation_bytes: 16 * 1024,
             max_dependency_chars: 1200,
+            max_earlier_chars: 2400,
             max_step_time: Some(Duration::from_secs(30 * 60)),
             max_calls_per_reply: 16,
         }

@@ -4,7 +4,9 @@
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
-use crate::engine::executor::outcome::{StepEnd, CLAIMED_WITHOUT_ACTING};
+use crate::engine::executor::outcome::{
+    StepEnd, CLAIMED_AFTER_FAILURES, CLAIMED_WITHOUT_ACTING, EMPTY_ANSWERS,
+};
 use crate::engine::executor::router::{self as tool_router, offered_tools};
 use crate::engine::executor::step_kind::asks_for_action;
 use crate::engine::executor::tool_call::{parse_arguments, run_tool};
@@ -37,6 +39,10 @@ pub(super) struct Attempt<'a> {
     needs_action: bool,
     /// Tool calls that act (anything but `complete_step` and `message_notify_user`).
     real_calls: u32,
+    /// Tool calls that worked or may have (interrupted), and questions the user answered.
+    ok_calls: u32,
+    /// Empty answers of the user; the second fails the step.
+    empty_answers: u32,
     claim_refused: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
@@ -83,6 +89,7 @@ impl<'a> Attempt<'a> {
             &input.step,
             &agent.toolbox.schemas(),
             route_tools,
+            ctx.facts().session_started(),
         );
         Attempt {
             ctx,
@@ -99,6 +106,8 @@ impl<'a> Attempt<'a> {
             tool_ctx: ctx.tool_context(Some(step_id)),
             needs_action: asks_for_action(&input.step.display_text()),
             real_calls: 0,
+            ok_calls: 0,
+            empty_answers: 0,
             claim_refused: false,
             attachments: Vec::new(),
             trimmed: false,
@@ -186,7 +195,9 @@ impl<'a> Attempt<'a> {
     }
 
     /// Handles one reply: its text, then each of its calls; ends the attempt or prepares the
-    /// next turn (hints, the stuck nudge).
+    /// next turn (hints, the stuck nudge). A `complete_step` sent beside other calls is taken
+    /// last, after they all ran, and only if none of them failed (docs/direct.md, "Fewer
+    /// calls"); the tool messages keep the calls' order.
     async fn take_turn(
         &mut self,
         reply: &ChatResponse,
@@ -206,106 +217,138 @@ impl<'a> Attempt<'a> {
             }
             notes.stuck = self.watch.text(text);
         }
-        for (i, call) in reply.tool_calls.iter().enumerate() {
+        let calls = &reply.tool_calls;
+        let mut results: Vec<Option<String>> = vec![None; calls.len()];
+        let mut failed: Vec<String> = Vec::new();
+        let mut completion: Option<usize> = None;
+        for (i, call) in calls.iter().enumerate() {
             if i >= self.limits.max_calls_per_reply {
-                self.messages.push(ChatMessage::tool_result(
-                    &call.id,
-                    prompts::too_many_calls(self.limits.max_calls_per_reply),
-                ));
+                results[i] = Some(prompts::too_many_calls(self.limits.max_calls_per_reply));
             } else if notes.finished.is_some() {
-                self.messages.push(ChatMessage::tool_result(
-                    &call.id,
-                    "Not executed: the step was already completed by an earlier call in this turn.",
-                ));
+                results[i] = Some(NOT_RUN_STEP_ENDED.to_string());
             } else if call.name == COMPLETE_STEP {
-                notes.finished = self.complete_step(call, replayed).await?;
+                if completion.is_none() {
+                    completion = Some(i);
+                } else {
+                    results[i] = Some(NOT_RUN_STEP_ENDED.to_string());
+                }
             } else if call.name == NOTIFY_USER || call.name == ASK_USER {
-                notes.finished = self.user_call(call, replayed).await?;
+                let (text, end) = self.user_call(call, replayed).await?;
+                results[i] = Some(text);
+                notes.finished = end;
             } else {
-                self.tool_call(call, replayed, llm_key, &mut notes).await?;
+                let (text, ok) = self.tool_call(call, replayed, llm_key, &mut notes).await?;
+                results[i] = Some(text);
+                if !ok {
+                    failed.push(format!("`{}`", call.name));
+                }
                 if self.ctx.cancel.is_cancelled() {
+                    self.push_results(calls, results);
                     return Ok(Some(StepEnd::Cancelled));
                 }
             }
         }
+        if let Some(i) = completion {
+            if notes.finished.is_some() {
+                results[i] = Some(NOT_RUN_STEP_ENDED.to_string());
+            } else if !failed.is_empty() && completes_successfully(&calls[i].arguments) {
+                results[i] = Some(prompts::completion_held(&failed));
+            } else {
+                let (text, end) = self.complete_step(&calls[i], replayed).await?;
+                results[i] = Some(text);
+                notes.finished = end;
+            }
+        }
+        self.push_results(calls, results);
         if notes.finished.is_some() {
             return Ok(notes.finished);
         }
-        self.end_turn(notes, replayed, reply.tool_calls.is_empty())
-            .await
+        self.end_turn(notes, replayed, calls.is_empty()).await
     }
 
-    /// `complete_step`: ends the attempt, unless it claims success without having acted
-    /// (refused once, then a failure).
+    /// One tool message per call, in the calls' order.
+    fn push_results(&mut self, calls: &[ToolCall], results: Vec<Option<String>>) {
+        for (call, text) in calls.iter().zip(results) {
+            let text = text.unwrap_or_else(|| NOT_RUN_STEP_ENDED.to_string());
+            self.messages.push(ChatMessage::tool_result(&call.id, text));
+        }
+    }
+
+    /// `complete_step`: ends the attempt, unless it claims success for a step that asks
+    /// for action while no tool call of the attempt worked (refused once, then a failure).
+    /// Returns what the model reads and how the attempt ends, if it does.
     async fn complete_step(
         &mut self,
         call: &ToolCall,
         replayed: bool,
-    ) -> Result<Option<StepEnd>, StoreError> {
+    ) -> Result<(String, Option<StepEnd>), StoreError> {
         let args = match parse_complete_step(&call.arguments) {
             Ok(args) => args,
-            Err(e) => {
-                self.messages.push(ChatMessage::tool_result(&call.id, e));
-                return Ok(None);
-            }
+            Err(e) => return Ok((e, None)),
         };
-        if args.success && self.real_calls == 0 && self.needs_action {
+        if args.success && self.ok_calls == 0 && self.needs_action {
+            let (reason, answer) = if self.real_calls == 0 {
+                (CLAIMED_WITHOUT_ACTING, prompts::claim_not_accepted())
+            } else {
+                (CLAIMED_AFTER_FAILURES, prompts::claim_after_failures())
+            };
             if self.claim_refused {
-                self.messages.push(ChatMessage::tool_result(
-                    &call.id,
+                return Ok((
                     prompts::claim_refused_again(),
+                    Some(StepEnd::Failed(reason.to_string())),
                 ));
-                return Ok(Some(StepEnd::Failed(CLAIMED_WITHOUT_ACTING.to_string())));
             }
             self.claim_refused = true;
             if !replayed {
                 self.ctx
                     .emit(EventKind::Nudge {
                         step_id: self.step_id.to_string(),
-                        reason: CLAIMED_WITHOUT_ACTING.to_string(),
+                        reason: reason.to_string(),
                     })
                     .await?;
             }
-            self.messages.push(ChatMessage::tool_result(
-                &call.id,
-                prompts::claim_not_accepted(),
-            ));
-            return Ok(None);
+            return Ok((answer, None));
         }
-        self.messages
-            .push(ChatMessage::tool_result(&call.id, "Step finished."));
-        Ok(Some(if args.success {
-            StepEnd::Completed {
-                result: args.result,
-                revise_plan: args.revise_plan,
-                attachments: std::mem::take(&mut self.attachments),
-            }
-        } else {
-            StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
-        }))
+        Ok((
+            "Step finished.".to_string(),
+            Some(if args.success {
+                StepEnd::Completed {
+                    result: args.result,
+                    revise_plan: args.revise_plan,
+                    attachments: std::mem::take(&mut self.attachments),
+                }
+            } else {
+                StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
+            }),
+        ))
     }
 
-    /// `message_notify_user` / `message_ask_user`: asking counts as acting; an unanswered
-    /// question fails the step.
+    /// `message_notify_user` / `message_ask_user`: asking counts as acting, an answer as
+    /// acting that worked; an unanswered question fails the step, and so does a second empty
+    /// answer.
     async fn user_call(
         &mut self,
         call: &ToolCall,
         replayed: bool,
-    ) -> Result<Option<StepEnd>, StoreError> {
+    ) -> Result<(String, Option<StepEnd>), StoreError> {
         if call.name == ASK_USER {
             self.real_calls += 1;
         }
         match talk_to_user(self.ctx, &self.scope, self.step_id, call, replayed).await? {
-            UserCall::Reply(reply) => {
-                self.messages
-                    .push(ChatMessage::tool_result(&call.id, reply));
-                Ok(None)
+            UserCall::Reply(reply) => Ok((reply, None)),
+            UserCall::Answered(answer) if answer.trim().is_empty() => {
+                self.empty_answers += 1;
+                if self.empty_answers >= 2 {
+                    let why = EMPTY_ANSWERS.to_string();
+                    return Ok((format!("Error: {why}"), Some(StepEnd::Failed(why))));
+                }
+                Ok((prompts::empty_user_answer(), None))
             }
-            UserCall::StepFails(why) => {
-                self.messages
-                    .push(ChatMessage::tool_result(&call.id, format!("Error: {why}")));
-                Ok(Some(StepEnd::Failed(why)))
+            UserCall::Answered(answer) => {
+                self.ok_calls += 1;
+                Ok((format!("The user answered: {answer}"), None))
             }
+            UserCall::StepFails(why) => Ok((format!("Error: {why}"), Some(StepEnd::Failed(why)))),
         }
     }
 
@@ -318,7 +361,7 @@ impl<'a> Attempt<'a> {
         replayed: bool,
         llm_key: &str,
         notes: &mut TurnNotes,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(String, bool), StoreError> {
         if let Some(s) = self.watch.call(&call.name, &call.arguments) {
             notes.stuck = Some(s);
         }
@@ -336,6 +379,13 @@ impl<'a> Attempt<'a> {
         if known || run.ok {
             self.real_calls += 1;
         }
+        if run.ok {
+            self.offer_sessions_once_started();
+        }
+        // An interrupted call may have taken effect: it does not count as failed.
+        if run.ok || run.interrupted {
+            self.ok_calls += 1;
+        }
         for file in run.attachments {
             if !self.attachments.contains(&file) {
                 self.attachments.push(file);
@@ -350,7 +400,6 @@ impl<'a> Attempt<'a> {
                 tool_router::names(&self.tools).join(", ")
             )
         };
-        self.messages.push(ChatMessage::tool_result(&call.id, text));
         if let Some(tool) = self.watch.outcome(&call.name, run.ok) {
             if !replayed {
                 self.ctx
@@ -362,7 +411,22 @@ impl<'a> Attempt<'a> {
             }
             notes.hints.push(prompts::tool_failed_twice_hint(&tool));
         }
-        Ok(())
+        Ok((text, run.ok))
+    }
+
+    /// Once a command became a shell session, the session tools are offered for the rest of
+    /// the attempt (before, they are not: docs/direct.md, "Session tools").
+    fn offer_sessions_once_started(&mut self) {
+        if !self.ctx.facts().session_started() {
+            return;
+        }
+        for schema in &self.all_tools {
+            if tool_router::is_session_tool(&schema.name)
+                && !self.tools.iter().any(|t| t.name == schema.name)
+            {
+                self.tools.push(schema.clone());
+            }
+        }
     }
 
     /// After a turn that did not finish the step: the stuck nudge (or the end of a loop that
@@ -398,6 +462,15 @@ impl<'a> Attempt<'a> {
         }
         Ok(None)
     }
+}
+
+/// What the model reads for a call not run because the step already ended.
+const NOT_RUN_STEP_ENDED: &str =
+    "Not executed: the step was already completed by an earlier call in this turn.";
+
+/// Whether `complete_step` arguments claim success (unparsable ones do not).
+fn completes_successfully(raw: &str) -> bool {
+    parse_complete_step(raw).is_ok_and(|a| a.success)
 }
 
 fn parse_complete_step(raw: &str) -> Result<CompleteStepArgs, String> {

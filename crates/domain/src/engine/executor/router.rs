@@ -2,8 +2,9 @@
 //! docs/architecture.md, "A run, step by step"). Weak models read every schema on every
 //! call; the nine `browser_*` schemas alone are ~1,000 tokens, so a step that writes a file
 //! is offered the core shell and file tools, and the other families only when the step (its
-//! `[KIND]` tag and text) or, for the browser, the task speaks of them. A retry is offered
-//! everything. Pure: no I/O; it only filters schemas by name.
+//! `[KIND]` tag and text) or, for the browser, the task speaks of them; the shell session
+//! tools only once a command of the run became a session (docs/direct.md, "Session
+//! tools"). A retry is offered everything. Pure: no I/O; it only filters schemas by name.
 
 use crate::model::plan::Step;
 use crate::ports::llm::ToolSchema;
@@ -59,6 +60,13 @@ pub struct RouteQuery<'a> {
     pub task: &'a str,
     /// Attempts before this one: a retry (> 0) is offered the whole toolbox.
     pub retry: bool,
+    /// A command of the run became a shell session: the session tools are offered.
+    pub sessions: bool,
+}
+
+/// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`: tools of a running session.
+pub fn is_session_tool(name: &str) -> bool {
+    Family::of(name) == Some(Family::ShellSessions)
 }
 
 /// The schemas from `all` (in their order) offered to the step of `query`.
@@ -80,21 +88,7 @@ fn families(query: &RouteQuery<'_>) -> Vec<Family> {
     let kind = query.kind.unwrap_or_default().to_ascii_uppercase();
     let mut out = Vec::new();
     let by_kind = |tags: &[&str]| tags.contains(&kind.as_str());
-    if by_kind(&["SERVER", "SHELL", "DEVOPS", "OPS"])
-        || step.any(&[
-            "server",
-            "serve",
-            "serving",
-            "background",
-            "long-running",
-            "long running",
-            "daemon",
-            "interactive",
-            "stdin",
-            "wait",
-            "waiting",
-        ])
-    {
+    if query.sessions {
         out.push(Family::ShellSessions);
     }
     let browsing = [
@@ -140,6 +134,7 @@ fn families(query: &RouteQuery<'_>) -> Vec<Family> {
     }
     if by_kind(&["ASK", "USER"])
         || step.any(&[
+            "ask",
             "ask the user",
             "ask user",
             "the user's",
@@ -215,6 +210,7 @@ pub fn offered_tools(
     step: &Step,
     toolbox: &[ToolSchema],
     route_tools: bool,
+    sessions: bool,
 ) -> (Vec<ToolSchema>, Vec<ToolSchema>) {
     let mut all = toolbox.to_vec();
     all.extend(user_message_schemas());
@@ -228,6 +224,7 @@ pub fn offered_tools(
             step: &step.description,
             task,
             retry: step.attempts() > 1,
+            sessions,
         },
         &all,
     );
@@ -269,12 +266,17 @@ mod tests {
     }
 
     fn offered(kind: Option<&str>, step: &str, task: &str) -> Vec<String> {
+        offered_with(kind, step, task, false)
+    }
+
+    fn offered_with(kind: Option<&str>, step: &str, task: &str, sessions: bool) -> Vec<String> {
         route_tools(
             &RouteQuery {
                 kind,
                 step,
                 task,
                 retry: false,
+                sessions,
             },
             &toolbox(),
         )
@@ -302,14 +304,15 @@ mod tests {
     }
 
     #[test]
-    fn servers_get_shell_sessions_and_urls_get_the_browser() {
-        let got = offered(
-            None,
-            "Start the web server in the background",
-            "serve the folder",
-        );
-        assert!(got.contains(&"shell_wait".to_string()), "{got:?}");
+    fn session_tools_come_once_a_session_exists_and_urls_get_the_browser() {
+        let step = "Start the web server in the background";
+        let got = offered(None, step, "serve the folder");
+        assert!(!got.iter().any(|n| is_session_tool(n)), "{got:?}");
         assert!(!got.iter().any(|n| n.starts_with("browser_")), "{got:?}");
+        let got = offered_with(None, step, "serve the folder", true);
+        for tool in ["shell_view", "shell_wait", "shell_write", "shell_kill"] {
+            assert!(got.contains(&tool.to_string()), "{got:?}");
+        }
         let got = offered(
             None,
             "Check the title",
@@ -340,6 +343,15 @@ mod tests {
         let got = offered(None, "Ask the user which colour they prefer", "t");
         assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
         assert!(!got.contains(&"message_notify_user".to_string()), "{got:?}");
+        // The eval's wording: the user is "me".
+        let got = offered(
+            None,
+            "Ask me which city I live in, then write my answer into city.txt.",
+            "t",
+        );
+        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
+        let got = offered(None, "Check what the task asks for", "t");
+        assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
         let got = offered(None, "Tell the user the result", "t");
         assert!(got.contains(&"message_notify_user".to_string()), "{got:?}");
         assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
@@ -353,6 +365,7 @@ mod tests {
                 step: "Write hello.txt",
                 task: "t",
                 retry: true,
+                sessions: false,
             },
             &toolbox(),
         );

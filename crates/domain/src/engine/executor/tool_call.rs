@@ -29,6 +29,9 @@ this call was running, before it reported back. It may or may not have taken eff
 /// One tool call's outcome as the executor uses it.
 pub(super) struct ToolRun {
     pub(super) ok: bool,
+    /// The call started before the run stopped and nobody recorded how it ended: it may
+    /// have taken effect.
+    pub(super) interrupted: bool,
     /// What the model reads.
     pub(super) text: String,
     /// Files the call produced (workspace-relative).
@@ -62,6 +65,7 @@ pub(super) async fn run_tool(
         Some(ToolEntry::Finished { ok, output }) => {
             return Ok(ToolRun {
                 ok: *ok,
+                interrupted: output == INTERRUPTED_CALL,
                 text: output.clone(),
                 attachments: files_named_in(output),
             })
@@ -156,6 +160,7 @@ pub(super) async fn run_tool(
     }
     Ok(ToolRun {
         ok,
+        interrupted: false,
         text,
         attachments,
     })
@@ -185,6 +190,7 @@ async fn not_run(
     }
     Ok(ToolRun {
         ok: false,
+        interrupted: text == INTERRUPTED_CALL,
         text,
         attachments: Vec::new(),
     })

@@ -9,8 +9,10 @@ use crate::tools::builtin::{AskUserArgs, NotifyUserArgs, ASK_USER, NOTIFY_USER};
 /// What a call to the user gives the step.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum UserCall {
-    /// What the model reads (a delivery note, the user's answer, or an argument error).
+    /// What the model reads (a delivery note or an argument error).
     Reply(String),
+    /// The user's answer to `message_ask_user`, verbatim (possibly empty).
+    Answered(String),
     /// The step cannot go on: the user was needed and nobody could answer.
     StepFails(String),
 }
@@ -53,7 +55,7 @@ pub(super) async fn talk_to_user(
         .ask_user(&format!("{scope}:ask"), step_id, &question)
         .await
     {
-        Ok(answer) => Ok(UserCall::Reply(format!("The user answered: {answer}"))),
+        Ok(answer) => Ok(UserCall::Answered(answer)),
         Err(e) => Ok(UserCall::StepFails(format!(
             "the step needed the user's answer, but {}",
             e.recoverable()?

@@ -30,7 +30,7 @@ use crate::engine::runtime::Runtime;
 use crate::error::{Error, StoreError};
 use crate::model::event::EventKind;
 use crate::model::plan::{Plan, StepStatus};
-use crate::model::step_input::StepInput;
+use crate::model::step_input::{InputBudget, StepInput};
 use crate::strategy::{PlanningStrategy, Revisions, StepReport};
 
 /// How the scheduler ended.
@@ -187,7 +187,12 @@ impl<'a> Scheduler<'a> {
         let step_id = plan.steps()[index].id.clone();
         let agent = route(&self.rt.executors, plan.steps()[index].kind.as_deref());
         self.busy.insert(step_id.clone());
-        let input = StepInput::new(plan, index, self.rt.config.limits.max_dependency_chars);
+        let limits = &self.rt.config.limits;
+        let budget = InputBudget {
+            result_chars: limits.max_dependency_chars,
+            total_chars: limits.max_earlier_chars,
+        };
+        let input = StepInput::new(plan, index, &self.ctx.facts(), budget);
         let (ctx, limits) = (self.ctx, &self.rt.config.limits);
         let route_tools = self.rt.config.route_tools;
         Box::pin(async move {

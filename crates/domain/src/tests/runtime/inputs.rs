@@ -430,6 +430,8 @@ async fn a_step_whose_tools_all_failed_does_not_complete() {
             ),
             shell("cat hello.txt"),
             done("wrote hello.txt"),
+            // The executor may refuse a claim right after failed calls once.
+            done("wrote hello.txt"),
             text("Failed."),
         ],
         base_config(),
@@ -438,7 +440,11 @@ async fn a_step_whose_tools_all_failed_does_not_complete() {
     assert!(h.outputs().iter().all(|(ok, _)| !ok), "{:?}", h.outputs());
     assert_eq!(h.outcome.status, RunStatus::Failed);
     let error = h.outcome.error.clone().unwrap_or_default();
-    assert!(error.contains("hello.txt"), "{error}");
+    // Refused by the executor (every call failed) or by grounding (hello.txt missing).
+    assert!(
+        error.contains("every tool call failed") || error.contains("hello.txt"),
+        "{error}"
+    );
 }
 
 #[tokio::test]

@@ -82,6 +82,48 @@ async fn happy_path_plans_executes_every_step_and_summarizes() {
     assert_eq!(last.usage, h.outcome.usage);
 }
 
+/// A plan over `max_plan_steps` keeps its first steps, says so, and is not swapped for the
+/// default plan.
+#[tokio::test]
+async fn a_plan_over_the_cap_is_cut_with_an_event() {
+    let h = super::run_with(
+        vec![
+            create_plan(&["Step a", "Step b", "Step c", "Step d", "Step e"]),
+            acted("a"),
+            acted("b"),
+            text("summary"),
+        ],
+        crate::RunConfig {
+            max_plan_steps: 2,
+            ..base_config()
+        },
+    )
+    .await;
+    let descriptions: Vec<_> = h
+        .outcome
+        .plan
+        .steps()
+        .iter()
+        .map(|s| s.description.as_str())
+        .collect();
+    assert_eq!(descriptions, ["Step a", "Step b"]);
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(h.events().iter().any(|e| matches!(
+        &e.kind,
+        EventKind::PlanCreated {
+            source: PlanSource::Llm,
+            ..
+        }
+    )));
+    assert!(
+        h.errors()
+            .iter()
+            .any(|m| m.contains("listed 5 steps") && m.contains("kept the first 2")),
+        "{:?}",
+        h.errors()
+    );
+}
+
 #[tokio::test]
 async fn planner_garbage_gives_the_default_plan() {
     let h = run(vec![

@@ -23,8 +23,24 @@ fn chosen(r: &Run<RoutedLlm>) -> (String, String) {
 
 #[tokio::test(start_paused = true)]
 async fn auto_uses_rules_for_clear_tasks() {
-    let llm = RoutedLlm::new().plans(vec![flow_plan(&["write it"])]);
-    let r = run(llm, config(Mode::Auto), "Write hello.txt containing hi").await;
+    // A small job goes direct: no planner call, the task is the one step.
+    let r = run(
+        RoutedLlm::new(),
+        config(Mode::Auto),
+        "Write hello.txt containing hi",
+    )
+    .await;
+    assert_eq!(chosen(&r), ("direct".to_string(), "rules".to_string()));
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert_eq!(r.outcome.plan.steps().len(), 1);
+    // A listed, sequential task gets a flow plan.
+    let llm = RoutedLlm::new().plans(vec![flow_plan(&["write it", "check it"])]);
+    let r = run(
+        llm,
+        config(Mode::Auto),
+        "Do this:\n- write hello.txt\n- check it",
+    )
+    .await;
     assert_eq!(chosen(&r), ("flow".to_string(), "rules".to_string()));
     assert_eq!(r.outcome.status, RunStatus::Completed);
 }

@@ -5,6 +5,7 @@
 
 mod auto;
 mod dag;
+mod direct;
 mod flow;
 mod plan_act;
 mod todo;

@@ -215,3 +215,39 @@ async fn plan_act_cancellation_marks_the_step_and_summarizes() {
     );
     assert!(r.outcome.summary.contains("cancelled"));
 }
+
+/// A plan-act plan over `max_plan_steps` keeps its first steps, with an event; it is not
+/// re-asked nor swapped for the default plan.
+#[tokio::test(start_paused = true)]
+async fn a_plan_act_plan_over_the_cap_is_cut_with_an_event() {
+    let llm = RoutedLlm::new().plans(vec![pa_plan(json!([
+        {"id": "1", "description": "one"},
+        {"id": "2", "description": "two"},
+        {"id": "3", "description": "three"}
+    ]))]);
+    let cfg = RunConfig {
+        max_plan_steps: 2,
+        ..config(Mode::PlanAct)
+    };
+    let r = run(llm, cfg, "do three things").await;
+    let ids: Vec<&str> = r
+        .outcome
+        .plan
+        .steps()
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(ids, ["1", "2"]);
+    assert!(r.events().iter().any(|e| matches!(
+        &e.kind,
+        EventKind::PlanCreated {
+            source: PlanSource::Llm,
+            ..
+        }
+    )));
+    assert!(
+        r.errors().iter().any(|m| m.contains("listed 3 steps")),
+        "{:?}",
+        r.errors()
+    );
+}

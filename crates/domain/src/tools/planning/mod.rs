@@ -31,6 +31,8 @@ pub struct PlanningTool {
     goal: String,
     /// Most steps a `create` or `update` may list (`None`: no bound).
     max_steps: Option<usize>,
+    /// How many steps a `create` listed when it was cut to `max_steps`.
+    truncated_from: Option<usize>,
 }
 
 impl PlanningTool {
@@ -42,10 +44,18 @@ impl PlanningTool {
             default_plan_id: default_plan_id.into(),
             goal: goal.into(),
             max_steps: None,
+            truncated_from: None,
         }
     }
 
-    /// Bounds the number of steps a `create` or `update` may list.
+    /// How many steps the last `create` listed, when there were more than the bound and
+    /// only the first ones were kept.
+    pub fn truncated_from(&self) -> Option<usize> {
+        self.truncated_from
+    }
+
+    /// Bounds the number of steps a `create` or `update` may list: a `create` over the bound
+    /// keeps the first ones ([`PlanningTool::truncated_from`]), an `update` is refused.
     pub fn with_max_steps(mut self, max_steps: usize) -> PlanningTool {
         self.max_steps = Some(max_steps);
         self
@@ -63,6 +73,7 @@ impl PlanningTool {
             default_plan_id: id,
             goal,
             max_steps: None,
+            truncated_from: None,
         }
     }
 
@@ -156,11 +167,17 @@ impl PlanningTool {
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| crate::prompts::default_plan_title(&self.goal));
-        let specs = parse_steps(obj.get("steps"))?.ok_or(
+        let mut specs = parse_steps(obj.get("steps"))?.ok_or(
             "Error: parameter `steps` is missing; it must be a non-empty list of strings for \
              command: create",
         )?;
-        self.check(&specs)?;
+        // Every junk problem is reported, the bound is not: a longer list keeps its head.
+        self.check(&specs, None)?;
+        let listed = specs.len();
+        if let Some(max) = self.max_steps.filter(|&max| listed > max) {
+            specs.truncate(max);
+        }
+        self.truncated_from = (specs.len() < listed).then_some(listed);
         let plan = Plan::from_specs(id.clone(), title, self.goal.clone(), &specs)
             .map_err(|e| format!("Error: {e}"))?;
         let text = render_plan_text(&plan);
@@ -178,7 +195,7 @@ impl PlanningTool {
         let title = opt_str(obj.get("title"), "title")?;
         let specs = parse_steps(obj.get("steps"))?;
         if let Some(specs) = &specs {
-            self.check(specs)?;
+            self.check(specs, self.max_steps)?;
         }
         let plan = self
             .plans
@@ -200,9 +217,9 @@ impl PlanningTool {
     }
 
     /// The junk checks of [`check_step_texts`], as one error listing every problem.
-    fn check(&self, specs: &[StepSpec]) -> Result<(), String> {
+    fn check(&self, specs: &[StepSpec], max_steps: Option<usize>) -> Result<(), String> {
         let texts: Vec<String> = specs.iter().map(|s| s.text.clone()).collect();
-        check_step_texts(&texts, self.max_steps).map_err(|problems| {
+        check_step_texts(&texts, max_steps).map_err(|problems| {
             format!(
                 "Error: the steps were not accepted: {}",
                 problems.join("; ")

@@ -162,7 +162,10 @@ fn create_and_update_refuse_junk_steps_beyond_the_bound() {
     let err = t
         .execute(&json!({"command": "create", "title": "T", "steps": ["1", "2", "create", "Write x", "Write x"]}))
         .expect_err("junk");
-    assert!(err.contains("5 steps, at most 3"), "{err}");
+    assert!(
+        !err.contains("at most 3"),
+        "a create over the bound is cut: {err}"
+    );
     assert!(
         err.contains("steps 0 (\"1\"), 1 (\"2\") are only a number"),
         "{err}"
@@ -176,6 +179,28 @@ fn create_and_update_refuse_junk_steps_beyond_the_bound() {
         .execute(&json!({"command": "update", "steps": ["Write x", "Write x"]}))
         .expect_err("duplicate in update");
     assert!(err.contains("step 1 repeats step 0"), "{err}");
+    let err = t
+        .execute(&json!({"command": "update", "steps": ["a b", "c d", "e f", "g h"]}))
+        .expect_err("an update over the bound");
+    assert!(err.contains("4 steps, at most 3"), "{err}");
+}
+
+#[test]
+fn a_create_over_the_bound_keeps_its_first_steps() {
+    let mut t = PlanningTool::new("plan_1", "goal").with_max_steps(2);
+    t.execute(
+        &json!({"command": "create", "title": "T", "steps": ["Write a", "Write b", "Write c"]}),
+    )
+    .expect("cut, not refused");
+    assert_eq!(t.truncated_from(), Some(3));
+    let kept: Vec<String> = t
+        .active_plan()
+        .expect("active")
+        .steps()
+        .iter()
+        .map(|s| s.description.clone())
+        .collect();
+    assert_eq!(kept, ["Write a", "Write b"]);
 }
 
 #[test]

@@ -1,0 +1,407 @@
+//! What really happened in each step, read from the events the step recorded (docs/direct.md,
+//! "Observations"): the user's answers verbatim, the files its `file_write` and
+//! `file_str_replace` calls wrote (name and first lines), the files tools reported producing,
+//! the tail of its last successful tool output, and its tool-call counts. Built from the
+//! event log, so a resumed run knows the same facts. Pure: no I/O.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::model::event::{Event, EventKind};
+use crate::model::text::truncate_chars;
+
+/// Tool names the facts look into (the model-facing contract, docs/architecture.md).
+const FILE_WRITE: &str = "file_write";
+const FILE_STR_REPLACE: &str = "file_str_replace";
+const SHELL_EXEC: &str = "shell_exec";
+/// Tools whose output is not a fact of the workspace.
+const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
+/// How `shell_exec` names the session a command became (docs/direct.md, "Session tools").
+const SESSION_STARTED: &str = "session id: ";
+/// How the executor names the files a tool produced, at the end of its output.
+const FILES_MARKER: &str = "\n[files: ";
+
+/// Lines of written text kept.
+const HEAD_LINES: usize = 3;
+/// Characters of written text kept.
+const HEAD_CHARS: usize = 160;
+/// Lines and characters of a tool output's tail kept.
+const TAIL_LINES: usize = 6;
+const TAIL_CHARS: usize = 300;
+/// Characters of one answer of the user kept.
+const ANSWER_CHARS: usize = 300;
+
+/// One file a step wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    pub path: String,
+    /// The first lines of what was written (`None`: a tool reported the file, not its text).
+    pub head: Option<String>,
+    /// `file_str_replace` changed part of it, or `file_write` appended to it.
+    pub partial: bool,
+}
+
+/// The facts of one step, over all its attempts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepFacts {
+    /// The user's answers to `message_ask_user`, verbatim (an empty answer is kept empty).
+    pub answers: Vec<String>,
+    pub files: Vec<WrittenFile>,
+    /// The tail of the last successful tool output (not a file write's status line).
+    pub last_output: Option<String>,
+    pub tool_calls: u32,
+    pub failed_calls: u32,
+}
+
+impl StepFacts {
+    /// Whether anything worth showing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty() && self.files.is_empty() && self.last_output.is_none()
+    }
+
+    /// One line per fact, as a prompt or a report shows them.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for answer in &self.answers {
+            lines.push(if answer.trim().is_empty() {
+                "the user gave an empty answer".to_string()
+            } else {
+                format!(
+                    "the user answered: {}",
+                    truncate_chars(answer, ANSWER_CHARS)
+                )
+            });
+        }
+        for f in &self.files {
+            let verb = if f.partial { "changed" } else { "wrote" };
+            lines.push(match &f.head {
+                Some(head) => format!("{verb} {}: {}", f.path, quoted(head)),
+                None => format!("{verb} {}", f.path),
+            });
+        }
+        if let Some(out) = &self.last_output {
+            lines.push(format!("last tool output: {}", quoted(out)));
+        }
+        lines
+    }
+}
+
+/// `"a\nb"` written on one line, so a fact stays one line of a prompt.
+fn quoted(text: &str) -> String {
+    format!("{:?}", text)
+}
+
+/// A write seen in `tool_calling`, waiting for its `tool_called`.
+#[derive(Debug, Clone)]
+struct PendingWrite {
+    step_id: String,
+    file: WrittenFile,
+}
+
+/// The facts of every step of a run.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    steps: HashMap<String, StepFacts>,
+    /// Writes by their call's key, until the call reports back.
+    pending: HashMap<String, PendingWrite>,
+    /// A `shell_exec` command became a session this run.
+    session_started: bool,
+}
+
+impl RunFacts {
+    pub fn from_events(events: &[Event]) -> RunFacts {
+        let mut facts = RunFacts::default();
+        for e in events {
+            facts.record(&e.kind);
+        }
+        facts
+    }
+
+    /// The facts of step `step_id` (empty when it recorded none).
+    pub fn step(&self, step_id: &str) -> StepFacts {
+        self.steps.get(step_id).cloned().unwrap_or_default()
+    }
+
+    /// Whether a shell session was started in this run (the session tools are then offered).
+    pub fn session_started(&self) -> bool {
+        self.session_started
+    }
+
+    /// Takes in one event of the run.
+    pub fn record(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::ToolCalling {
+                step_id: Some(step),
+                call_id,
+                tool,
+                arguments,
+                journal_key,
+            } => {
+                if let Some(file) = written_file(tool, arguments) {
+                    let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
+                    self.pending.insert(
+                        key,
+                        PendingWrite {
+                            step_id: step.clone(),
+                            file,
+                        },
+                    );
+                }
+            }
+            EventKind::ToolCalled {
+                step_id: Some(step),
+                call_id,
+                tool,
+                ok,
+                output,
+                journal_key,
+                ..
+            } => {
+                let key = journal_key.as_deref().unwrap_or(call_id);
+                let write = self.pending.remove(key).filter(|w| &w.step_id == step);
+                let facts = self.steps.entry(step.clone()).or_default();
+                facts.tool_calls += 1;
+                if !ok {
+                    facts.failed_calls += 1;
+                    return;
+                }
+                if tool == SHELL_EXEC && output.contains(SESSION_STARTED) {
+                    self.session_started = true;
+                }
+                let (body, produced) = split_files(output);
+                match write {
+                    Some(w) => add_file(facts, w.file),
+                    None if !NOT_OUTPUT.contains(&tool.as_str()) => {
+                        facts.last_output = Some(tail(body));
+                    }
+                    None => {}
+                }
+                for path in produced {
+                    if !facts.files.iter().any(|f| f.path == path) {
+                        add_file(
+                            facts,
+                            WrittenFile {
+                                path,
+                                head: None,
+                                partial: false,
+                            },
+                        );
+                    }
+                }
+            }
+            EventKind::UserReplied {
+                step_id,
+                answer: Some(answer),
+                ..
+            } => {
+                self.steps
+                    .entry(step_id.clone())
+                    .or_default()
+                    .answers
+                    .push(answer.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A later write of the same file replaces the earlier fact.
+fn add_file(facts: &mut StepFacts, file: WrittenFile) {
+    facts.files.retain(|f| f.path != file.path);
+    facts.files.push(file);
+}
+
+/// The file a `file_write` / `file_str_replace` call writes, and the head of its text.
+fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
+    let field = match tool {
+        FILE_WRITE => "content",
+        FILE_STR_REPLACE => "new",
+        _ => return None,
+    };
+    let args: Value = serde_json::from_str(arguments).ok()?;
+    let path = args.get("path")?.as_str()?.trim().to_string();
+    if path.is_empty() {
+        return None;
+    }
+    let text = args.get(field).and_then(Value::as_str).unwrap_or_default();
+    Some(WrittenFile {
+        path,
+        head: Some(head(text)),
+        partial: tool == FILE_STR_REPLACE || args.get("append") == Some(&Value::Bool(true)),
+    })
+}
+
+/// The output without the executor's files line, and the files it names.
+fn split_files(output: &str) -> (&str, Vec<String>) {
+    match output.rsplit_once(FILES_MARKER) {
+        Some((body, rest)) => match rest.strip_suffix(']') {
+            Some(list) => (body, list.split(", ").map(str::to_string).collect()),
+            None => (output, Vec::new()),
+        },
+        None => (output, Vec::new()),
+    }
+}
+
+/// The first lines of written text.
+fn head(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().take(HEAD_LINES).collect();
+    let mut head = lines.join("\n");
+    if text.lines().count() > HEAD_LINES {
+        head.push_str("\n...");
+    }
+    truncate_chars(&head, HEAD_CHARS)
+}
+
+/// The last lines of a tool's output.
+fn tail(text: &str) -> String {
+    let text = text.trim_end();
+    let lines: Vec<&str> = text.lines().collect();
+    let kept = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+    let count = kept.chars().count();
+    if count <= TAIL_CHARS {
+        return kept;
+    }
+    let cut: String = kept.chars().skip(count - TAIL_CHARS).collect();
+    format!("...{cut}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calling(step: &str, key: &str, tool: &str, args: &str) -> EventKind {
+        EventKind::ToolCalling {
+            step_id: Some(step.into()),
+            call_id: "c".into(),
+            tool: tool.into(),
+            arguments: args.into(),
+            journal_key: Some(key.into()),
+        }
+    }
+
+    fn called(step: &str, key: &str, tool: &str, ok: bool, output: &str) -> EventKind {
+        EventKind::ToolCalled {
+            step_id: Some(step.into()),
+            call_id: "c".into(),
+            tool: tool.into(),
+            ok,
+            output: output.into(),
+            duration_ms: 1,
+            journal_key: Some(key.into()),
+        }
+    }
+
+    #[test]
+    fn answers_writes_and_outputs_become_facts() {
+        let mut facts = RunFacts::default();
+        facts.record(&EventKind::UserReplied {
+            step_id: "s1".into(),
+            answer: Some("Paris".into()),
+            error: None,
+            journal_key: None,
+        });
+        facts.record(&calling(
+            "s2",
+            "k1",
+            "file_write",
+            r#"{"path": "city.txt", "content": "Paris\n"}"#,
+        ));
+        facts.record(&called(
+            "s2",
+            "k1",
+            "file_write",
+            true,
+            "Wrote 6 bytes to 'city.txt'",
+        ));
+        facts.record(&calling(
+            "s2",
+            "k2",
+            "shell_exec",
+            r#"{"command": "wc -l d.csv"}"#,
+        ));
+        facts.record(&called(
+            "s2",
+            "k2",
+            "shell_exec",
+            true,
+            "exit 0\nstdout:\n7 d.csv",
+        ));
+        facts.record(&calling("s2", "k3", "shell_exec", r#"{"command": "nope"}"#));
+        facts.record(&called("s2", "k3", "shell_exec", false, "exit 127"));
+        assert_eq!(
+            facts.step("s1").lines(),
+            vec!["the user answered: Paris".to_string()]
+        );
+        let s2 = facts.step("s2");
+        assert_eq!((s2.tool_calls, s2.failed_calls), (3, 1));
+        assert_eq!(
+            s2.lines(),
+            vec![
+                "wrote city.txt: \"Paris\"".to_string(),
+                "last tool output: \"exit 0\\nstdout:\\n7 d.csv\"".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_write_is_no_fact_and_files_reported_by_tools_are() {
+        let mut facts = RunFacts::default();
+        facts.record(&calling(
+            "s1",
+            "k1",
+            "file_write",
+            r#"{"path": "a.txt", "content": "x"}"#,
+        ));
+        facts.record(&called("s1", "k1", "file_write", false, "Error: refused"));
+        facts.record(&calling("s1", "k2", "shell_exec", r#"{"command": "make"}"#));
+        facts.record(&called(
+            "s1",
+            "k2",
+            "shell_exec",
+            true,
+            "built\n[files: out/b.bin]",
+        ));
+        assert_eq!(
+            facts.step("s1").lines(),
+            vec![
+                "wrote out/b.bin".to_string(),
+                "last tool output: \"built\"".to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_answer_is_said_so_and_sessions_are_noticed() {
+        let mut facts = RunFacts::default();
+        facts.record(&EventKind::UserReplied {
+            step_id: "s1".into(),
+            answer: Some(String::new()),
+            error: None,
+            journal_key: None,
+        });
+        assert_eq!(
+            facts.step("s1").lines(),
+            vec!["the user gave an empty answer".to_string()]
+        );
+        assert!(!facts.session_started());
+        facts.record(&called(
+            "s1",
+            "k",
+            "shell_exec",
+            true,
+            "still running after 10 s; session id: sh1",
+        ));
+        assert!(facts.session_started());
+    }
+
+    #[test]
+    fn long_text_is_cut_to_its_head_and_tail() {
+        let text: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(head(&text), "line 1\nline 2\nline 3\n...");
+        assert_eq!(
+            tail(&text),
+            "line 15\nline 16\nline 17\nline 18\nline 19\nline 20"
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! The direct style and what comes with it (docs/direct.md): the task as one step with no
+//! planner call, `auto` sending small jobs there by rules, `complete_step` beside the last
+//! tool calls, the summary written from the facts, and what earlier steps did reaching later
+//! ones. Bad input: a claim before any work, tools that all failed, empty answers.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::config::SummaryStyle;
+use crate::engine::config::{Mode, RunConfig};
+use crate::model::event::{EventKind, PlanSource};
+use crate::ports::llm::{ChatRequest, Role};
+use crate::ports::{AskUserError, RunStatus, UserChannel};
+use crate::testing::replies::{call, calls, create_plan, done, Reply};
+use crate::testing::runs::{request, runtime, RUN_ID};
+use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
+use crate::tests::support::{assert_gap_free, config as spine_config};
+use crate::RunOutcome;
+
+/// The spine's config in `mode`, with the default summary (from the facts when they say
+/// everything).
+fn config(mode: Mode) -> RunConfig {
+    RunConfig {
+        summary: SummaryStyle::Auto,
+        ..spine_config(mode)
+    }
+}
+
+const README_JOB: &str = "Write hello.txt containing 'hello from planwright' with the shell \
+tool, then read it back and report its content";
+
+/// Answers questions from a list, in order.
+#[derive(Default)]
+struct Answers(Mutex<VecDeque<String>>);
+
+#[async_trait]
+impl UserChannel for Answers {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut a| a.pop_front())
+            .ok_or_else(|| AskUserError::Unavailable("out of answers".into()))
+    }
+}
+
+struct Direct {
+    outcome: RunOutcome,
+    store: Arc<MemoryStore>,
+    llm: Arc<ScriptedLlm>,
+}
+
+impl Direct {
+    fn events(&self) -> Vec<EventKind> {
+        self.store
+            .events_of(RUN_ID)
+            .into_iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    fn requests(&self) -> Vec<ChatRequest> {
+        self.llm.requests()
+    }
+
+    /// What the model read back for its calls in request `n` (the tool messages after the
+    /// last assistant message).
+    fn tool_answers(&self, n: usize) -> Vec<String> {
+        self.requests()[n]
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::Assistant)
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| m.content.clone())
+            .collect()
+    }
+}
+
+async fn run_direct(script: Vec<Reply>, config: RunConfig, task: &str, answers: &[&str]) -> Direct {
+    let llm = Arc::new(ScriptedLlm::new(script));
+    let store = Arc::new(MemoryStore::new());
+    let mut rt = runtime(
+        llm.clone(),
+        Arc::new(EchoToolbox::new().offering("boom")),
+        store.clone(),
+        config,
+    );
+    rt.user = Arc::new(Answers(Mutex::new(
+        answers.iter().map(|a| a.to_string()).collect(),
+    )));
+    let outcome = rt
+        .run(request(task), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_gap_free(&store.events_of(RUN_ID));
+    Direct {
+        outcome,
+        store,
+        llm,
+    }
+}
+
+fn shell(command: &str) -> (&'static str, serde_json::Value) {
+    ("shell_exec", json!({"command": command}))
+}
+
+fn complete(result: &str) -> (&'static str, serde_json::Value) {
+    ("complete_step", json!({"success": true, "result": result}))
+}
+
+#[tokio::test]
+async fn direct_runs_the_task_as_one_step_with_no_planner_and_no_summary_call() {
+    let r = run_direct(
+        vec![
+            calls(&[shell("echo 'hello from planwright' > hello.txt")]),
+            calls(&[shell("cat hello.txt"), complete("hello.txt holds it")]),
+        ],
+        config(Mode::Direct),
+        README_JOB,
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    // Two executor calls, nothing else: no planner, no summary call.
+    assert_eq!(r.requests().len(), 2);
+    let steps = r.outcome.plan.steps();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].description, README_JOB);
+    assert!(r.events().iter().any(|e| matches!(
+        e,
+        EventKind::PlanCreated {
+            source: PlanSource::Task,
+            ..
+        }
+    )));
+    // The step prompt is the task alone, not a plan around it.
+    let prompt = r.requests()[0].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        prompt.starts_with(&format!("TASK: {README_JOB}")),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("PLAN:"), "{prompt}");
+    // The summary is written from the facts: the result and the last output.
+    let summary = &r.outcome.summary;
+    assert!(
+        summary.starts_with("Completed: 1 of 1 step done."),
+        "{summary}"
+    );
+    assert!(summary.contains("hello.txt holds it"), "{summary}");
+    assert!(summary.contains("ran cat hello.txt"), "{summary}");
+}
+
+#[tokio::test]
+async fn auto_sends_the_readme_job_direct_by_rules() {
+    let r = run_direct(
+        vec![calls(&[
+            shell("echo 'hello from planwright' > hello.txt && cat hello.txt"),
+            complete("hello from planwright"),
+        ])],
+        config(Mode::Auto),
+        README_JOB,
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    let chosen = r.events().into_iter().find_map(|e| match e {
+        EventKind::ModeChosen { mode, by, .. } => Some((mode, by)),
+        _ => None,
+    });
+    assert_eq!(chosen, Some(("direct".to_string(), "rules".to_string())));
+    assert_eq!(r.requests().len(), 1, "one LLM call for the whole job");
+}
+
+#[tokio::test]
+async fn complete_step_beside_a_failed_call_is_held_and_the_model_goes_on() {
+    let r = run_direct(
+        vec![
+            calls(&[complete("done"), ("boom", json!({}))]),
+            calls(&[shell("true"), complete("done after all")]),
+        ],
+        config(Mode::Direct),
+        "Write hello.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert_eq!(
+        r.outcome.plan.steps()[0].result.as_deref(),
+        Some("done after all")
+    );
+    // The failed call ran although it came after `complete_step`; the completion was held,
+    // and the answers keep the calls' order.
+    let answers = r.tool_answers(1);
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(answers[0].contains("kaboom"), "{answers:?}");
+    assert!(
+        answers[1].starts_with("Not accepted yet: `boom` failed"),
+        "{answers:?}"
+    );
+}
+
+#[tokio::test]
+async fn complete_step_before_any_work_is_refused_then_fails_the_run() {
+    let r = run_direct(
+        vec![done("wrote it"), done("wrote it, really")],
+        config(Mode::Direct),
+        "count the lines of data.csv into count.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+    assert_eq!(
+        r.outcome.plan.steps()[0].error.as_deref(),
+        Some("claimed success without calling any tool")
+    );
+    assert!(r.tool_answers(1)[0].starts_with("Not accepted"));
+    assert!(
+        r.outcome.summary.starts_with("Failed: step 0"),
+        "{}",
+        r.outcome.summary
+    );
+}
+
+#[tokio::test]
+async fn a_step_whose_tools_all_failed_cannot_claim_success() {
+    let r = run_direct(
+        vec![
+            call("boom", json!({})),
+            done("count.txt written"),
+            done("count.txt written"),
+        ],
+        config(Mode::Direct),
+        "count the lines of data.csv into count.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+    assert_eq!(
+        r.outcome.plan.steps()[0].error.as_deref(),
+        Some("claimed success although every tool call failed")
+    );
+    assert!(
+        r.tool_answers(2)[0].starts_with("Not accepted: every tool call of this step failed"),
+        "{:?}",
+        r.tool_answers(2)
+    );
+}
+
+#[tokio::test]
+async fn an_empty_answer_is_said_so_and_a_second_one_fails_the_step() {
+    let ask = || call("message_ask_user", json!({"question": "Which city?"}));
+    let r = run_direct(
+        vec![ask(), ask()],
+        config(Mode::Direct),
+        "ask the user their city and write it to city.txt",
+        &["", "  "],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+    assert_eq!(
+        r.outcome.plan.steps()[0].error.as_deref(),
+        Some("the user gave no answer (asked twice)")
+    );
+    assert!(
+        r.tool_answers(1)[0].starts_with("The user gave an empty answer"),
+        "{:?}",
+        r.tool_answers(1)
+    );
+    assert!(
+        r.outcome.summary.contains("the user gave an empty answer"),
+        "{}",
+        r.outcome.summary
+    );
+}
+
+/// The user's answer in step 0 reaches step 2 verbatim, although step 2 depends only on
+/// step 1; every step recorded outputs, so the summary needs no LLM call.
+#[tokio::test]
+async fn the_users_answer_and_written_files_reach_later_steps() {
+    let r = run_direct(
+        vec![
+            create_plan(&[
+                "Ask the user their city",
+                "Count the letters of the city",
+                "Write city.txt",
+            ]),
+            call("message_ask_user", json!({"question": "Which city?"})),
+            calls(&[
+                (
+                    "file_write",
+                    json!({"path": "answer.txt", "content": "Paris"}),
+                ),
+                complete("asked"),
+            ]),
+            calls(&[shell("printf Paris | wc -c"), complete("5 letters")]),
+            calls(&[
+                shell("cat answer.txt > city.txt"),
+                complete("wrote city.txt"),
+            ]),
+        ],
+        config(Mode::Flow),
+        "ask the user their city, then count its letters, then write it to city.txt",
+        &["Paris"],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    let reqs = r.requests();
+    assert_eq!(reqs.len(), 5, "planner + 4 executor calls, no summary call");
+    let last_step = reqs[4].messages[1].content.clone().unwrap_or_default();
+    assert!(
+        last_step.contains("the user answered: Paris"),
+        "{last_step}"
+    );
+    assert!(
+        last_step.contains("wrote answer.txt: \"Paris\""),
+        "{last_step}"
+    );
+    assert!(last_step.contains("5 letters"), "{last_step}");
+    assert!(
+        r.outcome.summary.contains("the user answered: Paris"),
+        "{}",
+        r.outcome.summary
+    );
+}
+
+#[tokio::test]
+async fn the_llm_summary_stays_selectable() {
+    let r = run_direct(
+        vec![
+            calls(&[shell("true"), complete("done")]),
+            crate::testing::replies::text("An LLM-written report."),
+        ],
+        RunConfig {
+            summary: SummaryStyle::Llm,
+            ..config(Mode::Direct)
+        },
+        "Write hello.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.requests().len(), 2);
+    assert!(r.outcome.summary.ends_with("An LLM-written report."));
+}
