@@ -118,6 +118,7 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
         clock: Arc::new(SystemClock),
         ids: Arc::new(SequentialIds::default()),
         user: Arc::new(NoUser),
+        workspace_files: None,
         config: RunConfig {
             mode: Mode::Flow,
             limits: StepLimits {

@@ -200,6 +200,7 @@ fn runtime(store: Arc<SqliteStore>, llm: Arc<ScriptedLlm>, sink: Arc<dyn EventSi
         clock: Arc::new(SystemClock),
         ids: Arc::new(SequentialIds::default()),
         user: Arc::new(NoUser),
+        workspace_files: None,
         config: RunConfig {
             mode: domain::Mode::Flow,
             retries: 0,

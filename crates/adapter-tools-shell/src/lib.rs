@@ -51,6 +51,13 @@
 //! reason ([`bwrap_available`] tells beforehand); it never falls back to running
 //! unsandboxed. The file tools are confined by path checks in both modes.
 //!
+//! ## Input files
+//!
+//! [`LocalWorkspaceFiles`] implements the domain's `WorkspaceFiles` port beside the tools:
+//! the runtime lists a run's workspace with it, keeps copies of the input files outside the
+//! workspace, and restores an input a tool call changed without permission
+//! (docs/security.md, "Input files").
+//!
 //! Use [`shell_toolkit`] to get all nine tools and the registry handle the app needs, or
 //! [`shell_tools`] / [`shell_tools_with`] for the tools alone.
 
@@ -73,6 +80,7 @@ mod session_tools;
 mod sessions;
 mod shell;
 pub mod workspace;
+mod workspace_files;
 
 pub use env::ShellEnv;
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
@@ -82,6 +90,7 @@ pub use session_tools::{ShellKillArgs, ShellViewArgs, ShellWaitArgs, ShellWriteA
 pub use session_tools::{ShellKillTool, ShellViewTool, ShellWaitTool, ShellWriteTool};
 pub use sessions::ShellSessions;
 pub use shell::{ShellExecArgs, ShellExecTool};
+pub use workspace_files::LocalWorkspaceFiles;
 
 /// Name of the shell tool.
 pub const SHELL_EXEC: &str = "shell_exec";

@@ -74,10 +74,7 @@ async fn read_whole_file_and_ranges() {
     let read = FileReadTool::new();
 
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
-    assert_eq!(
-        out.content,
-        "     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour\n     5\tfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 
     let out = read
         .execute(
@@ -88,7 +85,7 @@ async fn read_whole_file_and_ranges() {
         .unwrap();
     assert_eq!(
         out.content,
-        "     2\ttwo\n     3\tthree\n[showing lines 2-3 of 5]"
+        "   2│ two\n   3│ three\n[showing lines 2-3 of 5]"
     );
 
     let out = read
@@ -100,14 +97,14 @@ async fn read_whole_file_and_ranges() {
         .unwrap();
     assert_eq!(
         out.content,
-        "     4\tfour\n     5\tfive\n[showing lines 4-5 of 5]"
+        "   4│ four\n   5│ five\n[showing lines 4-5 of 5]"
     );
 
     let out = read
         .execute(json!({"path": "f.txt", "end_line": 1}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "     1\tone\n[showing lines 1-1 of 5]");
+    assert_eq!(out.content, "   1│ one\n[showing lines 1-1 of 5]");
 }
 
 #[tokio::test]
@@ -168,7 +165,68 @@ async fn read_out_of_range_and_bad_ranges() {
         .execute(json!({"path": "f.txt", "start_line": "5"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "     5\tfive\n[showing lines 5-5 of 5]");
+    assert_eq!(out.content, "   5│ five\n[showing lines 5-5 of 5]");
+}
+
+#[tokio::test]
+async fn read_numbers_only_long_files_and_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("nums.txt"), "4\n5\n6\n").unwrap();
+    let long: String = (1..=41).map(|i| format!("row {i}\n")).collect();
+    fs::write(dir.path().join("long.txt"), long).unwrap();
+    let ctx = ctx(dir.path());
+    let read = FileReadTool::new();
+    // A short file is its content: no number a model could take for data.
+    let out = read
+        .execute(json!({"path": "nums.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, "4\n5\n6\n");
+    // A long file gets `N│ ` before each line.
+    let out = read
+        .execute(json!({"path": "long.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert!(
+        out.content.starts_with("   1│ row 1\n   2│ row 2\n"),
+        "{}",
+        out.content
+    );
+    assert!(out.content.ends_with("  41│ row 41\n"), "{}", out.content);
+    assert!(!out.content.contains('\t'));
+    assert!(read.description().contains("N│"), "{}", read.description());
+}
+
+#[tokio::test]
+async fn write_refuses_a_tool_status_message_as_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    for content in [
+        "wrote (new file) 23 bytes to 'count.txt'",
+        "23 bytes to 'count.txt'",
+        "Wrote 7 bytes to 'out.txt'.",
+        "appended 3 bytes to 'a.txt'\n",
+        "exit code: 0\n--- stdout ---\n7\n--- stderr: (empty) ---",
+    ] {
+        let err = FileWriteTool::new()
+            .execute(json!({"path": "count.txt", "content": content}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments(m) if m.contains("status message")),
+            "{content}: {err:?}"
+        );
+    }
+    assert!(!dir.path().join("count.txt").exists());
+    // Ordinary text that mentions bytes is written.
+    let out = FileWriteTool::new()
+        .execute(
+            json!({"path": "note.txt", "content": "The file has 23 bytes.\n"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error);
 }
 
 #[tokio::test]
@@ -286,7 +344,10 @@ async fn str_replace_argument_errors() {
         .execute(json!({"path": "missing", "old": "a", "new": "b"}), &ctx)
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolError::Failed(m) if m.contains("does not exist")));
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("does not exist") && m.contains("use file_write")),
+        "{err:?}"
+    );
     let err = tool
         .execute(json!({"path": " ", "old": "a", "new": "b"}), &ctx)
         .await

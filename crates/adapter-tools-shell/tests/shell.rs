@@ -41,7 +41,7 @@ async fn echo_to_a_file_and_read_it_back() {
         .execute(json!({"path": "greeting.txt"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(read.content, "     1\thello\n");
+    assert_eq!(read.content, "hello\n");
 }
 
 #[tokio::test]

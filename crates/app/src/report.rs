@@ -76,6 +76,8 @@ pub fn outcome_json(outcome: &RunOutcome, workspace: &str) -> Value {
         "workspace": workspace,
         "plan": plan_json(&outcome.plan),
         "usage": usage_json(&outcome.usage),
+        // Seen in the workspace: created, changed, deleted, moved, restored (docs/security.md).
+        "files": outcome.files,
     })
 }
 

@@ -271,6 +271,23 @@ impl ConsoleView {
             EventKind::Message { text, .. } => format!("      “{}”\n", one_line(text, 160)),
             EventKind::Error { message, .. } => format!("  ! {}\n", one_line(message, 200)),
             EventKind::LlmCalled { .. } => String::new(),
+            EventKind::InputsRecorded {
+                inputs, truncated, ..
+            } => {
+                let more = if *truncated {
+                    " (and more, unprotected)"
+                } else {
+                    ""
+                };
+                if inputs.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ⛨ {} input file(s) protected{more}\n", inputs.len())
+                }
+            }
+            EventKind::InputProtected { path, action, .. } => {
+                format!("      ⛨ {path} is an input: change {}\n", action.as_str())
+            }
             EventKind::RunCompleted { usage, .. } | EventKind::RunFailed { usage, .. } => {
                 let plan = self
                     .plan

@@ -463,6 +463,7 @@ pub fn runtime(
             owner: crate::owner::owner_id().to_string(),
             ttl: Duration::from_secs(args.lease_secs.into()),
         },
+        allow_input_edits: args.allow_input_edits,
         approvals: ApprovalPolicy {
             mode: match args.approval {
                 ApprovalArg::Auto => ApprovalMode::Auto,
@@ -503,6 +504,7 @@ pub fn runtime(
         clock: Arc::new(SystemClock),
         ids: Arc::new(TimeRandomIds),
         user: Arc::new(crate::terminal_user::TerminalUser),
+        workspace_files: workspace_files(std::path::Path::new(crate::DEFAULT_WORKSPACE_ROOT)),
         config,
     })
 }
@@ -520,4 +522,25 @@ fn protected_paths() -> Vec<std::path::PathBuf> {
         paths.push(dir);
     }
     paths
+}
+
+/// What the runtime sees of workspaces (input protection, grounded outputs; docs/security.md,
+/// "Input files"): the local filesystem, keeping the copies of run R's inputs in
+/// `<runs_root>/R/inputs`, beside its default workspace `<runs_root>/R/workspace`. `None`
+/// without the shell tools.
+pub fn workspace_files(
+    runs_root: &std::path::Path,
+) -> Option<Arc<dyn domain::ports::WorkspaceFiles>> {
+    #[cfg(feature = "tools-shell")]
+    {
+        let root = std::path::absolute(runs_root).unwrap_or_else(|_| runs_root.to_path_buf());
+        Some(Arc::new(adapter_tools_shell::LocalWorkspaceFiles::new(
+            root,
+        )))
+    }
+    #[cfg(not(feature = "tools-shell"))]
+    {
+        let _ = runs_root;
+        None
+    }
 }

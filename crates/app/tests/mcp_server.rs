@@ -180,7 +180,7 @@ fn check_run_and_wait(out: &Value) {
     assert_eq!(data["status"], "completed", "{run}");
     assert_eq!(
         data["summary"],
-        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words.\n\nFiles:\n- created: greeting.txt"
     );
     let plan = data["plan"].as_str().expect("plan text");
     assert_eq!(plan.matches("[✓]").count(), 3, "{plan}");

@@ -199,7 +199,7 @@ async fn stream_flag_runs_a_task_over_server_sent_events() {
     assert_eq!(res.code(), 0, "{}", res.stderr());
     assert_eq!(
         res.json["summary"],
-        "Completed: 1 of 1 step done.\n\nWrote s.txt over a stream."
+        "Completed: 1 of 1 step done.\n\nWrote s.txt over a stream.\n\nFiles:\n- created: s.txt"
     );
     assert_eq!(res.json["usage"]["prompt_tokens"], 400);
     let run_id = res.json["run_id"].as_str().expect("run_id");

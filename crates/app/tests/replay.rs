@@ -113,7 +113,7 @@ async fn the_greeting_cassette_replays_offline() {
     assert_eq!(j["status"], "completed", "{j}");
     assert_eq!(
         j["summary"],
-        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words.\n\nFiles:\n- created: greeting.txt"
     );
     let run_id = j["run_id"].as_str().expect("run_id");
     let written = std::fs::read_to_string(pw.workspace(run_id).join("greeting.txt"))

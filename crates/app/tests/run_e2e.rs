@@ -22,7 +22,7 @@ async fn a_three_step_task_runs_end_to_end() {
     assert_eq!(j["status"], "completed");
     assert_eq!(
         j["summary"],
-        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words.\n\nFiles:\n- created: greeting.txt"
     );
     let run_id = j["run_id"].as_str().expect("run_id").to_string();
     assert!(run_id.starts_with("run_"));

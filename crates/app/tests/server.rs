@@ -68,7 +68,7 @@ async fn a_run_is_created_followed_to_completion_and_shown() {
     assert_eq!(show["status"], "completed");
     assert_eq!(
         show["summary"],
-        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words."
+        "Completed: 3 of 3 steps done.\n\ngreeting.txt was written; it has 2 words.\n\nFiles:\n- created: greeting.txt"
     );
     assert_eq!(show["plan"]["steps"].as_array().map(Vec::len), Some(3));
     assert_eq!(

@@ -1,8 +1,11 @@
 //! The `file_read` tool.
 //!
-//! Output format: each line is prefixed with its 1-based number right-aligned in six
-//! columns and a tab, like `cat -n`. When only part of the file is shown, a final
-//! `[showing lines A-B of N ...]` line says so.
+//! Output format: a short file read whole (at most [`PLAIN_MAX_LINES`] lines) is shown as
+//! it is, without line numbers, so a small model cannot take a number for data. A range
+//! read (`start_line`/`end_line`) and a long file get a number before each line, in a form
+//! that does not look like content: `  12│ text` (right-aligned, a box-drawing bar and a
+//! space). When only part of the file is shown, a final `[showing lines A-B of N ...]` line
+//! says so.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -22,6 +25,10 @@ use crate::{args, FILE_READ};
 
 /// Leading bytes searched for NUL to recognise binary files.
 const SNIFF_BYTES: u64 = 8 * 1024;
+/// A file read whole with at most this many lines is shown without line numbers.
+pub(crate) const PLAIN_MAX_LINES: u64 = 40;
+/// What separates a line's number from its text.
+pub(crate) const NUMBER_BAR: char = '│';
 /// Once the requested lines are collected, lines are still counted (for the "of N" in
 /// the footer), but only this far into the file.
 const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -73,8 +80,9 @@ impl FileReadTool {
     pub fn with_max_bytes(mut self, max_bytes: usize) -> FileReadTool {
         self.max_bytes = max_bytes.max(1);
         self.description = format!(
-            "Read a text file; each line starts with its number and a tab (not part of the \
-             file). Output is cut at {}; start_line/end_line (inclusive) pick lines.",
+            "Read a text file. A short file is shown as it is; a long one, or lines picked with \
+             start_line/end_line (inclusive), get `N│ ` before each line (not part of the \
+             file). Output is cut at {}.",
             human_bytes(self.max_bytes)
         );
         self
@@ -118,15 +126,23 @@ impl Tool for FileReadTool {
         }
         let workspace = ctx.workspace.clone();
         let max_bytes = self.max_bytes;
+        let ranged = args.start_line.is_some() || args.end_line.is_some();
         blocking(move || {
             let target = Target::resolve(&workspace, &args.path)?;
-            read(&target, start, end, max_bytes)
+            read(&target, start, end, max_bytes, ranged)
         })
         .await
     }
 }
 
-fn read(target: &Target, start: u64, end: u64, max_bytes: usize) -> Result<ToolOutput, ToolError> {
+/// Reads `start..=end` of the file; `ranged`: the caller picked the lines (numbers shown).
+fn read(
+    target: &Target,
+    start: u64,
+    end: u64,
+    max_bytes: usize,
+    ranged: bool,
+) -> Result<ToolOutput, ToolError> {
     let rel = &target.rel;
     let meta = std::fs::metadata(&target.path).map_err(|e| io_error("read", rel, &e))?;
     if meta.is_dir() {
@@ -134,13 +150,29 @@ fn read(target: &Target, start: u64, end: u64, max_bytes: usize) -> Result<ToolO
             "'{rel}' is a folder, not a file; use file_list to see what it contains"
         )));
     }
-    let file = File::open(&target.path).map_err(|e| io_error("read", rel, &e))?;
-    let scan =
-        scan(BufReader::new(file), start, end, max_bytes).map_err(|e| io_error("read", rel, &e))?;
-    let Scan::Text(text) = scan else {
-        return Err(binary_message(rel, meta.len()));
+    let open_scan = |numbered: bool| {
+        let file = File::open(&target.path).map_err(|e| io_error("read", rel, &e))?;
+        match scan(BufReader::new(file), start, end, max_bytes, numbered)
+            .map_err(|e| io_error("read", rel, &e))?
+        {
+            Scan::Text(text) => Ok(text),
+            Scan::Binary => Err(binary_message(rel, meta.len())),
+        }
     };
-    render(rel, start, &text)
+    if !ranged {
+        let plain = open_scan(false)?;
+        if shows_whole_short_file(&plain) {
+            return render(rel, start, &plain);
+        }
+    }
+    render(rel, start, &open_scan(true)?)
+}
+
+/// Whether `text` (scanned without numbers) is a whole file short enough to show as it is.
+fn shows_whole_short_file(text: &Text) -> bool {
+    let whole = matches!((text.shown, text.total), (Some((1, last)), Some(total)) if last == total)
+        && text.continue_at.is_none();
+    whole && text.total.is_some_and(|n| n <= PLAIN_MAX_LINES)
 }
 
 fn render(rel: &str, start: u64, text: &Text) -> Result<ToolOutput, ToolError> {
@@ -182,7 +214,7 @@ enum Scan {
 
 #[derive(Debug, Default)]
 struct Text {
-    /// Numbered lines, each ending with `\n`.
+    /// The lines shown (numbered or not), each ending with `\n`.
     out: String,
     /// First and last line shown.
     shown: Option<(u64, u64)>,
@@ -192,8 +224,15 @@ struct Text {
     continue_at: Option<u64>,
 }
 
-/// Reads lines `start..=end` into numbered text of at most `max_bytes`, in bounded memory.
-fn scan<R: BufRead>(mut reader: R, start: u64, end: u64, max_bytes: usize) -> io::Result<Scan> {
+/// Reads lines `start..=end` into text of at most `max_bytes` (each line numbered when
+/// `numbered`), in bounded memory.
+fn scan<R: BufRead>(
+    mut reader: R,
+    start: u64,
+    end: u64,
+    max_bytes: usize,
+    numbered: bool,
+) -> io::Result<Scan> {
     let mut text = Text::default();
     let mut line: Vec<u8> = Vec::new();
     let mut line_cut = false; // `line` misses bytes that did not fit
@@ -225,7 +264,8 @@ fn scan<R: BufRead>(mut reader: R, start: u64, end: u64, max_bytes: usize) -> io
             line_has_bytes |= !piece.is_empty();
             match newline {
                 Some(i) => {
-                    if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes) {
+                    if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes, numbered)
+                    {
                         return Ok(Scan::Binary);
                     }
                     line.clear();
@@ -247,7 +287,7 @@ fn scan<R: BufRead>(mut reader: R, start: u64, end: u64, max_bytes: usize) -> io
     // A last line without a trailing newline.
     if line_has_bytes {
         let collecting = text.continue_at.is_none() && line_no >= start && line_no <= end;
-        if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes) {
+        if collecting && !emit(&mut text, line_no, &line, line_cut, max_bytes, numbered) {
             return Ok(Scan::Binary);
         }
         text.total = Some(line_no);
@@ -257,8 +297,15 @@ fn scan<R: BufRead>(mut reader: R, start: u64, end: u64, max_bytes: usize) -> io
     Ok(Scan::Text(text))
 }
 
-/// Appends one numbered line if it fits; false if the line is not text.
-fn emit(text: &mut Text, line_no: u64, line: &[u8], line_cut: bool, max_bytes: usize) -> bool {
+/// Appends one line (numbered when `numbered`) if it fits; false if the line is not text.
+fn emit(
+    text: &mut Text,
+    line_no: u64,
+    line: &[u8],
+    line_cut: bool,
+    max_bytes: usize,
+    numbered: bool,
+) -> bool {
     if looks_binary(line) {
         return false;
     }
@@ -273,7 +320,13 @@ fn emit(text: &mut Text, line_no: u64, line: &[u8], line_cut: bool, max_bytes: u
         }
         Err(_) => return false,
     };
-    let numbered = format!("{line_no:>6}\t{line}\n");
+    let numbered = if numbered && line.is_empty() {
+        format!("{line_no:>4}{NUMBER_BAR}\n")
+    } else if numbered {
+        format!("{line_no:>4}{NUMBER_BAR} {line}\n")
+    } else {
+        format!("{line}\n")
+    };
     if text.out.len() + numbered.len() <= max_bytes && !line_cut {
         text.out.push_str(&numbered);
         text.shown = Some((text.shown.map_or(line_no, |(first, _)| first), line_no));
@@ -299,7 +352,7 @@ mod tests {
     use super::*;
 
     fn text(input: &[u8], start: u64, end: u64, max: usize) -> Text {
-        match scan(input, start, end, max).unwrap() {
+        match scan(input, start, end, max, true).unwrap() {
             Scan::Text(t) => t,
             Scan::Binary => panic!("binary"),
         }
@@ -308,7 +361,7 @@ mod tests {
     #[test]
     fn whole_file_is_numbered() {
         let t = text(b"a\nb\n", 1, u64::MAX, 1000);
-        assert_eq!(t.out, "     1\ta\n     2\tb\n");
+        assert_eq!(t.out, "   1│ a\n   2│ b\n");
         assert_eq!(t.total, Some(2));
         assert_eq!(render("f", 1, &t).unwrap().content, t.out);
     }
@@ -316,14 +369,14 @@ mod tests {
     #[test]
     fn last_line_without_newline_counts() {
         let t = text(b"a\nb", 1, u64::MAX, 1000);
-        assert_eq!(t.out, "     1\ta\n     2\tb\n");
+        assert_eq!(t.out, "   1│ a\n   2│ b\n");
         assert_eq!(t.total, Some(2));
     }
 
     #[test]
     fn empty_lines_count() {
         let t = text(b"\n\nx\n", 2, 3, 1000);
-        assert_eq!(t.out, "     2\t\n     3\tx\n");
+        assert_eq!(t.out, "   2│\n   3│ x\n");
         assert_eq!(t.total, Some(3));
     }
 
@@ -332,13 +385,10 @@ mod tests {
         let input = b"1\n2\n3\n4\n5\n";
         let t = text(input, 2, 3, 1000);
         let out = render("f", 2, &t).unwrap().content;
-        assert_eq!(out, "     2\t2\n     3\t3\n[showing lines 2-3 of 5]");
+        assert_eq!(out, "   2│ 2\n   3│ 3\n[showing lines 2-3 of 5]");
         let t = text(input, 4, 99, 1000);
         let out = render("f", 4, &t).unwrap().content;
-        assert!(
-            out.ends_with("     5\t5\n[showing lines 4-5 of 5]"),
-            "{out}"
-        );
+        assert!(out.ends_with("   5│ 5\n[showing lines 4-5 of 5]"), "{out}");
     }
 
     #[test]
@@ -383,28 +433,44 @@ mod tests {
     #[test]
     fn binary_is_detected() {
         assert!(matches!(
-            scan(&b"ab\0cd"[..], 1, u64::MAX, 100).unwrap(),
+            scan(&b"ab\0cd"[..], 1, u64::MAX, 100, true).unwrap(),
             Scan::Binary
         ));
         assert!(matches!(
-            scan(&b"ok\n\xff\xfe\n"[..], 1, u64::MAX, 100).unwrap(),
+            scan(&b"ok\n\xff\xfe\n"[..], 1, u64::MAX, 100, true).unwrap(),
             Scan::Binary
         ));
         // Invalid bytes outside the requested range do not matter.
         assert!(matches!(
-            scan(&b"ok\n\xff\xfe\n"[..], 1, 1, 100).unwrap(),
+            scan(&b"ok\n\xff\xfe\n"[..], 1, 1, 100, true).unwrap(),
             Scan::Text(_)
         ));
+    }
+
+    #[test]
+    fn plain_text_has_no_numbers() {
+        let Scan::Text(t) = scan(&b"3\n4\n5"[..], 1, u64::MAX, 1000, false).unwrap() else {
+            panic!("binary");
+        };
+        assert_eq!(t.out, "3\n4\n5\n");
+        assert!(shows_whole_short_file(&t));
+        let long: String = (1..=PLAIN_MAX_LINES + 1)
+            .map(|i| format!("{i}\n"))
+            .collect();
+        let Scan::Text(t) = scan(long.as_bytes(), 1, u64::MAX, 100_000, false).unwrap() else {
+            panic!("binary");
+        };
+        assert!(!shows_whole_short_file(&t));
     }
 
     #[test]
     fn small_read_buffers_work() {
         let input = b"alpha\nbeta\ngamma";
         let reader = BufReader::with_capacity(2, &input[..]);
-        let Scan::Text(t) = scan(reader, 2, 3, 1000).unwrap() else {
+        let Scan::Text(t) = scan(reader, 2, 3, 1000, true).unwrap() else {
             panic!("binary");
         };
-        assert_eq!(t.out, "     2\tbeta\n     3\tgamma\n");
+        assert_eq!(t.out, "   2│ beta\n   3│ gamma\n");
         assert_eq!(t.total, Some(3));
     }
 }

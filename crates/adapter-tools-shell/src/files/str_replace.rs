@@ -87,7 +87,16 @@ impl Tool for FileStrReplaceTool {
 
 fn replace(target: &Target, old: &str, new: &str) -> Result<ToolOutput, ToolError> {
     let rel = &target.rel;
-    let meta = std::fs::metadata(&target.path).map_err(|e| io_error("edit", rel, &e))?;
+    let meta = match std::fs::metadata(&target.path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::Failed(format!(
+                "'{rel}' does not exist, so there is nothing to replace in it; to create the \
+                 file, use file_write with its whole content"
+            )))
+        }
+        Err(e) => return Err(io_error("edit", rel, &e)),
+    };
     if meta.is_dir() {
         return Err(ToolError::Failed(format!(
             "'{rel}' is a folder, not a file"
@@ -110,7 +119,7 @@ fn replace(target: &Target, old: &str, new: &str) -> Result<ToolOutput, ToolErro
             return Err(ToolError::Failed(format!(
                 "`old` was not found in '{rel}'. It must match the file exactly, including \
                  whitespace and indentation; use file_read to see the current text (leave out \
-                 its line-number prefixes)"
+                 the `N│ ` line-number prefixes it shows)"
             )))
         }
         [at] => *at,

@@ -68,6 +68,14 @@ impl Tool for FileWriteTool {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: FileWriteArgs = args::parse(FILE_WRITE, args)?;
         tool_args::non_empty(FILE_WRITE, "path", &args.path)?;
+        if domain::model::text::is_tool_status_message(&args.content) {
+            return Err(ToolError::InvalidArguments(format!(
+                "file_write: the content is a tool's status message ({:?}), not the result; \
+                 write the actual text or value (e.g. the output of the command that computed \
+                 it)",
+                args.content.trim()
+            )));
+        }
         let workspace = ctx.workspace.clone();
         let read_only = self.read_only.clone();
         blocking(move || {

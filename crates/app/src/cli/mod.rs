@@ -363,6 +363,13 @@ pub struct RunOptions {
     #[arg(long = "deny", value_name = "RULE", value_parser = approval_rule)]
     pub deny: Vec<ApprovalRule>,
 
+    /// Let the run change and delete the files that were in the workspace before it
+    /// started (its inputs) even when the task does not ask to; otherwise such a change is
+    /// refused or undone (docs/security.md, "Input files").
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
+    pub allow_input_edits: bool,
+
     /// Where shell commands run.
     #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_SANDBOX")]
     pub sandbox: SandboxArg,

@@ -231,6 +231,7 @@ async fn execute(
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
     runtime.user = state.user.clone();
+    runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
     // The server's lease settings, so the claim made above is this runtime's own lease.
     runtime.config.lease = state.lease.clone();
     let control = RunControl {

@@ -144,6 +144,9 @@ pub struct RunConfig {
     pub lease: LeaseConfig,
     /// What tool calls may run without a person's approval (docs/approvals.md).
     pub approvals: ApprovalPolicy,
+    /// Let the run change and delete the files that were in the workspace before it
+    /// started, whatever the task says (docs/security.md, "Input files").
+    pub allow_input_edits: bool,
 }
 
 impl Default for RunConfig {
@@ -167,6 +170,7 @@ impl Default for RunConfig {
             route_tools: true,
             lease: LeaseConfig::default(),
             approvals: ApprovalPolicy::default(),
+            allow_input_edits: false,
         }
     }
 }

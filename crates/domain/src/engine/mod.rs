@@ -5,6 +5,8 @@ pub(crate) mod context;
 pub mod executor;
 pub(crate) mod failure;
 pub(crate) mod graph;
+pub(crate) mod grounding;
+pub(crate) mod inputs;
 pub(crate) mod journal;
 pub(crate) mod json_formats;
 pub mod lease;

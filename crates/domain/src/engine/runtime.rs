@@ -9,8 +9,11 @@ use crate::engine::config::RunConfig;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::error::Error;
 use crate::model::event::RunUsage;
+use crate::model::inputs::FileChanges;
 use crate::model::plan::Plan;
-use crate::ports::{Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel};
+use crate::ports::{
+    Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel, WorkspaceFiles,
+};
 
 /// Everything a run needs, wired by the app.
 #[derive(Clone)]
@@ -24,6 +27,9 @@ pub struct Runtime {
     pub ids: Arc<dyn IdGen>,
     /// The human in the loop (`message_ask_user`); `NoUser` when nobody can answer.
     pub user: Arc<dyn UserChannel>,
+    /// What the runtime sees of workspaces, to protect their input files and to check the
+    /// outputs a task names (docs/security.md, "Input files"); `None`: neither.
+    pub workspace_files: Option<Arc<dyn WorkspaceFiles>>,
     pub config: RunConfig,
 }
 
@@ -55,6 +61,9 @@ pub struct RunOutcome {
     pub error: Option<String>,
     pub plan: Plan,
     pub usage: RunUsage,
+    /// What the run created, changed, deleted, moved, and what the runtime restored, seen in
+    /// the workspace.
+    pub files: FileChanges,
 }
 
 impl Runtime {

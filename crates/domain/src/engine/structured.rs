@@ -217,6 +217,7 @@ mod tests {
             clock: Arc::new(SystemClock),
             ids: Arc::new(SequentialIds::default()),
             user: Arc::new(NoUser),
+            workspace_files: None,
             config: RunConfig::default(),
         };
         let request = RunRequest {

@@ -235,6 +235,23 @@ pub enum EventKind {
         step_id: Option<String>,
         message: String,
     },
+    /// The files in the workspace when the run started (its inputs), what the task lets
+    /// the run do to each, and the outputs the task names (docs/security.md, "Input files").
+    InputsRecorded {
+        inputs: Vec<crate::model::inputs::RecordedInput>,
+        outputs: Vec<String>,
+        /// The workspace held more files than are recorded; the rest are not protected.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+    },
+    /// A tool call changed (or tried to change) an input the run may not change.
+    InputProtected {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        tool: String,
+        path: String,
+        action: crate::model::inputs::InputAction,
+    },
     RunCompleted {
         summary: String,
         usage: RunUsage,
@@ -276,6 +293,8 @@ impl EventKind {
             EventKind::ApprovalDecided { .. } => "approval_decided",
             EventKind::Message { .. } => "message",
             EventKind::Error { .. } => "error",
+            EventKind::InputsRecorded { .. } => "inputs_recorded",
+            EventKind::InputProtected { .. } => "input_protected",
             EventKind::RunCompleted { .. } => "run_completed",
             EventKind::RunFailed { .. } => "run_failed",
         }

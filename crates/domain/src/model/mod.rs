@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod event;
+pub mod inputs;
 pub mod json_text;
 pub mod observations;
 pub mod plan;
@@ -11,4 +12,5 @@ pub mod plan_text;
 pub mod status;
 pub mod step;
 pub mod step_input;
+pub mod task_files;
 pub mod text;

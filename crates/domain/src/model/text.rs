@@ -1,5 +1,6 @@
 //! Cutting long texts to size for a model: by characters (prompts) or by bytes keeping head
-//! and tail (tool output).
+//! and tail (tool output); and recognising a tool's own status message written as if it
+//! were a result.
 
 /// Cuts `s` to at most `max` characters, marking the cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {
@@ -40,6 +41,37 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// Whether `content` is one of the file and shell tools' own replies rather than a result:
+/// what `file_write` answers (`wrote (new file) 23 bytes to 'f'`, or its tail
+/// `23 bytes to 'f'`), what `file_str_replace` answers, or a `shell_exec` report copied
+/// whole. Such content is refused when written, and an output holding it is not done.
+pub fn is_tool_status_message(content: &str) -> bool {
+    let text = content.trim().trim_end_matches('.').to_lowercase();
+    if text.starts_with("exit code: ") && text.contains("--- stdout") {
+        return true;
+    }
+    if text.starts_with("replaced 1 occurrence in '") && !text.contains('\n') {
+        return true;
+    }
+    let Some((head, quoted)) = text.split_once(" bytes to '") else {
+        return false;
+    };
+    if quoted.matches('\'').count() != 1 || !quoted.ends_with('\'') || text.contains('\n') {
+        return false;
+    }
+    let head = [
+        "wrote (new file)",
+        "wrote (replacing the old content)",
+        "appended",
+        "wrote",
+    ]
+    .iter()
+    .find_map(|verb| head.strip_prefix(verb))
+    .unwrap_or(head)
+    .trim();
+    !head.is_empty() && head.chars().all(|c| c.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +84,27 @@ mod tests {
         assert!(t.starts_with('é'));
         assert!(t.ends_with('é'));
         assert_eq!(truncate_bytes("short", 30), "short");
+    }
+
+    #[test]
+    fn tool_status_messages_are_recognised() {
+        for status in [
+            "wrote (new file) 23 bytes to 'count.txt'",
+            "23 bytes to 'count.txt'",
+            "Wrote 7 bytes to 'out.txt'.",
+            "appended 3 bytes to 'a.txt'\n",
+            "exit code: 0\n--- stdout ---\n7\n--- stderr: (empty) ---",
+            "replaced 1 occurrence in 'a.txt' at line 2 (1 lines removed, 1 lines inserted)",
+        ] {
+            assert!(is_tool_status_message(status), "{status}");
+        }
+        for result in [
+            "7",
+            "The file has 23 bytes.",
+            "hello\n",
+            "23 bytes to 'a' and 'b'",
+        ] {
+            assert!(!is_tool_status_message(result), "{result}");
+        }
     }
 }

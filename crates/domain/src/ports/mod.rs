@@ -14,6 +14,7 @@ pub mod sink;
 pub mod store;
 pub mod tool;
 pub mod user;
+pub mod workspace;
 
 pub use self::changes::*;
 pub use self::clock::*;
@@ -27,3 +28,4 @@ pub use self::sink::*;
 pub use self::store::*;
 pub use self::tool::*;
 pub use self::user::*;
+pub use self::workspace::*;

@@ -27,15 +27,33 @@ pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
 /// The per-step prompt (docs/design.md, "The per-step prompt"; docs/direct.md): the task,
 /// the plan digest, what the earlier steps did (their results and the recorded facts), and
 /// the step itself. A step that is the whole task (direct mode) gets the task alone.
+/// Why the step's last attempt was not accepted (a grounding check, the verifier, a failure),
+/// for the attempt that retries it (docs/security.md, "Outputs").
+fn last_attempt(s: &mut String, input: &StepInput) {
+    if let Some(why) = input
+        .step
+        .error
+        .as_deref()
+        .filter(|_| input.step.attempts() > 1)
+    {
+        let _ = writeln!(
+            s,
+            "YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: {why}\n"
+        );
+    }
+}
+
 pub fn step_prompt(task: &str, input: &StepInput) -> String {
     if input.whole_task {
         let mut s = format!("TASK: {task}\n\n");
         earlier_steps(&mut s, input);
+        last_attempt(&mut s, input);
         s.push_str("Do the task with the tools, then call `complete_step`.");
         return s;
     }
     let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
     earlier_steps(&mut s, input);
+    last_attempt(&mut s, input);
     let _ = write!(
         s,
         "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",

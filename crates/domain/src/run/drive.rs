@@ -56,7 +56,10 @@ impl Runtime {
         };
         // The outcome is settled before the summary is written: the summary is told it and
         // starts with a line built from the recorded statuses, so the two cannot disagree.
-        let failure = stopped.clone().or_else(|| first_failure(&plan));
+        let mut failure = stopped.clone().or_else(|| first_failure(&plan));
+        if failure.is_none() {
+            failure = crate::engine::grounding::missing_output(ctx).await;
+        }
         let summary = crate::engine::summary::summarize(
             ctx,
             self,
@@ -65,6 +68,8 @@ impl Runtime {
             failure.as_deref(),
         )
         .await?;
+        let files = crate::engine::inputs::finish(ctx).await;
+        let summary = with_files(summary, &files);
         let usage = ctx.usage();
         let status = if failure.is_none() {
             RunStatus::Completed
@@ -103,7 +108,24 @@ impl Runtime {
             error: failure,
             plan,
             usage,
+            files,
         })
+    }
+}
+
+/// The summary with the files the run changed appended (from the workspace, not from what
+/// the model said).
+fn with_files(summary: String, files: &crate::model::inputs::FileChanges) -> String {
+    let listed = files.text();
+    if listed.is_empty() {
+        summary
+    } else {
+        format!(
+            "{}
+
+{listed}",
+            summary.trim_end()
+        )
     }
 }
 

@@ -8,6 +8,7 @@
 //! ```
 
 mod drive;
+mod refused;
 mod resume;
 
 use std::path::PathBuf;
@@ -196,6 +197,9 @@ impl Runtime {
         })
         .await?;
         tracing::info!(task = %request_task, "run started");
+        if let Some(reason) = crate::engine::inputs::record(ctx).await? {
+            return self.refuse_task(ctx, record, reason).await;
+        }
 
         let mode = match mode {
             Mode::Auto => crate::strategy::auto::choose(ctx, self).await?,

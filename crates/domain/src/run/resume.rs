@@ -134,6 +134,7 @@ impl Runtime {
         })
         .await?;
         tracing::info!(after_seq = last_seq, "run resumed");
+        crate::engine::inputs::reload(&ctx, &events).await?;
         let mode = match record.mode.parse::<Mode>()? {
             Mode::Auto => match chosen {
                 Some(m) => m,

@@ -1,7 +1,7 @@
 //! Test fakes of the ports, shared by every crate's tests so there is one of each
 //! (docs/architecture.md, "Testing"): [`MemoryStore`] (run store and work queue in memory,
 //! with real lease semantics), [`ScriptedLlm`] and [`RoutedLlm`] (scripted LLM clients) with
-//! the [`replies`] they give, [`EchoToolbox`], and [`runs`] (a runtime over fakes, a
+//! the [`replies`] they give, [`EchoToolbox`], [`MemoryWorkspace`] (the workspace port, with tools that change it), and [`runs`] (a runtime over fakes, a
 //! request, a run record).
 //!
 //! Compiled for the domain's own tests and, behind the `testing` cargo feature, for other
@@ -13,7 +13,9 @@ pub mod replies;
 pub mod runs;
 pub mod store;
 pub mod toolbox;
+pub mod workspace;
 
 pub use self::llm::{step_of, RoutedLlm, ScriptedLlm};
 pub use self::store::{MemoryStore, StoreOp};
 pub use self::toolbox::EchoToolbox;
+pub use self::workspace::{MemoryWorkspace, WorkspaceToolbox};

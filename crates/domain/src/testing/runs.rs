@@ -44,6 +44,7 @@ pub fn runtime(
         sink: Arc::new(NoEventSink),
         clock: Arc::new(SystemClock),
         user: Arc::new(NoUser),
+        workspace_files: None,
         ids: Arc::new(SequentialIds::default()),
         config,
     }

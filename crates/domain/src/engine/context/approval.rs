@@ -18,6 +18,9 @@ use crate::ports::ApprovalRequest;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Gate {
     Open,
+    /// A person approved it (now, before, or "always"): its changes to the run's input
+    /// files are theirs too (docs/security.md, "Input files").
+    Approved,
     /// Refused: what the model reads instead of the tool's output.
     Closed(String),
 }
@@ -37,7 +40,7 @@ impl RunContext {
         let gate = self
             .decide(step_id, call, args, reads_only, journal_key)
             .await?;
-        if gate == Gate::Open {
+        if matches!(gate, Gate::Open | Gate::Approved) {
             let workspace = self.workspace.to_str();
             self.with_written(|written| record_writes(&call.name, args, workspace, written));
         }
@@ -94,7 +97,7 @@ impl RunContext {
             return Ok(gate_of(decision, None));
         }
         if unsure.is_none() && self.is_always_approved(&call.name) {
-            return Ok(Gate::Open);
+            return Ok(Gate::Approved);
         }
         self.emit(EventKind::ApprovalRequested {
             step_id: step_id.to_string(),
@@ -152,6 +155,11 @@ impl RunContext {
         Ok(gate_of(decision, reason))
     }
 
+    /// Whether calls that act wait for a person (`--approval ask`).
+    pub fn asks_for_approval(&self) -> bool {
+        self.approvals.mode == crate::model::approval::ApprovalMode::Ask
+    }
+
     fn is_always_approved(&self, tool: &str) -> bool {
         self.always_approved
             .lock()
@@ -161,7 +169,7 @@ impl RunContext {
 
 fn gate_of(decision: ApprovalDecision, reason: Option<String>) -> Gate {
     if decision.approves() {
-        return Gate::Open;
+        return Gate::Approved;
     }
     Gate::Closed(reason.unwrap_or_else(|| {
         "a person refused this call; do not try it again, find another way or report that \

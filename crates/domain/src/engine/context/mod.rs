@@ -14,6 +14,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::failure::{CallError, CallProblem, Failure, Unanswered};
+use crate::engine::inputs::state::InputGuard;
 use crate::engine::journal::{request_hash, Journal};
 use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
@@ -72,6 +73,8 @@ pub(crate) struct RunContext {
     always_approved: Mutex<HashSet<String>>,
     /// What the calls let through wrote (docs/approvals.md, "Scripts").
     written: Mutex<WrittenFiles>,
+    /// The run's input files and what it may do to them (docs/security.md, "Input files").
+    pub(crate) inputs: InputGuard,
     /// What each step really did, from the events written (and, resumed, the log).
     facts: Mutex<RunFacts>,
 }
@@ -102,6 +105,7 @@ impl RunContext {
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
             written: Mutex::new(WrittenFiles::default()),
+            inputs: InputGuard::new(rt.workspace_files.clone(), rt.config.allow_input_edits),
             facts: Mutex::new(RunFacts::default()),
         }
     }

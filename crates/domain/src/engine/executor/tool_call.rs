@@ -1,6 +1,8 @@
 //! One tool call of a step, journaled: `tool_calling` before, `tool_called` after; a resumed
 //! run reuses a finished call's output and never runs an effect twice (docs/durability.md).
-//! A call the run's approval settings refuse never runs (docs/approvals.md).
+//! A call the run's approval settings refuse never runs (docs/approvals.md); a call that
+//! would change an input file the task does not ask to change is refused, and a change one
+//! made anyway is undone (docs/security.md, "Input files").
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +12,7 @@ use tracing::Instrument;
 
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
+use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
@@ -82,13 +85,23 @@ pub(super) async fn run_tool(
         .await;
     }
     let parsed = parse_arguments(&call.arguments);
+    let mut approved = false;
     if !started_before {
         if let Ok(args) = &parsed {
-            let step = tool_ctx.step_id.as_deref().unwrap_or_default();
-            if let Gate::Closed(reason) = ctx
-                .approve(step, call, args, reads_only, journal_key)
-                .await?
-            {
+            let step = tool_ctx.step_id.as_deref();
+            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
+                return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
+            }
+            let gate = ctx
+                .approve(
+                    step.unwrap_or_default(),
+                    call,
+                    args,
+                    reads_only,
+                    journal_key,
+                )
+                .await?;
+            if let Gate::Closed(reason) = gate {
                 return not_run(
                     ctx,
                     tool_ctx,
@@ -98,6 +111,7 @@ pub(super) async fn run_tool(
                 )
                 .await;
             }
+            approved = gate == Gate::Approved;
         }
         ctx.emit(EventKind::ToolCalling {
             step_id: tool_ctx.step_id.clone(),
@@ -113,7 +127,7 @@ pub(super) async fn run_tool(
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
-    let (ok, text, attachments) = match outcome {
+    let (mut ok, mut text, attachments) = match outcome {
         Ok(out) => {
             let mut text = out.content;
             if !out.attachments.is_empty() {
@@ -123,6 +137,13 @@ pub(super) async fn run_tool(
         }
         Err(e) => (false, format!("Error: {e}"), Vec::new()),
     };
+    if !reads_only {
+        let step = tool_ctx.step_id.as_deref();
+        if let Some(note) = inputs::after_call(ctx, step, &call.name, approved).await? {
+            ok = false;
+            text = format!("{note}\n{text}");
+        }
+    }
     let text = truncate_bytes(&text, limits.max_observation_bytes);
     ctx.emit(EventKind::ToolCalled {
         step_id: tool_ctx.step_id.clone(),

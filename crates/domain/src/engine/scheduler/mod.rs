@@ -25,8 +25,8 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::engine::executor::{run_step, StepEnd};
 use crate::engine::graph::{ready_steps, StepIndex};
+use crate::engine::grounding::check_then_verify;
 use crate::engine::runtime::Runtime;
-use crate::engine::verify::verify;
 use crate::error::{Error, StoreError};
 use crate::model::event::EventKind;
 use crate::model::plan::{Plan, StepStatus};
@@ -217,7 +217,9 @@ impl<'a> Scheduler<'a> {
                 result,
                 revise_plan,
                 attachments,
-            } => match verify(self.ctx, self.rt, plan, index, &result).await? {
+            } => match check_then_verify(self.ctx, self.rt, plan, index, &result, &self.busy)
+                .await?
+            {
                 None => {
                     plan.complete_step(step_id, result.clone(), attachments)?;
                     self.ctx.save_plan(plan).await?;

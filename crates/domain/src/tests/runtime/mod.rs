@@ -3,6 +3,7 @@
 //! name.
 
 mod approvals;
+mod inputs;
 mod journal;
 mod planning;
 mod steps;

@@ -1,0 +1,158 @@
+//! The workspace port on real temporary folders: listing, facts, digests, copies kept out of
+//! the workspace, restores, and paths that must stay inside (docs/security.md, "Input files").
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::Path;
+
+use adapter_tools_shell::LocalWorkspaceFiles;
+use domain::ports::{WorkspaceError, WorkspaceFiles};
+
+fn seed(ws: &Path) {
+    fs::write(ws.join("data.txt"), "1\n2\n").unwrap();
+    fs::create_dir_all(ws.join("sub/deep")).unwrap();
+    fs::write(ws.join("sub/deep/b.csv"), "a,b\n").unwrap();
+    fs::create_dir_all(ws.join(".git")).unwrap();
+    fs::write(ws.join(".git/HEAD"), "ref").unwrap();
+    fs::create_dir_all(ws.join(".planwright")).unwrap();
+    fs::write(ws.join(".planwright/planwright.db"), "db").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", ws.join("link")).unwrap();
+}
+
+#[tokio::test]
+async fn lists_regular_files_sorted_without_links_git_or_run_data() {
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let port = LocalWorkspaceFiles::new(copies.path());
+    let listing = port.list(ws.path(), 100).await.unwrap();
+    let paths: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["data.txt", "sub/deep/b.csv"]);
+    assert!(!listing.truncated);
+    assert_eq!(listing.files[0].size, 4);
+    assert!(listing.files[0].modified_ns > 0);
+    let limited = port.list(ws.path(), 1).await.unwrap();
+    assert_eq!(limited.files.len(), 1);
+    assert!(limited.truncated);
+}
+
+#[tokio::test]
+async fn facts_digests_and_heads() {
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let port = LocalWorkspaceFiles::new(copies.path());
+    let facts = port.stat(ws.path(), "data.txt").await.unwrap().unwrap();
+    assert_eq!((facts.path.as_str(), facts.size), ("data.txt", 4));
+    assert_eq!(port.stat(ws.path(), "missing.txt").await.unwrap(), None);
+    assert_eq!(port.stat(ws.path(), "sub").await.unwrap(), None, "a folder");
+    assert_eq!(port.stat(ws.path(), "link").await.unwrap(), None, "a link");
+    let d = port.digest(ws.path(), "data.txt").await.unwrap().unwrap();
+    assert_eq!(d.len(), 64);
+    fs::write(ws.path().join("same.txt"), "1\n2\n").unwrap();
+    assert_eq!(port.digest(ws.path(), "same.txt").await.unwrap(), Some(d));
+    assert_eq!(port.digest(ws.path(), "nope").await.unwrap(), None);
+    let head = port.head(ws.path(), "data.txt", 2).await.unwrap().unwrap();
+    assert_eq!(head, b"1\n");
+    for outside in ["../x", "/etc/passwd", "a/../../x"] {
+        assert!(
+            matches!(
+                port.stat(ws.path(), outside).await,
+                Err(WorkspaceError::Io(_))
+            ),
+            "{outside}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_kept_copy_restores_an_overwritten_deleted_or_replaced_input() {
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let port = LocalWorkspaceFiles::new(copies.path());
+    let digest = port
+        .keep_copy("run_1", ws.path(), "sub/deep/b.csv")
+        .await
+        .unwrap();
+    let kept = copies.path().join("run_1/inputs/sub/deep/b.csv");
+    assert_eq!(
+        fs::read_to_string(&kept).unwrap(),
+        "a,b\n",
+        "kept outside the workspace"
+    );
+    assert_eq!(
+        port.digest(ws.path(), "sub/deep/b.csv").await.unwrap(),
+        Some(digest)
+    );
+
+    fs::write(ws.path().join("sub/deep/b.csv"), "destroyed").unwrap();
+    port.restore("run_1", ws.path(), "sub/deep/b.csv")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(ws.path().join("sub/deep/b.csv")).unwrap(),
+        "a,b\n"
+    );
+
+    fs::remove_dir_all(ws.path().join("sub")).unwrap();
+    port.restore("run_1", ws.path(), "sub/deep/b.csv")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(ws.path().join("sub/deep/b.csv")).unwrap(),
+        "a,b\n"
+    );
+
+    fs::remove_file(ws.path().join("sub/deep/b.csv")).unwrap();
+    fs::create_dir(ws.path().join("sub/deep/b.csv")).unwrap();
+    port.restore("run_1", ws.path(), "sub/deep/b.csv")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(ws.path().join("sub/deep/b.csv")).unwrap(),
+        "a,b\n"
+    );
+    let leftovers: Vec<String> = fs::read_dir(ws.path().join("sub/deep"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(leftovers, ["b.csv"], "no staging file left behind");
+
+    assert!(matches!(
+        port.restore("run_1", ws.path(), "data.txt").await,
+        Err(WorkspaceError::NoCopy(p)) if p == "data.txt"
+    ));
+    port.discard_copies("run_1").await.unwrap();
+    assert!(
+        !copies.path().join("run_1").exists(),
+        "an empty run folder goes too"
+    );
+    port.discard_copies("run_1").await.unwrap();
+    // A run folder that holds the workspace stays.
+    port.keep_copy("run_2", ws.path(), "data.txt")
+        .await
+        .unwrap();
+    fs::create_dir_all(copies.path().join("run_2/workspace")).unwrap();
+    port.discard_copies("run_2").await.unwrap();
+    assert!(!copies.path().join("run_2/inputs").exists());
+    assert!(copies.path().join("run_2/workspace").is_dir());
+}
+
+#[tokio::test]
+async fn copies_of_runs_stay_apart_and_run_ids_cannot_climb_out() {
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let port = LocalWorkspaceFiles::new(copies.path().join("runs"));
+    port.keep_copy("run_1", ws.path(), "data.txt")
+        .await
+        .unwrap();
+    port.keep_copy("../evil", ws.path(), "data.txt")
+        .await
+        .unwrap();
+    assert!(copies.path().join("runs/run_1/inputs/data.txt").is_file());
+    assert!(copies.path().join("runs/_evil/inputs/data.txt").is_file());
+    port.discard_copies("run_1").await.unwrap();
+    assert!(copies.path().join("runs/_evil/inputs/data.txt").is_file());
+}

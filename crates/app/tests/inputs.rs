@@ -1,0 +1,144 @@
+//! Protected inputs and grounded completion with the real binary, the real shell and a
+//! scripted OpenAI server (docs/security.md, "Input files", "Outputs"): a shell command that
+//! overwrites an input is undone, the model told, the outcome lists it; a run whose output
+//! file is missing ends failed naming it.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+/// A workspace folder of the user's, holding `data.txt`.
+fn user_folder(pw: &Planwright) -> std::path::PathBuf {
+    let ws = pw.cwd().join("work");
+    std::fs::create_dir_all(&ws).expect("workspace");
+    std::fs::write(ws.join("data.txt"), "1\n2\n").expect("data.txt");
+    ws
+}
+
+#[tokio::test]
+async fn an_input_overwritten_by_a_shell_command_is_restored_and_reported() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Compute the total"]),
+        call("shell_exec", json!({"command": "echo 3 > data.txt"})),
+        call("shell_exec", json!({"command": "echo 3 > total.txt"})),
+        complete(true, "total.txt holds 3"),
+        text("Wrote the total."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let ws = user_folder(&pw);
+    let res = pw
+        .run(
+            &server,
+            "Sum the numbers in data.txt and write the total to total.txt",
+            &["--workspace", "work", "--sandbox", "none"],
+        )
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let j = &res.json;
+    assert_eq!(j["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("data.txt")).expect("data.txt"),
+        "1\n2\n",
+        "the input is back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("total.txt")).expect("total.txt"),
+        "3\n"
+    );
+    assert_eq!(j["files"]["restored"], json!(["data.txt"]));
+    assert_eq!(j["files"]["created"], json!(["total.txt"]));
+    assert_eq!(j["files"]["changed"], json!([]));
+    let summary = j["summary"].as_str().expect("summary");
+    assert!(
+        summary.ends_with(
+            "Files:\n- created: total.txt\n- restored (changes undone by the runtime): data.txt"
+        ),
+        "{summary}"
+    );
+    // The model read why, right after the call.
+    let reqs = server.requests().await;
+    let seen = tool_messages(&reqs[2]).join("\n");
+    assert!(
+        seen.starts_with("Refused: data.txt is an input of this task")
+            && seen.contains("write your result to total.txt instead"),
+        "{seen}"
+    );
+    let run_id = j["run_id"].as_str().expect("run id");
+    let kinds: Vec<String> = pw.events(run_id).into_iter().map(|(_, t, _)| t).collect();
+    assert!(kinds.contains(&"inputs_recorded".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"input_protected".to_string()), "{kinds:?}");
+    // The copy was kept beside the run's data, out of the workspace, and is gone now.
+    let run_dir = pw.cwd().join(".planwright").join("runs").join(run_id);
+    assert!(
+        !run_dir.join("inputs").exists(),
+        "copies deleted at the end"
+    );
+}
+
+#[tokio::test]
+async fn a_run_missing_its_output_file_ends_failed_naming_it() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Compute the total"]),
+        call("shell_exec", json!({"command": "echo 9"})),
+        complete(true, "the total is 9"),
+        text("The total is 9."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(
+            &server,
+            "Write the total of 4 and 5 to total.txt",
+            &[
+                "--retries",
+                "0",
+                "--max-revisions",
+                "0",
+                "--sandbox",
+                "none",
+            ],
+        )
+        .await;
+    assert_eq!(res.code(), 1, "stderr:\n{}", res.stderr());
+    let j = &res.json;
+    assert_eq!(j["status"], "failed");
+    let error = j["error"].as_str().expect("error");
+    assert!(
+        error.contains("the task asks for total.txt, which does not exist"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn allow_input_edits_lets_the_change_stand() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Compute the total"]),
+        call("shell_exec", json!({"command": "echo 3 > data.txt"})),
+        complete(true, "data.txt now holds 3"),
+        text("Done."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let ws = user_folder(&pw);
+    let res = pw
+        .run(
+            &server,
+            "Sum the numbers in data.txt",
+            &[
+                "--workspace",
+                "work",
+                "--sandbox",
+                "none",
+                "--allow-input-edits",
+            ],
+        )
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("data.txt")).expect("data.txt"),
+        "3\n"
+    );
+    assert_eq!(res.json["files"]["changed"], json!(["data.txt"]));
+}

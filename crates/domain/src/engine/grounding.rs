@@ -1,0 +1,140 @@
+//! Completion grounded in the workspace (docs/security.md, "Outputs"): a step's claimed
+//! success is not accepted while its result names a file that is not there, nor — for the
+//! run's last open step — while an output the task names is missing, empty, or holds a
+//! tool's status message instead of a result. The step then goes through the adapt loop
+//! (retry with that reason, fallback, re-plan) like any failure, and the run ends `failed`
+//! naming the file once the budget is spent. The optional verifier comes after.
+
+use std::collections::HashSet;
+
+use crate::engine::context::RunContext;
+use crate::engine::inputs::state::relative_path;
+use crate::engine::runtime::Runtime;
+use crate::engine::verify::verify;
+use crate::error::Error;
+use crate::model::plan::{Plan, StepStatus};
+use crate::model::task_files::{may_stay_empty, mentions};
+use crate::model::text::is_tool_status_message;
+
+/// Bytes of an output read to recognise a tool's status message.
+const HEAD_BYTES: usize = 512;
+
+/// Why the result `result` claimed for step `index` is not accepted (grounding first, then
+/// the optional verifier); `None` when it is. `busy`: steps running besides this one.
+pub(crate) async fn check_then_verify(
+    ctx: &RunContext,
+    rt: &Runtime,
+    plan: &Plan,
+    index: usize,
+    result: &str,
+    busy: &HashSet<String>,
+) -> Result<Option<String>, Error> {
+    if let Some(why) = check_step(ctx, plan, index, result, busy).await {
+        return Ok(Some(why));
+    }
+    verify(ctx, rt, plan, index, result).await
+}
+
+/// The grounding checks of one step's claimed result.
+async fn check_step(
+    ctx: &RunContext,
+    plan: &Plan,
+    index: usize,
+    result: &str,
+    busy: &HashSet<String>,
+) -> Option<String> {
+    ctx.inputs.port.as_ref()?;
+    if let Some(why) = claimed_file_missing(ctx, result).await {
+        return Some(why);
+    }
+    let step_id = &plan.steps()[index].id;
+    let last_open = plan.steps().iter().enumerate().all(|(i, s)| {
+        i == index
+            || matches!(s.status(), StepStatus::Completed | StepStatus::Skipped)
+                && !busy.contains(&s.id)
+    }) && !busy.iter().any(|b| b != step_id);
+    if !last_open {
+        return None;
+    }
+    missing_output(ctx).await
+}
+
+/// A file the result names that is not in the workspace (and was not an input, nor named
+/// by the task itself: the model may mention those as they are).
+async fn claimed_file_missing(ctx: &RunContext, result: &str) -> Option<String> {
+    let port = ctx.inputs.port.clone()?;
+    let workspace = ctx.workspace.display().to_string();
+    let named_by_task: Vec<String> = mentions(&ctx.task, &[])
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    let inputs: Vec<String> = {
+        let state = ctx.inputs.state.lock().await;
+        state
+            .as_ref()
+            .map(|s| s.files.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    for m in mentions(result, &[]) {
+        let rel = relative_path(&workspace, &m.name);
+        if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
+            continue;
+        }
+        if named_by_task.contains(&m.name) || inputs.contains(&rel) {
+            continue;
+        }
+        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+            return Some(format!(
+                "the result names {rel}, which is not in the workspace: create it first (with \
+                 the tools), or do not claim it"
+            ));
+        }
+    }
+    None
+}
+
+/// Why the run's outputs are not done: an output the task names is missing, empty, or holds
+/// a tool's status message. `None` when they are all there (or nobody can look).
+pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
+    let port = ctx.inputs.port.clone()?;
+    let outputs = {
+        let state = ctx.inputs.state.lock().await;
+        state.as_ref()?.outputs.clone()
+    };
+    let workspace = ctx.workspace.display().to_string();
+    for output in outputs {
+        let rel = relative_path(&workspace, &output);
+        let facts = match port.stat(&ctx.workspace, &rel).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(output = %rel, error = %e, "cannot look at an output");
+                continue;
+            }
+        };
+        let Some(facts) = facts else {
+            return Some(format!(
+                "the task asks for {rel}, which does not exist: write it (with the tools) \
+                 before completing"
+            ));
+        };
+        if facts.size == 0 {
+            if may_stay_empty(&ctx.task, &rel) {
+                continue;
+            }
+            return Some(format!(
+                "the task asks for {rel}, which is empty: write the result into it"
+            ));
+        }
+        if let Ok(Some(head)) = port.head(&ctx.workspace, &rel, HEAD_BYTES).await {
+            let text = String::from_utf8_lossy(&head);
+            if is_tool_status_message(&text) {
+                return Some(format!(
+                    "{rel} holds a tool's status message ({:?}), not the result the task asks \
+                     for: write the actual content",
+                    text.trim()
+                ));
+            }
+        }
+    }
+    None
+}

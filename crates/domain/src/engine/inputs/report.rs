@@ -1,0 +1,88 @@
+//! The end of a run's input protection (docs/security.md, "Input files"): what the run
+//! created, changed, deleted and moved, seen in the workspace against the record made when
+//! it started, and what the runtime restored; then the kept copies are deleted (not for a
+//! cancelled run, which may be resumed).
+
+use super::state::{Input, MAX_INPUTS};
+use crate::engine::context::RunContext;
+use crate::model::inputs::FileChanges;
+use crate::ports::FileFacts;
+
+/// What the run changed in its workspace. Never fails the run: a workspace that cannot be
+/// read gives an empty report (logged).
+pub(crate) async fn finish(ctx: &RunContext) -> FileChanges {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return FileChanges::default();
+    };
+    let state = ctx.inputs.state.lock().await;
+    let Some(inputs) = state.as_ref() else {
+        return FileChanges::default();
+    };
+    let ws = ctx.workspace.as_path();
+    let listing = match port.list(ws, MAX_INPUTS.saturating_mul(2)).await {
+        Ok(l) => l.files,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list the workspace for the report");
+            Vec::new()
+        }
+    };
+    let moved = inputs.moved();
+    let mut changes = FileChanges {
+        created: listing
+            .iter()
+            .filter(|f| {
+                !inputs.files.contains_key(&f.path) && !moved.iter().any(|m| m.to == f.path)
+            })
+            .map(|f| f.path.clone())
+            .collect(),
+        moved,
+        ..FileChanges::default()
+    };
+    for input in inputs.files.values().filter(|i| i.moved_to.is_none()) {
+        let path = &input.recorded.path;
+        match listing.iter().find(|f| &f.path == path) {
+            None => changes.deleted.push(path.clone()),
+            Some(now) if content_changed(&port, ctx, input, now).await => {
+                changes.changed.push(path.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    changes.restored = inputs
+        .restored
+        .iter()
+        .filter(|p| !changes.changed.contains(p) && !changes.deleted.contains(p))
+        .cloned()
+        .collect();
+    drop(state);
+    if !ctx.was_cancelled() {
+        if let Err(e) = port.discard_copies(&ctx.run_id).await {
+            tracing::warn!(error = %e, "cannot delete the copies of the run's inputs");
+        }
+    }
+    changes
+}
+
+/// Whether `input` (now `now`) holds other content than when the run started.
+async fn content_changed(
+    port: &std::sync::Arc<dyn crate::ports::WorkspaceFiles>,
+    ctx: &RunContext,
+    input: &Input,
+    now: &FileFacts,
+) -> bool {
+    let r = &input.recorded;
+    if now.size == r.size && now.modified_ns == r.modified_ns {
+        return false;
+    }
+    match &r.digest {
+        Some(d) => {
+            port.digest(&ctx.workspace, &r.path)
+                .await
+                .ok()
+                .flatten()
+                .as_ref()
+                != Some(d)
+        }
+        None => true,
+    }
+}

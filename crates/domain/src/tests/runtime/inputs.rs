@@ -1,0 +1,646 @@
+//! Protected inputs and grounded completion (docs/security.md, "Input files", "Outputs"),
+//! over the in-memory workspace: a change the task does not ask for is refused or undone and
+//! the model told; changes it asks for stand; the outcome lists the files from the
+//! workspace; a run does not complete while an output the task names is missing.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::config::RunConfig;
+use crate::engine::runtime::RunOutcome;
+use crate::model::approval::{ApprovalDecision, ApprovalMode, ApprovalPolicy};
+use crate::model::event::EventKind;
+use crate::model::inputs::{InputAction, MovedFile};
+use crate::ports::{ApprovalRequest, AskUserError, RunStatus, UserChannel};
+use crate::testing::replies::{call, create_plan, done, text, Reply};
+use crate::testing::runs::{request, runtime, RUN_ID};
+use crate::testing::{MemoryStore, MemoryWorkspace, ScriptedLlm};
+use crate::tests::support::{assert_gap_free, base_config};
+
+struct Finished {
+    outcome: RunOutcome,
+    store: Arc<MemoryStore>,
+    llm: Arc<ScriptedLlm>,
+}
+
+impl Finished {
+    fn events(&self) -> Vec<EventKind> {
+        self.store
+            .events_of(RUN_ID)
+            .into_iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+    /// What the model read back for each tool call, in order.
+    fn outputs(&self) -> Vec<(bool, String)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                EventKind::ToolCalled { ok, output, .. } => Some((ok, output)),
+                _ => None,
+            })
+            .collect()
+    }
+    fn protected(&self) -> Vec<(String, InputAction)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                EventKind::InputProtected { path, action, .. } => Some((path, action)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+async fn run_in(
+    ws: &MemoryWorkspace,
+    task: &str,
+    script: Vec<Reply>,
+    config: RunConfig,
+) -> Finished {
+    run_as(ws, task, script, config, Arc::new(crate::ports::NoUser)).await
+}
+
+/// As [`run_in`], with `user` to answer approvals.
+async fn run_as(
+    ws: &MemoryWorkspace,
+    task: &str,
+    script: Vec<Reply>,
+    config: RunConfig,
+    user: Arc<dyn UserChannel>,
+) -> Finished {
+    let llm = Arc::new(ScriptedLlm::new(script));
+    let store = Arc::new(MemoryStore::new());
+    let mut rt = runtime(llm.clone(), Arc::new(ws.toolbox()), store.clone(), config);
+    rt.workspace_files = Some(Arc::new(ws.clone()));
+    rt.user = user;
+    let outcome = rt
+        .run(request(task), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_gap_free(&store.events_of(RUN_ID));
+    Finished {
+        outcome,
+        store,
+        llm,
+    }
+}
+
+fn shell(command: &str) -> Reply {
+    call("shell_exec", json!({ "command": command }))
+}
+
+fn write(path: &str, content: &str) -> Reply {
+    call("file_write", json!({ "path": path, "content": content }))
+}
+
+const SUM_TASK: &str = "Sum the numbers in data.txt and write the total to total.txt";
+
+#[tokio::test]
+async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("echo 3 > data.txt"),
+            write("total.txt", "3\n"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"), "restored");
+    let outputs = h.outputs();
+    assert!(!outputs[0].0, "the call is reported failed: {outputs:?}");
+    assert!(
+        outputs[0]
+            .1
+            .starts_with("Refused: data.txt is an input of this task")
+            && outputs[0]
+                .1
+                .contains("write your result to total.txt instead"),
+        "{outputs:?}"
+    );
+    // The model read it in its next turn.
+    let seen = format!("{:?}", h.llm.requests()[2].messages);
+    assert!(seen.contains("data.txt is an input of this task"), "{seen}");
+    assert_eq!(
+        h.protected(),
+        [("data.txt".to_string(), InputAction::Restored)]
+    );
+    let files = &h.outcome.files;
+    assert_eq!(files.created, ["total.txt"]);
+    assert_eq!(files.restored, ["data.txt"]);
+    assert!(
+        files.changed.is_empty() && files.deleted.is_empty(),
+        "{files:?}"
+    );
+    assert!(
+        h.outcome.summary.contains("- created: total.txt"),
+        "{}",
+        h.outcome.summary
+    );
+    assert!(
+        h.outcome
+            .summary
+            .contains("restored (changes undone by the runtime): data.txt"),
+        "{}",
+        h.outcome.summary
+    );
+    assert_eq!(ws.copies(), 0, "the copies are deleted when the run ends");
+}
+
+#[tokio::test]
+async fn deleting_or_moving_an_input_away_is_undone_too() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("mv data.txt old.txt"),
+            shell("rm data.txt"),
+            write("total.txt", "3\n"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    let outputs = h.outputs();
+    assert!(!outputs[0].0 && !outputs[1].0, "{outputs:?}");
+    assert_eq!(h.protected().len(), 2);
+    assert!(h.outcome.files.deleted.is_empty(), "{:?}", h.outcome.files);
+}
+
+#[tokio::test]
+async fn a_file_tool_writing_an_input_is_refused_before_it_runs() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            call(
+                "file_str_replace",
+                json!({"path": "./data.txt", "old": "1", "new": "3"}),
+            ),
+            write("total.txt", "3\n"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("this call was not run"),
+        "{outputs:?}"
+    );
+    let started = h
+        .events()
+        .iter()
+        .filter(|e| matches!(e, EventKind::ToolCalling { .. }))
+        .count();
+    assert_eq!(started, 1, "the refused call never started");
+    assert_eq!(
+        h.protected(),
+        [("data.txt".to_string(), InputAction::Refused)]
+    );
+}
+
+#[tokio::test]
+async fn an_edit_the_task_asks_for_stands_and_is_reported() {
+    let ws = MemoryWorkspace::with(&[("notes.md", "helo world\n"), ("data.txt", "1\n")]);
+    let h = run_in(
+        &ws,
+        "Fix the typo in notes.md; do not modify data.txt",
+        vec![
+            create_plan(&["Fix the typo"]),
+            call(
+                "file_str_replace",
+                json!({"path": "notes.md", "old": "helo", "new": "hello"}),
+            ),
+            shell("echo x > data.txt"),
+            done("fixed notes.md"),
+            text("Fixed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("notes.md").as_deref(), Some("hello world\n"));
+    assert_eq!(
+        ws.read("data.txt").as_deref(),
+        Some("1\n"),
+        "not asked: undone"
+    );
+    assert_eq!(h.outcome.files.changed, ["notes.md"]);
+    assert_eq!(h.outcome.files.restored, ["data.txt"]);
+}
+
+#[tokio::test]
+async fn a_rename_the_task_asks_for_is_allowed_but_not_a_content_change() {
+    let ws = MemoryWorkspace::with(&[("a.txt", "keep me\n")]);
+    let h = run_in(
+        &ws,
+        "Rename a.txt to b.txt without changing it",
+        vec![
+            create_plan(&["Rename the file"]),
+            write("a.txt", "changed"),
+            shell("mv a.txt b.txt"),
+            done("renamed a.txt to b.txt"),
+            text("Renamed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("a.txt"), None);
+    assert_eq!(ws.read("b.txt").as_deref(), Some("keep me\n"));
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("not to change its content"),
+        "{outputs:?}"
+    );
+    assert!(outputs[1].0, "{outputs:?}");
+    assert_eq!(
+        h.outcome.files.moved,
+        [MovedFile {
+            from: "a.txt".into(),
+            to: "b.txt".into()
+        }]
+    );
+    assert!(h.outcome.files.created.is_empty(), "{:?}", h.outcome.files);
+}
+
+#[tokio::test]
+async fn allow_input_edits_lifts_the_protection() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("echo 3 > data.txt"),
+            write("total.txt", "3\n"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ],
+        RunConfig {
+            allow_input_edits: true,
+            ..base_config()
+        },
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert_eq!(ws.read("data.txt").as_deref(), Some("3\n"));
+    assert!(h.protected().is_empty());
+    assert_eq!(h.outcome.files.changed, ["data.txt"]);
+}
+
+#[tokio::test]
+async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protected() {
+    let ws = MemoryWorkspace::with(&[("essay.txt", "one two\n"), ("count.txt", "old\n")]);
+    let h = run_in(
+        &ws,
+        "Write the word count of essay.txt to count.txt",
+        vec![
+            create_plan(&["Count the words"]),
+            write("count.txt", "2\n"),
+            write("essay.txt", "2\n"),
+            done("count.txt holds 2"),
+            text("Counted."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("count.txt").as_deref(), Some("2\n"));
+    assert_eq!(ws.read("essay.txt").as_deref(), Some("one two\n"));
+    assert_eq!(h.outcome.files.changed, ["count.txt"]);
+}
+
+#[tokio::test]
+async fn a_task_that_names_no_output_completes_on_its_steps() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        "How many lines does data.txt have?",
+        vec![
+            create_plan(&["Count the lines"]),
+            shell("wc -l data.txt"),
+            done("2 lines"),
+            text("It has 2 lines."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert!(h.outcome.files.is_empty(), "{:?}", h.outcome.files);
+}
+
+#[tokio::test]
+async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_it() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write the total of 4 and 5 to total.txt",
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("echo 9"),
+            done("the total is 9"),
+            // The retry reads why.
+            shell("echo 9"),
+            done("the total is 9"),
+            text("Could not finish."),
+        ],
+        RunConfig {
+            retries: 1,
+            ..base_config()
+        },
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("the task asks for total.txt, which does not exist"),
+        "{error}"
+    );
+    let retry_prompt = format!("{:?}", h.llm.requests()[3].messages);
+    assert!(
+        retry_prompt.contains("NOT ACCEPTED: the task asks for total.txt"),
+        "{retry_prompt}"
+    );
+}
+
+#[tokio::test]
+async fn a_step_whose_tools_all_failed_does_not_complete() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write hello to hello.txt",
+        vec![
+            create_plan(&["Write the file"]),
+            call(
+                "file_str_replace",
+                json!({"path": "hello.txt", "old": "a", "new": "b"}),
+            ),
+            shell("cat hello.txt"),
+            done("wrote hello.txt"),
+            // The executor may refuse a claim right after failed calls once.
+            done("wrote hello.txt"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert!(h.outputs().iter().all(|(ok, _)| !ok), "{:?}", h.outputs());
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    // Refused by the executor (every call failed) or by grounding (hello.txt missing).
+    assert!(
+        error.contains("every tool call failed") || error.contains("hello.txt"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_result_naming_a_file_that_is_not_there_is_not_accepted() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Say hello",
+        vec![
+            create_plan(&["Say hello"]),
+            shell("echo hello"),
+            done("saved the greeting in notes/hello.md"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("the result names notes/hello.md, which is not in the workspace"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_output_holding_a_tool_status_message_is_not_done() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write the number of words in 'a b c' to count.txt",
+        vec![
+            create_plan(&["Count"]),
+            write("count.txt", "5 bytes to 'count.txt'"),
+            done("count.txt written"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(error.contains("holds a tool's status message"), "{error}");
+}
+
+#[tokio::test]
+async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
+    let ws = MemoryWorkspace::with(&[("other.md", "x\n")]);
+    let h = run_in(&ws, "Fix the typo in notes.md", vec![], base_config()).await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert_eq!(
+        error,
+        "the task asks to change notes.md, which is not in the workspace (the workspace \
+         holds: other.md)"
+    );
+    assert!(h.llm.requests().is_empty(), "no LLM call");
+    assert!(
+        h.outcome.summary.contains("Nothing was done"),
+        "{}",
+        h.outcome.summary
+    );
+    let names: Vec<&str> = h.events().iter().map(EventKind::name).collect();
+    assert_eq!(names, ["run_started", "run_failed"]);
+}
+
+/// Approves every call it is asked about.
+struct ApprovesAll;
+
+#[async_trait]
+impl UserChannel for ApprovesAll {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Err(AskUserError::Unavailable("no questions here".into()))
+    }
+    async fn approve(
+        &self,
+        _run_id: &str,
+        _request: &ApprovalRequest,
+    ) -> Result<ApprovalDecision, AskUserError> {
+        Ok(ApprovalDecision::Approve)
+    }
+}
+
+#[tokio::test]
+async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses() {
+    let ask = RunConfig {
+        approvals: ApprovalPolicy {
+            mode: ApprovalMode::Ask,
+            ..ApprovalPolicy::default()
+        },
+        ..base_config()
+    };
+    let script = || {
+        vec![
+            create_plan(&["Compute the total"]),
+            write("data.txt", "3\n"),
+            shell("echo 3 > total.txt"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ]
+    };
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_as(&ws, SUM_TASK, script(), ask.clone(), Arc::new(ApprovesAll)).await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(
+        ws.read("data.txt").as_deref(),
+        Some("3\n"),
+        "the person said yes"
+    );
+    assert_eq!(h.outcome.files.changed, ["data.txt"]);
+    assert!(h.protected().is_empty());
+
+    // Nobody can answer: the write is refused by the approval gate, the input kept.
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_as(&ws, SUM_TASK, script(), ask, Arc::new(crate::ports::NoUser)).await;
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    assert!(!h.outputs()[0].0, "{:?}", h.outputs());
+}
+
+#[tokio::test]
+async fn a_resumed_run_reloads_its_inputs_and_undoes_what_an_interrupted_call_changed() {
+    use crate::model::event::Event;
+    use crate::model::inputs::{Permit, RecordedInput};
+    use crate::ports::{RunStore, WorkspaceFiles};
+    use crate::testing::runs::run_record;
+    use std::path::Path;
+
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let at = Path::new("/tmp/ws");
+    let digest = ws.keep_copy(RUN_ID, at, "data.txt").await.expect("copy");
+    let facts = ws.stat(at, "data.txt").await.expect("stat").expect("facts");
+    // The call that was running when the process died had overwritten it.
+    ws.write("data.txt", "oops\n");
+    let store = Arc::new(MemoryStore::new());
+    store.create_run(&run_record(RUN_ID)).await.expect("create");
+    let logged = |seq: u64, kind: EventKind| Event {
+        run_id: RUN_ID.into(),
+        seq,
+        at: chrono::Utc::now(),
+        kind,
+    };
+    for event in [
+        logged(
+            1,
+            EventKind::RunStarted {
+                task: "make a file".into(),
+                mode: "flow".into(),
+                workspace: "/tmp/ws".into(),
+            },
+        ),
+        logged(
+            2,
+            EventKind::InputsRecorded {
+                inputs: vec![RecordedInput {
+                    path: "data.txt".into(),
+                    size: facts.size,
+                    modified_ns: facts.modified_ns,
+                    digest: Some(digest),
+                    copied: true,
+                    permit: Permit::Read,
+                }],
+                outputs: vec![],
+                truncated: false,
+            },
+        ),
+    ] {
+        store.append_event(&event).await.expect("append");
+    }
+    let llm = Arc::new(ScriptedLlm::new(vec![
+        create_plan(&["Make it"]),
+        shell("echo made"),
+        done("made it"),
+        text("Done."),
+    ]));
+    let mut rt = runtime(llm, Arc::new(ws.toolbox()), store.clone(), base_config());
+    rt.workspace_files = Some(Arc::new(ws.clone()));
+    let outcome = rt
+        .resume(RUN_ID, CancellationToken::new())
+        .await
+        .expect("resumes");
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    assert_eq!(outcome.files.restored, ["data.txt"]);
+    let protected: Vec<InputAction> = store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::InputProtected { action, .. } => Some(action),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(protected, [InputAction::Restored]);
+}
