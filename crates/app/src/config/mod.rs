@@ -28,7 +28,10 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub use error::ConfigError;
 pub use keys::Key;
-pub use sources::{user_file, Layers, Profile, ProjectTrust, Source, PROJECT_FILE};
+pub use sources::{user_file, Layers, Profile, ProjectTrust, Source};
+// The sandbox keeps the project file read-only (`wiring::protected_paths`).
+#[cfg(feature = "tools-shell")]
+pub use sources::PROJECT_FILE;
 
 use crate::cli::{Cli, ConfigCommand};
 
