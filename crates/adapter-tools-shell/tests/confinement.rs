@@ -296,4 +296,16 @@ async fn the_file_tools_leave_the_projects_config_and_state_alone() {
         .execute(json!({"path": "notes.txt", "content": "fine"}), &ctx)
         .await
         .unwrap();
+    // The default workspace lies inside the state folder (`.planwright/runs/R/workspace`):
+    // it is the run's own, and its files can be written.
+    let inner = s.ws.join(".planwright/runs/r1/workspace");
+    fs::create_dir_all(&inner).unwrap();
+    write
+        .execute(
+            json!({"path": "t.txt", "content": "ok"}),
+            &common::ctx(&inner),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(inner.join("t.txt")).unwrap(), "ok");
 }

@@ -31,6 +31,8 @@ struct Target {
     path: PathBuf,
     /// The same, relative to the workspace (`.` for the root): for messages and attachments.
     rel: String,
+    /// The canonical workspace.
+    root: PathBuf,
 }
 
 impl Target {
@@ -38,18 +40,21 @@ impl Target {
         let root = workspace::canonical_workspace(workspace)?;
         let path = workspace::resolve_in(&root, user_path)?;
         let rel = workspace::relative(&root, &path);
-        Ok(Target { path, rel })
+        Ok(Target { path, rel, root })
     }
 
     /// Refuses a target that is, or lies in, one of the `read_only` paths (resolved like
-    /// the target: a missing file by its folder).
+    /// the target: a missing file by its folder) found inside the workspace. A workspace
+    /// that itself lies in one (the default `./.planwright/runs/R/workspace` inside the
+    /// project's state folder) is the run's own, not protected state.
     fn refuse_read_only(&self, read_only: &[PathBuf]) -> Result<(), ToolError> {
         for protected in read_only {
             let resolved = std::fs::canonicalize(protected).ok().or_else(|| {
                 let parent = std::fs::canonicalize(protected.parent()?).ok()?;
                 Some(parent.join(protected.file_name()?))
             });
-            if resolved.is_some_and(|p| self.path.starts_with(p)) {
+            let inside = |p: &PathBuf| p.starts_with(&self.root) && *p != self.root;
+            if resolved.is_some_and(|p| inside(&p) && self.path.starts_with(&p)) {
                 return Err(ToolError::Refused(format!(
                     "'{}' is Planwright's own configuration or state and is read-only to tools",
                     self.rel

@@ -44,10 +44,10 @@ async fn check_step(
     busy: &HashSet<String>,
 ) -> Option<String> {
     ctx.inputs.port.as_ref()?;
-    if let Some(why) = claimed_file_missing(ctx, result).await {
+    let step_id = &plan.steps()[index].id;
+    if let Some(why) = claimed_file_missing(ctx, step_id, result).await {
         return Some(why);
     }
-    let step_id = &plan.steps()[index].id;
     let last_open = plan.steps().iter().enumerate().all(|(i, s)| {
         i == index
             || matches!(s.status(), StepStatus::Completed | StepStatus::Skipped)
@@ -60,9 +60,11 @@ async fn check_step(
 }
 
 /// A file the result names that is not in the workspace (and was not an input, nor named
-/// by the task itself: the model may mention those as they are).
-async fn claimed_file_missing(ctx: &RunContext, result: &str) -> Option<String> {
+/// by the task itself or by one of the step's tool calls: the model may mention those as
+/// they are, e.g. a file an MCP server wrote outside the workspace).
+async fn claimed_file_missing(ctx: &RunContext, step_id: &str, result: &str) -> Option<String> {
     let port = ctx.inputs.port.clone()?;
+    let facts = ctx.facts().step(step_id);
     let workspace = ctx.workspace.display().to_string();
     let named_by_task: Vec<String> = mentions(&ctx.task, &[])
         .into_iter()
@@ -80,7 +82,7 @@ async fn claimed_file_missing(ctx: &RunContext, result: &str) -> Option<String> 
         if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
             continue;
         }
-        if named_by_task.contains(&m.name) || inputs.contains(&rel) {
+        if named_by_task.contains(&m.name) || inputs.contains(&rel) || facts.named(&m.name) {
             continue;
         }
         if let Ok(None) = port.stat(&ctx.workspace, &rel).await {

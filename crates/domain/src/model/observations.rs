@@ -52,9 +52,24 @@ pub struct StepFacts {
     pub last_output: Option<String>,
     pub tool_calls: u32,
     pub failed_calls: u32,
+    /// Paths the step's tool calls named in their arguments (an MCP server's file outside
+    /// the workspace, say): a result may mention them without them being in the workspace.
+    pub named_paths: Vec<String>,
 }
 
+/// Most paths kept per step in [`StepFacts::named_paths`].
+const NAMED_PATHS: usize = 64;
+
 impl StepFacts {
+    /// Whether one of the step's tool calls named `file` (the same path, or one ending in
+    /// it as its last components).
+    pub fn named(&self, file: &str) -> bool {
+        let file = file.trim_start_matches("./");
+        self.named_paths.iter().any(|p| {
+            let p = p.trim_start_matches("./");
+            p == file || p.ends_with(&format!("/{file}"))
+        })
+    }
     /// Whether anything worth showing was recorded.
     pub fn is_empty(&self) -> bool {
         self.answers.is_empty() && self.files.is_empty() && self.last_output.is_none()
@@ -138,6 +153,12 @@ impl RunFacts {
                 arguments,
                 journal_key,
             } => {
+                let facts = self.steps.entry(step.clone()).or_default();
+                for path in argument_paths(arguments) {
+                    if facts.named_paths.len() < NAMED_PATHS && !facts.named_paths.contains(&path) {
+                        facts.named_paths.push(path);
+                    }
+                }
                 if let Some(file) = written_file(tool, arguments) {
                     let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
                     self.pending.insert(
@@ -213,6 +234,24 @@ fn add_file(facts: &mut StepFacts, file: WrittenFile) {
 }
 
 /// The file a `file_write` / `file_str_replace` call writes, and the head of its text.
+/// The top-level string arguments of a call that look like paths (no spaces, a `.` or `/`).
+fn argument_paths(arguments: &str) -> Vec<String> {
+    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+        return Vec::new();
+    };
+    args.values()
+        .filter_map(Value::as_str)
+        .map(str::trim)
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 300
+                && (v.contains('/') || v.contains('.'))
+                && !v.contains(char::is_whitespace)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
     let field = match tool {
         FILE_WRITE => "content",
