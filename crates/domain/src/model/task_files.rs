@@ -345,6 +345,14 @@ fn strongest(a: Intent, b: Intent) -> Intent {
 /// in the clause after "to" / "into" (so this one is a source).
 fn intent_at(words: &[Word], i: usize, later_target: bool) -> Intent {
     let Some(v) = governing_verb(words, i) else {
+        // "In settings.txt, replace red with green": the file set before its edit verb.
+        let next = words.get(i + 1).filter(|w| !w.quoted);
+        if words[i].ends_clause
+            && preposition_before(words, i) == Some("in")
+            && next.is_some_and(|w| EDIT.contains(&w.lower.as_str()))
+        {
+            return Intent::Edit;
+        }
         return Intent::Unsaid;
     };
     if negated(words, v) {
@@ -650,6 +658,8 @@ mod tests {
             "delete notes.md",
             "Please change the title of notes.md",
             "Read notes.md and fix the typo in it",
+            "In notes.md, replace the word red with green.",
+            "In notes.md, change the port from 8000 to 9090",
         ] {
             let want = if task.starts_with("Append") {
                 Intent::Write
@@ -657,6 +667,17 @@ mod tests {
                 Intent::Edit
             };
             assert_eq!(of(task, &known, "notes.md"), Some(want), "{task}");
+        }
+    }
+
+    #[test]
+    fn a_file_set_before_a_verb_that_does_not_edit_is_unsaid() {
+        let known = ["notes.md"];
+        for task in [
+            "In notes.md, do not change anything; count its lines into n.txt",
+            "In notes.md, count the lines",
+        ] {
+            assert_ne!(of(task, &known, "notes.md"), Some(Intent::Edit), "{task}");
         }
     }
 
