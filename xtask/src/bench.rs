@@ -21,7 +21,7 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
         report(&section);
         return replace_section("## Build", &section);
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = crate::cargo_program();
     let mut doc = String::from(
         "# Benchmarks\n\nWritten by `cargo xtask bench`; numbers are from the machine below, \
          measured in one run. Speed and memory targets live here, never in timed tests.\n\n",
@@ -79,7 +79,7 @@ fn replace_section(heading: &str, section: &str) -> Result<(), String> {
 /// The dependency tree (crates, duplicates) and a clean release build of `planwright` in a
 /// fresh target folder (wall time, binary size), as Markdown.
 fn build_section() -> Result<String, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = crate::cargo_program();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let lock = std::fs::read_to_string(root.join("Cargo.lock"))
         .map_err(|e| format!("reading Cargo.lock: {e}"))?;

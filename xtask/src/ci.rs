@@ -91,7 +91,7 @@ fn file_name(path: &str) -> &str {
 /// The package of every test executable `cargo test ARGS` builds, by file name (from
 /// cargo's JSON messages of a `--no-run` build, which also builds them all once).
 fn test_crates(args: &[&str]) -> Result<HashMap<String, String>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = crate::cargo_program();
     let extra = ["--no-run", "--message-format=json-render-diagnostics"];
     report(&format!(
         "$ cargo test {} {}",
@@ -140,7 +140,7 @@ fn cargo_test(
     results: &mut Results,
 ) -> Result<(), String> {
     use std::io::{BufRead, BufReader, Write};
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = crate::cargo_program();
     report(&format!("$ cargo test {} --no-fail-fast", args.join(" ")));
     // One pipe for both streams: cargo's `Running` lines (stderr) stay in order with the
     // test binaries' results (stdout).

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{cargo, report};
+use crate::{cargo, cargo_program, report};
 
 /// The cargo-deny release the checks are written for (installed by README's test command).
 pub(crate) const CARGO_DENY: &str = "0.20.2";
@@ -39,10 +39,6 @@ pub(crate) fn deny() -> Result<(), String> {
     // platform's crates on disk, which `cargo fetch` brings from crates.io.
     cargo(&["fetch", "--quiet"])?;
     cargo(&["deny", "--offline", "check"])
-}
-
-fn cargo_program() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
 
 fn workspace_root() -> PathBuf {

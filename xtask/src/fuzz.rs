@@ -40,7 +40,7 @@ pub(crate) fn fuzz(args: &[String]) -> Result<(), TaskError> {
             )))
         }
     };
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = crate::cargo_program();
     report(&format!(
         "$ PROPTEST_CASES={cases} cargo test --workspace --lib --bins --test fuzz fuzz_"
     ));

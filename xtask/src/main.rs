@@ -88,8 +88,13 @@ fn usage() -> Result<(), String> {
     Ok(())
 }
 
+/// The cargo running this task (`$CARGO`), else `cargo` on the PATH.
+pub(crate) fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
 pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cargo = cargo_program();
     report(&format!("$ cargo {}", args.join(" ")));
     let status = Command::new(&cargo)
         .args(args)
