@@ -122,6 +122,17 @@ pub struct RunFacts {
     pending: HashMap<String, PendingWrite>,
     /// A `shell_exec` command became a session this run.
     session_started: bool,
+    /// The question each step is waiting on, until the user replies.
+    asking: HashMap<String, String>,
+    /// Every question the user answered this run, with the answer, in order.
+    answered: Vec<Answered>,
+}
+
+/// A question of `message_ask_user` and the user's answer, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub question: String,
+    pub answer: String,
 }
 
 impl RunFacts {
@@ -136,6 +147,22 @@ impl RunFacts {
     /// The facts of step `step_id` (empty when it recorded none).
     pub fn step(&self, step_id: &str) -> StepFacts {
         self.steps.get(step_id).cloned().unwrap_or_default()
+    }
+
+    /// Every question the user answered this run, in order.
+    pub fn answered(&self) -> &[Answered] {
+        &self.answered
+    }
+
+    /// The user's earlier non-empty answer to `question` (the same words, whatever the case
+    /// and punctuation): asked again (a retry, a later step) it is not asked twice.
+    pub fn earlier_answer(&self, question: &str) -> Option<&str> {
+        let key = question_key(question);
+        self.answered
+            .iter()
+            .rev()
+            .find(|a| !a.answer.trim().is_empty() && question_key(&a.question) == key)
+            .map(|a| a.answer.as_str())
     }
 
     /// Whether a shell session was started in this run (the session tools are then offered).
@@ -211,6 +238,9 @@ impl RunFacts {
                     }
                 }
             }
+            EventKind::WaitingForUser { step_id, question } => {
+                self.asking.insert(step_id.clone(), question.clone());
+            }
             EventKind::UserReplied {
                 step_id,
                 answer: Some(answer),
@@ -221,6 +251,15 @@ impl RunFacts {
                     .or_default()
                     .answers
                     .push(answer.clone());
+                if let Some(question) = self.asking.remove(step_id) {
+                    self.answered.push(Answered {
+                        question,
+                        answer: answer.clone(),
+                    });
+                }
+            }
+            EventKind::UserReplied { step_id, .. } => {
+                self.asking.remove(step_id);
             }
             _ => {}
         }
@@ -292,6 +331,16 @@ fn head(text: &str) -> String {
     truncate_chars(&head, HEAD_CHARS)
 }
 
+/// A question's words, lower-cased, without punctuation or extra spaces.
+fn question_key(question: &str) -> String {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The last lines of a tool's output.
 fn tail(text: &str) -> String {
     let text = text.trim_end();
@@ -329,6 +378,53 @@ mod tests {
             duration_ms: 1,
             journal_key: Some(key.into()),
         }
+    }
+
+    fn asked(step: &str, question: &str) -> EventKind {
+        EventKind::WaitingForUser {
+            step_id: step.into(),
+            question: question.into(),
+        }
+    }
+
+    fn replied(step: &str, answer: Option<&str>) -> EventKind {
+        EventKind::UserReplied {
+            step_id: step.into(),
+            answer: answer.map(str::to_string),
+            error: answer.is_none().then(|| "no terminal".to_string()),
+            journal_key: None,
+        }
+    }
+
+    #[test]
+    fn an_answered_question_is_known_by_its_words() {
+        let mut facts = RunFacts::default();
+        facts.record(&asked("s1", "Which city do you live in?"));
+        facts.record(&replied("s1", Some("Lisbon")));
+        facts.record(&asked("s1", "Your name?"));
+        facts.record(&replied("s1", None));
+        facts.record(&asked("s2", "How many days?"));
+        facts.record(&replied("s2", Some("  ")));
+        assert_eq!(
+            facts.earlier_answer("which city do you  live in"),
+            Some("Lisbon")
+        );
+        assert_eq!(facts.earlier_answer("Your name?"), None, "never answered");
+        assert_eq!(facts.earlier_answer("How many days?"), None, "empty answer");
+        assert_eq!(facts.earlier_answer("Which town do you live in?"), None);
+        assert_eq!(
+            facts.answered(),
+            [
+                Answered {
+                    question: "Which city do you live in?".into(),
+                    answer: "Lisbon".into()
+                },
+                Answered {
+                    question: "How many days?".into(),
+                    answer: "  ".into()
+                }
+            ]
+        );
     }
 
     #[test]
