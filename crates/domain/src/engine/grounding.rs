@@ -1,7 +1,7 @@
 //! Completion grounded in the workspace (docs/security.md, "Outputs"): a step's claimed
 //! success is not accepted while its result names a file that is not there, nor — for the
 //! run's last open step — while an output the task names is missing, empty, or holds a
-//! tool's status message instead of a result. The step then goes through the adapt loop
+//! tool's status message or an arithmetic expression (`4 + 5`) instead of a result. The step then goes through the adapt loop
 //! (retry with that reason, fallback, re-plan) like any failure, and the run ends `failed`
 //! naming the file once the budget is spent. The optional verifier comes after.
 
@@ -14,6 +14,7 @@ use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::task_files::{may_stay_empty, mentions};
+use crate::model::numbers::is_unworked_expression;
 use crate::model::text::is_tool_status_message;
 
 /// Bytes of an output read to recognise a tool's status message.
@@ -133,6 +134,13 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
                 return Some(format!(
                     "{rel} holds a tool's status message ({:?}), not the result the task asks \
                      for: write the actual content",
+                    text.trim()
+                ));
+            }
+            if is_unworked_expression(&text) {
+                return Some(format!(
+                    "{rel} holds the expression {:?}, not its value: compute it with \
+                     shell_exec (e.g. echo $((4 + 5))) and write the number it prints",
                     text.trim()
                 ));
             }

@@ -4,15 +4,16 @@
 //! the tail of its last successful tool output, and its tool-call counts. Built from the
 //! event log, so a resumed run knows the same facts. Pure: no I/O.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::model::event::{Event, EventKind};
+use crate::model::numbers::numbers_in;
 use crate::model::text::truncate_chars;
 
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
-const FILE_WRITE: &str = "file_write";
+pub(crate) const FILE_WRITE: &str = "file_write";
 const FILE_STR_REPLACE: &str = "file_str_replace";
 const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
@@ -126,6 +127,9 @@ pub struct RunFacts {
     asking: HashMap<String, String>,
     /// Every question the user answered this run, with the answer, in order.
     answered: Vec<Answered>,
+    /// Every number a successful tool output or an answer of the user showed (canonical,
+    /// `model/numbers.rs`): what a written number can have come from.
+    seen_numbers: HashSet<String>,
 }
 
 /// A question of `message_ask_user` and the user's answer, verbatim.
@@ -163,6 +167,11 @@ impl RunFacts {
             .rev()
             .find(|a| !a.answer.trim().is_empty() && question_key(&a.question) == key)
             .map(|a| a.answer.as_str())
+    }
+
+    /// Whether a tool output or an answer of the user showed `number` (canonical) this run.
+    pub fn saw_number(&self, number: &str) -> bool {
+        self.seen_numbers.contains(number)
     }
 
     /// Whether a shell session was started in this run (the session tools are then offered).
@@ -218,6 +227,9 @@ impl RunFacts {
                     self.session_started = true;
                 }
                 let (body, produced) = split_files(output);
+                if write.is_none() && !NOT_OUTPUT.contains(&tool.as_str()) {
+                    self.seen_numbers.extend(numbers_in(body));
+                }
                 match write {
                     Some(w) => add_file(facts, w.file),
                     None if !NOT_OUTPUT.contains(&tool.as_str()) => {
@@ -246,6 +258,7 @@ impl RunFacts {
                 answer: Some(answer),
                 ..
             } => {
+                self.seen_numbers.extend(numbers_in(answer));
                 self.steps
                     .entry(step_id.clone())
                     .or_default()

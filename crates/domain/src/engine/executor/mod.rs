@@ -10,6 +10,7 @@ mod loop_watch;
 mod outcome;
 pub mod router;
 pub mod step_kind;
+mod guessed;
 mod tool_call;
 mod user_call;
 

@@ -12,6 +12,7 @@ use tracing::Instrument;
 
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
+use crate::engine::executor::guessed::refuse_guessed_number;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
@@ -90,6 +91,9 @@ pub(super) async fn run_tool(
         if let Ok(args) = &parsed {
             let step = tool_ctx.step_id.as_deref();
             if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
+                return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
+            }
+            if let Some(refusal) = refuse_guessed_number(ctx, &call.name, args) {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
             let gate = ctx

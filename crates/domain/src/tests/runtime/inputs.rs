@@ -109,7 +109,7 @@ async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told()
         vec![
             create_plan(&["Compute the total"]),
             shell("echo 3 > data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -173,7 +173,7 @@ async fn deleting_or_moving_an_input_away_is_undone_too() {
             create_plan(&["Compute the total"]),
             shell("mv data.txt old.txt"),
             shell("rm data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -205,7 +205,7 @@ async fn a_file_tool_writing_an_input_is_refused_before_it_runs() {
                 "file_str_replace",
                 json!({"path": "./data.txt", "old": "1", "new": "3"}),
             ),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -315,7 +315,7 @@ async fn allow_input_edits_lifts_the_protection() {
         vec![
             create_plan(&["Compute the total"]),
             shell("echo 3 > data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -339,8 +339,8 @@ async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protect
         "Write the word count of essay.txt to count.txt",
         vec![
             create_plan(&["Count the words"]),
-            write("count.txt", "2\n"),
-            write("essay.txt", "2\n"),
+            write("count.txt", "2 words\n"),
+            write("essay.txt", "2 words\n"),
             done("count.txt holds 2"),
             text("Counted."),
         ],
@@ -353,7 +353,7 @@ async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protect
         "{:?}",
         h.outcome.error
     );
-    assert_eq!(ws.read("count.txt").as_deref(), Some("2\n"));
+    assert_eq!(ws.read("count.txt").as_deref(), Some("2 words\n"));
     assert_eq!(ws.read("essay.txt").as_deref(), Some("one two\n"));
     assert_eq!(h.outcome.files.changed, ["count.txt"]);
 }
@@ -490,6 +490,59 @@ async fn an_output_holding_a_tool_status_message_is_not_done() {
     assert!(error.contains("holds a tool's status message"), "{error}");
 }
 
+/// "Compute, don't guess" (docs/direct.md, "Computed numbers"): a lone number nothing in
+/// the run showed is not written; one a tool showed is (the rule checks where a number came
+/// from, not the arithmetic).
+#[tokio::test]
+async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            write("total.txt", "100\n"),
+            call("file_read", json!({"path": "data.txt"})),
+            write("total.txt", "2\n"),
+            done("total.txt holds 2"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.starts_with("Not written: 100 was not computed"),
+        "{outputs:?}"
+    );
+    assert!(outputs[2].0, "{outputs:?}");
+    assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
+}
+
+#[tokio::test]
+async fn an_output_holding_an_unworked_sum_is_not_done() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("echo 1 + 2 > total.txt"),
+            done("total.txt holds the sum"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("total.txt holds the expression \"1 + 2\", not its value"),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
     let ws = MemoryWorkspace::with(&[("other.md", "x\n")]);
@@ -541,7 +594,7 @@ async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses()
     let script = || {
         vec![
             create_plan(&["Compute the total"]),
-            write("data.txt", "3\n"),
+            write("data.txt", "total: 3\n"),
             shell("echo 3 > total.txt"),
             done("total.txt holds 3"),
             text("Wrote the total."),
@@ -557,7 +610,7 @@ async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses()
     );
     assert_eq!(
         ws.read("data.txt").as_deref(),
-        Some("3\n"),
+        Some("total: 3\n"),
         "the person said yes"
     );
     assert_eq!(h.outcome.files.changed, ["data.txt"]);
