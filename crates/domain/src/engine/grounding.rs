@@ -12,9 +12,9 @@ use crate::engine::inputs::state::relative_path;
 use crate::engine::runtime::Runtime;
 use crate::engine::verify::verify;
 use crate::error::Error;
+use crate::model::numbers::is_unworked_expression;
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::task_files::{may_stay_empty, mentions};
-use crate::model::numbers::is_unworked_expression;
 use crate::model::text::is_tool_status_message;
 
 /// Bytes of an output read to recognise a tool's status message.
@@ -135,6 +135,13 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
                     "{rel} holds a tool's status message ({:?}), not the result the task asks \
                      for: write the actual content",
                     text.trim()
+                ));
+            }
+            if ctx.facts().is_failed_output(&text) {
+                return Some(format!(
+                    "{rel} holds the error output of a failed call, not the result the task \
+                     asks for: fix the cause, run it again and write what the successful run \
+                     prints"
                 ));
             }
             if is_unworked_expression(&text) {

@@ -130,7 +130,15 @@ pub struct RunFacts {
     /// Every number a successful tool output or an answer of the user showed (canonical,
     /// `model/numbers.rs`): what a written number can have come from.
     seen_numbers: HashSet<String>,
+    /// The lines of failed tool calls' outputs (long enough to mean something): text a
+    /// written file must not be (docs/direct.md, "Error text is not a result").
+    failed_lines: HashSet<String>,
 }
+
+/// Shortest line of a failed output remembered.
+const FAILED_LINE_MIN: usize = 12;
+/// Most failed-output lines remembered per run.
+const FAILED_LINES: usize = 2000;
 
 /// A question of `message_ask_user` and the user's answer, verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,6 +180,15 @@ impl RunFacts {
     /// Whether a tool output or an answer of the user showed `number` (canonical) this run.
     pub fn saw_number(&self, number: &str) -> bool {
         self.seen_numbers.contains(number)
+    }
+
+    /// Whether `text`'s first non-blank line is a line of a failed tool call's output of
+    /// this run (an error message written down as if it were the result).
+    pub fn is_failed_output(&self, text: &str) -> bool {
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .is_some_and(|l| self.failed_lines.contains(l))
     }
 
     /// Whether a shell session was started in this run (the session tools are then offered).
@@ -221,6 +238,13 @@ impl RunFacts {
                 facts.tool_calls += 1;
                 if !ok {
                     facts.failed_calls += 1;
+                    for line in output.lines().map(str::trim) {
+                        if line.chars().count() >= FAILED_LINE_MIN
+                            && self.failed_lines.len() < FAILED_LINES
+                        {
+                            self.failed_lines.insert(line.to_string());
+                        }
+                    }
                     return;
                 }
                 if tool == SHELL_EXEC && output.contains(SESSION_STARTED) {

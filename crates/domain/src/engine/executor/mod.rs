@@ -6,11 +6,11 @@
 
 pub mod agent;
 mod attempt;
+mod guessed;
 mod loop_watch;
 mod outcome;
 pub mod router;
 pub mod step_kind;
-mod guessed;
 mod tool_call;
 mod user_call;
 

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
-use crate::engine::executor::guessed::refuse_guessed_number;
+use crate::engine::executor::guessed::refuse_unfounded_write;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
@@ -93,7 +93,7 @@ pub(super) async fn run_tool(
             if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
-            if let Some(refusal) = refuse_guessed_number(ctx, &call.name, args) {
+            if let Some(refusal) = refuse_unfounded_write(ctx, &call.name, args) {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
             let gate = ctx

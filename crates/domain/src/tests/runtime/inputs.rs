@@ -513,11 +513,49 @@ async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
     assert_eq!(h.outcome.status, RunStatus::Completed);
     let outputs = h.outputs();
     assert!(
-        !outputs[0].0 && outputs[0].1.starts_with("Not written: 100 was not computed"),
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Not written: 100 was not computed"),
         "{outputs:?}"
     );
     assert!(outputs[2].0, "{outputs:?}");
     assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
+}
+
+/// The eval's `python` run wrote python3's "can't open file" error into squares.txt and
+/// completed: an error output is neither written by `file_write` nor accepted as an output.
+#[tokio::test]
+async fn error_output_is_not_written_nor_accepted_as_a_result() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Run the script and save its output into out.txt",
+        vec![
+            create_plan(&["Run it"]),
+            call("file_read", json!({"path": "script.py"})),
+            write("out.txt", "Error: it does not exist\n"),
+            shell("echo Error: it does not exist > out.txt"),
+            done("saved the output"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[1].0
+            && outputs[1]
+                .1
+                .starts_with("Not written: this text is the error output"),
+        "{outputs:?}"
+    );
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("out.txt holds the error output of a failed call"),
+        "{error}"
+    );
 }
 
 #[tokio::test]

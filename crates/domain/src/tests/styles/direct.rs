@@ -368,7 +368,10 @@ async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fail
     let r = run_direct(
         vec![
             ask("Which city do you live in?"),
-            call("complete_step", json!({"success": false, "result": "no file tool"})),
+            call(
+                "complete_step",
+                json!({"success": false, "result": "no file tool"}),
+            ),
             ask("which city do you live in"),
             calls(&[
                 (
@@ -387,9 +390,13 @@ async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fail
     )
     .await;
     assert_eq!(r.outcome.status, RunStatus::Completed, "{:?}", r.outcome);
-    let retry = r.requests()[2].messages[1].content.clone().unwrap_or_default();
+    let retry = r.requests()[2].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
     assert!(
-        retry.contains("What your earlier attempts' tools really did:\n  the user answered: Lisbon"),
+        retry
+            .contains("What your earlier attempts' tools really did:\n  the user answered: Lisbon"),
         "{retry}"
     );
     assert_eq!(r.tool_answers(3), ["The user answered: Lisbon"]);
