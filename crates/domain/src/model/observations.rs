@@ -14,7 +14,7 @@ use crate::model::text::truncate_chars;
 
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
 pub(crate) const FILE_WRITE: &str = "file_write";
-const FILE_STR_REPLACE: &str = "file_str_replace";
+pub(crate) const FILE_STR_REPLACE: &str = "file_str_replace";
 const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
 const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
@@ -113,6 +113,8 @@ fn quoted(text: &str) -> String {
 struct PendingWrite {
     step_id: String,
     file: WrittenFile,
+    /// A `file_str_replace`'s (path, old, new), remembered once it succeeds.
+    replacement: Option<String>,
 }
 
 /// The facts of every step of a run.
@@ -133,6 +135,8 @@ pub struct RunFacts {
     /// The lines of failed tool calls' outputs (long enough to mean something): text a
     /// written file must not be (docs/direct.md, "Error text is not a result").
     failed_lines: HashSet<String>,
+    /// The `file_str_replace` edits (path, old, new) that succeeded this run.
+    replacements: HashSet<String>,
 }
 
 /// Shortest line of a failed output remembered.
@@ -191,6 +195,12 @@ impl RunFacts {
             .is_some_and(|l| self.failed_lines.contains(l))
     }
 
+    /// Whether a `file_str_replace` with these arguments (the same path, old and new text)
+    /// succeeded earlier in this run.
+    pub fn replaced_before(&self, arguments: &str) -> bool {
+        replacement_key(arguments).is_some_and(|k| self.replacements.contains(&k))
+    }
+
     /// Whether a shell session was started in this run (the session tools are then offered).
     pub fn session_started(&self) -> bool {
         self.session_started
@@ -219,6 +229,9 @@ impl RunFacts {
                         PendingWrite {
                             step_id: step.clone(),
                             file,
+                            replacement: (tool == FILE_STR_REPLACE)
+                                .then(|| replacement_key(arguments))
+                                .flatten(),
                         },
                     );
                 }
@@ -255,7 +268,10 @@ impl RunFacts {
                     self.seen_numbers.extend(numbers_in(body));
                 }
                 match write {
-                    Some(w) => add_file(facts, w.file),
+                    Some(w) => {
+                        self.replacements.extend(w.replacement);
+                        add_file(facts, w.file);
+                    }
                     None if !NOT_OUTPUT.contains(&tool.as_str()) => {
                         facts.last_output = Some(tail(body));
                     }
@@ -366,6 +382,18 @@ fn head(text: &str) -> String {
         head.push_str("\n...");
     }
     truncate_chars(&head, HEAD_CHARS)
+}
+
+/// A `file_str_replace` call's path, old and new text as one key (`None`: not its arguments).
+fn replacement_key(arguments: &str) -> Option<String> {
+    let args: Value = serde_json::from_str(arguments).ok()?;
+    let text = |k: &str| args.get(k).and_then(Value::as_str);
+    Some(format!(
+        "{}\0{}\0{}",
+        text("path")?.trim().trim_start_matches("./"),
+        text("old")?,
+        text("new")?
+    ))
 }
 
 /// A question's words, lower-cased, without punctuation or extra spaces.

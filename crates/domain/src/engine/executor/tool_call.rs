@@ -17,6 +17,7 @@ use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
+use crate::model::observations::FILE_STR_REPLACE;
 use crate::model::text::truncate_bytes;
 use crate::ports::llm::ToolCall;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
@@ -38,6 +39,12 @@ pub(super) struct ToolRun {
     /// Files the call produced (workspace-relative).
     pub(super) attachments: Vec<String>,
 }
+
+/// What the model reads when it repeats a `file_str_replace` that already succeeded in
+/// this run (docs/direct.md, "Fewer calls").
+const ALREADY_REPLACED: &str = "Already done: an earlier call of this run made this same \
+replacement, so the old text is no longer in the file. Do not repeat it; if the step is done, \
+call `complete_step`.";
 
 /// The line the executor appends to a tool's output to name the files it produced.
 const FILES_MARKER: &str = "\n[files: ";
@@ -141,6 +148,11 @@ pub(super) async fn run_tool(
         }
         Err(e) => (false, format!("Error: {e}"), Vec::new()),
     };
+    if !ok && call.name == FILE_STR_REPLACE && ctx.facts().replaced_before(&call.arguments) {
+        // A small model repeats an edit that worked; "not found" would send it looking.
+        ok = true;
+        text = ALREADY_REPLACED.to_string();
+    }
     if !reads_only {
         let step = tool_ctx.step_id.as_deref();
         if let Some(note) = inputs::after_call(ctx, step, &call.name, approved).await? {

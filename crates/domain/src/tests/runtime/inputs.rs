@@ -558,6 +558,51 @@ async fn error_output_is_not_written_nor_accepted_as_a_result() {
     );
 }
 
+/// The eval's `edit` run made the edit, then repeated it: "not found" sent the model
+/// looking for 10 more calls. A repeat of an edit that worked is told it is done.
+#[tokio::test]
+async fn repeating_an_edit_that_worked_is_told_it_is_done() {
+    let ws = MemoryWorkspace::with(&[("settings.txt", "colour=red\n")]);
+    let replace = || {
+        call(
+            "file_str_replace",
+            json!({"path": "settings.txt", "old": "red", "new": "green"}),
+        )
+    };
+    let other = || {
+        call(
+            "file_str_replace",
+            json!({"path": "settings.txt", "old": "blue", "new": "green"}),
+        )
+    };
+    let h = run_in(
+        &ws,
+        "In settings.txt, replace red with green",
+        vec![
+            create_plan(&["Edit"]),
+            replace(),
+            replace(),
+            other(),
+            done("settings.txt edited"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(outputs[0].0, "{outputs:?}");
+    assert!(
+        outputs[1].0 && outputs[1].1.starts_with("Already done: an earlier call"),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[2].0 && outputs[2].1.contains("was not found"),
+        "another edit still fails: {outputs:?}"
+    );
+    assert_eq!(ws.read("settings.txt").as_deref(), Some("colour=green\n"));
+}
+
 #[tokio::test]
 async fn an_output_holding_an_unworked_sum_is_not_done() {
     let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
