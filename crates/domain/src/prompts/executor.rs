@@ -165,6 +165,15 @@ pub fn user_not_asked_again(why: &str, answered: &[Answered]) -> String {
     s
 }
 
+/// The answer to `complete_step {success: false}` right after a failed call, once per
+/// attempt.
+pub fn give_up_not_accepted() -> String {
+    "Not accepted yet: do not give up after a failed call. Read the error above, fix the \
+     command or its arguments (or use another tool) and try again. If it still cannot be \
+     done, call `complete_step` with success=false and why."
+        .to_string()
+}
+
 /// The answer to a second such claim: the step fails.
 pub fn claim_refused_again() -> String {
     "Not accepted again: still no tool was called. The step fails.".to_string()
