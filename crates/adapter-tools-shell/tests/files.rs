@@ -482,13 +482,29 @@ async fn list_is_truncated_at_the_entry_limit() {
 #[tokio::test]
 async fn list_errors() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("f"), "x").unwrap();
+    fs::write(dir.path().join("f"), "charlie\nalice\n").unwrap();
+    fs::write(dir.path().join("big"), "x".repeat(5000)).unwrap();
+    fs::write(dir.path().join("bin"), b"a\0b").unwrap();
     let ctx = ctx(dir.path());
-    let err = FileListTool::new()
+    // A file listed by mistake: said so, with its content when it is short text.
+    let out = FileListTool::new()
         .execute(json!({"path": "f"}), &ctx)
         .await
-        .unwrap_err();
-    assert!(matches!(err, ToolError::Failed(m) if m.contains("not a folder")));
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "'f' is a file (14 bytes), not a folder. Its content:\ncharlie\nalice\n"
+    );
+    for (name, size) in [("big", 5000), ("bin", 3)] {
+        let out = FileListTool::new()
+            .execute(json!({"path": name}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            format!("'{name}' is a file ({size} bytes), not a folder; use file_read to read it")
+        );
+    }
     let err = FileListTool::new()
         .execute(json!({"path": "nope"}), &ctx)
         .await
