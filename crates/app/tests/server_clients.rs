@@ -52,10 +52,7 @@ async fn call_as(
 fn touch_script() -> Vec<wiremock::ResponseTemplate> {
     vec![
         plan(&["Create a.txt"]),
-        call(
-            "shell_exec",
-            json!({"command": "echo hello > a.txt"}),
-        ),
+        call("shell_exec", json!({"command": "echo hello > a.txt"})),
         complete(true, "created a.txt"),
         text("a.txt exists."),
     ]
@@ -64,20 +61,37 @@ fn touch_script() -> Vec<wiremock::ResponseTemplate> {
 /// The call `run_id` waits to have approved, once `GET` (by `token`) shows it.
 async fn pending_call(server: &Server, token: &str, run_id: &str) -> String {
     for _ in 0..400 {
-        let (_, show) = call_as(server, token, Method::GET, &format!("/v1/runs/{run_id}"), None).await;
+        let (_, show) = call_as(
+            server,
+            token,
+            Method::GET,
+            &format!("/v1/runs/{run_id}"),
+            None,
+        )
+        .await;
         if let Some(call_id) = show["pending_approval"].as_str() {
             return call_id.to_string();
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("run {run_id} never waited for an approval; server:\n{}", server.stderr_text());
+    panic!(
+        "run {run_id} never waited for an approval; server:\n{}",
+        server.stderr_text()
+    );
 }
 
 /// The run's status once it is `want`, as `token` sees it (or the last one after 30 s).
 async fn status_as(server: &Server, token: &str, run_id: &str, want: &str) -> String {
     let mut status = String::new();
     for _ in 0..300 {
-        let (_, show) = call_as(server, token, Method::GET, &format!("/v1/runs/{run_id}"), None).await;
+        let (_, show) = call_as(
+            server,
+            token,
+            Method::GET,
+            &format!("/v1/runs/{run_id}"),
+            None,
+        )
+        .await;
         status = show["status"].as_str().unwrap_or_default().to_string();
         if status == want {
             break;
@@ -95,7 +109,11 @@ async fn assert_hidden(server: &Server, token: &str, run_id: &str, call_id: &str
         (Method::GET, "/v1/runs/{id}/events".into(), None),
         (Method::GET, "/v1/runs/{id}/files/a.txt".into(), None),
         (Method::POST, "/v1/runs/{id}/cancel".into(), Some(json!({}))),
-        (Method::POST, "/v1/runs/{id}/reply".into(), Some(json!({"answer": "yes"}))),
+        (
+            Method::POST,
+            "/v1/runs/{id}/reply".into(),
+            Some(json!({"answer": "yes"})),
+        ),
         (
             Method::POST,
             format!("/v1/runs/{{id}}/approvals/{call_id}"),
@@ -123,7 +141,9 @@ async fn assert_hidden(server: &Server, token: &str, run_id: &str, call_id: &str
         assert_eq!(unknown_status, StatusCode::NOT_FOUND, "{route}: {unknown}");
         assert_eq!(
             err["error"].as_str().map(|e| e.replace(run_id, "ID")),
-            unknown["error"].as_str().map(|e| e.replace("run_nobody_has", "ID")),
+            unknown["error"]
+                .as_str()
+                .map(|e| e.replace("run_nobody_has", "ID")),
             "{route}: another client's run looks unknown"
         );
     }
@@ -174,7 +194,14 @@ async fn a_client_sees_and_steers_only_its_own_runs() {
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
 
     // Admin sees it, with its owner; Alice too, and lists it.
-    let (status, show) = call_as(&server, ADMIN, Method::GET, &format!("/v1/runs/{run_id}"), None).await;
+    let (status, show) = call_as(
+        &server,
+        ADMIN,
+        Method::GET,
+        &format!("/v1/runs/{run_id}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{show}");
     assert_eq!(show["client"], "alice");
     assert_eq!(show["pending_approval"], call_id.as_str(), "still waiting");
@@ -193,8 +220,15 @@ async fn a_client_sees_and_steers_only_its_own_runs() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(status_as(&server, &alice, &run_id, "completed").await, "completed");
-    for (token, want) in [(&alice, StatusCode::OK), (&ADMIN.to_string(), StatusCode::OK), (&bob, StatusCode::NOT_FOUND)] {
+    assert_eq!(
+        status_as(&server, &alice, &run_id, "completed").await,
+        "completed"
+    );
+    for (token, want) in [
+        (&alice, StatusCode::OK),
+        (&ADMIN.to_string(), StatusCode::OK),
+        (&bob, StatusCode::NOT_FOUND),
+    ] {
         let res = client()
             .get(server.url(&format!("/v1/runs/{run_id}/files/a.txt")))
             .bearer_auth(token)
@@ -210,7 +244,11 @@ async fn a_client_sees_and_steers_only_its_own_runs() {
         .filter(|(_, kind, _)| kind == "approval_decided")
         .map(|(_, _, e)| e["decision"].clone())
         .collect();
-    assert_eq!(decided, vec![json!("approve")], "Bob's `always` never arrived");
+    assert_eq!(
+        decided,
+        vec![json!("approve")],
+        "Bob's `always` never arrived"
+    );
 
     // Bob's own run is his: Alice does not see it.
     let (status, body) = call_as(
@@ -223,14 +261,39 @@ async fn a_client_sees_and_steers_only_its_own_runs() {
     .await;
     assert!(status.is_success(), "{body}");
     let bobs = body["run_id"].as_str().expect("run_id").to_string();
-    let (status, _) = call_as(&server, &alice, Method::GET, &format!("/v1/runs/{bobs}"), None).await;
+    let (status, _) = call_as(
+        &server,
+        &alice,
+        Method::GET,
+        &format!("/v1/runs/{bobs}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, show) = call_as(&server, &bob, Method::GET, &format!("/v1/runs/{bobs}"), None).await;
+    let (status, show) = call_as(
+        &server,
+        &bob,
+        Method::GET,
+        &format!("/v1/runs/{bobs}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(show["client"], "bob");
     let (_, list) = call_as(&server, ADMIN, Method::GET, "/v1/runs", None).await;
-    assert_eq!(list["runs"].as_array().map(Vec::len), Some(2), "admin sees all: {list}");
-    call_as(&server, &bob, Method::POST, &format!("/v1/runs/{bobs}/cancel"), Some(json!({}))).await;
+    assert_eq!(
+        list["runs"].as_array().map(Vec::len),
+        Some(2),
+        "admin sees all: {list}"
+    );
+    call_as(
+        &server,
+        &bob,
+        Method::POST,
+        &format!("/v1/runs/{bobs}/cancel"),
+        Some(json!({})),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -253,7 +316,13 @@ async fn a_token_acts_only_within_its_scopes() {
     )
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
-    assert!(err["error"].as_str().unwrap_or_default().contains("`submit`"), "{err}");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`submit`"),
+        "{err}"
+    );
     let (_, list) = call_as(&server, ADMIN, Method::GET, "/v1/runs", None).await;
     assert_eq!(list["runs"].as_array().map(Vec::len), Some(0), "{list}");
 
@@ -279,7 +348,13 @@ async fn a_token_acts_only_within_its_scopes() {
     )
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
-    assert!(err["error"].as_str().unwrap_or_default().contains("`approve`"), "{err}");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`approve`"),
+        "{err}"
+    );
     let (status, _) = call_as(
         &server,
         &submitter,
@@ -290,7 +365,14 @@ async fn a_token_acts_only_within_its_scopes() {
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     // A reader that is not the owner does not see it either.
-    let (status, _) = call_as(&server, &reader, Method::GET, &format!("/v1/runs/{run_id}"), None).await;
+    let (status, _) = call_as(
+        &server,
+        &reader,
+        Method::GET,
+        &format!("/v1/runs/{run_id}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     // Admin decides it.
     let (status, body) = call_as(
@@ -302,7 +384,10 @@ async fn a_token_acts_only_within_its_scopes() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(status_as(&server, &submitter, &run_id, "completed").await, "completed");
+    assert_eq!(
+        status_as(&server, &submitter, &run_id, "completed").await,
+        "completed"
+    );
     // A revoked token is refused at once, without a restart.
     let out = pw.exec(&["token", "remove", "ci"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
@@ -310,7 +395,10 @@ async fn a_token_acts_only_within_its_scopes() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let out = pw.exec(&["token", "list"], &[]).await;
     let listed = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(listed.contains("reader") && !listed.contains("ci "), "{listed}");
+    assert!(
+        listed.contains("reader") && !listed.contains("ci "),
+        "{listed}"
+    );
     assert!(!listed.contains(&reader), "never the token itself");
 }
 
@@ -440,7 +528,9 @@ async fn mcp_clients_see_only_their_own_runs() {
         let (is_error, text) = b.tool(tool, args).await;
         assert!(is_error, "{tool}: {text}");
         assert!(
-            text.as_str().unwrap_or_default().contains(&format!("no run with id '{run_id}'")),
+            text.as_str()
+                .unwrap_or_default()
+                .contains(&format!("no run with id '{run_id}'")),
             "{tool}: {text}"
         );
     }
@@ -453,7 +543,10 @@ async fn mcp_clients_see_only_their_own_runs() {
     let mut r = McpSession::open(&server, &reader).await;
     let (is_error, text) = r.tool("run_task", json!({"task": "anything"})).await;
     assert!(is_error, "{text}");
-    assert!(text.as_str().unwrap_or_default().contains("`submit`"), "{text}");
+    assert!(
+        text.as_str().unwrap_or_default().contains("`submit`"),
+        "{text}"
+    );
 
     let mut admin = McpSession::open(&server, ADMIN).await;
     let (_, listed) = admin.tool("list_runs", json!({})).await;
@@ -465,4 +558,49 @@ async fn mcp_clients_see_only_their_own_runs() {
         uri.as_str(),
         "{listed}"
     );
+}
+
+/// A run queued by a named client and executed by a `planwright worker` keeps its owner:
+/// the worker's progress never rewrites it, and the client follows the run to its end.
+#[tokio::test]
+async fn a_run_a_worker_executes_keeps_its_client() {
+    let (_llm, base) = append_once_llm().await;
+    let pw = Planwright::new();
+    let alice = add_token(&pw, "alice", "submit,read").await;
+    let bob = add_token(&pw, "bob", "read").await;
+    let server = pw.serve(&base, Some(ADMIN), &["--workers", "0"]).await;
+    let (status, body) = call_as(
+        &server,
+        &alice,
+        Method::POST,
+        "/v1/runs",
+        Some(json!({"task": "append"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "queued: {body}");
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    let _worker = worker(&pw, &base, &["--concurrency", "1"]);
+    assert_eq!(
+        status_as(&server, &alice, &run_id, "completed").await,
+        "completed"
+    );
+    let (_, show) = call_as(
+        &server,
+        ADMIN,
+        Method::GET,
+        &format!("/v1/runs/{run_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(show["client"], "alice", "{show}");
+    let (status, _) = call_as(
+        &server,
+        &bob,
+        Method::GET,
+        &format!("/v1/runs/{run_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_appended_once(&pw, &run_id);
 }

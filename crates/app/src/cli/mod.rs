@@ -506,7 +506,12 @@ pub enum TokenCommand {
         name: String,
         /// What the token may do, comma-separated: submit (create and cancel its runs),
         /// read (see its runs and their files), approve (answer its runs), admin (every run).
-        #[arg(long = "scope", value_enum, value_delimiter = ',', default_value = "submit,read,approve")]
+        #[arg(
+            long = "scope",
+            value_enum,
+            value_delimiter = ',',
+            default_value = "submit,read,approve"
+        )]
         scopes: Vec<crate::server::clients::Scope>,
     },
     /// List the named tokens: name, scopes, creation time (never the tokens).

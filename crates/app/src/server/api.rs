@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
 
-pub use super::error::ApiError;
 use super::clients::Client;
+pub use super::error::ApiError;
 use super::runs::{self, Cancelled, NewRun};
 use super::{auth, files, sse, web, State};
 

@@ -104,6 +104,7 @@ impl Client {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::testing::runs::run_record;

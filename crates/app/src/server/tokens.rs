@@ -127,7 +127,8 @@ fn write(file: &Path, tokens: &BTreeMap<String, Entry>) -> Result<(), AppError> 
     std::fs::create_dir_all(folder)
         .map_err(|e| AppError::Config(format!("cannot create {}: {e}", folder.display())))?;
     let temp = folder.join(format!(".{TOKENS_FILE}.{}", std::process::id()));
-    let failed = |e: std::io::Error| AppError::Config(format!("cannot write {}: {e}", file.display()));
+    let failed =
+        |e: std::io::Error| AppError::Config(format!("cannot write {}: {e}", file.display()));
     let _ = std::fs::remove_file(&temp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -369,7 +370,10 @@ mod tests {
             Some(Client::named("alice", &[Scope::Submit, Scope::Read]))
         );
         assert_eq!(book.client_for("pw_not-a-token"), None);
-        assert!(add(folder, "alice", &[Scope::Read]).is_err(), "names are unique");
+        assert!(
+            add(folder, "alice", &[Scope::Read]).is_err(),
+            "names are unique"
+        );
         let bob = add(folder, "bob", &[Scope::Approve]).unwrap();
         assert!(list(folder).unwrap().contains("bob"));
         // Revoked: refused at once.
@@ -388,7 +392,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["", "a b", "x\"y", "ü", &"n".repeat(65)] {
             let err = add(dir.path(), bad, &[Scope::Read]).unwrap_err();
-            assert!(err.to_string().contains("not a client name"), "{bad}: {err}");
+            assert!(
+                err.to_string().contains("not a client name"),
+                "{bad}: {err}"
+            );
         }
         assert!(add(dir.path(), "none", &[]).is_err());
         std::fs::write(

@@ -222,9 +222,8 @@ pub async fn a_claim_and_a_cancel_racing_for_a_queued_run_never_both_win<S: Stor
 /// docs/security.md, "Clients": the client that queued a run is stored with it, handed to
 /// the worker that claims it, and never changed by the progress updates of a runtime
 /// (whose record may not carry it).
-pub async fn a_runs_client_is_stored_once_and_never_changed<S: Store, Fut>(
-    fresh: impl Fn() -> Fut,
-) where
+pub async fn a_runs_client_is_stored_once_and_never_changed<S: Store, Fut>(fresh: impl Fn() -> Fut)
+where
     Fut: Future<Output = TestStore<S>>,
 {
     let store = fresh().await;
@@ -257,7 +256,11 @@ pub async fn a_runs_client_is_stored_once_and_never_changed<S: Store, Fut>(
         .expect("claim")
         .expect("a run");
     assert_eq!(claimed.run_id, "q_alice");
-    assert_eq!(claimed.client.as_deref(), Some("alice"), "the worker knows it");
+    assert_eq!(
+        claimed.client.as_deref(),
+        Some("alice"),
+        "the worker knows it"
+    );
 
     // A runtime's record without the client (or with another) changes progress only.
     let mut progress = claimed.clone();

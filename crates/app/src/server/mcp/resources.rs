@@ -8,8 +8,8 @@ use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
-use super::super::error::ApiError;
 use super::super::clients::{Client, Scope};
+use super::super::error::ApiError;
 use super::super::{files, State};
 
 const SCHEME: &str = "planwright://runs/";
