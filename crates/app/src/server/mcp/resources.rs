@@ -8,6 +8,7 @@ use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
+use super::super::clients::{Client, Scope};
 use super::super::error::ApiError;
 use super::super::{files, State};
 
@@ -35,13 +36,15 @@ pub fn template() -> ResourceTemplate {
         )
 }
 
-/// The files of the newest runs, at most [`MAX_LISTED`].
-pub async fn list(state: &State) -> Result<Vec<Resource>, ApiError> {
-    let runs = state
+/// The files of the newest runs the client may see, at most [`MAX_LISTED`].
+pub async fn list(state: &State, client: &Client) -> Result<Vec<Resource>, ApiError> {
+    client.require(Scope::Read)?;
+    let mut runs = state
         .store
         .list_runs()
         .await
         .map_err(super::super::error::store_error)?;
+    runs.retain(|r| client.sees(r));
     let mut out = Vec::new();
     for run in runs {
         let listed = files::list_in(run.workspace.clone().into()).await;
@@ -65,9 +68,13 @@ pub async fn list(state: &State) -> Result<Vec<Resource>, ApiError> {
 }
 
 /// Reads the resource at `uri`: text as text, anything else as base64.
-pub async fn read(state: &State, uri_text: &str) -> Result<ResourceContents, ApiError> {
+pub async fn read(
+    state: &State,
+    client: &Client,
+    uri_text: &str,
+) -> Result<ResourceContents, ApiError> {
     let (run_id, path) = parse(uri_text)?;
-    let workspace = files::workspace_of(state, &run_id).await?;
+    let workspace = files::workspace_of(state, client, &run_id).await?;
     let uri_owned = uri_text.to_string();
     tokio::task::spawn_blocking(move || -> Result<ResourceContents, ApiError> {
         let confined = files::open_confined(&workspace, &path)?;
