@@ -106,8 +106,16 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     };
     let workspace = ctx.workspace.display().to_string();
     for output in outputs {
-        let rel = relative_path(&workspace, &output);
-        let facts = match port.stat(&ctx.workspace, &rel).await {
+        let mut rel = relative_path(&workspace, &output);
+        let mut found = port.stat(&ctx.workspace, &rel).await;
+        if matches!(found, Ok(None)) && !rel.contains('/') {
+            // "a folder notes and in it a file todo.md": the run wrote notes/todo.md.
+            if let Some(written) = ctx.facts().written_named(&rel) {
+                found = port.stat(&ctx.workspace, &written).await;
+                rel = written;
+            }
+        }
+        let facts = match found {
             Ok(f) => f,
             Err(e) => {
                 tracing::warn!(output = %rel, error = %e, "cannot look at an output");

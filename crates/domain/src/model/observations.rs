@@ -201,6 +201,18 @@ impl RunFacts {
         replacement_key(arguments).is_some_and(|k| self.replacements.contains(&k))
     }
 
+    /// A file the run wrote whose last path component is `name` (`notes/todo.md` for
+    /// `todo.md`): where a task's "a file todo.md in the folder notes" went.
+    pub fn written_named(&self, name: &str) -> Option<String> {
+        let name = name.trim_start_matches("./");
+        self.steps
+            .values()
+            .flat_map(|s| s.files.iter())
+            .map(|f| f.path.trim_start_matches("./"))
+            .find(|p| p.rsplit('/').next() == Some(name))
+            .map(str::to_string)
+    }
+
     /// Whether a shell session was started in this run (the session tools are then offered).
     pub fn session_started(&self) -> bool {
         self.session_started

@@ -470,6 +470,46 @@ async fn a_result_naming_a_file_that_is_not_there_is_not_accepted() {
     );
 }
 
+/// The eval's `folder` run wrote notes/todo.md four times and failed: the output check
+/// looked for todo.md at the top of the workspace only.
+#[tokio::test]
+async fn an_output_the_task_puts_in_a_folder_is_found_there() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Create a folder named notes and in it a file todo.md whose first line is '# Todo'",
+        vec![
+            create_plan(&["Write it"]),
+            write("notes/todo.md", "# Todo\n"),
+            done("wrote notes/todo.md"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    // Still missing when nothing of that name was written anywhere.
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Create a folder named notes and in it a file todo.md whose first line is '# Todo'",
+        vec![
+            create_plan(&["Write it"]),
+            write("notes/other.md", "# Todo\n"),
+            done("wrote notes/other.md"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+}
+
 #[tokio::test]
 async fn an_output_holding_a_tool_status_message_is_not_done() {
     let ws = MemoryWorkspace::new();
