@@ -8,6 +8,7 @@ use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json;
 use crate::error::Error;
 use crate::model::event::EventKind;
+use crate::model::task_files::mentions;
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
 
@@ -120,6 +121,15 @@ pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
         .map(|m| lower.matches(m).count())
         .sum::<usize>()
         + lower.matches("; ").count();
+    let short = words <= SIMPLE_MAX_WORDS && parts <= SIMPLE_MAX_PARTS;
+    if short && list_items < 2 && !mentions(task, &[]).is_empty() {
+        // "Run report.sh; if it fails, find out why": "find out" is not open-ended when a
+        // short task names its files (docs/direct.md, "How auto picks").
+        return Some((
+            TaskClass::Simple,
+            format!("a short task on named files ({words} words, {parts} joined parts)"),
+        ));
+    }
     match (emergent.is_empty(), parallel.is_empty()) {
         (false, true) => Some((
             TaskClass::Emergent,
@@ -248,6 +258,9 @@ mod tests {
             "What is the largest value in the price column of data.csv? Write it to max.txt",
             "Read names.txt, sort the names alphabetically, convert them to upper case and \
              write them into out.txt, one name per line.",
+            "Run the script report.sh with `sh report.sh`. If it fails, find out why, fix the \
+             cause and run it again so that it writes report.txt.",
+            "Compare a.txt and b.txt and write the lines they share into both.txt",
         ] {
             assert_eq!(class(task), Some(TaskClass::Simple), "{task:?}");
             assert_eq!(TaskClass::Simple.mode(), Mode::Direct);
