@@ -163,3 +163,32 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     }
     None
 }
+
+/// The outputs the task asks for that `text` (a failed call's output) names and that do not
+/// exist yet: the model ran what it had still to write ("python3: can't open file
+/// 'squares.py'"), and is told so (docs/direct.md, "Outputs not written yet").
+pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec<String> {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return Vec::new();
+    };
+    let outputs = {
+        let state = ctx.inputs.state.lock().await;
+        match state.as_ref() {
+            Some(s) => s.outputs.clone(),
+            None => return Vec::new(),
+        }
+    };
+    let workspace = ctx.workspace.display().to_string();
+    let mut unwritten = Vec::new();
+    for output in outputs {
+        let rel = relative_path(&workspace, &output);
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        if !text.contains(name) {
+            continue;
+        }
+        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+            unwritten.push(rel);
+        }
+    }
+    unwritten
+}

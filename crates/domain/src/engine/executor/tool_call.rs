@@ -13,6 +13,7 @@ use tracing::Instrument;
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
 use crate::engine::executor::guessed::refuse_unfounded_write;
+use crate::engine::grounding;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
@@ -152,6 +153,14 @@ pub(super) async fn run_tool(
         // A small model repeats an edit that worked; "not found" would send it looking.
         ok = true;
         text = ALREADY_REPLACED.to_string();
+    }
+    if !ok {
+        for output in grounding::unwritten_outputs_named(ctx, &text).await {
+            text.push_str(&format!(
+                "\nNote: {output} does not exist yet; the task asks you to create it, so \
+                 write it first (file_write), then use it."
+            ));
+        }
     }
     if !reads_only {
         let step = tool_ctx.step_id.as_deref();

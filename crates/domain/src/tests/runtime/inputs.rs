@@ -510,6 +510,47 @@ async fn an_output_the_task_puts_in_a_folder_is_found_there() {
     assert_eq!(h.outcome.status, RunStatus::Failed);
 }
 
+/// The eval's `python` run ran squares.py before writing it: a failed call that names an
+/// output not written yet says so.
+#[tokio::test]
+async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write a Python script squares.py, run it and save its output into squares.txt",
+        vec![
+            create_plan(&["Do it"]),
+            call(
+                "file_str_replace",
+                json!({"path": "squares.py", "old": "a", "new": "b"}),
+            ),
+            write("squares.py", "print(1)\n"),
+            call(
+                "file_str_replace",
+                json!({"path": "squares.py", "old": "zzz", "new": "b"}),
+            ),
+            shell("echo 1 > squares.txt"),
+            done("wrote squares.py and squares.txt"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        outputs[0].1.ends_with(
+            "Note: squares.py does not exist yet; the task asks you to create it, so write it \
+             first (file_write), then use it."
+        ),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[2].0 && !outputs[2].1.contains("Note:"),
+        "it exists now: {outputs:?}"
+    );
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+}
+
 #[tokio::test]
 async fn an_output_holding_a_tool_status_message_is_not_done() {
     let ws = MemoryWorkspace::new();
