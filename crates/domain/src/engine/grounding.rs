@@ -123,6 +123,10 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
             }
         };
         let Some(facts) = facts else {
+            if ctx.facts().sourced(&rel) {
+                // "The MCP server holds a note code.txt": read from there, not an output.
+                continue;
+            }
             return Some(format!(
                 "the task asks for {rel}, which does not exist: write it (with the tools) \
                  before completing"

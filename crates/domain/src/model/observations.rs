@@ -137,6 +137,11 @@ pub struct RunFacts {
     failed_lines: HashSet<String>,
     /// The `file_str_replace` edits (path, old, new) that succeeded this run.
     replacements: HashSet<String>,
+    /// Paths named by each call, until it reports back.
+    pending_paths: HashMap<String, Vec<String>>,
+    /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
+    /// note): sources of the run, not outputs.
+    sourced: HashSet<String>,
 }
 
 /// Shortest line of a failed output remembered.
@@ -201,6 +206,15 @@ impl RunFacts {
         replacement_key(arguments).is_some_and(|k| self.replacements.contains(&k))
     }
 
+    /// Whether a call that succeeded and wrote nothing named `path` (the same path, or one
+    /// ending in it): a file the run read, from the workspace or elsewhere (an MCP server).
+    pub fn sourced(&self, path: &str) -> bool {
+        let path = path.trim_start_matches("./");
+        self.sourced
+            .iter()
+            .any(|p| p == path || p.ends_with(&format!("/{path}")))
+    }
+
     /// A file the run wrote whose last path component is `name` (`notes/todo.md` for
     /// `todo.md`): where a task's "a file todo.md in the folder notes" went.
     pub fn written_named(&self, name: &str) -> Option<String> {
@@ -228,6 +242,8 @@ impl RunFacts {
                 arguments,
                 journal_key,
             } => {
+                let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
+                self.pending_paths.insert(key, argument_paths(arguments));
                 let facts = self.steps.entry(step.clone()).or_default();
                 for path in argument_paths(arguments) {
                     if facts.named_paths.len() < NAMED_PATHS && !facts.named_paths.contains(&path) {
@@ -259,6 +275,11 @@ impl RunFacts {
             } => {
                 let key = journal_key.as_deref().unwrap_or(call_id);
                 let write = self.pending.remove(key).filter(|w| &w.step_id == step);
+                let named = self.pending_paths.remove(key).unwrap_or_default();
+                if *ok && write.is_none() {
+                    self.sourced
+                        .extend(named.iter().map(|p| p.trim_start_matches("./").to_string()));
+                }
                 let facts = self.steps.entry(step.clone()).or_default();
                 facts.tool_calls += 1;
                 if !ok {

@@ -551,6 +551,51 @@ async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first()
     assert_eq!(h.outcome.status, RunStatus::Completed);
 }
 
+/// The eval's `mcp_library` run read code.txt from an MCP server and wrote answer.txt,
+/// four times: code.txt, named by the task and not in the workspace, was taken for an
+/// output. A file a successful call read is a source.
+#[tokio::test]
+async fn a_file_read_from_elsewhere_is_not_an_output() {
+    let ws = MemoryWorkspace::new();
+    let task = "The server named library holds a note called code.txt. Read that note and \
+                write the code it contains into answer.txt";
+    let read_note = || call("shell_exec", json!({"command": "true", "note": "code.txt"}));
+    let h = run_in(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Copy the code"]),
+            read_note(),
+            write("answer.txt", "TEAL-5816\n"),
+            done("answer.txt holds the code"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    // Without the read, code.txt is still an output the run did not write.
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Copy the code"]),
+            write("answer.txt", "TEAL-5816\n"),
+            done("answer.txt holds the code"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+}
+
 #[tokio::test]
 async fn an_output_holding_a_tool_status_message_is_not_done() {
     let ws = MemoryWorkspace::new();
