@@ -38,8 +38,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod address_guard;
+mod address_policy;
 mod args;
 mod config;
+mod devtools_pipe;
 mod error;
 mod keys;
 mod pool;
@@ -53,6 +56,7 @@ pub use args::{
     ClickArgs, ConsoleExecArgs, InputArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs, ScrollArgs,
     ScrollDirection, SelectOptionArgs, ViewArgs,
 };
+pub use address_policy::ALLOW_LOCAL_SWITCH;
 pub use config::BrowserConfig;
 pub use pool::Browsers;
 
