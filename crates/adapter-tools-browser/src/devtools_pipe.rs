@@ -137,3 +137,45 @@ async fn pump(socket: DevToolsSocket, mut to_chromium: ChildStdin, from_chromium
     }
     tracing::debug!("the browser's DevTools pipe closed");
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use async_tungstenite::tokio::connect_async;
+
+    /// `cat` plays Chromium: every message written to its pipe comes back.
+    #[tokio::test]
+    async fn one_client_with_the_secret_path_then_no_listener() {
+        let mut cat = tokio::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (to, from) = (cat.stdin.take().unwrap(), cat.stdout.take().unwrap());
+        let (url, _task) = bridge(to, from, Duration::from_secs(10)).await.unwrap();
+        let (base, secret) = url.rsplit_once('/').unwrap();
+        assert_eq!(secret.len(), 32, "{url}");
+
+        // A scanner that knows the port but not the secret is turned away.
+        let guessed = format!("{base}/00000000000000000000000000000000");
+        assert!(connect_async(guessed.as_str()).await.is_err());
+        let listing = format!("{}/json/version", base.trim_end_matches("/devtools/browser"));
+        assert!(connect_async(listing.as_str()).await.is_err());
+
+        let (mut socket, _) = connect_async(url.as_str()).await.unwrap();
+        socket.send(Message::text("{\"id\":1}")).await.unwrap();
+        let echoed = socket.next().await.unwrap().unwrap();
+        assert_eq!(echoed, Message::text("{\"id\":1}"));
+
+        // The listener is gone once the one connection is made.
+        let port = url
+            .trim_start_matches("ws://127.0.0.1:")
+            .split('/')
+            .next()
+            .unwrap();
+        let again = TcpStream::connect(format!("127.0.0.1:{port}")).await;
+        assert!(again.is_err(), "the bridge still listens on {port}");
+    }
+}
