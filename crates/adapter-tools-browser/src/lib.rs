@@ -33,6 +33,11 @@
 //! `x` and `y` lie inside the window; anything else, and an empty `url`, `key` or `js`, is
 //! an invalid-arguments error naming the argument, its range and the value.
 //!
+//! Chromium listens on no port: its DevTools travel over a pipe ([`devtools_pipe`]), and
+//! every connection it makes goes through the run's address guard ([`address_guard`]), which
+//! refuses loopback, private, link-local and unspecified addresses unless
+//! [`BrowserConfig::allow_local`] (docs/security.md, "The browser").
+//!
 //! Page problems (unknown element, refused connection, a server that never answers, a page
 //! too large) come back to the model as error outputs; the browser stays usable.
 
