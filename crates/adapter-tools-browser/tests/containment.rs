@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use common::*;
 use domain::ToolError;
@@ -40,7 +40,12 @@ async fn counting_server() -> MockServer {
 
 /// The inodes of the TCP sockets in LISTEN state (this network namespace).
 fn listening_inodes() -> HashSet<String> {
-    let mut inodes = HashSet::new();
+    listening_ports().into_keys().collect()
+}
+
+/// The TCP sockets in LISTEN state on IPv4 (this network namespace): inode → port.
+fn listening_ports() -> HashMap<String, u16> {
+    let mut ports = HashMap::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(text) = std::fs::read_to_string(table) else {
             continue;
@@ -48,11 +53,33 @@ fn listening_inodes() -> HashSet<String> {
         for line in text.lines().skip(1) {
             let cols: Vec<&str> = line.split_whitespace().collect();
             if cols.len() > 9 && cols[3] == "0A" {
-                inodes.insert(cols[9].to_string());
+                let port = cols[1]
+                    .rsplit_once(':')
+                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                    .unwrap_or(0);
+                ports.insert(cols[9].to_string(), port);
             }
         }
     }
-    inodes
+    ports
+}
+
+/// Whether bubblewrap works here; skips the test on a laptop without it, fails under CI.
+#[allow(clippy::print_stderr)]
+fn bwrap_or_skip() -> bool {
+    let ok = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but bubblewrap does not work here"
+        );
+        eprintln!("skipped: bubblewrap does not work here");
+    }
+    ok
 }
 
 /// The socket inodes process `pid` holds open.
@@ -100,6 +127,73 @@ async fn chromium_listens_on_no_tcp_port() {
     // The browser still works after the check (the pipe carries everything).
     let view = h.ok("browser_view", json!({})).await;
     assert!(view.contains("Title: Second page"), "{view}");
+}
+
+/// What `--sandbox-network` gives a command: bubblewrap's namespaces but the host's network.
+/// From there it probes every port this test's processes listen on (its own servers, the
+/// browser's address guard, Chromium and its children) for a DevTools endpoint; a fake one
+/// shows the probe would find it. Ports of other processes on the machine are not touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_sharing_the_network_finds_no_devtools_endpoint() {
+    let Some(h) = Harness::start() else { return };
+    if !bwrap_or_skip() {
+        return;
+    }
+    let fake = MockServer::start().await;
+    Mock::given(path("/json/version"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"webSocketDebuggerUrl": "ws://127.0.0.1:1/devtools/browser/fake"}),
+        ))
+        .mount(&fake)
+        .await;
+    let site = site().await;
+    h.ok(
+        "browser_navigate",
+        json!({"url": format!("{}/next", site.uri())}),
+    )
+    .await;
+    let chromium = h.browsers.browser_pid("run_1").await.unwrap();
+    let mut ours: Vec<u32> = group_members(chromium);
+    ours.push(std::process::id());
+    let listening = listening_ports();
+    let mut ports: Vec<u16> = ours
+        .iter()
+        .flat_map(|pid| socket_inodes(*pid))
+        .filter_map(|inode| listening.get(&inode).copied())
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    assert!(ports.contains(&fake.address().port()), "{ports:?}");
+    let list: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let probe = format!(
+        "for p in {}; do \
+           if exec 3<>/dev/tcp/127.0.0.1/$p; then \
+             printf 'GET /json/version HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
+             if timeout 2 cat <&3 | grep -q webSocketDebuggerUrl; then echo devtools:$p; fi; \
+             exec 3<&-; \
+           fi 2>/dev/null; \
+         done; echo scanned",
+        list.join(" ")
+    );
+    let out = tokio::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"])
+        .args(["--", "bash", "-c", &probe])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("scanned"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let found: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("devtools:"))
+        .collect();
+    assert_eq!(
+        found,
+        [fake.address().port().to_string()],
+        "a sandboxed command with the host's network reached a DevTools endpoint \
+         (ports probed: {ports:?})"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
