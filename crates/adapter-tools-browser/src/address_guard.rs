@@ -325,7 +325,10 @@ mod tests {
                 ..
             }
         ));
-        assert!(failures[0].refusal().unwrap().contains("--browser-allow-local"));
+        assert!(failures[0]
+            .refusal()
+            .unwrap()
+            .contains("--browser-allow-local"));
         assert!(strict.take_failures().is_empty());
 
         let open = AddressGuard::start(true, Duration::from_secs(5))

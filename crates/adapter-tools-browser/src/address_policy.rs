@@ -45,7 +45,9 @@ impl AddressClass {
         match self {
             AddressClass::Loopback => "a loopback address (this machine)",
             AddressClass::Private => "a private-network address",
-            AddressClass::LinkLocal => "a link-local address (where cloud metadata services answer)",
+            AddressClass::LinkLocal => {
+                "a link-local address (where cloud metadata services answer)"
+            }
             AddressClass::Unspecified => "an unspecified address (this machine)",
             AddressClass::Multicast => "a multicast or broadcast address",
         }
@@ -185,7 +187,11 @@ mod tests {
 
     #[test]
     fn refusals_name_the_switch_when_it_would_help() {
-        let t = refusal_text("localhost", "127.0.0.1".parse().unwrap(), AddressClass::Loopback);
+        let t = refusal_text(
+            "localhost",
+            "127.0.0.1".parse().unwrap(),
+            AddressClass::Loopback,
+        );
         assert!(t.contains("localhost (it resolves to 127.0.0.1)"), "{t}");
         assert!(t.contains("loopback"), "{t}");
         assert!(t.contains("--browser-allow-local"), "{t}");

@@ -131,7 +131,9 @@ mod tests {
         assert_eq!(args[args.len() - 2], "--lang=fr");
         assert_eq!(args.last().map(String::as_str), Some("about:blank"));
         assert!(
-            !args.iter().any(|a| a.starts_with("--remote-debugging-port")),
+            !args
+                .iter()
+                .any(|a| a.starts_with("--remote-debugging-port")),
             "{args:?}"
         );
     }

@@ -50,7 +50,11 @@ pub(crate) async fn bridge(
 
 /// The first connection that asks for `path`; the listener is closed when this returns.
 /// Handshakes run side by side, so a client that connects and says nothing holds up no one.
-async fn accept_one(listener: TcpListener, path: String, limit: Duration) -> Option<DevToolsSocket> {
+async fn accept_one(
+    listener: TcpListener,
+    path: String,
+    limit: Duration,
+) -> Option<DevToolsSocket> {
     let (found_tx, mut found) = mpsc::channel::<DevToolsSocket>(1);
     let mut handshakes = JoinSet::new();
     let deadline = tokio::time::sleep(limit);
@@ -64,6 +68,8 @@ async fn accept_one(listener: TcpListener, path: String, limit: Duration) -> Opt
                 let path = path.clone();
                 let found_tx = found_tx.clone();
                 handshakes.spawn(async move {
+                    // tungstenite's callback type fixes the (large) error type.
+                    #[allow(clippy::result_large_err)]
                     let check = |request: &Request, response: Response| {
                         if request.uri().path() == path {
                             Ok(response)
@@ -161,7 +167,10 @@ mod tests {
         // A scanner that knows the port but not the secret is turned away.
         let guessed = format!("{base}/00000000000000000000000000000000");
         assert!(connect_async(guessed.as_str()).await.is_err());
-        let listing = format!("{}/json/version", base.trim_end_matches("/devtools/browser"));
+        let listing = format!(
+            "{}/json/version",
+            base.trim_end_matches("/devtools/browser")
+        );
         assert!(connect_async(listing.as_str()).await.is_err());
 
         let (mut socket, _) = connect_async(url.as_str()).await.unwrap();

@@ -33,8 +33,8 @@
 //! `x` and `y` lie inside the window; anything else, and an empty `url`, `key` or `js`, is
 //! an invalid-arguments error naming the argument, its range and the value.
 //!
-//! Chromium listens on no port: its DevTools travel over a pipe ([`devtools_pipe`]), and
-//! every connection it makes goes through the run's address guard ([`address_guard`]), which
+//! Chromium listens on no port: its DevTools travel over a pipe (`devtools_pipe.rs`), and
+//! every connection it makes goes through the run's address guard (`address_guard.rs`), which
 //! refuses loopback, private, link-local and unspecified addresses unless
 //! [`BrowserConfig::allow_local`] (docs/security.md, "The browser").
 //!
@@ -57,11 +57,11 @@ mod session;
 mod tools;
 mod view;
 
+pub use address_policy::ALLOW_LOCAL_SWITCH;
 pub use args::{
     ClickArgs, ConsoleExecArgs, InputArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs, ScrollArgs,
     ScrollDirection, SelectOptionArgs, ViewArgs,
 };
-pub use address_policy::ALLOW_LOCAL_SWITCH;
 pub use config::BrowserConfig;
 pub use pool::Browsers;
 

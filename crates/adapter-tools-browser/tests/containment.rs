@@ -69,7 +69,14 @@ fn listening_ports() -> HashMap<String, u16> {
 fn bwrap_or_skip() -> bool {
     let ok = std::process::Command::new("bwrap")
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-        .args(["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--", "true"])
+        .args([
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--cap-drop",
+            "ALL",
+            "--",
+            "true",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
@@ -176,14 +183,34 @@ async fn a_command_sharing_the_network_finds_no_devtools_endpoint() {
         list.join(" ")
     );
     let out = tokio::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
-        .args(["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"])
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ])
+        .args([
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--die-with-parent",
+            "--cap-drop",
+            "ALL",
+        ])
         .args(["--", "bash", "-c", &probe])
         .output()
         .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("scanned"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("scanned"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let found: Vec<&str> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("devtools:"))
@@ -264,7 +291,11 @@ async fn scripts_cannot_reach_local_addresses_or_open_files() {
         "{}",
         out.content
     );
-    assert!(out.content.contains("--browser-allow-local"), "{}", out.content);
+    assert!(
+        out.content.contains("--browser-allow-local"),
+        "{}",
+        out.content
+    );
     assert!(server.received_requests().await.unwrap().is_empty());
 
     // file: stays out of reach: refused by the tool, and a script cannot go there either.

@@ -34,8 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 use domain::ports::{ToolContext, ToolOutput};
 
-use crate::args::ScrollDirection;
 use crate::address_guard::AddressGuard;
+use crate::args::ScrollDirection;
 use crate::config::{chromium_args, BrowserConfig};
 use crate::devtools_pipe;
 use crate::error::BrowserError;
@@ -131,7 +131,9 @@ impl Session {
         let guard = AddressGuard::start(config.allow_local, config.navigation_timeout)
             .await
             .map_err(|e| {
-                BrowserError::Unavailable(format!("could not start the browser's address guard: {e}"))
+                BrowserError::Unavailable(format!(
+                    "could not start the browser's address guard: {e}"
+                ))
             })?;
         let args = chromium_args(&config, profile.path(), &guard.proxy_server());
         let (mut process, pipe) = ChromiumProcess::spawn(exe, &args)?;
@@ -302,7 +304,12 @@ impl Session {
     /// The address guard's refusals since the last look, each told once.
     fn take_refusals(&self) -> Vec<String> {
         let mut texts: Vec<String> = Vec::new();
-        for text in self.guard.take_failures().iter().filter_map(|f| f.refusal()) {
+        for text in self
+            .guard
+            .take_failures()
+            .iter()
+            .filter_map(|f| f.refusal())
+        {
             if !texts.contains(&text) {
                 texts.push(text);
             }
