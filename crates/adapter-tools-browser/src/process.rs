@@ -90,11 +90,21 @@ impl ChromiumProcess {
         ))
     }
 
+    /// Resolves when the main Chromium process exits (cancel-safe).
+    pub(crate) async fn exited(&mut self) {
+        let _ = self.child.wait().await;
+    }
+
     /// Why a start failed, as far as Chromium said: its exit status, if it exited, and its
     /// last stderr lines.
-    pub(crate) fn explain(&mut self) -> String {
+    pub(crate) async fn explain(&mut self) -> String {
         let status = match self.child.try_wait() {
-            Ok(Some(status)) => format!("Chromium exited ({status})"),
+            Ok(Some(status)) => {
+                // Its stderr ends with it: let the last lines be read first.
+                let drain = std::mem::replace(&mut self.stderr_task, tokio::spawn(async {}));
+                let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+                format!("Chromium exited ({status})")
+            }
             _ => "Chromium is running".to_string(),
         };
         let tail = self

@@ -153,16 +153,15 @@ impl Session {
             ..HandlerConfig::default()
         };
         let connect = Browser::connect_with_config(ws_url, handler_config);
-        let connected_to = with_limit(
-            "connecting to Chromium",
-            config.launch_timeout,
-            cancel,
-            connect,
-        )
-        .await;
+        // Chromium prints nothing when it is ready (the pipe needs no announcement), so a
+        // browser that dies at start is noticed by its exit, not by a timeout.
+        let connected_to = tokio::select! {
+            r = with_limit("connecting to Chromium", config.launch_timeout, cancel, connect) => r,
+            () = process.exited() => Err(died_at_start()),
+        };
         let (browser, mut handler) = match connected_to {
             Ok(pair) => pair,
-            Err(e) => return Err(start_failed(e, &mut process)),
+            Err(e) => return Err(start_failed(e, &mut process).await),
         };
         let connected = Arc::new(AtomicBool::new(true));
         let flag = connected.clone();
@@ -176,18 +175,20 @@ impl Session {
             }
             flag.store(false, Ordering::SeqCst);
         });
-        let opened = with_limit(
-            "opening a tab",
-            config.launch_timeout,
-            cancel,
-            browser.new_page("about:blank"),
-        )
-        .await;
+        let opened = tokio::select! {
+            r = with_limit(
+                "opening a tab",
+                config.launch_timeout,
+                cancel,
+                browser.new_page("about:blank"),
+            ) => r,
+            () = process.exited() => Err(died_at_start()),
+        };
         let page = match opened {
             Ok(page) => page,
             Err(e) => {
                 handler_task.abort();
-                return Err(start_failed(e, &mut process));
+                return Err(start_failed(e, &mut process).await);
             }
         };
         let dialogs = Arc::new(StdMutex::new(Vec::new()));
@@ -449,11 +450,15 @@ async fn with_limit<T>(
     }
 }
 
+fn died_at_start() -> BrowserError {
+    BrowserError::Unavailable("Chromium exited before it was ready".to_string())
+}
+
 /// A failed start, with what Chromium said about it.
-fn start_failed(e: BrowserError, process: &mut ChromiumProcess) -> BrowserError {
+async fn start_failed(e: BrowserError, process: &mut ChromiumProcess) -> BrowserError {
     match e {
         BrowserError::Cancelled => BrowserError::Cancelled,
-        other => BrowserError::Unavailable(format!("{other} ({})", process.explain())),
+        other => BrowserError::Unavailable(format!("{other} ({})", process.explain().await)),
     }
 }
 
