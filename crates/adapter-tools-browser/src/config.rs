@@ -22,6 +22,10 @@ pub struct BrowserConfig {
     pub extra_args: Vec<String>,
     /// Window size in CSS pixels, which is also the screenshot size (default 1280 × 800).
     pub window: (u32, u32),
+    /// Let the browser open loopback and private-network addresses (local test pages);
+    /// link-local (cloud metadata) addresses and `file:` stay refused
+    /// ([`crate::ALLOW_LOCAL_SWITCH`], docs/security.md). Default false.
+    pub allow_local: bool,
 }
 
 impl Default for BrowserConfig {
@@ -34,14 +38,22 @@ impl Default for BrowserConfig {
             max_view_chars: 12_000,
             extra_args: Vec::new(),
             window: (1280, 800),
+            allow_local: false,
         }
     }
 }
 
 /// The flags every browser starts with: headless, no sandbox (Planwright runs in containers,
 /// often as root), no GPU, and nothing that reaches out to the network on its own (closed
-/// networks must not see stalls or errors from it), with a fresh profile in `profile_dir`.
-pub(crate) fn chromium_args(config: &BrowserConfig, profile_dir: &std::path::Path) -> Vec<String> {
+/// networks must not see stalls or errors from it), with a fresh profile in `profile_dir`,
+/// DevTools on a pipe (no port: [`crate::devtools_pipe`]) and every connection, `localhost`
+/// included, through the address guard at `proxy_server` ([`crate::address_guard`]); WebRTC
+/// may not send UDP around it.
+pub(crate) fn chromium_args(
+    config: &BrowserConfig,
+    profile_dir: &std::path::Path,
+    proxy_server: &str,
+) -> Vec<String> {
     let (width, height) = config.window;
     let mut args: Vec<String> = [
         "--headless",
@@ -64,11 +76,14 @@ pub(crate) fn chromium_args(config: &BrowserConfig, profile_dir: &std::path::Pat
         "--use-mock-keychain",
         "--mute-audio",
         "--hide-scrollbars",
-        "--remote-debugging-port=0",
+        "--remote-debugging-pipe",
+        "--proxy-bypass-list=<-loopback>",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     ]
     .into_iter()
     .map(String::from)
     .collect();
+    args.push(format!("--proxy-server={proxy_server}"));
     args.push(format!("--user-data-dir={}", profile_dir.display()));
     args.push(format!("--window-size={width},{height}"));
     args.extend(config.extra_args.iter().cloned());
@@ -88,7 +103,12 @@ mod tests {
         };
         assert_eq!(config.navigation_timeout, Duration::from_secs(20));
         assert_eq!(config.action_timeout, Duration::from_secs(10));
-        let args = chromium_args(&config, std::path::Path::new("/tmp/p"));
+        assert!(!config.allow_local);
+        let args = chromium_args(
+            &config,
+            std::path::Path::new("/tmp/p"),
+            "socks5://127.0.0.1:9",
+        );
         for flag in [
             "--headless",
             "--no-sandbox",
@@ -99,7 +119,9 @@ mod tests {
             "--disable-sync",
             "--user-data-dir=/tmp/p",
             "--window-size=1280,800",
-            "--remote-debugging-port=0",
+            "--remote-debugging-pipe",
+            "--proxy-server=socks5://127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
         ] {
             assert!(
                 args.iter().any(|a| a == flag),
@@ -108,5 +130,11 @@ mod tests {
         }
         assert_eq!(args[args.len() - 2], "--lang=fr");
         assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.starts_with("--remote-debugging-port")),
+            "{args:?}"
+        );
     }
 }

@@ -33,13 +33,21 @@
 //! `x` and `y` lie inside the window; anything else, and an empty `url`, `key` or `js`, is
 //! an invalid-arguments error naming the argument, its range and the value.
 //!
+//! Chromium listens on no port: its DevTools travel over a pipe (`devtools_pipe.rs`), and
+//! every connection it makes goes through the run's address guard (`address_guard.rs`), which
+//! refuses loopback, private, link-local and unspecified addresses unless
+//! [`BrowserConfig::allow_local`] (docs/security.md, "The browser").
+//!
 //! Page problems (unknown element, refused connection, a server that never answers, a page
 //! too large) come back to the model as error outputs; the browser stays usable.
 
 use std::path::{Path, PathBuf};
 
+mod address_guard;
+mod address_policy;
 mod args;
 mod config;
+mod devtools_pipe;
 mod error;
 mod keys;
 mod pool;
@@ -49,6 +57,7 @@ mod session;
 mod tools;
 mod view;
 
+pub use address_policy::ALLOW_LOCAL_SWITCH;
 pub use args::{
     ClickArgs, ConsoleExecArgs, InputArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs, ScrollArgs,
     ScrollDirection, SelectOptionArgs, ViewArgs,

@@ -1,23 +1,28 @@
-//! The Chromium child process: started in its own process group, its DevTools websocket
-//! address read from stderr, and the whole group killed when it is closed or dropped.
+//! The Chromium child process: started in its own process group with its DevTools on a
+//! pipe (descriptors 3 and 4, see [`crate::devtools_pipe`]), and the whole group killed
+//! when it is closed or dropped.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::BrowserError;
 
 /// Stderr lines kept to explain a failed start.
 const STDERR_TAIL: usize = 12;
-/// What Chromium prints once its DevTools endpoint is up.
-const DEVTOOLS_PREFIX: &str = "DevTools listening on ";
+
+/// Gives Chromium our stdin pipe as its descriptor 3 (DevTools commands in) and our stdout
+/// pipe as its descriptor 4 (answers out), then runs it (`$0`) with its arguments. A shell
+/// does the descriptor plumbing because the workspace forbids `unsafe` (`pre_exec`).
+const PIPE_LAUNCHER: &str = r#"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#;
 
 /// A running Chromium and every process it forked (same process group).
 ///
@@ -26,24 +31,33 @@ const DEVTOOLS_PREFIX: &str = "DevTools listening on ";
 pub(crate) struct ChromiumProcess {
     child: Child,
     pid: u32,
-    /// Forwards the rest of Chromium's stderr to tracing (and keeps the pipe from filling up).
+    /// Forwards Chromium's stderr to tracing (and keeps the pipe from filling up).
     stderr_task: JoinHandle<()>,
+    /// Its last stderr lines, to explain a failed start.
+    tail: Arc<StdMutex<VecDeque<String>>>,
     group_killed: bool,
 }
 
+/// The two ends of Chromium's DevTools pipe.
+pub(crate) struct DevToolsPipe {
+    pub to_chromium: ChildStdin,
+    pub from_chromium: ChildStdout,
+}
+
 impl ChromiumProcess {
-    /// Starts `exe` with `args` and waits (at most `timeout`) for its DevTools websocket URL.
-    pub(crate) async fn spawn(
+    /// Starts `exe` with `args` (which must include `--remote-debugging-pipe`).
+    pub(crate) fn spawn(
         exe: &Path,
         args: &[String],
-        timeout: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<(ChromiumProcess, String), BrowserError> {
-        let mut command = Command::new(exe);
+    ) -> Result<(ChromiumProcess, DevToolsPipe), BrowserError> {
+        let mut command = Command::new("/bin/sh");
         command
+            .arg("-c")
+            .arg(PIPE_LAUNCHER)
+            .arg(exe)
             .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
@@ -51,51 +65,58 @@ impl ChromiumProcess {
             BrowserError::Unavailable(format!("could not start {}: {e}", exe.display()))
         })?;
         let pid = child.id().unwrap_or(0);
-        let Some(stderr) = child.stderr.take() else {
+        let (Some(stderr), Some(to_chromium), Some(from_chromium)) =
+            (child.stderr.take(), child.stdin.take(), child.stdout.take())
+        else {
             return Err(BrowserError::Unavailable(
-                "Chromium's stderr was not captured".to_string(),
+                "Chromium's pipes were not captured".to_string(),
             ));
         };
-        // From here on, the guard owns the child: any early return kills the group.
-        let mut process = ChromiumProcess {
-            child,
-            pid,
-            stderr_task: tokio::spawn(async {}),
-            group_killed: false,
-        };
-        let mut lines = BufReader::new(stderr).lines();
-        let mut tail: Vec<String> = Vec::new();
-        let found = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(BrowserError::Cancelled),
-            r = tokio::time::timeout(timeout, read_ws_url(&mut lines, &mut tail)) => r,
-        };
-        let url = match found {
-            Ok(Some(url)) => url,
-            Ok(None) => {
-                let status = process
-                    .child
-                    .try_wait()
-                    .ok()
-                    .flatten()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default();
-                return Err(BrowserError::Unavailable(format!(
-                    "Chromium exited before it was ready{status}: {}",
-                    tail.join(" | ")
-                )));
+        let tail = Arc::new(StdMutex::new(VecDeque::new()));
+        let stderr_task = tokio::spawn(drain(BufReader::new(stderr).lines(), pid, tail.clone()));
+        tracing::debug!(pid, "chromium started");
+        Ok((
+            ChromiumProcess {
+                child,
+                pid,
+                stderr_task,
+                tail,
+                group_killed: false,
+            },
+            DevToolsPipe {
+                to_chromium,
+                from_chromium,
+            },
+        ))
+    }
+
+    /// Resolves when the main Chromium process exits (cancel-safe).
+    pub(crate) async fn exited(&mut self) {
+        let _ = self.child.wait().await;
+    }
+
+    /// Why a start failed, as far as Chromium said: its exit status, if it exited, and its
+    /// last stderr lines.
+    pub(crate) async fn explain(&mut self) -> String {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => {
+                // Its stderr ends with it: let the last lines be read first.
+                let drain = std::mem::replace(&mut self.stderr_task, tokio::spawn(async {}));
+                let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+                format!("Chromium exited ({status})")
             }
-            Err(_) => {
-                return Err(BrowserError::Unavailable(format!(
-                    "Chromium did not become ready within {}s: {}",
-                    timeout.as_secs(),
-                    tail.join(" | ")
-                )));
-            }
+            _ => "Chromium is running".to_string(),
         };
-        process.stderr_task = tokio::spawn(drain(lines, pid));
-        tracing::debug!(pid, %url, "chromium started");
-        Ok((process, url))
+        let tail = self
+            .tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>().join(" | "))
+            .unwrap_or_default();
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}: {tail}")
+        }
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -156,27 +177,21 @@ impl Drop for ChromiumProcess {
     }
 }
 
-async fn read_ws_url(
-    lines: &mut tokio::io::Lines<BufReader<ChildStderr>>,
-    tail: &mut Vec<String>,
-) -> Option<String> {
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(rest) = line.trim().strip_prefix(DEVTOOLS_PREFIX) {
-            return Some(rest.trim().to_string());
-        }
-        tracing::trace!(target: "chromium", "{line}");
-        if !line.trim().is_empty() {
-            if tail.len() == STDERR_TAIL {
-                tail.remove(0);
-            }
-            tail.push(line);
-        }
-    }
-    None
-}
-
-async fn drain(mut lines: tokio::io::Lines<BufReader<ChildStderr>>, pid: u32) {
+async fn drain(
+    mut lines: tokio::io::Lines<BufReader<ChildStderr>>,
+    pid: u32,
+    tail: Arc<StdMutex<VecDeque<String>>>,
+) {
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::trace!(target: "chromium", pid, "{line}");
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
     }
 }

@@ -211,9 +211,11 @@ fn point_ranges((width, height): (u32, u32)) -> (NumberRange, NumberRange) {
 
 /// Only http and https pages may be opened (no `file:`, `javascript:`, `chrome:`...).
 fn check_url(url: &str) -> Result<String, ToolError> {
-    const OTHER_SCHEMES: [&str; 9] = [
+    const OTHER_SCHEMES: [&str; 11] = [
         "javascript",
         "file",
+        "filesystem",
+        "devtools",
         "data",
         "about",
         "chrome",
@@ -321,6 +323,11 @@ mod tests {
             "file:///etc/passwd",
             "javascript:alert(1)",
             "chrome://version",
+            "devtools://devtools/bundled/inspector.html",
+            "devtools:x",
+            "filesystem:http://x/temporary/a",
+            "data:text/html,<p>x</p>",
+            "FILE:///etc/shadow",
             "ftp://x/y",
         ] {
             assert!(

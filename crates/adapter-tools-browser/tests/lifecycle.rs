@@ -147,6 +147,47 @@ async fn without_chromium_the_tools_say_why_and_start_nothing() {
     assert_eq!(browsers.open_runs().await, 0);
 }
 
+/// Chromium speaks over a pipe and prints no "DevTools listening" line any more; a browser
+/// that dies at start must still be reported at once, with what it said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_dies_at_start_is_reported_with_its_stderr() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("chromium");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'cannot open display: nowhere' >&2\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let browsers = Browsers::new(BrowserConfig {
+        chromium: Some(fake),
+        launch_timeout: Duration::from_secs(20),
+        ..BrowserConfig::default()
+    });
+    let ctx = domain::ports::ToolContext {
+        run_id: "r".into(),
+        step_id: None,
+        workspace: std::env::temp_dir(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+    };
+    let started = std::time::Instant::now();
+    let err = browsers.tools()[0]
+        .execute(json!({"url": "http://127.0.0.1:1/"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("not available") && m.contains("cannot open display")),
+        "{err:?}"
+    );
+    assert_eq!(browsers.open_runs().await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_run_stops_waiting() {
     let Some(h) = Harness::start() else { return };

@@ -338,6 +338,7 @@ pub fn tools(
     {
         let browsers = adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig {
             chromium: opts.chromium.clone(),
+            allow_local: opts.browser_allow_local,
             ..Default::default()
         });
         match browsers.is_available() {

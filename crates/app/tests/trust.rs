@@ -197,6 +197,7 @@ async fn a_trusted_project_file_cannot_weaken_the_users_settings() {
     .expect("user file");
     pw.trusted_project(
         "approval = \"auto\"\nsandbox = \"none\"\nsandbox_network = true\n\
+         browser_allow_local = true\n\
          allow = [\"shell_exec(git status*)\"]\ndeny = [\"file_write(secret/**)\"]\n\
          model = \"model-from-project\"\n",
     );
@@ -210,6 +211,7 @@ async fn a_trusted_project_file_cannot_weaken_the_users_settings() {
     assert_eq!(s["approval"]["source"], user.as_str());
     assert_eq!(s["sandbox"]["value"], "bwrap");
     assert_eq!(s["sandbox_network"]["value"], false);
+    assert_eq!(s["browser_allow_local"]["value"], false);
     assert!(
         s["allow"]["value"].as_array().is_none_or(Vec::is_empty),
         "{}",
@@ -225,7 +227,12 @@ async fn a_trusted_project_file_cannot_weaken_the_users_settings() {
         .filter(|l| l.contains("cannot weaken"))
         .collect();
     assert_eq!(warning.len(), 1, "{err}");
-    for dropped in ["approval = \"auto\"", "sandbox = \"none\"", "allow = "] {
+    for dropped in [
+        "approval = \"auto\"",
+        "sandbox = \"none\"",
+        "allow = ",
+        "browser_allow_local = true",
+    ] {
         assert!(warning[0].contains(dropped), "{err}");
     }
 }

@@ -295,7 +295,10 @@ fn run_task(run: &Run<'_>, task: &Task, name: &str, dir: &Path) -> Result<Row, S
         .arg(&db)
         .arg("--workspace")
         .arg(&ws)
-        .args(["--mode", mode]);
+        .args(["--mode", mode])
+        // The browser task's page is served on 127.0.0.1, which the browser otherwise
+        // refuses (docs/security.md, "The browser").
+        .arg("--browser-allow-local");
     match &opts.base_url {
         Some(url) => {
             cmd.args(["--base-url", url]);

@@ -34,8 +34,10 @@ use tokio_util::sync::CancellationToken;
 
 use domain::ports::{ToolContext, ToolOutput};
 
+use crate::address_guard::AddressGuard;
 use crate::args::ScrollDirection;
 use crate::config::{chromium_args, BrowserConfig};
+use crate::devtools_pipe;
 use crate::error::BrowserError;
 use crate::process::ChromiumProcess;
 
@@ -95,6 +97,10 @@ pub(crate) struct Session {
     config: Arc<BrowserConfig>,
     last_url: Option<String>,
     process: ChromiumProcess,
+    /// The SOCKS5 proxy every connection of this browser goes through.
+    guard: AddressGuard,
+    /// Carries DevTools messages between chromiumoxide and Chromium's pipe; aborted on drop.
+    bridge_task: JoinHandle<()>,
     /// Declared last: removed after the process is gone.
     _profile: TempDir,
 }
@@ -102,6 +108,7 @@ pub(crate) struct Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.handler_task.abort();
+        self.bridge_task.abort();
         if let Some(task) = &self.dialog_task {
             task.abort();
         }
@@ -121,9 +128,21 @@ impl Session {
             .map_err(|e| {
                 BrowserError::Unavailable(format!("could not create a browser profile folder: {e}"))
             })?;
-        let args = chromium_args(&config, profile.path());
-        let (process, ws_url) =
-            ChromiumProcess::spawn(exe, &args, config.launch_timeout, cancel).await?;
+        let guard = AddressGuard::start(config.allow_local, config.navigation_timeout)
+            .await
+            .map_err(|e| {
+                BrowserError::Unavailable(format!(
+                    "could not start the browser's address guard: {e}"
+                ))
+            })?;
+        let args = chromium_args(&config, profile.path(), &guard.proxy_server());
+        let (mut process, pipe) = ChromiumProcess::spawn(exe, &args)?;
+        let (ws_url, bridge_task) =
+            devtools_pipe::bridge(pipe.to_chromium, pipe.from_chromium, config.launch_timeout)
+                .await
+                .map_err(|e| {
+                    BrowserError::Unavailable(format!("could not bridge the DevTools pipe: {e}"))
+                })?;
 
         let handler_config = HandlerConfig {
             ignore_https_errors: false,
@@ -134,14 +153,16 @@ impl Session {
             ..HandlerConfig::default()
         };
         let connect = Browser::connect_with_config(ws_url, handler_config);
-        let (browser, mut handler) = with_limit(
-            "connecting to Chromium",
-            config.launch_timeout,
-            cancel,
-            connect,
-        )
-        .await
-        .map_err(unavailable)?;
+        // Chromium prints nothing when it is ready (the pipe needs no announcement), so a
+        // browser that dies at start is noticed by its exit, not by a timeout.
+        let connected_to = tokio::select! {
+            r = with_limit("connecting to Chromium", config.launch_timeout, cancel, connect) => r,
+            () = process.exited() => Err(died_at_start()),
+        };
+        let (browser, mut handler) = match connected_to {
+            Ok(pair) => pair,
+            Err(e) => return Err(start_failed(e, &mut process).await),
+        };
         let connected = Arc::new(AtomicBool::new(true));
         let flag = connected.clone();
         let pid = process.pid();
@@ -154,14 +175,22 @@ impl Session {
             }
             flag.store(false, Ordering::SeqCst);
         });
-        let page = with_limit(
-            "opening a tab",
-            config.action_timeout,
-            cancel,
-            browser.new_page("about:blank"),
-        )
-        .await
-        .map_err(unavailable)?;
+        let opened = tokio::select! {
+            r = with_limit(
+                "opening a tab",
+                config.launch_timeout,
+                cancel,
+                browser.new_page("about:blank"),
+            ) => r,
+            () = process.exited() => Err(died_at_start()),
+        };
+        let page = match opened {
+            Ok(page) => page,
+            Err(e) => {
+                handler_task.abort();
+                return Err(start_failed(e, &mut process).await);
+            }
+        };
         let dialogs = Arc::new(StdMutex::new(Vec::new()));
         let dialog_task = watch_dialogs(&page, &dialogs).await;
         tracing::info!(pid, "browser started");
@@ -176,6 +205,8 @@ impl Session {
             config,
             last_url: None,
             process,
+            guard,
+            bridge_task,
             _profile: profile,
         })
     }
@@ -252,6 +283,14 @@ impl Session {
                     .await?
             }
         };
+        let refused = self.take_refusals();
+        if !refused.is_empty() {
+            out.content = format!(
+                "Note: the page tried to reach addresses the browser refuses: {}\n\n{}",
+                refused.join("; "),
+                out.content
+            );
+        }
         let dialogs = self.take_dialogs();
         if !dialogs.is_empty() {
             out.content = format!(
@@ -261,6 +300,22 @@ impl Session {
             );
         }
         Ok(out)
+    }
+
+    /// The address guard's refusals since the last look, each told once.
+    fn take_refusals(&self) -> Vec<String> {
+        let mut texts: Vec<String> = Vec::new();
+        for text in self
+            .guard
+            .take_failures()
+            .iter()
+            .filter_map(|f| f.refusal())
+        {
+            if !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        texts
     }
 
     fn take_dialogs(&self) -> Vec<String> {
@@ -395,10 +450,15 @@ async fn with_limit<T>(
     }
 }
 
-fn unavailable(e: BrowserError) -> BrowserError {
+fn died_at_start() -> BrowserError {
+    BrowserError::Unavailable("Chromium exited before it was ready".to_string())
+}
+
+/// A failed start, with what Chromium said about it.
+async fn start_failed(e: BrowserError, process: &mut ChromiumProcess) -> BrowserError {
     match e {
         BrowserError::Cancelled => BrowserError::Cancelled,
-        other => BrowserError::Unavailable(other.to_string()),
+        other => BrowserError::Unavailable(format!("{other} ({})", process.explain().await)),
     }
 }
 

@@ -24,6 +24,8 @@ impl Session {
         if self.nav_stuck {
             self.replace_tab(cancel).await?;
         }
+        // Failures of earlier calls were told with them; only this navigation's count now.
+        let _ = self.guard.take_failures();
         let started = Instant::now();
         let limit = self.config.navigation_timeout;
         let before = self.mark_document(cancel).await?;
@@ -66,7 +68,7 @@ impl Session {
             Some(Ok(Ok(resp))) => resp.result,
         };
         if let Some(error) = returns.error_text.filter(|e| !e.is_empty()) {
-            return Err(BrowserError::Page(navigation_error(url, &error)));
+            return Err(BrowserError::Page(self.explain_failure(url, &error)));
         }
         if returns.is_download == Some(true) {
             return Ok(ToolOutput::ok(format!(
@@ -89,6 +91,25 @@ impl Session {
                 secs(limit)
             )
         }))
+    }
+
+    /// The model-facing text of a failed navigation. Chromium reports any connection the
+    /// address guard did not make as a proxy failure; the guard knows the real reason.
+    fn explain_failure(&self, url: &str, error: &str) -> String {
+        let through_guard = error.contains("SOCKS")
+            || error.contains("PROXY")
+            || error.contains("TUNNEL")
+            || error.contains("ERR_BLOCKED");
+        let failures = self.guard.take_failures();
+        if through_guard {
+            if let Some(refusal) = failures.iter().find_map(|f| f.refusal()) {
+                return format!("could not open {url}: {refusal}.");
+            }
+            if let Some(failure) = failures.last() {
+                return navigation_error(url, failure.net_error());
+            }
+        }
+        navigation_error(url, error)
     }
 
     /// Marks the current document so [`Session::document_replaced`] can tell a new one.

@@ -38,12 +38,14 @@ pub fn chromium_or_skip() -> Option<PathBuf> {
     None
 }
 
-/// Settings for tests: short timeouts so failures are quick.
+/// Settings for tests: short timeouts so failures are quick, and local pages allowed
+/// (the test sites are served on 127.0.0.1).
 pub fn test_config(chromium: PathBuf) -> BrowserConfig {
     BrowserConfig {
         chromium: Some(chromium),
         navigation_timeout: Duration::from_secs(10),
         action_timeout: Duration::from_secs(5),
+        allow_local: true,
         ..BrowserConfig::default()
     }
 }

@@ -426,6 +426,13 @@ pub struct RunOptions {
     #[arg(long, value_name = "PATH", env = "PLANWRIGHT_CHROMIUM")]
     pub chromium: Option<PathBuf>,
 
+    /// Let the browser tools open loopback and private-network addresses (local test pages,
+    /// e.g. http://127.0.0.1:8000). Link-local addresses (cloud metadata) and file: stay
+    /// refused (docs/security.md, "The browser").
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
+    pub browser_allow_local: bool,
+
     /// A CA certificate (PEM file) to trust beside the system's roots when talking to the LLM
     /// endpoint or the web search provider: a company proxy's or a local server's. Repeatable.
     #[arg(long = "ca-cert", env = "PLANWRIGHT_CA_CERT", value_delimiter = ',')]
