@@ -14,7 +14,7 @@ use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::numbers::is_unworked_expression;
 use crate::model::plan::{Plan, StepStatus};
-use crate::model::task_files::{may_stay_empty, mentions};
+use crate::model::task_files::{asks_the_user, may_stay_empty, mentions};
 use crate::model::text::is_tool_status_message;
 
 /// Bytes of an output read to recognise a tool's status message.
@@ -56,6 +56,13 @@ async fn check_step(
     }) && !busy.iter().any(|b| b != step_id);
     if !last_open {
         return None;
+    }
+    if asks_the_user(&ctx.task) && ctx.facts().answered().is_empty() {
+        return Some(
+            "the task says to ask the user, and no question was asked: call \
+             message_ask_user first and use the answer"
+                .to_string(),
+        );
     }
     missing_output(ctx).await
 }

@@ -545,6 +545,15 @@ fn looks_like_file(word: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
 }
 
+/// Whether `task` tells the agent to ask its user something ("Ask me which city…", "ask
+/// the user for…"): the run is not done before a question was asked (docs/direct.md).
+pub fn asks_the_user(task: &str) -> bool {
+    let lower = format!(" {} ", task.to_lowercase());
+    ["ask me ", "ask me,", "ask me:", "ask the user", "ask us "]
+        .iter()
+        .any(|m| lower.contains(&format!(" {m}")) || lower.contains(&format!(".{m}")))
+}
+
 /// Whether the task asks for an empty file (an output that may stay empty).
 pub fn allows_empty_output(task: &str) -> bool {
     task.to_lowercase()
@@ -609,6 +618,25 @@ pub fn may_stay_empty(task: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_that_says_to_ask_the_user_is_recognised() {
+        for t in [
+            "Ask me which city I live in, then write it into city.txt.",
+            "Ask me how many days my trip lasts.",
+            "First ask the user for a name, then greet them",
+            "Write a.txt. Ask me: which colour?",
+        ] {
+            assert!(asks_the_user(t), "{t}");
+        }
+        for t in [
+            "Write the FAQ about what people ask most",
+            "Do not task me with this",
+            "Make a mask meeting note in notes.txt",
+        ] {
+            assert!(!asks_the_user(t), "{t}");
+        }
+    }
 
     fn intents(task: &str, known: &[&str]) -> Vec<(String, Intent)> {
         mentions(task, known)

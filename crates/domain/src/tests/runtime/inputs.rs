@@ -773,6 +773,63 @@ async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
     assert_eq!(names, ["run_started", "run_failed"]);
 }
 
+/// Answers every question with the number of days of a trip.
+struct SaysFour;
+
+#[async_trait]
+impl UserChannel for SaysFour {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Ok("4".into())
+    }
+}
+
+/// The eval's `ask_days` run never asked and wrote 30 days: a task that says to ask the
+/// user is not done before a question was asked.
+#[tokio::test]
+async fn a_task_that_says_ask_me_is_not_done_without_asking() {
+    let ws = MemoryWorkspace::new();
+    let task = "Ask me how many days my trip lasts. Then write one line per day into days.txt";
+    let h = run_as(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Write the days"]),
+            write("days.txt", "Day 1\nDay 2\n"),
+            done("wrote days.txt"),
+            call("message_ask_user", json!({"question": "How many days?"})),
+            write("days.txt", "Day 1\nDay 2\nDay 3\nDay 4\n"),
+            done("wrote days.txt"),
+            text("Done."),
+        ],
+        RunConfig {
+            retries: 1,
+            ..base_config()
+        },
+        Arc::new(SaysFour),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let failed = h
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            EventKind::StepFailed { error, .. } => Some(error),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(failed.contains("the task says to ask the user"), "{failed}");
+    assert_eq!(
+        ws.read("days.txt").as_deref(),
+        Some("Day 1\nDay 2\nDay 3\nDay 4\n")
+    );
+}
+
 /// Approves every call it is asked about.
 struct ApprovesAll;
 
