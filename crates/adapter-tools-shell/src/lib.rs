@@ -79,6 +79,7 @@ pub mod sandbox;
 mod session_tools;
 mod sessions;
 mod shell;
+mod supervisor;
 pub mod workspace;
 mod workspace_files;
 
