@@ -7,9 +7,10 @@
 //! cgroup (v1 `pids` hierarchy or the v2 unified one) with `pids.max` = [`PROCESSES`],
 //! joined by the command's first process, the supervisor ([`crate::supervisor`]), before
 //! anything else runs (it writes its pid to `…/planwright-<pid>-<n>/cgroup.procs`). When the
-//! command has ended, any process still in it is killed; once it counts no process it is
-//! kept for a later command ([`MAX_SPARE`] at most; making and removing a cgroup costs
-//! milliseconds each), otherwise removed.
+//! command has ended, any process still in it is killed; once no process is left in it
+//! (killed ones may still be counted until they are reaped) it is kept for a later command
+//! ([`MAX_SPARE`] at most; making and removing a cgroup costs milliseconds each), otherwise
+//! removed.
 //!
 //! Where no writable pids cgroup exists (no delegation, not root), commands run without it
 //! (logged once) and `RLIMIT_NPROC` is the only process limit.
@@ -65,7 +66,7 @@ impl PidsCgroup {
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
         kill_members(&self.dir);
-        if counts_no_process(&self.dir) {
+        if members(&self.dir).is_empty() {
             let mut spare = spare();
             if spare.len() < MAX_SPARE {
                 spare.push(std::mem::take(&mut self.dir));
@@ -74,11 +75,6 @@ impl Drop for PidsCgroup {
         }
         remove(&self.dir);
     }
-}
-
-/// Whether the cgroup's process count (zombies not yet reaped included) is zero.
-fn counts_no_process(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("pids.current")).is_ok_and(|n| n.trim() == "0")
 }
 
 fn kill_members(dir: &Path) {

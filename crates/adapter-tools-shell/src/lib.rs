@@ -71,6 +71,7 @@ mod capture;
 mod cgroup;
 mod containment;
 pub mod env;
+mod etc_stage;
 mod files;
 mod limits;
 mod process;

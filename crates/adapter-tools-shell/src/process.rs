@@ -191,7 +191,13 @@ fn build(spec: &CommandSpec<'_>, cgroup: Option<&PidsCgroup>) -> Command {
             read_only,
         } => {
             line.push(programs.bwrap.clone().into_os_string());
-            line.extend(sandbox::bwrap_args(spec.cwd, *allow_network, read_only));
+            let etc = crate::etc_stage::for_workspace(spec.cwd);
+            line.extend(sandbox::bwrap_args(
+                spec.cwd,
+                *allow_network,
+                read_only,
+                etc.as_ref(),
+            ));
             line.push("--".into());
         }
     }

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! SUPERVISOR bwrap --ro-bind /usr /usr  (/bin, /sbin, /lib*: the same symlinks or binds)
-//!                  --ro-bind-try /etc/F /etc/F  (only the /etc files programs need)
+//!                  --ro-bind STAGE /etc  --ro-bind-try /etc/D /etc/D
+//!                      (only the /etc files and folders programs need; see [`crate::etc_stage`])
 //!                  --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --remount-ro /
 //!                  --unshare-pid --unshare-ipc [--unshare-net] --die-with-parent
 //!                  --new-session --cap-drop ALL --chdir WS -- bash -c COMMAND
@@ -40,6 +41,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
+
+use crate::etc_stage::EtcView;
 
 /// Where shell commands run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -226,8 +229,14 @@ const SYSTEM_DIRS: [&str; 7] = [
 ];
 
 /// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`;
-/// the existing paths of `read_only` that lie in it are bound read-only over it.
-pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf]) -> Vec<OsString> {
+/// the existing paths of `read_only` that lie in it are bound read-only over it. `/etc` is
+/// `etc`'s stage and folders when given, else a bind per allow-listed file.
+pub(crate) fn bwrap_args(
+    cwd: &Path,
+    allow_network: bool,
+    read_only: &[PathBuf],
+    etc: Option<&EtcView>,
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.into()));
     for dir in SYSTEM_DIRS {
@@ -244,8 +253,18 @@ pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf])
             _ => {}
         }
     }
-    for file in ETC_FILES {
-        push(&["--ro-bind-try".as_ref(), file.as_ref(), file.as_ref()]);
+    match etc {
+        Some(view) => {
+            push(&["--ro-bind".as_ref(), view.stage.as_os_str(), "/etc".as_ref()]);
+            for folder in &view.folders {
+                push(&["--ro-bind-try".as_ref(), folder.as_os_str(), folder.as_os_str()]);
+            }
+        }
+        None => {
+            for file in ETC_FILES {
+                push(&["--ro-bind-try".as_ref(), file.as_ref(), file.as_ref()]);
+            }
+        }
     }
     push(&["--dev".as_ref(), "/dev".as_ref()]);
     push(&["--proc".as_ref(), "/proc".as_ref()]);
@@ -288,7 +307,7 @@ mod tests {
     fn arguments_isolate_the_command() {
         let ws = tempfile::tempdir().unwrap();
         let ws = ws.path().canonicalize().unwrap();
-        let args = joined(&bwrap_args(&ws, false, &[]));
+        let args = joined(&bwrap_args(&ws, false, &[], None));
         let w = ws.display();
         assert!(args.contains("--ro-bind /usr /usr"), "{args}");
         assert!(
@@ -305,7 +324,7 @@ mod tests {
             )),
             "{args}"
         );
-        let open = joined(&bwrap_args(&ws, true, &[]));
+        let open = joined(&bwrap_args(&ws, true, &[], None));
         assert!(!open.contains("--unshare-net"), "{open}");
         assert!(open.contains("--cap-drop ALL"), "{open}");
     }
@@ -323,7 +342,7 @@ mod tests {
             ws.join("missing"),
             outside.clone(),
         ];
-        let args = joined(&bwrap_args(&ws, false, &protected));
+        let args = joined(&bwrap_args(&ws, false, &protected, None));
         let w = ws.display();
         let bind = args.find(&format!("--bind {w} {w}")).unwrap();
         let toml = args
@@ -341,7 +360,7 @@ mod tests {
 
     #[test]
     fn system_folders_keep_their_shape() {
-        let args = joined(&bwrap_args(Path::new("/ws"), false, &[]));
+        let args = joined(&bwrap_args(Path::new("/ws"), false, &[], None));
         for dir in SYSTEM_DIRS {
             let path = Path::new(dir);
             let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -356,6 +375,25 @@ mod tests {
                 assert!(args.contains(&format!("--ro-bind {dir} {dir}")), "{args}");
             }
         }
+    }
+
+    #[test]
+    fn a_stage_is_bound_as_etc_with_its_folders_over_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        let Some(view) = crate::etc_stage::for_workspace(&ws) else {
+            return;
+        };
+        let args = joined(&bwrap_args(&ws, false, &[], Some(&view)));
+        let stage = format!("--ro-bind {} /etc", view.stage.display());
+        assert!(args.contains(&stage), "{args}");
+        assert!(!args.contains("--ro-bind-try /etc/passwd"), "{args}");
+        for folder in &view.folders {
+            let bind = format!("--ro-bind-try {0} {0}", folder.display());
+            assert!(args.find(&bind) > args.find(&stage), "{args}");
+        }
+        assert!(view.stage.join("passwd").exists() || !Path::new("/etc/passwd").exists());
+        assert!(!view.stage.join("shadow").exists());
     }
 
     #[test]
