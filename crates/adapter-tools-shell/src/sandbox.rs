@@ -25,11 +25,11 @@
 //!   leaves only a private loopback device.
 //! - `--cap-drop ALL`: bwrap run by root otherwise keeps every capability inside the
 //!   sandbox (a root with `CAP_DAC_OVERRIDE` reads any file bound in).
-//! - `--new-session`: the command runs in a session of its own, without the caller's
-//!   terminal (no `TIOCSTI` keystroke injection).
-//! - The process group: bwrap leads it (its id is bwrap's pid) with its in-sandbox init,
-//!   so killing that group kills the init, which tears down the pid namespace and every
-//!   process in it, even ones that called `setsid`.
+//! - `--new-session`: the command runs in a session of the sandbox's own, without the
+//!   caller's terminal (no `TIOCSTI` keystroke injection).
+//! - The process group: bwrap leads it (its id is bwrap's pid), so killing that group kills
+//!   bwrap; its in-sandbox init then gets `SIGKILL` (`--die-with-parent`), which tears down
+//!   the pid namespace and every process in it, even ones that called `setsid`.
 //! - `--die-with-parent`: if Planwright dies (even `kill -9`), bwrap gets `SIGKILL` and
 //!   the namespace goes with it. The signal follows the *thread* that started bwrap;
 //!   commands are started from the async runtime's worker threads, which live as long as
