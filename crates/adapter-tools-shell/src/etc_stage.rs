@@ -101,12 +101,7 @@ fn stamps(source: &Path, names: &[&str]) -> Vec<Stamp> {
 
 /// Copies the files among `names` in `source` into a new stage under `temp`, with an empty
 /// folder for each folder among them; `stamps` are the sources' as they were before.
-fn build(
-    source: &Path,
-    names: &[&str],
-    temp: &Path,
-    stamps: Vec<Stamp>,
-) -> std::io::Result<Stage> {
+fn build(source: &Path, names: &[&str], temp: &Path, stamps: Vec<Stamp>) -> std::io::Result<Stage> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let root = temp.join(format!("{PREFIX}{}-{n}", std::process::id()));

@@ -255,9 +255,17 @@ pub(crate) fn bwrap_args(
     }
     match etc {
         Some(view) => {
-            push(&["--ro-bind".as_ref(), view.stage.as_os_str(), "/etc".as_ref()]);
+            push(&[
+                "--ro-bind".as_ref(),
+                view.stage.as_os_str(),
+                "/etc".as_ref(),
+            ]);
             for folder in &view.folders {
-                push(&["--ro-bind-try".as_ref(), folder.as_os_str(), folder.as_os_str()]);
+                push(&[
+                    "--ro-bind-try".as_ref(),
+                    folder.as_os_str(),
+                    folder.as_os_str(),
+                ]);
             }
         }
         None => {

@@ -57,7 +57,14 @@ mod tests {
     #[test]
     fn the_supervisor_sets_the_limits_and_becomes_the_program() {
         let mut line = prefix(None);
-        line.extend(["bash", "-c", "echo \"f=$(ulimit -f) d=$(ulimit -d) u=$(ulimit -u) $0\""].map(OsString::from));
+        line.extend(
+            [
+                "bash",
+                "-c",
+                "echo \"f=$(ulimit -f) d=$(ulimit -d) u=$(ulimit -u) $0\"",
+            ]
+            .map(OsString::from),
+        );
         let out = run(line, &[]);
         assert!(out.status.success(), "{out:?}");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -72,7 +79,8 @@ mod tests {
     /// in the supervisor, before the limits (the command's own `bash` may read them).
     #[test]
     fn nothing_of_the_environment_runs_before_the_limits() {
-        let dir = std::env::temp_dir().join(format!("planwright-supervisor-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("planwright-supervisor-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let marker = dir.join("ran");
         let rc = dir.join("rc.sh");
@@ -88,7 +96,10 @@ mod tests {
         );
         assert!(out.status.success(), "{out:?}");
         assert!(!marker.exists(), "BASH_ENV was read");
-        assert!(!String::from_utf8_lossy(&out.stderr).contains("function"), "{out:?}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("function"),
+            "{out:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

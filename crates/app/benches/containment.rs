@@ -253,5 +253,27 @@ async fn main() {
     for (what, s) in shell.iter().chain(startup.iter()) {
         println!("| {what} | {} |", cell(s));
     }
-    println!();
+    println!("\n{BEFORE}");
 }
+
+/// The same measurements before one supervisor replaced the helper chain, `/etc` became
+/// one bind, the probe moved off the start-up path and plain-http clients stopped loading
+/// the system's certificates: measured with this bench on main's code (dfff02f).
+const BEFORE: &str = "Before (main at dfff02f: `sh` → `setsid` → `bwrap` (28 `/etc` binds) → \
+`prlimit` → `bash`; unsandboxed `sh` → `setpriv` → `unshare` → `prlimit` → `bash`; the probe \
+before the store was opened; the system's CA certificates loaded for a plain-http endpoint), \
+on the machine above, two runs alternated with this branch's, debug build, 40 samples each, \
+load average 4-6 on the 2 cores (so every figure is on the slow side):
+
+| measurement | before: median of each run (lowest min) | this branch: median of each run (lowest min) |
+| --- | --- | --- |
+| bare `bash -c true` | 2.2 / 2.0 ms (1.5) | 2.4 / 1.8 ms (1.4) |
+| `shell_exec` `true`, `--sandbox bwrap` | 31.8 / 28.7 ms (13.2) | 28.6 / 18.0 ms (8.0) |
+| `shell_exec` `true`, `--sandbox none` | 19.9 / 17.0 ms (5.8) | 18.7 / 10.1 ms (5.5) |
+| start → first LLM request, `auto` | 104.9 / 135.5 ms (65.9) | 62.8 / 56.9 ms (30.8) |
+| start → first LLM request, `--sandbox none` | 83.8 / 107.9 ms (64.2) | 65.6 / 61.4 ms (38.5) |
+
+main's release binary (`target/release/planwright` as main stood at 02:02 UTC, measured with \
+`PLANWRIGHT_BENCH_BINARY`), start → first request: 67.2 ms (`auto`), 50.1 ms (`--sandbox none`). This branch's release figures come \
+with the next `cargo xtask bench` (no release build was made for this change).
+";
