@@ -1,7 +1,7 @@
 //! The sandbox's `/etc` in one mount (docs/security.md, "The bubblewrap sandbox").
 //!
 //! bwrap makes every read-only bind with a mount, a read of the mount table and a remount;
-//! one per allow-listed `/etc` file ([`ETC_FILES`]) was most of a sandboxed command's start
+//! one per allow-listed `/etc` file ([`ETC_FILES`]) about doubled a sandboxed command's start
 //! (docs/benchmarks.md, "Containment"). Instead, a private folder (the *stage*) holds
 //! copies of the allow-listed files and an empty folder for each allow-listed folder; bwrap
 //! binds the stage read-only as `/etc`, then each allow-listed folder, as it is, over its

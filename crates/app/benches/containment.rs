@@ -274,6 +274,8 @@ load average 4-6 on the 2 cores (so every figure is on the slow side):
 | start → first LLM request, `--sandbox none` | 83.8 / 107.9 ms (64.2) | 65.6 / 61.4 ms (38.5) |
 
 main's release binary (`target/release/planwright` as main stood at 02:02 UTC, measured with \
-`PLANWRIGHT_BENCH_BINARY`), start → first request: 67.2 ms (`auto`), 50.1 ms (`--sandbox none`). This branch's release figures come \
+`PLANWRIGHT_BENCH_BINARY`), start → first request: 67.2 ms (`auto`), 50.1 ms (`--sandbox none`). Where the time went, from `bwrap … -- bash -c true` timed alone on this machine: the 28 \
+`/etc` binds about doubled bwrap's start (median 33 ms against 17 ms with one bind of a \
+copy, load as above); each helper program in the chain cost 1.5-3 ms. This branch's release figures come \
 with the next `cargo xtask bench` (no release build was made for this change).
 ";
