@@ -10,6 +10,7 @@ const BENCHES: &[(&str, &str)] = &[
     ("adapter-store-sqlite", "journal"),
     ("adapter-llama", "llama"),
     ("planwright", "server_load"),
+    ("planwright", "containment"),
     ("planwright", "workers"),
 ];
 

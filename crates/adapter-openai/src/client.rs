@@ -62,7 +62,7 @@ impl OpenAiClient {
             value.set_sensitive(true);
             headers.insert(header::AUTHORIZATION, value);
         }
-        let mut builder = reqwest::Client::builder();
+        let mut extra_roots = Vec::new();
         for pem in &config.extra_root_certs {
             let certs = reqwest::Certificate::from_pem_bundle(pem)
                 .map_err(|e| Error::InvalidCaCert(e.without_url().to_string()))?;
@@ -71,10 +71,12 @@ impl OpenAiClient {
                     "no PEM certificate in the file".into(),
                 ));
             }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
+            extra_roots.extend(certs);
         }
+        let builder = match roots_for(&endpoint) {
+            Roots::Platform => reqwest::Client::builder().tls_certs_merge(extra_roots),
+            Roots::OnlyGiven => reqwest::Client::builder().tls_certs_only(extra_roots),
+        };
         let http = builder
             .user_agent(concat!(
                 "planwright-adapter-openai/",
@@ -458,6 +460,26 @@ fn endpoint_url(base_url: &str) -> Result<Url, Error> {
     Url::parse(&format!("{trimmed}/chat/completions")).map_err(|e| invalid(e.to_string()))
 }
 
+/// Which certificate roots an endpoint's client trusts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Roots {
+    /// The platform's (system) roots and the configured extra ones: an `https` endpoint.
+    Platform,
+    /// Only the configured extra ones: a plain `http` endpoint, which needs no roots (a
+    /// redirect from it to `https` is then refused). The system's hundred-odd
+    /// certificates are not read and parsed at every start for nothing
+    /// (docs/benchmarks.md, "Containment").
+    OnlyGiven,
+}
+
+fn roots_for(endpoint: &Url) -> Roots {
+    if endpoint.scheme() == "https" {
+        Roots::Platform
+    } else {
+        Roots::OnlyGiven
+    }
+}
+
 /// A URL with any user name or password removed.
 fn shown_url(url: &Url) -> String {
     let mut shown = url.clone();
@@ -503,6 +525,32 @@ impl fmt::Debug for OpenAiClient {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_https_endpoints_load_the_platform_roots() {
+        let roots = |base: &str| roots_for(&endpoint_url(base).unwrap());
+        assert_eq!(roots("https://api.openai.com/v1"), Roots::Platform);
+        assert_eq!(roots("HTTPS://example.test/v1"), Roots::Platform);
+        assert_eq!(roots("http://localhost:8080/v1"), Roots::OnlyGiven);
+    }
+
+    #[test]
+    fn a_plain_http_client_builds_with_or_without_extra_roots() {
+        let pem = include_bytes!("../../../testdata/tls/ca.pem");
+        let config = |extra: Vec<Vec<u8>>| {
+            let mut config = OpenAiConfig::new("m");
+            config.base_url = "http://127.0.0.1:9/v1".into();
+            config.extra_root_certs = extra;
+            config
+        };
+        assert!(OpenAiClient::new(config(vec![])).is_ok());
+        assert!(OpenAiClient::new(config(vec![pem.to_vec()])).is_ok());
+        // A bad file is still reported, whatever the scheme.
+        assert!(matches!(
+            OpenAiClient::new(config(vec![b"not a certificate".to_vec()])),
+            Err(Error::InvalidCaCert(_))
+        ));
+    }
 
     #[test]
     fn endpoint_from_base_url() {

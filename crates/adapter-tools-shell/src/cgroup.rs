@@ -5,40 +5,47 @@
 //! is how Planwright runs in most containers. A cgroup's `pids.max` counts the processes *in
 //! the cgroup*, for every user. Each command gets its own child cgroup of Planwright's pids
 //! cgroup (v1 `pids` hierarchy or the v2 unified one) with `pids.max` = [`PROCESSES`],
-//! joined before anything of the command runs:
-//!
-//! ```text
-//! sh -c 'echo $$ >"$0" && exec "$@"' …/planwright-<pid>-<n>/cgroup.procs  setpriv … bash -c CMD
-//! ```
-//!
-//! and removed when the command has ended (any process still in it is killed first).
+//! joined by the command's first process, the supervisor ([`crate::supervisor`]), before
+//! anything else runs (it writes its pid to `…/planwright-<pid>-<n>/cgroup.procs`). When the
+//! command has ended, any process still in it is killed; once no process is left in it
+//! (killed ones may still be counted until they are reaped) it is kept for a later command
+//! ([`MAX_SPARE`] at most; making and removing a cgroup costs milliseconds each), otherwise
+//! removed.
 //!
 //! Where no writable pids cgroup exists (no delegation, not root), commands run without it
 //! (logged once) and `RLIMIT_NPROC` is the only process limit.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::limits::PROCESSES;
 
-/// The script that moves itself into the cgroup whose `cgroup.procs` is `$0`, then becomes
-/// the rest of the command line.
-const JOIN: &str = "echo $$ >\"$0\" && exec \"$@\"";
+/// Most empty cgroups kept for later commands.
+const MAX_SPARE: usize = 8;
 
-/// One command's pids cgroup; removed on drop.
+/// Empty cgroups of ended commands, limited to [`PROCESSES`], ready for the next ones.
+static SPARE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    SPARE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One command's pids cgroup; emptied on drop, then kept for another command or removed.
 #[derive(Debug)]
 pub(crate) struct PidsCgroup {
     dir: PathBuf,
 }
 
 impl PidsCgroup {
-    /// A fresh cgroup limited to [`PROCESSES`], or `None` where pids cgroups cannot be
-    /// used here.
+    /// An empty cgroup limited to [`PROCESSES`] (a spare one or a new one), or `None` where
+    /// pids cgroups cannot be used here.
     pub(crate) fn create() -> Option<PidsCgroup> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let base = base()?;
+        if let Some(dir) = spare().pop() {
+            return Some(PidsCgroup { dir });
+        }
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!("planwright-{}-{n}", std::process::id()));
         match make(&dir) {
@@ -50,20 +57,32 @@ impl PidsCgroup {
         }
     }
 
-    /// `sh -c JOIN <cgroup.procs>`: put in front of the command line.
-    pub(crate) fn prefix(&self) -> Vec<OsString> {
-        vec![
-            sh().into_os_string(),
-            "-c".into(),
-            JOIN.into(),
-            self.dir.join("cgroup.procs").into_os_string(),
-        ]
+    /// The `cgroup.procs` file a process writes its pid to to join the cgroup.
+    pub(crate) fn procs(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
     }
 }
 
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
+        kill_members(&self.dir);
+        if members(&self.dir).is_empty() {
+            let mut spare = spare();
+            if spare.len() < MAX_SPARE {
+                spare.push(std::mem::take(&mut self.dir));
+                return;
+            }
+        }
         remove(&self.dir);
+    }
+}
+
+fn kill_members(dir: &Path) {
+    for pid in members(dir) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
 }
 
@@ -82,12 +101,7 @@ fn make(dir: &Path) -> std::io::Result<()> {
 /// briefly and otherwise leaves the empty-to-be folder to the next start's sweep.
 fn remove(dir: &Path) {
     for _ in 0..50 {
-        for pid in members(dir) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        kill_members(dir);
         match std::fs::remove_dir(dir) {
             Ok(()) => return,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
@@ -141,7 +155,7 @@ fn own_pids_cgroup() -> Option<PathBuf> {
     unified
 }
 
-/// Whether a child cgroup of `base` can be made, limited and joined by a shell.
+/// Whether a child cgroup of `base` can be made, limited and joined by a new process.
 fn usable(base: &Path) -> bool {
     let probe = PidsCgroup {
         dir: base.join(format!("planwright-{}-probe", std::process::id())),
@@ -149,7 +163,7 @@ fn usable(base: &Path) -> bool {
     if make(&probe.dir).is_err() {
         return false;
     }
-    let mut line = probe.prefix();
+    let mut line = crate::supervisor::prefix(Some(&probe));
     line.push("true".into());
     crate::containment::succeeds(&line)
 }
@@ -174,6 +188,54 @@ fn sweep(base: &Path) {
     }
 }
 
-fn sh() -> PathBuf {
-    crate::sandbox::find_program("sh").unwrap_or_else(|| PathBuf::from("/bin/sh"))
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// `cmd` started by the supervisor in `cgroup`.
+    fn start_in(cgroup: &PidsCgroup, cmd: &[&str]) -> std::process::Child {
+        let mut line = crate::supervisor::prefix(Some(cgroup));
+        line.extend(cmd.iter().map(Into::into));
+        std::process::Command::new(&line[0])
+            .args(&line[1..])
+            .spawn()
+            .unwrap()
+    }
+
+    /// An ended command's cgroup is kept and handed to the next command; a cgroup handed
+    /// over holds nothing of the command before and is still limited.
+    #[test]
+    fn a_kept_cgroup_is_emptied_and_still_limited() {
+        let Some(first) = PidsCgroup::create() else {
+            // No writable pids cgroup here (the fork-bomb test in tests/shell.rs fails
+            // under CI=true in that case).
+            return;
+        };
+        assert!(start_in(&first, &["true"]).wait().unwrap().success());
+        let dir = first.dir.clone();
+        drop(first);
+        let second = PidsCgroup::create().unwrap();
+        assert_eq!(second.dir, dir, "the empty cgroup is used again");
+
+        // A process left behind is killed when the cgroup is dropped.
+        let mut sleeper = start_in(&second, &["sleep", "300"]);
+        let pid = sleeper.id() as i32;
+        let started = std::time::Instant::now();
+        while members(&second.dir) != vec![pid] {
+            assert!(started.elapsed().as_secs() < 10, "the sleeper never joined");
+            std::thread::yield_now();
+        }
+        let killer = std::thread::spawn(move || drop(second));
+        assert!(!sleeper.wait().unwrap().success());
+        killer.join().unwrap();
+        let third = PidsCgroup::create().unwrap();
+        assert!(members(&third.dir).is_empty());
+        assert_eq!(
+            std::fs::read_to_string(third.dir.join("pids.max"))
+                .unwrap()
+                .trim(),
+            PROCESSES.to_string()
+        );
+    }
 }

@@ -1,8 +1,10 @@
 //! Keeping an unsandboxed command from outliving its run (docs/security.md, "Processes").
 //!
 //! ```text
-//! setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- prlimit … -- bash -c CMD
+//! SUPERVISOR setpriv --pdeathsig KILL -- unshare --pid --fork --kill-child -- bash -c CMD
 //! ```
+//!
+//! (the supervisor, [`crate::supervisor`], joins the pids cgroup and sets the limits).
 //!
 //! - `unshare --pid --fork --kill-child` runs the command as PID 1 of a new PID namespace.
 //!   When that `bash` ends, the kernel kills every process left in the namespace, however
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// The programs put in front of `prlimit … bash`, or nothing when none works here.
+/// The programs put between the supervisor and `bash`, or nothing when none works here.
 pub(crate) fn prefix() -> Vec<OsString> {
     static PREFIX: OnceLock<Vec<OsString>> = OnceLock::new();
     PREFIX.get_or_init(probe).clone()

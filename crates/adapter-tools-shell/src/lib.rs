@@ -71,6 +71,7 @@ mod capture;
 mod cgroup;
 mod containment;
 pub mod env;
+mod etc_stage;
 mod files;
 mod limits;
 mod process;
@@ -79,6 +80,7 @@ pub mod sandbox;
 mod session_tools;
 mod sessions;
 mod shell;
+mod supervisor;
 pub mod workspace;
 mod workspace_files;
 

@@ -38,7 +38,7 @@ const CHUNK: usize = 64 * 1024;
 pub(crate) enum Launch {
     /// `bash -c` in a new process group.
     Plain,
-    /// `setsid bwrap ... -- bash -c`; see [`crate::sandbox`].
+    /// `bwrap ... -- bash -c` (after the supervisor); see [`crate::sandbox`].
     Bwrap {
         programs: BwrapPrograms,
         allow_network: bool,
@@ -177,37 +177,38 @@ pub(crate) fn spawn(spec: CommandSpec<'_>, cancel: CancellationToken) -> io::Res
 }
 
 fn build(spec: &CommandSpec<'_>, cgroup: Option<&PidsCgroup>) -> Command {
-    // The command's own pids cgroup first (see `crate::cgroup`), so everything after runs
-    // inside it.
-    let mut line: Vec<OsString> = cgroup.map(PidsCgroup::prefix).unwrap_or_default();
-    let plain = matches!(spec.launch, Launch::Plain);
+    // The supervisor first (see `crate::supervisor`): it joins the command's own pids
+    // cgroup (see `crate::cgroup`), so everything after runs inside it, and sets the limits.
+    let mut line: Vec<OsString> = crate::supervisor::prefix(cgroup);
     match spec.launch {
         Launch::Plain => {
-            // Contained (see `crate::containment`), limited, then bash.
+            // Contained (see `crate::containment`), then bash.
             line.extend(crate::containment::prefix());
-            line.extend(crate::limits::prefix());
         }
         Launch::Bwrap {
             programs,
             allow_network,
             read_only,
         } => {
-            // `setsid` makes bwrap a session and group leader (see `crate::sandbox`).
-            line.push(programs.setsid.clone().into_os_string());
             line.push(programs.bwrap.clone().into_os_string());
-            line.extend(sandbox::bwrap_args(spec.cwd, *allow_network, read_only));
+            let etc = crate::etc_stage::for_workspace(spec.cwd);
+            line.extend(sandbox::bwrap_args(
+                spec.cwd,
+                *allow_network,
+                read_only,
+                etc.as_ref(),
+            ));
             line.push("--".into());
-            line.extend(crate::limits::prefix());
         }
     }
     line.push("bash".into());
     let (first, rest) = line.split_at(1);
     let mut command = Command::new(&first[0]);
-    command.args(rest);
-    if plain {
-        command.process_group(0);
-    }
+    // A process group of its own, whose id is the supervisor's pid and so, after `exec`,
+    // bwrap's (see `crate::sandbox`): killing it kills the command.
     command
+        .args(rest)
+        .process_group(0)
         .arg("-c")
         .arg(spec.command)
         .current_dir(spec.cwd)
@@ -376,8 +377,7 @@ async fn supervise(
         }
     };
     if !matches!(waited, Ok(Ending::Exited(_))) {
-        // The leader first (before it can start anything more), then its group. For bwrap
-        // this also covers a kill racing `setsid`, before the group existed.
+        // The leader first (before it can start anything more), then its group.
         if let Err(e) = child.start_kill() {
             tracing::debug!(error = %e, "killing the command's leader failed");
         }

@@ -3,12 +3,16 @@
 //! A sandboxed command is started as
 //!
 //! ```text
-//! setsid bwrap --ro-bind /usr /usr  (/bin, /sbin, /lib*: the same symlinks or binds)
-//!              --ro-bind-try /etc/F /etc/F  (only the /etc files programs need)
-//!              --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --remount-ro /
-//!              --unshare-pid --unshare-ipc [--unshare-net] --die-with-parent
-//!              --cap-drop ALL --chdir WS -- [prlimit ... --] bash -c COMMAND
+//! SUPERVISOR bwrap --ro-bind /usr /usr  (/bin, /sbin, /lib*: the same symlinks or binds)
+//!                  --ro-bind STAGE /etc  --ro-bind-try /etc/D /etc/D
+//!                      (only the /etc files and folders programs need; see [`crate::etc_stage`])
+//!                  --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --remount-ro /
+//!                  --unshare-pid --unshare-ipc [--unshare-net] --die-with-parent
+//!                  --new-session --cap-drop ALL --chdir WS -- bash -c COMMAND
 //! ```
+//!
+//! started in a process group of its own; the supervisor ([`crate::supervisor`]) joins the
+//! command's pids cgroup, sets the resource limits and becomes bwrap.
 //!
 //! - The command sees the programs and libraries of `/usr`, a few `/etc` files
 //!   ([`ETC_FILES`]) and its workspace `WS`, read-write at its own path; nothing else of
@@ -21,10 +25,11 @@
 //!   leaves only a private loopback device.
 //! - `--cap-drop ALL`: bwrap run by root otherwise keeps every capability inside the
 //!   sandbox (a root with `CAP_DAC_OVERRIDE` reads any file bound in).
-//! - `setsid` (instead of bwrap's `--new-session`) detaches the command from the caller's
-//!   terminal (no `TIOCSTI` keystroke injection) and makes bwrap the leader of a process
-//!   group whose id is its pid, so killing that group kills bwrap's in-sandbox init, which
-//!   tears down the pid namespace and every process in it, even ones that called `setsid`.
+//! - `--new-session`: the command runs in a session of the sandbox's own, without the
+//!   caller's terminal (no `TIOCSTI` keystroke injection).
+//! - The process group: bwrap leads it (its id is bwrap's pid), so killing that group kills
+//!   bwrap; its in-sandbox init then gets `SIGKILL` (`--die-with-parent`), which tears down
+//!   the pid namespace and every process in it, even ones that called `setsid`.
 //! - `--die-with-parent`: if Planwright dies (even `kill -9`), bwrap gets `SIGKILL` and
 //!   the namespace goes with it. The signal follows the *thread* that started bwrap;
 //!   commands are started from the async runtime's worker threads, which live as long as
@@ -34,7 +39,10 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::etc_stage::EtcView;
 
 /// Where shell commands run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,33 +60,44 @@ pub enum Sandbox {
 /// How long the availability probe may take.
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
 
-/// The programs that start a sandboxed command, found on `PATH`.
+/// The program that starts a sandboxed command, found on `PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BwrapPrograms {
     pub bwrap: PathBuf,
-    pub setsid: PathBuf,
 }
 
-/// The path of a working `bwrap`, or why the bwrap sandbox cannot be used here: bwrap or
-/// `setsid` is not on `PATH`, or bwrap is present but cannot create its namespaces (user
-/// namespaces disabled or restricted). Runs a trivial sandboxed command to find out, so it
-/// blocks for a few milliseconds.
+/// The path of a working `bwrap`, or why the bwrap sandbox cannot be used here: bwrap is
+/// not on `PATH`, or it is present but cannot create its namespaces (user namespaces
+/// disabled or restricted). The first call runs a trivial sandboxed command to find out
+/// (a few milliseconds); later calls with the same `PATH` answer from memory.
 pub fn bwrap_available() -> Result<PathBuf, String> {
     find_bwrap().map(|programs| programs.bwrap)
 }
 
-/// [`bwrap_available`], keeping `setsid`'s path too.
+/// [`bwrap_available`]'s answer, probed once per process and `PATH` (the app and every
+/// toolkit share it).
 pub(crate) fn find_bwrap() -> Result<BwrapPrograms, String> {
+    type Probed = Option<(Option<OsString>, Result<BwrapPrograms, String>)>;
+    static PROBED: Mutex<Probed> = Mutex::new(None);
+    let path = std::env::var_os("PATH");
+    let mut probed = PROBED.lock().unwrap_or_else(PoisonError::into_inner);
+    match &*probed {
+        Some((probed_path, answer)) if *probed_path == path => answer.clone(),
+        _ => {
+            let answer = probe_bwrap();
+            *probed = Some((path, answer.clone()));
+            answer
+        }
+    }
+}
+
+fn probe_bwrap() -> Result<BwrapPrograms, String> {
     let bwrap = find_program("bwrap").ok_or_else(|| {
         "the bwrap sandbox is not available: `bwrap` was not found on PATH; install \
          bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`)"
             .to_string()
     })?;
-    let setsid = find_program("setsid").ok_or_else(|| {
-        "the bwrap sandbox is not available: `setsid` (util-linux) was not found on PATH"
-            .to_string()
-    })?;
-    let programs = BwrapPrograms { bwrap, setsid };
+    let programs = BwrapPrograms { bwrap };
     probe(&programs)?;
     Ok(programs)
 }
@@ -94,8 +113,7 @@ fn probe(programs: &BwrapPrograms) -> Result<(), String> {
             programs.bwrap.display()
         )
     };
-    let mut child = Command::new(&programs.setsid)
-        .arg(&programs.bwrap)
+    let child = Command::new(&programs.bwrap)
         .args([
             "--ro-bind",
             "/",
@@ -121,35 +139,35 @@ fn probe(programs: &BwrapPrograms) -> Result<(), String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| broken(format!("it could not be started: {e}")))?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < PROBE_LIMIT => {
-                std::thread::sleep(Duration::from_millis(5));
+    let pid = child.id();
+    // Waited for on a thread of its own, so the answer comes as soon as bwrap exits.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(PROBE_LIMIT) {
+        Ok(Ok(output)) => output,
+        Ok(Err(e)) => return Err(broken(format!("waiting for it failed: {e}"))),
+        Err(_) => {
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(broken(format!(
-                    "a trivial sandboxed command did not finish within {} s",
-                    PROBE_LIMIT.as_secs()
-                )));
-            }
-            Err(e) => return Err(broken(format!("waiting for it failed: {e}"))),
+            return Err(broken(format!(
+                "a trivial sandboxed command did not finish within {} s",
+                PROBE_LIMIT.as_secs()
+            )));
         }
     };
-    if status.success() {
+    if output.status.success() {
         return Ok(());
     }
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        use std::io::Read;
-        let _ = pipe.read_to_string(&mut stderr);
-    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
     let stderr = stderr.trim();
     Err(broken(if stderr.is_empty() {
-        format!("a trivial sandboxed command failed with {status}")
+        format!("a trivial sandboxed command failed with {}", output.status)
     } else {
         stderr.to_string()
     }))
@@ -211,8 +229,14 @@ const SYSTEM_DIRS: [&str; 7] = [
 ];
 
 /// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`;
-/// the existing paths of `read_only` that lie in it are bound read-only over it.
-pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf]) -> Vec<OsString> {
+/// the existing paths of `read_only` that lie in it are bound read-only over it. `/etc` is
+/// `etc`'s stage and folders when given, else a bind per allow-listed file.
+pub(crate) fn bwrap_args(
+    cwd: &Path,
+    allow_network: bool,
+    read_only: &[PathBuf],
+    etc: Option<&EtcView>,
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|s| s.into()));
     for dir in SYSTEM_DIRS {
@@ -229,8 +253,26 @@ pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf])
             _ => {}
         }
     }
-    for file in ETC_FILES {
-        push(&["--ro-bind-try".as_ref(), file.as_ref(), file.as_ref()]);
+    match etc {
+        Some(view) => {
+            push(&[
+                "--ro-bind".as_ref(),
+                view.stage.as_os_str(),
+                "/etc".as_ref(),
+            ]);
+            for folder in &view.folders {
+                push(&[
+                    "--ro-bind-try".as_ref(),
+                    folder.as_os_str(),
+                    folder.as_os_str(),
+                ]);
+            }
+        }
+        None => {
+            for file in ETC_FILES {
+                push(&["--ro-bind-try".as_ref(), file.as_ref(), file.as_ref()]);
+            }
+        }
     }
     push(&["--dev".as_ref(), "/dev".as_ref()]);
     push(&["--proc".as_ref(), "/proc".as_ref()]);
@@ -251,7 +293,7 @@ pub(crate) fn bwrap_args(cwd: &Path, allow_network: bool, read_only: &[PathBuf])
     if !allow_network {
         push(&["--unshare-net".as_ref()]);
     }
-    push(&["--die-with-parent".as_ref()]);
+    push(&["--die-with-parent".as_ref(), "--new-session".as_ref()]);
     push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), cwd.as_os_str()]);
     args
@@ -273,7 +315,7 @@ mod tests {
     fn arguments_isolate_the_command() {
         let ws = tempfile::tempdir().unwrap();
         let ws = ws.path().canonicalize().unwrap();
-        let args = joined(&bwrap_args(&ws, false, &[]));
+        let args = joined(&bwrap_args(&ws, false, &[], None));
         let w = ws.display();
         assert!(args.contains("--ro-bind /usr /usr"), "{args}");
         assert!(
@@ -285,12 +327,12 @@ mod tests {
         assert!(
             args.ends_with(&format!(
                 "--dev /dev --proc /proc --tmpfs /tmp --bind {w} {w} --remount-ro / \
-                 --unshare-pid --unshare-ipc --unshare-net --die-with-parent --cap-drop ALL \
-                 --chdir {w}"
+                 --unshare-pid --unshare-ipc --unshare-net --die-with-parent --new-session \
+                 --cap-drop ALL --chdir {w}"
             )),
             "{args}"
         );
-        let open = joined(&bwrap_args(&ws, true, &[]));
+        let open = joined(&bwrap_args(&ws, true, &[], None));
         assert!(!open.contains("--unshare-net"), "{open}");
         assert!(open.contains("--cap-drop ALL"), "{open}");
     }
@@ -308,7 +350,7 @@ mod tests {
             ws.join("missing"),
             outside.clone(),
         ];
-        let args = joined(&bwrap_args(&ws, false, &protected));
+        let args = joined(&bwrap_args(&ws, false, &protected, None));
         let w = ws.display();
         let bind = args.find(&format!("--bind {w} {w}")).unwrap();
         let toml = args
@@ -326,7 +368,7 @@ mod tests {
 
     #[test]
     fn system_folders_keep_their_shape() {
-        let args = joined(&bwrap_args(Path::new("/ws"), false, &[]));
+        let args = joined(&bwrap_args(Path::new("/ws"), false, &[], None));
         for dir in SYSTEM_DIRS {
             let path = Path::new(dir);
             let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -341,6 +383,25 @@ mod tests {
                 assert!(args.contains(&format!("--ro-bind {dir} {dir}")), "{args}");
             }
         }
+    }
+
+    #[test]
+    fn a_stage_is_bound_as_etc_with_its_folders_over_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        let Some(view) = crate::etc_stage::for_workspace(&ws) else {
+            return;
+        };
+        let args = joined(&bwrap_args(&ws, false, &[], Some(&view)));
+        let stage = format!("--ro-bind {} /etc", view.stage.display());
+        assert!(args.contains(&stage), "{args}");
+        assert!(!args.contains("--ro-bind-try /etc/passwd"), "{args}");
+        for folder in &view.folders {
+            let bind = format!("--ro-bind-try {0} {0}", folder.display());
+            assert!(args.find(&bind) > args.find(&stage), "{args}");
+        }
+        assert!(view.stage.join("passwd").exists() || !Path::new("/etc/passwd").exists());
+        assert!(!view.stage.join("shadow").exists());
     }
 
     #[test]

@@ -277,6 +277,50 @@ async fn even_root_has_no_capabilities_inside() {
     assert!(!Path::new("/planwright-x").exists());
 }
 
+/// The supervisor in front of bwrap sets the limits and joins the pids cgroup for the
+/// sandboxed command too; bwrap's `--new-session` puts it in a session of the sandbox's
+/// own, without Planwright's terminal.
+#[tokio::test]
+async fn a_sandboxed_command_is_limited_and_alone_in_its_session() {
+    if !bwrap_usable("a_sandboxed_command_is_limited_and_alone_in_its_session") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let out = exec(
+        &kit(false),
+        "echo \"f=$(ulimit -f) d=$(ulimit -d) u=$(ulimit -u)\"; \
+         grep -c /planwright- /proc/self/cgroup; \
+         read -r stat </proc/$$/stat; set -- ${stat##*) }; \
+         echo \"pid=$$ session=$4 tty=$5\"",
+        &ctx(ws.path()),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content.contains("f=1048576 d=4194304 u=2048"),
+        "{}",
+        out.content
+    );
+    // The session is the sandbox's own (led by its init, pid 1 inside, or the command),
+    // with no controlling terminal.
+    let pid = out
+        .content
+        .split("pid=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    assert!(
+        out.content.contains("session=1 tty=0")
+            || out.content.contains(&format!("session={pid} tty=0")),
+        "{}",
+        out.content
+    );
+    // In a pids cgroup of its own wherever Planwright has one (root in CI).
+    let in_cgroup = out.content.lines().any(|l| l.trim() == "1");
+    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    assert!(in_cgroup || !ci, "{}", out.content);
+}
+
 #[tokio::test]
 async fn a_sandboxed_session_dies_with_everything_it_started() {
     if !bwrap_usable("a_sandboxed_session_dies_with_everything_it_started") {

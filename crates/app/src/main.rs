@@ -81,6 +81,9 @@ fn main() -> ExitCode {
         }
     };
     let json = wants_json(&cli);
+    if let Some(arg) = sandbox_arg(&cli) {
+        sandbox::probe_in_background(arg);
+    }
     let terminal = terminal::init(cli.verbosity);
     init_tracing(cli.verbosity, terminal.colour_stderr);
     for note in environ_notes.iter().chain(&loaded.layers.notes) {
@@ -101,6 +104,17 @@ fn main() -> ExitCode {
     match runtime.block_on(dispatch(cli, loaded)) {
         Ok(code) => code,
         Err(e) => fail(&e, json),
+    }
+}
+
+/// The `--sandbox` of a command that runs shell commands.
+fn sandbox_arg(cli: &Cli) -> Option<cli::SandboxArg> {
+    match &cli.command {
+        Command::Run(args) => Some(args.opts.sandbox),
+        Command::Resume(args) => Some(args.opts.sandbox),
+        Command::Serve(args) => Some(args.opts.sandbox),
+        Command::Worker(args) => Some(args.opts.sandbox),
+        _ => None,
     }
 }
 

@@ -6,7 +6,10 @@
 //!
 //! Whether bubblewrap works is found out once per process, by running `true` inside it
 //! with the namespaces real commands use (bwrap may be installed and still fail, e.g. in a
-//! container without user namespaces).
+//! container without user namespaces). A command that will ask starts that probe on a
+//! thread of its own as soon as its arguments are read ([`probe_in_background`]), so it
+//! runs while the configuration, the store and the LLM client are set up instead of
+//! before them.
 
 use std::io::Write;
 use std::sync::{Once, OnceLock};
@@ -31,6 +34,22 @@ impl Effective {
             Effective::None => "none",
             Effective::Bwrap => "bwrap",
         }
+    }
+}
+
+/// Starts [`bwrap_usable`]'s probe on a thread of its own when `arg` will need it; the
+/// first caller of [`bwrap_usable`] then waits only for what is left of it.
+pub fn probe_in_background(arg: SandboxArg) {
+    if arg == SandboxArg::None || !SHELL_TOOLS {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("bwrap-probe".into())
+        .spawn(|| {
+            let _ = bwrap_usable();
+        });
+    if let Err(e) = started {
+        tracing::debug!(error = %e, "the sandbox probe runs when first needed instead");
     }
 }
 
