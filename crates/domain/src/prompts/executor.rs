@@ -174,6 +174,14 @@ pub fn give_up_not_accepted() -> String {
         .to_string()
 }
 
+/// The answer to `message_ask_user` when nobody can answer and the task never said to ask.
+pub fn nobody_to_ask(why: &str) -> String {
+    format!(
+        "Error: {why}. Nobody can answer questions in this run: do the task with what you \
+         have (the task's words, the files, the tools' output). Do not ask again."
+    )
+}
+
 /// The answer to a second such claim: the step fails.
 pub fn claim_refused_again() -> String {
     "Not accepted again: still no tool was called. The step fails.".to_string()

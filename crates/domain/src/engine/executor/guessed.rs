@@ -31,7 +31,8 @@ pub(super) fn refuse_unfounded_write(ctx: &RunContext, tool: &str, args: &Value)
     }
     Some(format!(
         "Not written: {number} was not computed: no tool output, answer of the user or word \
-         of the task in this run shows it. Compute it with shell_exec (e.g. wc -l < FILE, \
-         grep -c WORD FILE, awk, jq, python3 -c), then write the number the command prints."
+         of the task in this run shows it. Compute it with shell_exec (e.g. wc -w < FILE for \
+         words, wc -l < FILE for lines, grep -c WORD FILE, echo $((A * 2)), awk, jq, python3 \
+         -c), then write the number the command prints."
     ))
 }

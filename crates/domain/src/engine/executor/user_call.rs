@@ -3,6 +3,7 @@
 use crate::engine::context::RunContext;
 use crate::engine::executor::tool_call::parse_arguments;
 use crate::error::StoreError;
+use crate::model::task_files::asks_the_user;
 use crate::ports::llm::ToolCall;
 use crate::prompts;
 use crate::tools::builtin::{AskUserArgs, NotifyUserArgs, ASK_USER, NOTIFY_USER};
@@ -66,6 +67,11 @@ pub(super) async fn talk_to_user(
                     &why.to_string(),
                     &answered,
                 )));
+            }
+            if !asks_the_user(&ctx.task) {
+                // The task never said to ask: the model asked on its own, and can go on
+                // without an answer.
+                return Ok(UserCall::Reply(prompts::nobody_to_ask(&why.to_string())));
             }
             Ok(UserCall::StepFails(format!(
                 "the step needed the user's answer, but {why}"

@@ -408,6 +408,43 @@ async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fail
     assert_eq!(waits, 1, "the user was asked once");
 }
 
+/// A question nobody can answer, in a task that never said to ask (the eval's
+/// `words_double` run asked whether to overwrite its input): the model is told to go on
+/// without an answer. In a task that says to ask, the step still fails.
+#[tokio::test]
+async fn a_question_the_task_did_not_call_for_does_not_fail_the_step_when_nobody_answers() {
+    let ask = || {
+        call(
+            "message_ask_user",
+            json!({"question": "Overwrite poem.txt?"}),
+        )
+    };
+    let r = run_direct(
+        vec![
+            ask(),
+            calls(&[shell("wc -w < poem.txt > words.txt"), complete("words.txt")]),
+        ],
+        config(Mode::Direct),
+        "Count the words in poem.txt and write the number into words.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert!(
+        r.tool_answers(1)[0].contains("Nobody can answer questions in this run"),
+        "{:?}",
+        r.tool_answers(1)
+    );
+    let r = run_direct(
+        vec![ask()],
+        config(Mode::Direct),
+        "Ask me which poem to count, then count its words into words.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+}
+
 /// The eval's `sum` run gave up at its first shell error and the retry started from
 /// scratch; a failure claimed after a failed call is refused once, with the error in view.
 #[tokio::test]
