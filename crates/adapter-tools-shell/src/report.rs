@@ -63,6 +63,13 @@ pub(crate) fn still_running(id: &str, waited: Duration, proc: &Proc) -> ToolOutp
         proc.timeout().as_secs()
     );
     let (stdout, stderr, _) = proc.take_output();
+    if stdout.is_empty() && stderr.is_empty() {
+        // A small model writes `awk '{s+=$3} END {print s}'` without the file name.
+        content.push_str(
+            "\nIt printed nothing yet: if it is waiting for input (awk, sort, grep, wc or \
+             cat given no file name read stdin), kill it and run it again with the file name.",
+        );
+    }
     section(&mut content, "stdout", &stdout);
     section(&mut content, "stderr", &stderr);
     ToolOutput::ok(content)

@@ -104,6 +104,13 @@ async fn stdin_is_open_unless_redirected() {
         "{}",
         out.content
     );
+    // Silent so far: perhaps waiting for input it was never given.
+    assert!(
+        out.content
+            .contains("It printed nothing yet: if it is waiting for input"),
+        "{}",
+        out.content
+    );
     assert_eq!(tool.sessions().close_run("run_1").await, 1);
 }
 

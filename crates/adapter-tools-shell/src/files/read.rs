@@ -123,11 +123,6 @@ impl Tool for FileReadTool {
         let end = LINE
             .check_opt(FILE_READ, "end_line", args.end_line.as_ref())?
             .unwrap_or(u64::MAX);
-        if end < start {
-            return Err(ToolError::InvalidArguments(format!(
-                "file_read: `end_line` {end} is before `start_line` {start}"
-            )));
-        }
         let workspace = ctx.workspace.clone();
         let max_bytes = self.max_bytes;
         let ranged = args.start_line.is_some() || args.end_line.is_some();
@@ -163,14 +158,20 @@ fn read(
             Scan::Binary => Err(binary_message(rel, meta.len())),
         }
     };
-    // A short file is shown whole even when lines were picked: a small model that asked
-    // for line 1 of a 3-line file never saw the other two (docs/direct.md).
+    // A short file is shown whole even when lines were picked (whatever the range): a
+    // small model that asked for line 1 of a 3-line file never saw the other two
+    // (docs/direct.md).
     if !ranged || meta.len() <= SHORT_FILE_BYTES {
         let plain = open_scan(1, u64::MAX, false)?;
         // A start past the end stays an error (below).
         if shows_whole_short_file(&plain) && plain.total.is_some_and(|n| start <= n.max(1)) {
             return render(rel, 1, &plain);
         }
+    }
+    if end < start {
+        return Err(ToolError::InvalidArguments(format!(
+            "file_read: `end_line` {end} is before `start_line` {start}"
+        )));
     }
     render(rel, start, &open_scan(start, end, true)?)
 }
