@@ -42,10 +42,25 @@ pub(super) struct ToolRun {
 }
 
 /// What the model reads when it repeats a `file_str_replace` that already succeeded in
-/// this run (docs/direct.md, "Fewer calls").
-const ALREADY_REPLACED: &str = "Already done: an earlier call of this run made this same \
-replacement, so the old text is no longer in the file. Do not repeat it; if the step is done, \
-call `complete_step`.";
+/// this run (docs/direct.md, "Fewer calls"): said as a success, with what to do next (a
+/// 1.5B model read "do not repeat it" as a failure and gave the step up).
+fn already_replaced(arguments: &str) -> String {
+    let args: Value = serde_json::from_str(arguments).unwrap_or_default();
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    format!(
+        "Done already: {} has this change ({:?} is now {:?}; an earlier call of this run made \
+         it). Do not make it again. If the step needs no other change, call `complete_step` \
+         with success=true.",
+        text("path"),
+        text("old"),
+        text("new")
+    )
+}
 
 /// The line the executor appends to a tool's output to name the files it produced.
 const FILES_MARKER: &str = "\n[files: ";
@@ -152,7 +167,7 @@ pub(super) async fn run_tool(
     if !ok && call.name == FILE_STR_REPLACE && ctx.facts().replaced_before(&call.arguments) {
         // A small model repeats an edit that worked; "not found" would send it looking.
         ok = true;
-        text = ALREADY_REPLACED.to_string();
+        text = already_replaced(&call.arguments);
     }
     if !ok {
         for output in grounding::unwritten_outputs_named(ctx, &text).await {

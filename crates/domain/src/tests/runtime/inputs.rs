@@ -719,7 +719,11 @@ async fn repeating_an_edit_that_worked_is_told_it_is_done() {
     let outputs = h.outputs();
     assert!(outputs[0].0, "{outputs:?}");
     assert!(
-        outputs[1].0 && outputs[1].1.starts_with("Already done: an earlier call"),
+        outputs[1].0
+            && outputs[1].1
+                == "Done already: settings.txt has this change (\"red\" is now \"green\"; an \
+                    earlier call of this run made it). Do not make it again. If the step needs \
+                    no other change, call `complete_step` with success=true.",
         "{outputs:?}"
     );
     assert!(
