@@ -9,9 +9,6 @@ use serde_json::{json, Value};
 use super::error::{store_error, unknown_run, ApiError};
 use super::State;
 
-/// Most files listed for one run.
-const MAX_FILES: usize = 1000;
-
 /// The workspace of a run known to the store or to this process.
 pub async fn workspace_of(state: &State, run_id: &str) -> Result<PathBuf, ApiError> {
     if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
@@ -120,41 +117,202 @@ pub fn open_confined(workspace: &Path, rel: &str) -> Result<ConfinedFile, ApiErr
     })
 }
 
-/// The workspace's files as `{path, bytes}`, sorted, symlinks left out.
-pub fn list_files(workspace: &Path) -> Vec<Value> {
-    let mut out: Vec<(String, u64)> = Vec::new();
-    let mut stack = vec![workspace.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+/// How far one listing of a workspace goes: a request never walks a whole workspace
+/// (issue 29: a 200,000-folder workspace took seconds per request).
+#[derive(Debug, Clone, Copy)]
+pub struct ListLimits {
+    /// Most files listed.
+    pub max_files: usize,
+    /// Most directory entries looked at (files, folders, links, anything).
+    pub max_entries: usize,
+    /// Deepest folder entered (the workspace itself is depth 0).
+    pub max_depth: usize,
+}
+
+/// The limits of the run detail and of the MCP resources.
+pub const LIST_LIMITS: ListLimits = ListLimits {
+    max_files: 1000,
+    max_entries: 4096,
+    max_depth: 32,
+};
+
+/// A regular file of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedFile {
+    /// Relative to the workspace.
+    pub rel: PathBuf,
+    pub bytes: u64,
+}
+
+impl ListedFile {
+    /// The path as shown (a name that is not UTF-8 shown lossily).
+    pub fn shown(&self) -> String {
+        self.rel.to_string_lossy().into_owned()
+    }
+}
+
+/// What one bounded walk of a workspace found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Sorted by path.
+    pub files: Vec<ListedFile>,
+    /// A limit stopped the walk: the workspace may hold more files.
+    pub truncated: bool,
+    /// Directory entries looked at.
+    pub looked_at: usize,
+}
+
+impl Listing {
+    /// The files as `{path, bytes}`.
+    pub fn to_json(&self) -> Vec<Value> {
+        self.files
+            .iter()
+            .map(|f| json!({"path": f.shown(), "bytes": f.bytes}))
+            .collect()
+    }
+}
+
+/// The workspace's regular files (symlinks left out), folders nearest the workspace first,
+/// within `limits`.
+pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
+    let mut listing = Listing::default();
+    let mut folders = std::collections::VecDeque::from([(workspace.to_path_buf(), 0usize)]);
+    'walk: while let Some((dir, depth)) = folders.pop_front() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        for entry in entries.flatten() {
+        for entry in entries {
+            if listing.looked_at >= limits.max_entries || listing.files.len() >= limits.max_files {
+                listing.truncated = true;
+                break 'walk;
+            }
+            listing.looked_at += 1;
+            let Ok(entry) = entry else {
+                continue;
+            };
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             let path = entry.path();
             if kind.is_dir() {
-                stack.push(path);
+                if depth + 1 > limits.max_depth {
+                    listing.truncated = true;
+                } else {
+                    folders.push_back((path, depth + 1));
+                }
             } else if kind.is_file() {
                 if let Ok(rel) = path.strip_prefix(workspace) {
-                    let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-                    out.push((rel.to_string_lossy().to_string(), size));
+                    let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                    listing.files.push(ListedFile {
+                        rel: rel.to_path_buf(),
+                        bytes,
+                    });
                 }
-            }
-            if out.len() >= MAX_FILES {
-                break;
             }
         }
     }
-    out.sort();
-    out.into_iter()
-        .map(|(path, bytes)| json!({"path": path, "bytes": bytes}))
-        .collect()
+    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    listing
 }
 
 /// [`list_files`] off the async threads.
-pub async fn list_in(workspace: PathBuf) -> Vec<Value> {
-    tokio::task::spawn_blocking(move || list_files(&workspace))
+pub async fn list_in(workspace: PathBuf, limits: ListLimits) -> Listing {
+    tokio::task::spawn_blocking(move || list_files(&workspace, limits))
         .await
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: ListLimits = ListLimits {
+        max_files: 1000,
+        max_entries: 100,
+        max_depth: 3,
+    };
+
+    #[test]
+    fn a_workspace_within_the_limits_is_listed_whole_and_sorted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("a/b")).expect("mkdir");
+        std::fs::write(dir.path().join("z.txt"), "zz").expect("write");
+        std::fs::write(dir.path().join("a/b/c.txt"), "c").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        assert!(!listing.truncated);
+        assert_eq!(
+            listing.to_json(),
+            vec![
+                json!({"path": "a/b/c.txt", "bytes": 1}),
+                json!({"path": "z.txt", "bytes": 2}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_workspace_of_many_folders_is_walked_only_up_to_the_entry_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Issue 29's workspace, smaller: many empty folders and one file.
+        for i in 0..5000 {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).expect("mkdir");
+        }
+        std::fs::create_dir(dir.path().join("d0/inner")).expect("mkdir");
+        std::fs::write(dir.path().join("d0/inner/f.txt"), "f").expect("write");
+        let limits = ListLimits {
+            max_files: 1000,
+            max_entries: 1000,
+            max_depth: 32,
+        };
+        let listing = list_files(dir.path(), limits);
+        assert!(listing.truncated);
+        assert_eq!(listing.looked_at, 1000);
+        assert!(listing.files.is_empty(), "{:?}", listing.files);
+        let all = list_files(
+            dir.path(),
+            ListLimits {
+                max_entries: 20_000,
+                ..limits
+            },
+        );
+        assert!(!all.truncated);
+        assert_eq!(all.looked_at, 5002);
+        assert_eq!(all.files.len(), 1);
+    }
+
+    #[test]
+    fn folders_deeper_than_the_limit_are_not_entered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let deep = dir.path().join("1/2/3/4");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        std::fs::write(dir.path().join("1/2/3/three.txt"), "3").expect("write");
+        std::fs::write(deep.join("four.txt"), "4").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        assert!(listing.truncated);
+        let paths: Vec<String> = listing.files.iter().map(ListedFile::shown).collect();
+        assert_eq!(paths, vec!["1/2/3/three.txt"]);
+    }
+
+    #[test]
+    fn the_file_limit_cuts_the_listing_and_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..10 {
+            std::fs::write(dir.path().join(format!("f{i}")), "").expect("write");
+        }
+        let exact = list_files(
+            dir.path(),
+            ListLimits {
+                max_files: 10,
+                ..SMALL
+            },
+        );
+        assert_eq!((exact.files.len(), exact.truncated), (10, false));
+        let cut = list_files(
+            dir.path(),
+            ListLimits {
+                max_files: 4,
+                ..SMALL
+            },
+        );
+        assert_eq!((cut.files.len(), cut.truncated), (4, true));
+    }
 }

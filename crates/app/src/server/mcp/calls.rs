@@ -174,6 +174,7 @@ fn view(shown: Value) -> Value {
         "summary": shown["summary"],
         "error": shown["error"],
         "files": files,
+        "files_truncated": shown["files_truncated"],
         "pending_question": shown["pending_question"],
         "pending_approval": shown["pending_approval"],
         "pending_approval_request": shown["pending_approval_request"],

@@ -114,11 +114,15 @@ impl ServerHandler for PlanwrightMcp {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let listed = resources::list(&self.state).await.map_err(resource_error)?;
-        Ok(ListResourcesResult::with_all_items(listed))
+        let page = resources::list(&self.state, request.and_then(|r| r.cursor))
+            .await
+            .map_err(resource_error)?;
+        let mut result = ListResourcesResult::with_all_items(page.resources);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
     }
 
     async fn list_resource_templates(
