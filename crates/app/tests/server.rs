@@ -455,6 +455,51 @@ async fn a_huge_workspace_is_listed_in_part_and_says_so() {
     assert_eq!(res.text().await.expect("text"), "deep");
 }
 
+/// Issue 29: a file name that is not UTF-8 was listed lossily and could not be downloaded.
+/// The listing's `path_encoded` is its exact bytes, and the download route takes it.
+#[tokio::test]
+async fn a_file_name_that_is_not_utf8_is_listed_exactly_and_downloads() {
+    use std::os::unix::ffi::OsStrExt;
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "write and count"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    events(&server, &run_id, None).await.collect(60).await;
+    let workspace = pw.workspace(&run_id);
+    std::fs::create_dir(workspace.join("out")).expect("mkdir");
+    let name = std::ffi::OsStr::from_bytes(b"r\xffport \xe9.txt");
+    std::fs::write(workspace.join("out").join(name), "latin-1 name").expect("write");
+
+    let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    let listed = show["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["path"].as_str().is_some_and(|p| p.starts_with("out/")))
+        .cloned()
+        .expect("listed");
+    assert_eq!(listed["path"], "out/r\u{fffd}port \u{fffd}.txt");
+    assert_eq!(listed["path_encoded"], "out/r%FFport%20%E9.txt");
+    let get = |rel: &str| {
+        client()
+            .get(server.url(&format!("/v1/runs/{run_id}/files/{rel}")))
+            .bearer_auth(TOKEN)
+            .send()
+    };
+    let res = get("out/r%FFport%20%E9.txt").await.expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.text().await.expect("text"), "latin-1 name");
+    // The lossy name is another file: not found.
+    let res = get("out/r%EF%BF%BDport%20%EF%BF%BD.txt")
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    // A broken escape is a clear error.
+    let res = get("out/r%F").await.expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
 #[tokio::test]
 async fn a_path_escape_is_refused_in_file_downloads() {
     let llm = ScriptedOpenAi::start(vec![

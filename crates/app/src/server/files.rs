@@ -36,12 +36,13 @@ pub struct ConfinedFile {
 /// Opens `rel` inside `workspace` for download: relative paths only, no `..`, the resolved
 /// file (symlinks followed) must still be inside the workspace, and it must be a regular
 /// file with one link (a hard link made to a file outside the workspace is refused) of at
-/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself.
-pub fn open_confined(workspace: &Path, rel: &str) -> Result<ConfinedFile, ApiError> {
+/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself. `rel` may be
+/// any bytes (a name that is not UTF-8 too).
+pub fn open_confined(workspace: &Path, rel_path: &Path) -> Result<ConfinedFile, ApiError> {
     use std::io::{Read, Seek};
     use std::os::unix::fs::MetadataExt;
-    let rel_path = Path::new(rel);
-    if rel.is_empty() {
+    let rel = rel_path.display();
+    if rel_path.as_os_str().is_empty() {
         return Err(ApiError::BadRequest("no file path given".into()));
     }
     if rel_path.is_absolute()
@@ -149,6 +150,12 @@ impl ListedFile {
     pub fn shown(&self) -> String {
         self.rel.to_string_lossy().into_owned()
     }
+
+    /// The path's bytes percent-encoded: exact for any name, as the download route and the
+    /// resource URIs take it.
+    pub fn encoded(&self) -> String {
+        super::percent::encode_path(&self.rel)
+    }
 }
 
 /// What one bounded walk of a workspace found.
@@ -163,11 +170,12 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// The files as `{path, bytes}`.
+    /// The files as `{path, bytes, path_encoded}`: `path` to show (lossy for a name that is
+    /// not UTF-8), `path_encoded` to download it by.
     pub fn to_json(&self) -> Vec<Value> {
         self.files
             .iter()
-            .map(|f| json!({"path": f.shown(), "bytes": f.bytes}))
+            .map(|f| json!({"path": f.shown(), "bytes": f.bytes, "path_encoded": f.encoded()}))
             .collect()
     }
 }
@@ -243,8 +251,8 @@ mod tests {
         assert_eq!(
             listing.to_json(),
             vec![
-                json!({"path": "a/b/c.txt", "bytes": 1}),
-                json!({"path": "z.txt", "bytes": 2}),
+                json!({"path": "a/b/c.txt", "bytes": 1, "path_encoded": "a/b/c.txt"}),
+                json!({"path": "z.txt", "bytes": 2, "path_encoded": "z.txt"}),
             ]
         );
     }
@@ -314,5 +322,21 @@ mod tests {
             },
         );
         assert_eq!((cut.files.len(), cut.truncated), (4, true));
+    }
+
+    /// Issue 29: a name that is not UTF-8 was listed lossily and could not be downloaded.
+    #[test]
+    fn a_name_that_is_not_utf8_is_listed_exactly_and_opens_by_that_name() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let name = std::ffi::OsStr::from_bytes(b"r\xffport.txt");
+        std::fs::write(dir.path().join(name), "bytes").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        let json = listing.to_json();
+        assert_eq!(json[0]["path"], "r\u{fffd}port.txt");
+        assert_eq!(json[0]["path_encoded"], "r%FFport.txt");
+        let rel = super::super::percent::decode_path("r%FFport.txt").expect("decodes");
+        let opened = open_confined(dir.path(), &rel).expect("opens");
+        assert_eq!(opened.len, 5);
     }
 }

@@ -19,6 +19,7 @@ mod error;
 mod files;
 mod listener;
 pub mod mcp;
+mod percent;
 mod runs;
 mod sse;
 mod web;

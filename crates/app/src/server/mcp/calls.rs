@@ -160,7 +160,12 @@ fn view(shown: Value) -> Value {
                 .iter()
                 .map(|f| {
                     let path = f["path"].as_str().unwrap_or_default();
-                    json!({"path": path, "bytes": f["bytes"], "uri": resources::uri(&run_id, path)})
+                    // Exact for a name that is not UTF-8 (`path` is shown lossily).
+                    let uri = match f["path_encoded"].as_str() {
+                        Some(encoded) => resources::encoded_uri(&run_id, encoded),
+                        None => resources::uri(&run_id, path),
+                    };
+                    json!({"path": path, "bytes": f["bytes"], "uri": uri})
                 })
                 .collect()
         })

@@ -8,6 +8,7 @@ use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
 use super::super::error::ApiError;
+use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
 
 const SCHEME: &str = "planwright://runs/";
@@ -32,7 +33,13 @@ const MAX_READ_BYTES: u64 = 16 << 20;
 
 /// The resource URI of `path` in the workspace of `run_id`.
 pub fn uri(run_id: &str, path: &str) -> String {
-    format!("{SCHEME}{}/files/{}", encode(run_id), encode(path))
+    encoded_uri(run_id, &encode(path.as_bytes()))
+}
+
+/// The resource URI of the file whose path is `path_encoded` (`percent::encode`, exact for
+/// a name that is not UTF-8) in the workspace of `run_id`.
+pub fn encoded_uri(run_id: &str, path_encoded: &str) -> String {
+    format!("{SCHEME}{}/files/{path_encoded}", encode(run_id.as_bytes()))
 }
 
 /// The template clients fill in for a file they know the path of.
@@ -93,7 +100,7 @@ struct Cursor {
 
 impl Cursor {
     fn to_text(&self) -> String {
-        format!("{}:{}", self.skip, encode(&self.run_id))
+        format!("{}:{}", self.skip, encode(self.run_id.as_bytes()))
     }
 
     fn parse(text: &str) -> Result<Cursor, ApiError> {
@@ -101,7 +108,7 @@ impl Cursor {
         let (skip, run_id) = text.split_once(':').ok_or_else(bad)?;
         Ok(Cursor {
             skip: skip.parse().map_err(|_| bad())?,
-            run_id: decode(run_id).ok_or_else(bad)?,
+            run_id: decode_text(run_id).ok_or_else(bad)?,
         })
     }
 }
@@ -156,9 +163,9 @@ fn page(
                     ),
                 });
             }
-            let path = file.shown();
-            let mut resource = Resource::new(uri(&run.run_id, &path), path)
-                .with_description(format!("written by run {} ({})", run.run_id, run.task));
+            let mut resource =
+                Resource::new(encoded_uri(&run.run_id, &file.encoded()), file.shown())
+                    .with_description(format!("written by run {} ({})", run.run_id, run.task));
             resource.size = Some(file.bytes);
             resources.push(resource);
         }
@@ -179,8 +186,9 @@ pub async fn read(state: &State, uri_text: &str) -> Result<ResourceContents, Api
         let confined = files::open_confined(&workspace, &path)?;
         if confined.len > MAX_READ_BYTES {
             return Err(ApiError::TooLarge(format!(
-                "'{path}' has {} bytes; resources are limited to {} MiB (the HTTP API's \
+                "'{}' has {} bytes; resources are limited to {} MiB (the HTTP API's \
                  /v1/runs/{{id}}/files/{{path}} serves larger files)",
+                path.display(),
                 confined.len,
                 MAX_READ_BYTES >> 20
             )));
@@ -190,7 +198,7 @@ pub async fn read(state: &State, uri_text: &str) -> Result<ResourceContents, Api
         (&mut file)
             .take(MAX_READ_BYTES)
             .read_to_end(&mut bytes)
-            .map_err(|e| ApiError::Internal(format!("cannot read '{path}': {e}")))?;
+            .map_err(|e| ApiError::Internal(format!("cannot read '{}': {e}", path.display())))?;
         Ok(match String::from_utf8(bytes) {
             Ok(text) => ResourceContents::text(text, uri_owned),
             Err(e) => ResourceContents::blob(
@@ -204,8 +212,8 @@ pub async fn read(state: &State, uri_text: &str) -> Result<ResourceContents, Api
     .map_err(|e| ApiError::Internal(format!("reading the file failed: {e}")))?
 }
 
-/// The run id and the workspace path of a resource URI.
-fn parse(uri: &str) -> Result<(String, String), ApiError> {
+/// The run id and the workspace path (any bytes) of a resource URI.
+fn parse(uri: &str) -> Result<(String, std::path::PathBuf), ApiError> {
     let bad = || {
         ApiError::NotFound(format!(
             "'{uri}' is not a Planwright resource (planwright://runs/{{run_id}}/files/{{path}})"
@@ -213,43 +221,12 @@ fn parse(uri: &str) -> Result<(String, String), ApiError> {
     };
     let rest = uri.strip_prefix(SCHEME).ok_or_else(bad)?;
     let (run_id, path) = rest.split_once("/files/").ok_or_else(bad)?;
-    let run_id = decode(run_id).ok_or_else(bad)?;
-    let path = decode(path).ok_or_else(bad)?;
-    if run_id.is_empty() || path.is_empty() {
+    let run_id = decode_text(run_id).ok_or_else(bad)?;
+    let path = decode_path(path).ok_or_else(bad)?;
+    if run_id.is_empty() || path.as_os_str().is_empty() {
         return Err(bad());
     }
     Ok((run_id, path))
-}
-
-/// Percent-encodes everything but unreserved characters and `/`.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The text of a percent-encoded string, if it is UTF-8 once decoded.
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -265,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             parse(&u).expect("parses"),
-            ("run-1".to_string(), "out/a file ü%.txt".to_string())
+            ("run-1".to_string(), "out/a file ü%.txt".into())
         );
     }
 
