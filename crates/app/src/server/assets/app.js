@@ -213,7 +213,9 @@ function apply(run, type, ev) {
       break;
     case "approval_requested":
       run.approval = ev.call_id;
-      $("approval-call").textContent = plain(ev.tool + " " + ev.arguments);
+      $("approval-call").textContent = plain(
+        ev.tool + " " + ev.arguments + (ev.reason ? " (the rules cannot tell on their own: " + ev.reason + ")" : ""),
+      );
       $("approval").hidden = false;
       setStatus("waiting");
       break;
