@@ -90,7 +90,6 @@ CREATE TRIGGER events_are_append_only BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION planwright_events_are_append_only();
 "#;
 
-/// All migrations, in order.
 /// Migration 2: the run mailbox (the SQLite store's migration 5; docs/durability.md,
 /// "Workers").
 const MIGRATION_2: &str = r#"
@@ -143,7 +142,20 @@ CREATE TRIGGER runs_notify_queue AFTER INSERT OR UPDATE OF lease_owner, status O
     FOR EACH ROW EXECUTE FUNCTION planwright_notify_queue();
 "#;
 
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+/// Migration 5: the named API client that submitted a run (the SQLite store's migration 6;
+/// docs/security.md, "Clients"); existing runs have none.
+const MIGRATION_5: &str = r#"
+ALTER TABLE runs ADD COLUMN client TEXT COLLATE "C";
+"#;
+
+/// All migrations, in order.
+const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

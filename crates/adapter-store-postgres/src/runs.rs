@@ -17,7 +17,7 @@ use crate::error::{sql, Error};
 pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
                            finished_at, summary, error, llm_calls, prompt_tokens,
                            completion_tokens, cached_prompt_tokens, lease_owner, lease_until,
-                           queue_request";
+                           queue_request, client";
 
 /// Inserts `run` as given (status, lease and all); a run id already stored is refused.
 pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), Error> {
@@ -31,8 +31,10 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
         .execute(
             "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
                                summary, error, llm_calls, prompt_tokens, completion_tokens,
-                               cached_prompt_tokens, lease_owner, lease_until, queue_request)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                               cached_prompt_tokens, lease_owner, lease_until, queue_request,
+                               client)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                     $17)
              ON CONFLICT (run_id) DO NOTHING",
             &[
                 &run.run_id,
@@ -51,6 +53,7 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
                 &run.lease.as_ref().map(|l| l.owner.as_str()),
                 &run.lease.as_ref().map(|l| time_to_sql(&l.until)),
                 &queue_request,
+                &opt_text_to_sql(&run.client),
             ],
         )
         .await
@@ -64,7 +67,7 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
 }
 
 /// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
-/// workspace or queue request.
+/// workspace, queue request or client.
 pub(crate) async fn update_run(client: &Object, run: &RunRecord) -> Result<(), Error> {
     let usage = usage_to_sql(&run.usage)?;
     let changed = client
@@ -224,6 +227,7 @@ pub(crate) fn record_from_row(row: &Row) -> Result<RunRecord, Error> {
         queue_request: opt(15)?
             .map(|j| from_json("queue request", &j))
             .transpose()?,
+        client: opt(16)?.map(text_from_sql),
         run_id,
     })
 }

@@ -37,6 +37,7 @@ fn record(run_id: &str) -> RunRecord {
         usage: RunUsage::default(),
         lease: None,
         queue_request: None,
+        client: None,
     }
 }
 

@@ -112,6 +112,12 @@ CREATE TABLE run_messages (
 CREATE INDEX run_messages_by_run ON run_messages (run_id, owner, id);
 "#;
 
+/// Migration 6: the named API client that submitted a run (docs/security.md, "Clients");
+/// existing runs have none.
+const MIGRATION_6: &str = r#"
+ALTER TABLE runs ADD COLUMN client TEXT;
+"#;
+
 /// All migrations, in order.
 const MIGRATIONS: &[&str] = &[
     MIGRATION_1,
@@ -119,6 +125,7 @@ const MIGRATIONS: &[&str] = &[
     MIGRATION_3,
     MIGRATION_4,
     MIGRATION_5,
+    MIGRATION_6,
 ];
 
 /// The migrations up to `version`, for tests that build a file of an earlier version.

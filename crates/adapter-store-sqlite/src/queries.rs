@@ -45,8 +45,9 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     tx.execute(
         "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
                            summary, error, llm_calls, prompt_tokens, completion_tokens,
-                           cached_prompt_tokens, lease_owner, lease_until, queue_request)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                           cached_prompt_tokens, lease_owner, lease_until, queue_request,
+                           client)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             run.run_id,
             run.task,
@@ -67,6 +68,7 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 .as_ref()
                 .map(|v| to_json("queue request", v))
                 .transpose()?,
+            run.client,
         ],
     )
     .map_err(sql("insert run"))?;
@@ -74,7 +76,7 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
 }
 
 /// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
-/// workspace or queue request.
+/// workspace, queue request or client.
 pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), Error> {
     let tx = write_tx(conn)?;
     let changed = tx
@@ -156,7 +158,7 @@ pub(crate) fn set_run_status(
 pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
                            finished_at, summary, error, llm_calls, prompt_tokens,
                            completion_tokens, cached_prompt_tokens, lease_owner, lease_until,
-                           queue_request";
+                           queue_request, client";
 
 /// A `runs` row as SQLite hands it back, before validation.
 pub(crate) struct RunRow {
@@ -176,6 +178,7 @@ pub(crate) struct RunRow {
     lease_owner: Option<String>,
     lease_until: Option<String>,
     queue_request: Option<String>,
+    client: Option<String>,
 }
 
 impl RunRow {
@@ -197,6 +200,7 @@ impl RunRow {
             lease_owner: row.get(13)?,
             lease_until: row.get(14)?,
             queue_request: row.get(15)?,
+            client: row.get(16)?,
         })
     }
 
@@ -240,6 +244,7 @@ impl RunRow {
                 .as_deref()
                 .map(|j| from_json("queue request", j))
                 .transpose()?,
+            client: self.client,
         })
     }
 }

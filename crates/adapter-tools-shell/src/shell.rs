@@ -51,8 +51,10 @@ fn describe(limits: Limits) -> String {
     };
     format!(
         "Run a bash command in the workspace; returns exit code, stdout, stderr (each cut to \
-         {}). Compute counts, sums, sorting and extraction here (wc, awk, sort, python3, jq) \
-         and write results from the output. Still running after wait_secs (default {}): returns a session id (sh1) and \
+         {}). Compute counts, sums, sorting and extraction here and write results from the \
+         output, e.g. echo $(( $(cat a.txt) + $(cat b.txt) )); wc -l < f.csv; grep -c ERROR \
+         f.log; awk -F, 'NR>1 {{s+=$2}} END {{print s}}' f.csv; sort f.txt; jq -r .a.b f.json. \
+         Still running after wait_secs (default {}): returns a session id (sh1) and \
          keeps running. Killed after timeout_secs (default {}). Stdin is open: use -y or \
          </dev/null. `cmd &` dies with the command.{sandbox}",
         human_bytes(limits.max_output_bytes),

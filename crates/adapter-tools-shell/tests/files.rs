@@ -70,41 +70,54 @@ async fn write_refuses_folders() {
 async fn read_whole_file_and_ranges() {
     let dir = tempfile::tempdir().unwrap();
     five_lines(dir.path());
+    let long: String = (1..=50).map(|n| format!("line {n}\n")).collect();
+    fs::write(dir.path().join("long.txt"), long).unwrap();
     let ctx = ctx(dir.path());
     let read = FileReadTool::new();
 
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
     assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 
+    // Lines picked from a short file: the whole file, as it is (the eval's sort_upper run
+    // read line 1 of a 3-line file again and again).
+    for range in [
+        json!({"path": "f.txt", "start_line": 2, "end_line": 3}),
+        json!({"path": "f.txt", "end_line": 1}),
+        json!({"path": "f.txt", "start_line": 5}),
+    ] {
+        let out = read.execute(range, &ctx).await.unwrap();
+        assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    }
+
     let out = read
         .execute(
-            json!({"path": "f.txt", "start_line": 2, "end_line": 3}),
+            json!({"path": "long.txt", "start_line": 2, "end_line": 3}),
             &ctx,
         )
         .await
         .unwrap();
     assert_eq!(
         out.content,
-        "   2│ two\n   3│ three\n[showing lines 2-3 of 5]"
+        "   2│ line 2\n   3│ line 3\n[showing lines 2-3 of 50]"
     );
 
     let out = read
         .execute(
-            json!({"path": "f.txt", "start_line": 4, "end_line": 400}),
+            json!({"path": "long.txt", "start_line": 49, "end_line": 400}),
             &ctx,
         )
         .await
         .unwrap();
     assert_eq!(
         out.content,
-        "   4│ four\n   5│ five\n[showing lines 4-5 of 5]"
+        "  49│ line 49\n  50│ line 50\n[showing lines 49-50 of 50]"
     );
 
     let out = read
-        .execute(json!({"path": "f.txt", "end_line": 1}), &ctx)
+        .execute(json!({"path": "long.txt", "end_line": 1}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "   1│ one\n[showing lines 1-1 of 5]");
+    assert_eq!(out.content, "   1│ line 1\n[showing lines 1-1 of 50]");
 }
 
 #[tokio::test]
@@ -160,12 +173,17 @@ async fn read_out_of_range_and_bad_ranges() {
             "{args}: {err:?}"
         );
     }
-    // A quoted number is read as the number.
+    // A quoted number is read as the number (a short file is then shown whole).
     let out = read
         .execute(json!({"path": "f.txt", "start_line": "5"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "   5│ five\n[showing lines 5-5 of 5]");
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    let err = read
+        .execute(json!({"path": "f.txt", "start_line": "6"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, ToolError::InvalidArguments(m) if m.contains("past the end")));
 }
 
 #[tokio::test]
@@ -464,13 +482,29 @@ async fn list_is_truncated_at_the_entry_limit() {
 #[tokio::test]
 async fn list_errors() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("f"), "x").unwrap();
+    fs::write(dir.path().join("f"), "charlie\nalice\n").unwrap();
+    fs::write(dir.path().join("big"), "x".repeat(5000)).unwrap();
+    fs::write(dir.path().join("bin"), b"a\0b").unwrap();
     let ctx = ctx(dir.path());
-    let err = FileListTool::new()
+    // A file listed by mistake: said so, with its content when it is short text.
+    let out = FileListTool::new()
         .execute(json!({"path": "f"}), &ctx)
         .await
-        .unwrap_err();
-    assert!(matches!(err, ToolError::Failed(m) if m.contains("not a folder")));
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "'f' is a file (14 bytes), not a folder. Its content:\ncharlie\nalice\n"
+    );
+    for (name, size) in [("big", 5000), ("bin", 3)] {
+        let out = FileListTool::new()
+            .execute(json!({"path": name}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            format!("'{name}' is a file ({size} bytes), not a folder; use file_read to read it")
+        );
+    }
     let err = FileListTool::new()
         .execute(json!({"path": "nope"}), &ctx)
         .await

@@ -181,6 +181,14 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
         },
         Command::Serve(args) => server::serve(&cli.db, args).await,
         Command::Worker(args) => server::work(&cli.db, args).await,
+        Command::Token { command } => {
+            let printed = server::tokens::run(&cli.db.local_folder(), command)?;
+            if let Some(note) = printed.note.filter(|_| !terminal::get().quiet) {
+                let _ = writeln!(std::io::stderr(), "{note}");
+            }
+            print_stdout(&printed.out);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runs { command } => runs(&cli.db, command).await,
         Command::Config { command } => {
             print_stdout(&config::run(&loaded, command)?);

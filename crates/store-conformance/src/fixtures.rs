@@ -28,6 +28,7 @@ pub fn running_run(run_id: &str, created_secs: i64) -> RunRecord {
         usage: RunUsage::default(),
         lease: None,
         queue_request: None,
+        client: None,
     }
 }
 

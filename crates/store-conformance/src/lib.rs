@@ -98,6 +98,7 @@ macro_rules! conformance_tests {
             claims_take_interrupted_queue_runs_first_then_the_oldest_queued,
             a_queued_run_is_cancelled_only_while_nobody_claimed_it,
             concurrent_claimers_get_every_run_exactly_once,
+            a_runs_client_is_stored_once_and_never_changed,
             a_claim_and_a_cancel_racing_for_a_queued_run_never_both_win,
             messages_are_taken_by_their_owner_in_order_and_once,
             a_message_never_reaches_a_later_owner,

@@ -4,7 +4,8 @@
 //! listed folder, sorted by name, each folder followed by its contents: folders end with
 //! `/`, files show their size (`a.txt (12 bytes)`), symbolic links show their target
 //! (`link -> target`, never followed). Folders at the depth limit that have contents are
-//! marked `(not expanded)`.
+//! marked `(not expanded)`. A file named instead of a folder is said to be one, with its
+//! content when it is short text.
 
 use std::fs;
 use std::path::Path;
@@ -18,6 +19,9 @@ use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::ToolError;
 
 use super::{blocking, io_error, Target, DEFAULT_LIST_DEPTH, DEFAULT_LIST_ENTRIES};
+
+/// A file listed by mistake is shown whole up to this size.
+const SHORT_FILE_BYTES: u64 = 4 * 1024;
 use crate::{args, FILE_LIST};
 
 /// Arguments of `file_list`.
@@ -100,14 +104,28 @@ impl Tool for FileListTool {
     }
 }
 
+/// A file shown where a folder was asked for: a small model lists the file it means to
+/// read, so a short text file's content comes with the answer (docs/direct.md).
+fn a_file_listed(target: &Target, size: u64) -> String {
+    let rel = &target.rel;
+    let text = (size <= SHORT_FILE_BYTES)
+        .then(|| fs::read(&target.path).ok())
+        .flatten()
+        .filter(|bytes| !bytes.contains(&0))
+        .and_then(|bytes| String::from_utf8(bytes).ok());
+    match text {
+        Some(text) => {
+            format!("'{rel}' is a file ({size} bytes), not a folder. Its content:\n{text}")
+        }
+        None => format!("'{rel}' is a file ({size} bytes), not a folder; use file_read to read it"),
+    }
+}
+
 fn list(target: &Target, max_depth: usize, max_entries: usize) -> Result<ToolOutput, ToolError> {
     let rel = &target.rel;
     let meta = fs::metadata(&target.path).map_err(|e| io_error("list", rel, &e))?;
     if !meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{rel}' is a file ({} bytes), not a folder; use file_read to read it",
-            meta.len()
-        )));
+        return Ok(ToolOutput::ok(a_file_listed(target, meta.len())));
     }
     let mut walk = Walk {
         lines: Vec::new(),

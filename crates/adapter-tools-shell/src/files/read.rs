@@ -1,8 +1,9 @@
 //! The `file_read` tool.
 //!
 //! Output format: a short file read whole (at most [`PLAIN_MAX_LINES`] lines) is shown as
-//! it is, without line numbers, so a small model cannot take a number for data. A range
-//! read (`start_line`/`end_line`) and a long file get a number before each line, in a form
+//! it is, without line numbers, so a small model cannot take a number for data; so is a
+//! short file of which lines were picked. A range read (`start_line`/`end_line`) of a
+//! longer file, and a long file, get a number before each line, in a form
 //! that does not look like content: `  12│ text` (right-aligned, a box-drawing bar and a
 //! space). When only part of the file is shown, a final `[showing lines A-B of N ...]` line
 //! says so.
@@ -27,6 +28,9 @@ use crate::{args, FILE_READ};
 const SNIFF_BYTES: u64 = 8 * 1024;
 /// A file read whole with at most this many lines is shown without line numbers.
 pub(crate) const PLAIN_MAX_LINES: u64 = 40;
+/// A file this small (and of at most [`PLAIN_MAX_LINES`] lines) is shown whole, without
+/// numbers, even when `start_line`/`end_line` picked some of its lines.
+const SHORT_FILE_BYTES: u64 = 4 * 1024;
 /// What separates a line's number from its text.
 pub(crate) const NUMBER_BAR: char = '│';
 /// Once the requested lines are collected, lines are still counted (for the "of N" in
@@ -80,8 +84,8 @@ impl FileReadTool {
     pub fn with_max_bytes(mut self, max_bytes: usize) -> FileReadTool {
         self.max_bytes = max_bytes.max(1);
         self.description = format!(
-            "Read a text file. A short file is shown as it is; a long one, or lines picked with \
-             start_line/end_line (inclusive), get `N│ ` before each line (not part of the \
+            "Read a text file. A short file is shown whole as it is; lines of a long one \
+             (start_line/end_line, inclusive) get `N│ ` before each line (not part of the \
              file). Output is cut at {}.",
             human_bytes(self.max_bytes)
         );
@@ -150,7 +154,7 @@ fn read(
             "'{rel}' is a folder, not a file; use file_list to see what it contains"
         )));
     }
-    let open_scan = |numbered: bool| {
+    let open_scan = |start: u64, end: u64, numbered: bool| {
         let file = File::open(&target.path).map_err(|e| io_error("read", rel, &e))?;
         match scan(BufReader::new(file), start, end, max_bytes, numbered)
             .map_err(|e| io_error("read", rel, &e))?
@@ -159,13 +163,16 @@ fn read(
             Scan::Binary => Err(binary_message(rel, meta.len())),
         }
     };
-    if !ranged {
-        let plain = open_scan(false)?;
-        if shows_whole_short_file(&plain) {
-            return render(rel, start, &plain);
+    // A short file is shown whole even when lines were picked: a small model that asked
+    // for line 1 of a 3-line file never saw the other two (docs/direct.md).
+    if !ranged || meta.len() <= SHORT_FILE_BYTES {
+        let plain = open_scan(1, u64::MAX, false)?;
+        // A start past the end stays an error (below).
+        if shows_whole_short_file(&plain) && plain.total.is_some_and(|n| start <= n.max(1)) {
+            return render(rel, 1, &plain);
         }
     }
-    render(rel, start, &open_scan(true)?)
+    render(rel, start, &open_scan(start, end, true)?)
 }
 
 /// Whether `text` (scanned without numbers) is a whole file short enough to show as it is.

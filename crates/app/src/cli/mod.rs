@@ -74,6 +74,12 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Serve the HTTP API, the live event stream and the web page.
     Serve(ServeArgs),
+    /// The named API tokens of `planwright serve`: one per client, each seeing only its own
+    /// runs within its scopes (docs/security.md, "Clients").
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Claim queued runs from the database and run them, until SIGTERM; any number of
     /// workers (and servers) may share one database.
     Worker(WorkerArgs),
@@ -494,6 +500,33 @@ pub struct RunOptions {
     /// whose requests differ from the recorded ones fails naming the first difference.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token for the client NAME and print it once on stdout; the server keeps only
+    /// its hash (in `server-tokens.toml` beside `server-token`) and accepts it at once.
+    Add {
+        /// The client's name, recorded as the owner of the runs it creates.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// What the token may do, comma-separated: submit (create and cancel its runs),
+        /// read (see its runs and their files), approve (answer its runs), admin (every run).
+        #[arg(
+            long = "scope",
+            value_enum,
+            value_delimiter = ',',
+            default_value = "submit,read,approve"
+        )]
+        scopes: Vec<crate::server::clients::Scope>,
+    },
+    /// List the named tokens: name, scopes, creation time (never the tokens).
+    List,
+    /// Revoke the token of NAME (a running server refuses it from its next request).
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,13 +7,14 @@ use axum::extract::{DefaultBodyLimit, Path as UrlPath, State as Ext};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
 
+use super::clients::Client;
 pub use super::error::ApiError;
 use super::runs::{self, Cancelled, NewRun};
 use super::{auth, files, percent, sse, web, State};
@@ -93,11 +94,13 @@ struct CreateRun {
 
 async fn create_run(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: CreateRun = parse_body(body)?;
     let queued = runs::create(
         &state,
+        &client,
         NewRun {
             task: req.task,
             mode: req.mode,
@@ -120,22 +123,27 @@ async fn create_run(
     })
 }
 
-async fn list_runs(Ext(state): Ext<State>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({"runs": runs::list(&state).await?})))
+async fn list_runs(
+    Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!({"runs": runs::list(&state, &client).await?})))
 }
 
 async fn show_run(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(runs::show(&state, &run_id).await?))
+    Ok(Json(runs::show(&state, &client, &run_id).await?))
 }
 
 async fn cancel_run(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    Ok(match runs::cancel(&state, &run_id).await? {
+    Ok(match runs::cancel(&state, &client, &run_id).await? {
         Cancelled::WhileQueued => (
             StatusCode::OK,
             Json(json!({"run_id": run_id, "status": "cancelled", "queued": true})),
@@ -157,11 +165,12 @@ struct Reply {
 
 async fn reply(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     UrlPath(run_id): UrlPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let req: Reply = parse_body(body)?;
-    runs::reply(&state, &run_id, req.answer).await?;
+    runs::reply(&state, &client, &run_id, req.answer).await?;
     Ok(Json(json!({"run_id": run_id, "delivered": true})))
 }
 
@@ -176,12 +185,13 @@ struct Decide {
 /// approval (`approval_requested`), here or in the process executing the run.
 async fn decide(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     UrlPath((run_id, call_id)): UrlPath<(String, String)>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let req: Decide = parse_body(body)?;
     let decision: ApprovalDecision = req.decision.parse().map_err(ApiError::BadRequest)?;
-    runs::decide(&state, &run_id, &call_id, decision).await?;
+    runs::decide(&state, &client, &run_id, &call_id, decision).await?;
     Ok(Json(
         json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
     ))
@@ -204,9 +214,13 @@ fn run_and_file(uri: &axum::http::Uri) -> Result<(String, std::path::PathBuf), A
     Ok((run_id, path))
 }
 
-async fn file(Ext(state): Ext<State>, uri: axum::http::Uri) -> Result<Response, ApiError> {
+async fn file(
+    Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
+    uri: axum::http::Uri,
+) -> Result<Response, ApiError> {
     let (run_id, path) = run_and_file(&uri)?;
-    let workspace = files::workspace_of(&state, &run_id).await?;
+    let workspace = files::workspace_of(&state, &client, &run_id).await?;
     let confined = tokio::task::spawn_blocking(move || files::open_confined(&workspace, &path))
         .await
         .map_err(|e| ApiError::Internal(format!("reading the file failed: {e}")))??;

@@ -1,6 +1,8 @@
-//! The API's bearer token: where it comes from, and the check on every request.
+//! The API's bearer token: where it comes from, and the check on every request, which
+//! tells the handlers who calls (a [`Client`](super::clients::Client): the server's own
+//! token is admin, named tokens come from `tokens.rs`).
 //!
-//! The token is `--token` / `PLANWRIGHT_TOKEN`; without one, a random token is generated at
+//! The server's own token is `--token` / `PLANWRIGHT_TOKEN`; without one, a random token is generated at
 //! first start, kept in `server-token` (mode 0600) beside the database, printed once on
 //! stderr, and reused by later starts. Listening on a non-loopback address needs an explicit
 //! token.
@@ -118,7 +120,8 @@ fn is_event_stream(method: &axum::http::Method, path: &str) -> bool {
     matches!(parts.as_slice(), ["", "runs", id, "events"] if !id.is_empty())
 }
 
-/// Middleware: `Authorization: Bearer <token>` on every API route it wraps.
+/// Middleware: `Authorization: Bearer <token>` on every API route it wraps; the request
+/// goes on with the token's [`Client`](super::clients::Client) in its extensions.
 pub async fn require_token(
     State(state): State<super::State>,
     request: Request,
@@ -143,15 +146,20 @@ pub async fn require_token(
         },
         None => query_token(&request),
     };
-    match presented {
-        None => {
-            ApiError::Unauthorized("missing API token: send `Authorization: Bearer <token>`".into())
-                .into_response()
-        }
-        Some(t) if constant_time_eq(t.as_bytes(), state.token.as_bytes()) => {
+    let Some(presented) = presented else {
+        return ApiError::Unauthorized(
+            "missing API token: send `Authorization: Bearer <token>`".into(),
+        )
+        .into_response();
+    };
+    match state.tokens.client_for(&presented) {
+        // The handlers (and `/mcp`'s tools, through the request's parts) read who calls.
+        Some(client) => {
+            let mut request = request;
+            request.extensions_mut().insert(client);
             next.run(request).await
         }
-        Some(_) => ApiError::Unauthorized("wrong API token".into()).into_response(),
+        None => ApiError::Unauthorized("wrong API token".into()).into_response(),
     }
 }
 

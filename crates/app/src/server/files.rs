@@ -6,13 +6,25 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::clients::{Client, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::State;
 
-/// The workspace of a run known to the store or to this process.
-pub async fn workspace_of(state: &State, run_id: &str) -> Result<PathBuf, ApiError> {
+/// The workspace of a run known to the store or to this process, when `client` may read
+/// it (another client's run is unknown: 404).
+pub async fn workspace_of(
+    state: &State,
+    client: &Client,
+    run_id: &str,
+) -> Result<PathBuf, ApiError> {
+    client.require(Scope::Read)?;
     if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
-        return Ok(PathBuf::from(r.workspace));
+        return client
+            .visible(Some(r), run_id)
+            .map(|r| PathBuf::from(r.workspace));
+    }
+    if !client.is_admin() {
+        return Err(unknown_run(run_id));
     }
     state
         .with_registry(|reg| reg.runs.get(run_id).map(|e| e.workspace.clone()))

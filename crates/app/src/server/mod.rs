@@ -14,6 +14,7 @@
 
 mod api;
 mod auth;
+pub(crate) mod clients;
 mod dispatch;
 mod error;
 mod files;
@@ -22,6 +23,7 @@ pub mod mcp;
 mod percent;
 mod runs;
 mod sse;
+pub(crate) mod tokens;
 mod web;
 
 use std::collections::HashMap;
@@ -326,7 +328,8 @@ pub(crate) struct AppState {
     pub opts: RunOptions,
     /// The LLM client of runs that keep the server's model.
     pub llm: Arc<dyn LlmClient>,
-    pub token: String,
+    /// The tokens the API accepts and who each is (docs/security.md, "Clients").
+    pub tokens: tokens::TokenBook,
     pub slots: Arc<Semaphore>,
     pub registry: Mutex<Registry>,
     pub user: Arc<ServerUser>,
@@ -353,6 +356,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     }
     let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "serve")?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
+    let tokens = tokens::TokenBook::new(token, &db.local_folder())?;
     crate::state_folder::guard(&args.workspace_root)?;
     let workers = args
         .workers
@@ -360,7 +364,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
     let runner = Runner {
         slots: workers,
         ask_timeout_secs: args.ask_timeout_secs,
-        token,
+        tokens,
         workspace_root: args.workspace_root.clone(),
     };
     let state = runner_state(db, &args.opts, runner).await?;
@@ -408,7 +412,7 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
     let runner = Runner {
         slots: args.concurrency,
         ask_timeout_secs: args.ask_timeout_secs,
-        token: String::new(),
+        tokens: tokens::TokenBook::none(),
         // A worker creates no workspace: a claimed run's is in its record, under this root.
         workspace_root: args.workspace_root.clone(),
     };
@@ -448,8 +452,8 @@ struct Runner {
     /// Runs executed at once.
     slots: u32,
     ask_timeout_secs: u32,
-    /// The API's token (none for a worker).
-    token: String,
+    /// The API's tokens (none for a worker).
+    tokens: tokens::TokenBook,
     workspace_root: PathBuf,
 }
 
@@ -478,7 +482,7 @@ async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Resul
         lease: probe.config.lease.clone(),
         opts: opts.clone(),
         llm: llm.client.clone(),
-        token: runner.token,
+        tokens: runner.tokens,
         slots,
         registry: Mutex::new(Registry::default()),
         user: Arc::new(user),

@@ -1,6 +1,8 @@
 //! The operations on runs, shared by the HTTP API (`api.rs`) and the MCP service (`mcp/`):
 //! queue a run, list and show runs, cancel one, answer its question or decide its approval.
-//! Each answers plain values or an [`ApiError`]; the callers only translate.
+//! Each answers plain values or an [`ApiError`]; the callers only translate. Each takes the
+//! calling [`Client`]: it needs its scope, and sees only its own runs (docs/security.md,
+//! "Clients").
 
 use std::path::PathBuf;
 
@@ -10,6 +12,7 @@ use serde_json::{json, Value};
 use domain::model::approval::ApprovalDecision;
 use domain::ports::{RunMessage, RunRecord, RunStatus};
 
+use super::clients::{Client, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::{dispatch, files, Phase, ReplyError, State};
 use crate::cli::ModeArg;
@@ -34,7 +37,8 @@ pub struct Queued {
 
 /// Stores the run as queued (before anyone hears of it: a restart cannot lose it) and
 /// dispatches what can start.
-pub async fn create(state: &State, req: NewRun) -> Result<Queued, ApiError> {
+pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queued, ApiError> {
+    client.require(Scope::Submit)?;
     let task = req.task.trim().to_string();
     if task.is_empty() {
         return Err(ApiError::BadRequest("`task` is empty".into()));
@@ -79,6 +83,7 @@ pub async fn create(state: &State, req: NewRun) -> Result<Queued, ApiError> {
         usage: Default::default(),
         lease: None,
         queue_request: Some(dispatch::queue_request(&opts)),
+        client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;
     dispatch::channel_for(state, &record);
@@ -87,14 +92,17 @@ pub async fn create(state: &State, req: NewRun) -> Result<Queued, ApiError> {
     Ok(Queued { run_id, position })
 }
 
-/// Every stored run, newest first, as `GET /v1/runs` lists them.
-pub async fn list(state: &State) -> Result<Vec<Value>, ApiError> {
-    let stored = state.store.list_runs().await.map_err(store_error)?;
+/// Every stored run the client may see, newest first, as `GET /v1/runs` lists them.
+pub async fn list(state: &State, client: &Client) -> Result<Vec<Value>, ApiError> {
+    client.require(Scope::Read)?;
+    let mut stored = state.store.list_runs().await.map_err(store_error)?;
+    stored.retain(|r| client.sees(r));
     let mut runs: Vec<Value> = Vec::new();
     if let Value::Array(list) = crate::report::runs_list_json(&stored) {
         for (mut v, r) in list.into_iter().zip(&stored) {
             v["mode"] = json!(r.mode);
             v["queued"] = json!(r.status == RunStatus::Queued);
+            v["client"] = json!(r.client);
             if cancelled_while_queued(r) {
                 v["status"] = json!("cancelled");
             }
@@ -110,14 +118,14 @@ pub async fn list(state: &State) -> Result<Vec<Value>, ApiError> {
 
 /// One run as `GET /v1/runs/{id}` shows it: record, plan, tool calls, what it waits on,
 /// its workspace's files (a bounded listing: `files_truncated` when it was cut short).
-pub async fn show(state: &State, run_id: &str) -> Result<Value, ApiError> {
-    let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
-        return Err(unknown_run(run_id));
-    };
+pub async fn show(state: &State, client: &Client, run_id: &str) -> Result<Value, ApiError> {
+    client.require(Scope::Read)?;
+    let run = visible(state, client, run_id).await?;
     let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
     let events = state.store.events(run_id, 0).await.map_err(store_error)?;
     let mut v = crate::report::run_show_json(&run, plan.as_ref(), &events);
     v["queued"] = json!(run.status == RunStatus::Queued);
+    v["client"] = json!(run.client);
     if cancelled_while_queued(&run) {
         v["status"] = json!("cancelled");
     }
@@ -150,20 +158,25 @@ pub fn errored(state: &State, run_id: &str) -> Option<String> {
         .flatten()
 }
 
-/// Whether the run exists anywhere (store or registry).
-async fn known(state: &State, run_id: &str) -> Result<bool, ApiError> {
-    if state
-        .with_registry(|r| r.runs.contains_key(run_id))
-        .unwrap_or(false)
+/// The stored run `run_id` when `client` may see it; the same 404 as an unknown run when
+/// it is another client's.
+pub async fn visible(state: &State, client: &Client, run_id: &str) -> Result<RunRecord, ApiError> {
+    let run = state.store.get_run(run_id).await.map_err(store_error)?;
+    client.visible(run, run_id)
+}
+
+/// Whether the run exists anywhere (store or registry) for `client`: admin also reaches a
+/// run this process knows before the store has it; a named client only its stored runs.
+async fn known(state: &State, client: &Client, run_id: &str) -> Result<bool, ApiError> {
+    if client.is_admin()
+        && state
+            .with_registry(|r| r.runs.contains_key(run_id))
+            .unwrap_or(false)
     {
         return Ok(true);
     }
-    Ok(state
-        .store
-        .get_run(run_id)
-        .await
-        .map_err(store_error)?
-        .is_some())
+    let run = state.store.get_run(run_id).await.map_err(store_error)?;
+    Ok(run.is_some_and(|r| client.sees(&r)))
 }
 
 /// What a cancellation did.
@@ -176,10 +189,9 @@ pub enum Cancelled {
 }
 
 /// Cancels a queued or running run; a run that already ended is a conflict.
-pub async fn cancel(state: &State, run_id: &str) -> Result<Cancelled, ApiError> {
-    let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
-        return Err(unknown_run(run_id));
-    };
+pub async fn cancel(state: &State, client: &Client, run_id: &str) -> Result<Cancelled, ApiError> {
+    client.require(Scope::Submit)?;
+    let run = visible(state, client, run_id).await?;
     if run.status == RunStatus::Queued {
         let now = chrono::Utc::now();
         if state
@@ -243,8 +255,14 @@ pub const QUEUED_CANCEL: &str = "the run was cancelled before it started";
 
 /// Answers the `message_ask_user` question the run waits on, here or in the process that
 /// executes it.
-pub async fn reply(state: &State, run_id: &str, answer: String) -> Result<(), ApiError> {
-    if !known(state, run_id).await? {
+pub async fn reply(
+    state: &State,
+    client: &Client,
+    run_id: &str,
+    answer: String,
+) -> Result<(), ApiError> {
+    client.require(Scope::Approve)?;
+    if !known(state, client, run_id).await? {
         return Err(unknown_run(run_id));
     }
     let Err(not_here) = state.user.reply(run_id, answer.clone()) else {
@@ -263,11 +281,13 @@ pub async fn reply(state: &State, run_id: &str, answer: String) -> Result<(), Ap
 /// in the process executing the run.
 pub async fn decide(
     state: &State,
+    client: &Client,
     run_id: &str,
     call_id: &str,
     decision: ApprovalDecision,
 ) -> Result<(), ApiError> {
-    if !known(state, run_id).await? {
+    client.require(Scope::Approve)?;
+    if !known(state, client, run_id).await? {
         return Err(unknown_run(run_id));
     }
     let Err(not_here) = state.user.decide(run_id, call_id, decision) else {

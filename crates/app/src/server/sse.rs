@@ -12,6 +12,7 @@ use axum::extract::{Path as UrlPath, Query, State as Ext};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use domain::model::event::Event;
 use futures_util::stream::Stream;
 use serde::Deserialize;
@@ -19,6 +20,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use domain::ports::{Change, RunStatus};
 
+use super::clients::{Client, Scope};
 use super::error::ApiError;
 use super::runs::QUEUED_CANCEL;
 use super::{Phase, State};
@@ -43,10 +45,16 @@ const STORE_POLL: Duration = Duration::from_millis(500);
 
 pub async fn events(
     Ext(state): Ext<State>,
+    Extension(client): Extension<Client>,
     UrlPath(run_id): UrlPath<String>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    client.require(Scope::Read)?;
+    // Another client's run is unknown (404), whether or not this process executes it.
+    if !client.is_admin() {
+        super::runs::visible(&state, &client, &run_id).await?;
+    }
     let last_event_id = match headers.get("last-event-id") {
         Some(v) => Some(
             v.to_str()
@@ -310,7 +318,7 @@ mod tests {
             opts: args.opts,
             // An LLM with nothing to say: no run is started here.
             llm: Arc::new(ScriptedLlm::new(Vec::new())),
-            token: "t".into(),
+            tokens: super::super::tokens::TokenBook::none(),
             slots: Arc::new(tokio::sync::Semaphore::new(1)),
             registry: Mutex::new(super::super::Registry::default()),
             user: Arc::new(super::super::ServerUser::new(

@@ -1,7 +1,7 @@
 //! Completion grounded in the workspace (docs/security.md, "Outputs"): a step's claimed
 //! success is not accepted while its result names a file that is not there, nor — for the
 //! run's last open step — while an output the task names is missing, empty, or holds a
-//! tool's status message instead of a result. The step then goes through the adapt loop
+//! tool's status message or an arithmetic expression (`4 + 5`) instead of a result. The step then goes through the adapt loop
 //! (retry with that reason, fallback, re-plan) like any failure, and the run ends `failed`
 //! naming the file once the budget is spent. The optional verifier comes after.
 
@@ -12,6 +12,7 @@ use crate::engine::inputs::state::relative_path;
 use crate::engine::runtime::Runtime;
 use crate::engine::verify::verify;
 use crate::error::Error;
+use crate::model::numbers::is_unworked_expression;
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::task_files::{may_stay_empty, mentions};
 use crate::model::text::is_tool_status_message;
@@ -105,8 +106,16 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     };
     let workspace = ctx.workspace.display().to_string();
     for output in outputs {
-        let rel = relative_path(&workspace, &output);
-        let facts = match port.stat(&ctx.workspace, &rel).await {
+        let mut rel = relative_path(&workspace, &output);
+        let mut found = port.stat(&ctx.workspace, &rel).await;
+        if matches!(found, Ok(None)) && !rel.contains('/') {
+            // "a folder notes and in it a file todo.md": the run wrote notes/todo.md.
+            if let Some(written) = ctx.facts().written_named(&rel) {
+                found = port.stat(&ctx.workspace, &written).await;
+                rel = written;
+            }
+        }
+        let facts = match found {
             Ok(f) => f,
             Err(e) => {
                 tracing::warn!(output = %rel, error = %e, "cannot look at an output");
@@ -136,7 +145,50 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
                     text.trim()
                 ));
             }
+            if ctx.facts().is_failed_output(&text) {
+                return Some(format!(
+                    "{rel} holds the error output of a failed call, not the result the task \
+                     asks for: fix the cause, run it again and write what the successful run \
+                     prints"
+                ));
+            }
+            if is_unworked_expression(&text) {
+                return Some(format!(
+                    "{rel} holds the expression {:?}, not its value: compute it with \
+                     shell_exec (e.g. echo $((4 + 5))) and write the number it prints",
+                    text.trim()
+                ));
+            }
         }
     }
     None
+}
+
+/// The outputs the task asks for that `text` (a failed call's output) names and that do not
+/// exist yet: the model ran what it had still to write ("python3: can't open file
+/// 'squares.py'"), and is told so (docs/direct.md, "Outputs not written yet").
+pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec<String> {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return Vec::new();
+    };
+    let outputs = {
+        let state = ctx.inputs.state.lock().await;
+        match state.as_ref() {
+            Some(s) => s.outputs.clone(),
+            None => return Vec::new(),
+        }
+    };
+    let workspace = ctx.workspace.display().to_string();
+    let mut unwritten = Vec::new();
+    for output in outputs {
+        let rel = relative_path(&workspace, &output);
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        if !text.contains(name) {
+            continue;
+        }
+        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+            unwritten.push(rel);
+        }
+    }
+    unwritten
 }

@@ -5,6 +5,7 @@ pub mod approval;
 pub mod event;
 pub mod inputs;
 pub mod json_text;
+pub mod numbers;
 pub mod observations;
 pub mod plan;
 pub mod plan_check;

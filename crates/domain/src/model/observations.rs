@@ -4,16 +4,17 @@
 //! the tail of its last successful tool output, and its tool-call counts. Built from the
 //! event log, so a resumed run knows the same facts. Pure: no I/O.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::model::event::{Event, EventKind};
+use crate::model::numbers::numbers_in;
 use crate::model::text::truncate_chars;
 
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
-const FILE_WRITE: &str = "file_write";
-const FILE_STR_REPLACE: &str = "file_str_replace";
+pub(crate) const FILE_WRITE: &str = "file_write";
+pub(crate) const FILE_STR_REPLACE: &str = "file_str_replace";
 const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
 const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
@@ -112,6 +113,8 @@ fn quoted(text: &str) -> String {
 struct PendingWrite {
     step_id: String,
     file: WrittenFile,
+    /// A `file_str_replace`'s (path, old, new), remembered once it succeeds.
+    replacement: Option<String>,
 }
 
 /// The facts of every step of a run.
@@ -122,6 +125,30 @@ pub struct RunFacts {
     pending: HashMap<String, PendingWrite>,
     /// A `shell_exec` command became a session this run.
     session_started: bool,
+    /// The question each step is waiting on, until the user replies.
+    asking: HashMap<String, String>,
+    /// Every question the user answered this run, with the answer, in order.
+    answered: Vec<Answered>,
+    /// Every number a successful tool output or an answer of the user showed (canonical,
+    /// `model/numbers.rs`): what a written number can have come from.
+    seen_numbers: HashSet<String>,
+    /// The lines of failed tool calls' outputs (long enough to mean something): text a
+    /// written file must not be (docs/direct.md, "Error text is not a result").
+    failed_lines: HashSet<String>,
+    /// The `file_str_replace` edits (path, old, new) that succeeded this run.
+    replacements: HashSet<String>,
+}
+
+/// Shortest line of a failed output remembered.
+const FAILED_LINE_MIN: usize = 12;
+/// Most failed-output lines remembered per run.
+const FAILED_LINES: usize = 2000;
+
+/// A question of `message_ask_user` and the user's answer, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub question: String,
+    pub answer: String,
 }
 
 impl RunFacts {
@@ -136,6 +163,54 @@ impl RunFacts {
     /// The facts of step `step_id` (empty when it recorded none).
     pub fn step(&self, step_id: &str) -> StepFacts {
         self.steps.get(step_id).cloned().unwrap_or_default()
+    }
+
+    /// Every question the user answered this run, in order.
+    pub fn answered(&self) -> &[Answered] {
+        &self.answered
+    }
+
+    /// The user's earlier non-empty answer to `question` (the same words, whatever the case
+    /// and punctuation): asked again (a retry, a later step) it is not asked twice.
+    pub fn earlier_answer(&self, question: &str) -> Option<&str> {
+        let key = question_key(question);
+        self.answered
+            .iter()
+            .rev()
+            .find(|a| !a.answer.trim().is_empty() && question_key(&a.question) == key)
+            .map(|a| a.answer.as_str())
+    }
+
+    /// Whether a tool output or an answer of the user showed `number` (canonical) this run.
+    pub fn saw_number(&self, number: &str) -> bool {
+        self.seen_numbers.contains(number)
+    }
+
+    /// Whether `text`'s first non-blank line is a line of a failed tool call's output of
+    /// this run (an error message written down as if it were the result).
+    pub fn is_failed_output(&self, text: &str) -> bool {
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .is_some_and(|l| self.failed_lines.contains(l))
+    }
+
+    /// Whether a `file_str_replace` with these arguments (the same path, old and new text)
+    /// succeeded earlier in this run.
+    pub fn replaced_before(&self, arguments: &str) -> bool {
+        replacement_key(arguments).is_some_and(|k| self.replacements.contains(&k))
+    }
+
+    /// A file the run wrote whose last path component is `name` (`notes/todo.md` for
+    /// `todo.md`): where a task's "a file todo.md in the folder notes" went.
+    pub fn written_named(&self, name: &str) -> Option<String> {
+        let name = name.trim_start_matches("./");
+        self.steps
+            .values()
+            .flat_map(|s| s.files.iter())
+            .map(|f| f.path.trim_start_matches("./"))
+            .find(|p| p.rsplit('/').next() == Some(name))
+            .map(str::to_string)
     }
 
     /// Whether a shell session was started in this run (the session tools are then offered).
@@ -166,6 +241,9 @@ impl RunFacts {
                         PendingWrite {
                             step_id: step.clone(),
                             file,
+                            replacement: (tool == FILE_STR_REPLACE)
+                                .then(|| replacement_key(arguments))
+                                .flatten(),
                         },
                     );
                 }
@@ -185,14 +263,27 @@ impl RunFacts {
                 facts.tool_calls += 1;
                 if !ok {
                     facts.failed_calls += 1;
+                    for line in output.lines().map(str::trim) {
+                        if line.chars().count() >= FAILED_LINE_MIN
+                            && self.failed_lines.len() < FAILED_LINES
+                        {
+                            self.failed_lines.insert(line.to_string());
+                        }
+                    }
                     return;
                 }
                 if tool == SHELL_EXEC && output.contains(SESSION_STARTED) {
                     self.session_started = true;
                 }
                 let (body, produced) = split_files(output);
+                if write.is_none() && !NOT_OUTPUT.contains(&tool.as_str()) {
+                    self.seen_numbers.extend(numbers_in(body));
+                }
                 match write {
-                    Some(w) => add_file(facts, w.file),
+                    Some(w) => {
+                        self.replacements.extend(w.replacement);
+                        add_file(facts, w.file);
+                    }
                     None if !NOT_OUTPUT.contains(&tool.as_str()) => {
                         facts.last_output = Some(tail(body));
                     }
@@ -211,16 +302,29 @@ impl RunFacts {
                     }
                 }
             }
+            EventKind::WaitingForUser { step_id, question } => {
+                self.asking.insert(step_id.clone(), question.clone());
+            }
             EventKind::UserReplied {
                 step_id,
                 answer: Some(answer),
                 ..
             } => {
+                self.seen_numbers.extend(numbers_in(answer));
                 self.steps
                     .entry(step_id.clone())
                     .or_default()
                     .answers
                     .push(answer.clone());
+                if let Some(question) = self.asking.remove(step_id) {
+                    self.answered.push(Answered {
+                        question,
+                        answer: answer.clone(),
+                    });
+                }
+            }
+            EventKind::UserReplied { step_id, .. } => {
+                self.asking.remove(step_id);
             }
             _ => {}
         }
@@ -292,6 +396,28 @@ fn head(text: &str) -> String {
     truncate_chars(&head, HEAD_CHARS)
 }
 
+/// A `file_str_replace` call's path, old and new text as one key (`None`: not its arguments).
+fn replacement_key(arguments: &str) -> Option<String> {
+    let args: Value = serde_json::from_str(arguments).ok()?;
+    let text = |k: &str| args.get(k).and_then(Value::as_str);
+    Some(format!(
+        "{}\0{}\0{}",
+        text("path")?.trim().trim_start_matches("./"),
+        text("old")?,
+        text("new")?
+    ))
+}
+
+/// A question's words, lower-cased, without punctuation or extra spaces.
+fn question_key(question: &str) -> String {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The last lines of a tool's output.
 fn tail(text: &str) -> String {
     let text = text.trim_end();
@@ -329,6 +455,53 @@ mod tests {
             duration_ms: 1,
             journal_key: Some(key.into()),
         }
+    }
+
+    fn asked(step: &str, question: &str) -> EventKind {
+        EventKind::WaitingForUser {
+            step_id: step.into(),
+            question: question.into(),
+        }
+    }
+
+    fn replied(step: &str, answer: Option<&str>) -> EventKind {
+        EventKind::UserReplied {
+            step_id: step.into(),
+            answer: answer.map(str::to_string),
+            error: answer.is_none().then(|| "no terminal".to_string()),
+            journal_key: None,
+        }
+    }
+
+    #[test]
+    fn an_answered_question_is_known_by_its_words() {
+        let mut facts = RunFacts::default();
+        facts.record(&asked("s1", "Which city do you live in?"));
+        facts.record(&replied("s1", Some("Lisbon")));
+        facts.record(&asked("s1", "Your name?"));
+        facts.record(&replied("s1", None));
+        facts.record(&asked("s2", "How many days?"));
+        facts.record(&replied("s2", Some("  ")));
+        assert_eq!(
+            facts.earlier_answer("which city do you  live in"),
+            Some("Lisbon")
+        );
+        assert_eq!(facts.earlier_answer("Your name?"), None, "never answered");
+        assert_eq!(facts.earlier_answer("How many days?"), None, "empty answer");
+        assert_eq!(facts.earlier_answer("Which town do you live in?"), None);
+        assert_eq!(
+            facts.answered(),
+            [
+                Answered {
+                    question: "Which city do you live in?".into(),
+                    answer: "Lisbon".into()
+                },
+                Answered {
+                    question: "How many days?".into(),
+                    answer: "  ".into()
+                }
+            ]
+        );
     }
 
     #[test]

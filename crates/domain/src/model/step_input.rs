@@ -36,6 +36,9 @@ pub struct StepInput {
     pub earlier: Vec<EarlierStep>,
     /// The plan's only step is the task itself (direct mode): no plan to show.
     pub whole_task: bool,
+    /// For a retry: what the step's earlier attempts' tools really did (the user's answers,
+    /// files written), one line each, so a retry does not ask or write again blind.
+    pub own: Vec<String>,
 }
 
 impl StepInput {
@@ -91,8 +94,14 @@ impl StepInput {
             spent += size;
             earlier.push(entry);
         }
+        let own = if step.attempts() > 1 {
+            facts.step(&step.id).lines()
+        } else {
+            Vec::new()
+        };
         StepInput {
             whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
+            own,
             step,
             index,
             digest: render_plan_header_and_digest(plan),

@@ -73,6 +73,12 @@ pub struct RunRecord {
     /// started directly (`planwright run`); only queued runs are claimed by workers.
     #[serde(default)]
     pub queue_request: Option<Value>,
+    /// The named API client (token name) that submitted the run, on a server shared by
+    /// several clients: only it and an admin see or act on the run (docs/security.md,
+    /// "Clients"). `None` for runs of the admin token, of the CLI and of earlier builds.
+    /// Written when the run is created or queued and never changed by progress updates.
+    #[serde(default)]
+    pub client: Option<String>,
 }
 
 /// A time-limited claim on a run: only its owner works on the run, and renews it while it

@@ -1,6 +1,7 @@
 //! What an executor agent reads: its system prompt, the per-step prompt, the nudges and
 //! answers inside its loop, and the verifier's prompts.
 
+use crate::model::observations::Answered;
 use crate::model::step_input::StepInput;
 use std::fmt::Write;
 
@@ -40,6 +41,13 @@ fn last_attempt(s: &mut String, input: &StepInput) {
             s,
             "YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: {why}\n"
         );
+        if !input.own.is_empty() {
+            s.push_str("What your earlier attempts' tools really did:\n");
+            for fact in &input.own {
+                let _ = writeln!(s, "  {fact}");
+            }
+            s.push('\n');
+        }
     }
 }
 
@@ -140,6 +148,29 @@ pub fn completion_held(failed: &[String]) -> String {
 pub fn empty_user_answer() -> String {
     "The user gave an empty answer. Ask once more if the task needs the answer; do not \
      make one up."
+        .to_string()
+}
+
+/// The answer to `message_ask_user` when the user cannot be asked now but answered before
+/// in this run: the step goes on with those answers.
+pub fn user_not_asked_again(why: &str, answered: &[Answered]) -> String {
+    let mut s = format!(
+        "Error: {why}. The user cannot be asked again now; these are their answers in this \
+         run, use them:\n"
+    );
+    for a in answered.iter().filter(|a| !a.answer.trim().is_empty()) {
+        let _ = writeln!(s, "- {:?} -> {:?}", a.question, a.answer);
+    }
+    s.push_str("Do not ask again.");
+    s
+}
+
+/// The answer to `complete_step {success: false}` right after a failed call, once per
+/// attempt.
+pub fn give_up_not_accepted() -> String {
+    "Not accepted yet: do not give up after a failed call. Read the error above, fix the \
+     command or its arguments (or use another tool) and try again. If it still cannot be \
+     done, call `complete_step` with success=false and why."
         .to_string()
 }
 

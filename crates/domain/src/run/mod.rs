@@ -142,6 +142,7 @@ impl Runtime {
                 until: self.config.lease.until(now),
             }),
             queue_request: None,
+            client: None,
         };
         ctx.store().create_run(&record).await?;
         self.start(&ctx, record, self.config.mode).await

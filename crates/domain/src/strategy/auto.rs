@@ -8,6 +8,7 @@ use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json;
 use crate::error::Error;
 use crate::model::event::EventKind;
+use crate::model::task_files::mentions;
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
 
@@ -85,7 +86,9 @@ const SEQUENCE: &[&str] = &[" then ", "after that", "afterwards", "finally", "ç„
 
 /// Longest task (in words) the rules send to direct.
 const SIMPLE_MAX_WORDS: usize = 40;
-/// Most parts (sequence words, "and", commas, semicolons) a task sent to direct has.
+/// Most parts (sequence words, semicolons) a task sent to direct has. Commas and "and"
+/// do not count: they join the actions of one sentence ("read, sort, upper-case and
+/// write"), which one direct loop does well (docs/direct.md, "How auto picks").
 const SIMPLE_MAX_PARTS: usize = 3;
 /// A task longer than this (in words) gets a plan.
 const LONG_TASK_WORDS: usize = 60;
@@ -117,9 +120,16 @@ pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
         .iter()
         .map(|m| lower.matches(m).count())
         .sum::<usize>()
-        + lower.matches(" and ").count()
-        + lower.matches(", ").count()
         + lower.matches("; ").count();
+    let short = words <= SIMPLE_MAX_WORDS && parts <= SIMPLE_MAX_PARTS;
+    if short && list_items < 2 && !mentions(task, &[]).is_empty() {
+        // "Run report.sh; if it fails, find out why": "find out" is not open-ended when a
+        // short task names its files (docs/direct.md, "How auto picks").
+        return Some((
+            TaskClass::Simple,
+            format!("a short task on named files ({words} words, {parts} joined parts)"),
+        ));
+    }
     match (emergent.is_empty(), parallel.is_empty()) {
         (false, true) => Some((
             TaskClass::Emergent,
@@ -246,6 +256,11 @@ mod tests {
             "put 1..10 in numbers.txt, then their sum in total.txt",
             "Rename notes.txt to notes.md without changing its content",
             "What is the largest value in the price column of data.csv? Write it to max.txt",
+            "Read names.txt, sort the names alphabetically, convert them to upper case and \
+             write them into out.txt, one name per line.",
+            "Run the script report.sh with `sh report.sh`. If it fails, find out why, fix the \
+             cause and run it again so that it writes report.txt.",
+            "Compare a.txt and b.txt and write the lines they share into both.txt",
         ] {
             assert_eq!(class(task), Some(TaskClass::Simple), "{task:?}");
             assert_eq!(TaskClass::Simple.mode(), Mode::Direct);

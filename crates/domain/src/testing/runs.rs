@@ -74,5 +74,6 @@ pub fn run_record(run_id: &str) -> RunRecord {
         usage: RunUsage::default(),
         lease: None,
         queue_request: None,
+        client: None,
     }
 }

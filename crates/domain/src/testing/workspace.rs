@@ -278,6 +278,11 @@ impl Toolbox for WorkspaceToolbox {
                 let Some(old) = self.ws.read(&path) else {
                     return Err(ToolError::Failed(format!("'{path}' does not exist")));
                 };
+                if !old.contains(&text("old")) {
+                    return Err(ToolError::Failed(format!(
+                        "`old` was not found in '{path}'"
+                    )));
+                }
                 self.ws
                     .write(&path, &old.replacen(&text("old"), &text("new"), 1));
                 Ok(ToolOutput::ok(format!("replaced 1 occurrence in '{path}'")))

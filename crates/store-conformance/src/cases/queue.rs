@@ -218,3 +218,65 @@ pub async fn a_claim_and_a_cancel_racing_for_a_queued_run_never_both_win<S: Stor
         }
     }
 }
+
+/// docs/security.md, "Clients": the client that queued a run is stored with it, handed to
+/// the worker that claims it, and never changed by the progress updates of a runtime
+/// (whose record may not carry it).
+pub async fn a_runs_client_is_stored_once_and_never_changed<S: Store, Fut>(fresh: impl Fn() -> Fut)
+where
+    Fut: Future<Output = TestStore<S>>,
+{
+    let store = fresh().await;
+    let mut mine = queued("q_alice", 1);
+    mine.client = Some("alice".into());
+    store.enqueue(&mine).await.expect("enqueue");
+    let mut direct = running_run("direct", 2);
+    direct.client = None;
+    store.create_run(&direct).await.expect("create");
+    let mut owned_direct = running_run("direct_bob", 3);
+    owned_direct.client = Some("bob".into());
+    store.create_run(&owned_direct).await.expect("create");
+
+    let read = store.get_run("q_alice").await.expect("get").expect("run");
+    assert_eq!(read.client.as_deref(), Some("alice"));
+    let listed = store.list_runs().await.expect("list");
+    let client_of = |id: &str| {
+        listed
+            .iter()
+            .find(|r| r.run_id == id)
+            .map(|r| r.client.clone())
+    };
+    assert_eq!(client_of("q_alice"), Some(Some("alice".into())));
+    assert_eq!(client_of("direct"), Some(None));
+    assert_eq!(client_of("direct_bob"), Some(Some("bob".into())));
+
+    let claimed = store
+        .claim("w", time(10, 0), time(40, 0))
+        .await
+        .expect("claim")
+        .expect("a run");
+    assert_eq!(claimed.run_id, "q_alice");
+    assert_eq!(
+        claimed.client.as_deref(),
+        Some("alice"),
+        "the worker knows it"
+    );
+
+    // A runtime's record without the client (or with another) changes progress only.
+    let mut progress = claimed.clone();
+    progress.status = RunStatus::Completed;
+    progress.summary = Some("done".into());
+    progress.client = None;
+    store.update_run(&progress).await.expect("update");
+    progress.client = Some("mallory".into());
+    store.update_run(&progress).await.expect("update");
+    let after = store.get_run("q_alice").await.expect("get").expect("run");
+    assert_eq!(after.status, RunStatus::Completed);
+    assert_eq!(after.client.as_deref(), Some("alice"));
+    store
+        .set_run_status("q_alice", RunStatus::Failed)
+        .await
+        .expect("status");
+    let after = store.get_run("q_alice").await.expect("get").expect("run");
+    assert_eq!(after.client.as_deref(), Some("alice"));
+}

@@ -8,6 +8,7 @@ use rmcp::RoleServer;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use super::super::clients::Client;
 use super::super::error::ApiError;
 use super::super::runs::{self, Cancelled, NewRun};
 use super::super::State;
@@ -27,11 +28,12 @@ pub enum CallError {
 /// Calls the tool `name` (one of [`tools::all`]; the caller checked) with `arguments`.
 pub async fn call(
     state: &State,
+    client: &Client,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
-    match dispatch(state, name, arguments, context).await {
+    match dispatch(state, client, name, arguments, context).await {
         Ok(value) => {
             let text = serde_json::to_string_pretty(&value).unwrap_or_default();
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -44,6 +46,7 @@ pub async fn call(
 
 async fn dispatch(
     state: &State,
+    client: &Client,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
@@ -53,6 +56,7 @@ async fn dispatch(
             let args: RunTaskArgs = parse(name, arguments)?;
             let queued = runs::create(
                 state,
+                client,
                 NewRun {
                     task: args.task,
                     mode: args.mode,
@@ -68,22 +72,22 @@ async fn dispatch(
                     "next": "call get_run with this run_id (wait: true to wait for its end)",
                 }));
             }
-            Ok(settled(state, &queued.run_id, context).await?)
+            Ok(settled(state, client, &queued.run_id, context).await?)
         }
         tools::GET_RUN => {
             let args: GetRunArgs = parse(name, arguments)?;
             if args.wait {
-                return Ok(settled(state, &args.run_id, context).await?);
+                return Ok(settled(state, client, &args.run_id, context).await?);
             }
-            Ok(view(runs::show(state, &args.run_id).await?))
+            Ok(view(runs::show(state, client, &args.run_id).await?))
         }
         tools::LIST_RUNS => {
             let _: NoArgs = parse(name, arguments)?;
-            Ok(json!({"runs": runs::list(state).await?}))
+            Ok(json!({"runs": runs::list(state, client).await?}))
         }
         tools::CANCEL_RUN => {
             let args: RunIdArgs = parse(name, arguments)?;
-            let status = match runs::cancel(state, &args.run_id).await? {
+            let status = match runs::cancel(state, client, &args.run_id).await? {
                 Cancelled::WhileQueued => "cancelled",
                 Cancelled::Cancelling => "cancelling",
             };
@@ -91,7 +95,7 @@ async fn dispatch(
         }
         tools::ANSWER => {
             let args: AnswerArgs = parse(name, arguments)?;
-            runs::reply(state, &args.run_id, args.text).await?;
+            runs::reply(state, client, &args.run_id, args.text).await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "delivered": true,
@@ -107,7 +111,7 @@ async fn dispatch(
                         tool: name.to_string(),
                         reason,
                     })?;
-            runs::decide(state, &args.run_id, &args.call_id, decision).await?;
+            runs::decide(state, client, &args.run_id, &args.call_id, decision).await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "call_id": args.call_id,
@@ -135,6 +139,7 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Resu
 /// Waits for the run to settle, with progress notifications when the client asked for them.
 async fn settled(
     state: &State,
+    client: &Client,
     run_id: &str,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, ApiError> {
@@ -145,7 +150,7 @@ async fn settled(
             peer: context.peer.clone(),
             token,
         });
-    let shown = wait::until_settled(state, run_id, &context.ct, progress).await?;
+    let shown = wait::until_settled(state, client, run_id, &context.ct, progress).await?;
     Ok(view(shown))
 }
 

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Two transports: stdio for `planwright mcp serve` (`stdio.rs`), streamable HTTP at `/mcp`
-//! on `planwright serve`, behind its bearer token ([`http_service`]).
+//! on `planwright serve`, behind its bearer token ([`http_service`]). Over HTTP each request
+//! acts as the client its token names, as `/v1` does (docs/security.md, "Clients"); on
+//! stdio the local user is admin.
 
 mod calls;
 mod resources;
@@ -31,6 +33,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use super::clients::Client;
 use super::error::ApiError;
 use super::State;
 
@@ -45,14 +48,41 @@ The files a run writes are resources planwright://runs/{run_id}/files/{path}.";
 pub struct PlanwrightMcp {
     state: State,
     tools: Arc<Vec<Tool>>,
+    /// Served on stdio to the local user (admin); otherwise over HTTP, where each request
+    /// carries its token's client.
+    local: bool,
 }
 
 impl PlanwrightMcp {
-    pub fn new(state: State) -> PlanwrightMcp {
+    /// The service for `planwright mcp serve`: its client is the local user.
+    pub fn local(state: State) -> PlanwrightMcp {
         PlanwrightMcp {
             state,
             tools: Arc::new(tools::all()),
+            local: true,
         }
+    }
+
+    /// The service for `/mcp`: each request's client is the one its token named.
+    fn remote(state: State) -> PlanwrightMcp {
+        PlanwrightMcp {
+            local: false,
+            ..PlanwrightMcp::local(state)
+        }
+    }
+
+    /// Who makes this request: over HTTP the client `auth.rs` put in the request's parts
+    /// (none there: nobody, allowed nothing).
+    fn client(&self, context: &RequestContext<RoleServer>) -> Client {
+        if self.local {
+            return Client::admin();
+        }
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Client>())
+            .cloned()
+            .unwrap_or_else(Client::nobody)
     }
 }
 
@@ -105,19 +135,25 @@ impl ServerHandler for PlanwrightMcp {
                 None,
             ));
         }
-        Ok(
-            calls::call(&self.state, &request.name, request.arguments, &context)
-                .await
-                .into(),
+        let client = self.client(&context);
+        Ok(calls::call(
+            &self.state,
+            &client,
+            &request.name,
+            request.arguments,
+            &context,
         )
+        .await
+        .into())
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = resources::list(&self.state, request.and_then(|r| r.cursor))
+        let client = self.client(&context);
+        let page = resources::list(&self.state, &client, request.and_then(|r| r.cursor))
             .await
             .map_err(resource_error)?;
         let mut result = ListResourcesResult::with_all_items(page.resources);
@@ -138,9 +174,10 @@ impl ServerHandler for PlanwrightMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let contents = resources::read(&self.state, &request.uri)
+        let client = self.client(&context);
+        let contents = resources::read(&self.state, &client, &request.uri)
             .await
             .map_err(resource_error)?;
         Ok(ReadResourceResult::new(vec![contents]).into())
@@ -157,7 +194,7 @@ pub fn http_service(state: State) -> StreamableHttpService<PlanwrightMcp, Bounde
         .with_cancellation_token(state.shutdown.child_token());
     let service_state = state.clone();
     StreamableHttpService::new(
-        move || Ok(PlanwrightMcp::new(service_state.clone())),
+        move || Ok(PlanwrightMcp::remote(service_state.clone())),
         Arc::new(BoundedSessions::new(sessions::MAX_SESSIONS, sessions::IDLE)),
         config,
     )

@@ -7,6 +7,7 @@ use std::io::Read;
 use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
+use super::super::clients::{Client, Scope};
 use super::super::error::ApiError;
 use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
@@ -60,14 +61,21 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
-/// The page of `resources/list` that starts at `cursor` (the first page when `None`).
-pub async fn list(state: &State, cursor: Option<String>) -> Result<Page, ApiError> {
+/// The page of `resources/list` that starts at `cursor` (the first page when `None`), over
+/// the runs the client may see.
+pub async fn list(
+    state: &State,
+    client: &Client,
+    cursor: Option<String>,
+) -> Result<Page, ApiError> {
+    client.require(Scope::Read)?;
     let runs: Vec<RunFiles> = state
         .store
         .list_runs()
         .await
         .map_err(super::super::error::store_error)?
         .into_iter()
+        .filter(|r| client.sees(r))
         .map(|r| RunFiles {
             run_id: r.run_id,
             task: r.task,
@@ -178,9 +186,13 @@ fn page(
 }
 
 /// Reads the resource at `uri`: text as text, anything else as base64.
-pub async fn read(state: &State, uri_text: &str) -> Result<ResourceContents, ApiError> {
+pub async fn read(
+    state: &State,
+    client: &Client,
+    uri_text: &str,
+) -> Result<ResourceContents, ApiError> {
     let (run_id, path) = parse(uri_text)?;
-    let workspace = files::workspace_of(state, &run_id).await?;
+    let workspace = files::workspace_of(state, client, &run_id).await?;
     let uri_owned = uri_text.to_string();
     tokio::task::spawn_blocking(move || -> Result<ResourceContents, ApiError> {
         let confined = files::open_confined(&workspace, &path)?;

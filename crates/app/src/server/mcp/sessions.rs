@@ -18,7 +18,7 @@ use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
-/// Sessions open at once (one token serves every client: docs/security.md).
+/// Sessions open at once, whatever their tokens (docs/security.md).
 pub const MAX_SESSIONS: usize = 256;
 /// A session unused this long is closed.
 pub const IDLE: Duration = Duration::from_secs(15 * 60);

@@ -30,15 +30,15 @@ pub async fn serve(db: &Database, args: McpServeArgs) -> Result<ExitCode, AppErr
     let runner = Runner {
         slots: workers,
         ask_timeout_secs: args.ask_timeout_secs,
-        // Whoever holds our stdin is the client: no token.
-        token: String::new(),
+        // Whoever holds our stdin is the client (admin): no token.
+        tokens: super::super::tokens::TokenBook::none(),
         workspace_root: args.workspace_root.clone(),
     };
     let state = runner_state(db, &args.opts, runner).await?;
     if workers > 0 {
         start_runner(&state).await;
     }
-    let service = PlanwrightMcp::new(state.clone())
+    let service = PlanwrightMcp::local(state.clone())
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| AppError::Run(format!("the MCP session could not start: {e}")))?;

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use domain::model::event::Event;
 use domain::ports::{Change, RunStatus};
 
+use super::super::clients::{Client, Scope};
 use super::super::error::{store_error, unknown_run, ApiError};
 use super::super::{runs, Phase, State};
 
@@ -56,10 +57,14 @@ impl Reported {
 /// its request; the run goes on), then shows it as [`runs::show`] does.
 pub async fn until_settled(
     state: &State,
+    client: &Client,
     run_id: &str,
     stop: &CancellationToken,
     progress: Option<ProgressTarget>,
 ) -> Result<Value, ApiError> {
+    // Another client's run is unknown before anything of it is shown or waited on.
+    client.require(Scope::Read)?;
+    runs::visible(state, client, run_id).await?;
     let mut reported = progress.map(|target| Reported {
         target,
         last: None,
@@ -82,7 +87,7 @@ pub async fn until_settled(
                 .await;
         }
         if glance.settled {
-            return runs::show(state, run_id).await;
+            return runs::show(state, client, run_id).await;
         }
         tokio::select! {
             _ = appended.changed(STORE_POLL) => {}

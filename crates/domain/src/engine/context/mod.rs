@@ -178,7 +178,8 @@ impl RunContext {
     }
 
     /// `message_ask_user`: the run waits (status `waiting`) until the user answers, nobody
-    /// can, or the run is stopped.
+    /// can, or the run is stopped. A question the user already answered this run gets that
+    /// answer again without asking (docs/direct.md, "Observations").
     pub async fn ask_user(
         &self,
         scope: &str,
@@ -188,6 +189,17 @@ impl RunContext {
         let key = self.next_key(scope);
         if let Some(answer) = self.journal.answer(&key) {
             return Ok(answer.to_string());
+        }
+        // The same question again (a retry, a later step): the user is not asked twice.
+        if let Some(answer) = self.facts().earlier_answer(question).map(str::to_string) {
+            self.emit(EventKind::UserReplied {
+                step_id: step_id.to_string(),
+                answer: Some(answer.clone()),
+                error: None,
+                journal_key: Some(key),
+            })
+            .await?;
+            return Ok(answer);
         }
         self.emit(EventKind::WaitingForUser {
             step_id: step_id.to_string(),

@@ -6,6 +6,7 @@
 
 pub mod agent;
 mod attempt;
+mod guessed;
 mod loop_watch;
 mod outcome;
 pub mod router;

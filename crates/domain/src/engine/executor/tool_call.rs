@@ -12,10 +12,13 @@ use tracing::Instrument;
 
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
+use crate::engine::executor::guessed::refuse_unfounded_write;
+use crate::engine::grounding;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
+use crate::model::observations::FILE_STR_REPLACE;
 use crate::model::text::truncate_bytes;
 use crate::ports::llm::ToolCall;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
@@ -37,6 +40,12 @@ pub(super) struct ToolRun {
     /// Files the call produced (workspace-relative).
     pub(super) attachments: Vec<String>,
 }
+
+/// What the model reads when it repeats a `file_str_replace` that already succeeded in
+/// this run (docs/direct.md, "Fewer calls").
+const ALREADY_REPLACED: &str = "Already done: an earlier call of this run made this same \
+replacement, so the old text is no longer in the file. Do not repeat it; if the step is done, \
+call `complete_step`.";
 
 /// The line the executor appends to a tool's output to name the files it produced.
 const FILES_MARKER: &str = "\n[files: ";
@@ -92,6 +101,9 @@ pub(super) async fn run_tool(
             if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
+            if let Some(refusal) = refuse_unfounded_write(ctx, &call.name, args) {
+                return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
+            }
             let gate = ctx
                 .approve(
                     step.unwrap_or_default(),
@@ -137,6 +149,19 @@ pub(super) async fn run_tool(
         }
         Err(e) => (false, format!("Error: {e}"), Vec::new()),
     };
+    if !ok && call.name == FILE_STR_REPLACE && ctx.facts().replaced_before(&call.arguments) {
+        // A small model repeats an edit that worked; "not found" would send it looking.
+        ok = true;
+        text = ALREADY_REPLACED.to_string();
+    }
+    if !ok {
+        for output in grounding::unwritten_outputs_named(ctx, &text).await {
+            text.push_str(&format!(
+                "\nNote: {output} does not exist yet; the task asks you to create it, so \
+                 write it first (file_write), then use it."
+            ));
+        }
+    }
     if !reads_only {
         let step = tool_ctx.step_id.as_deref();
         if let Some(note) = inputs::after_call(ctx, step, &call.name, approved).await? {

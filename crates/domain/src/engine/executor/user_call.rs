@@ -4,6 +4,7 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::tool_call::parse_arguments;
 use crate::error::StoreError;
 use crate::ports::llm::ToolCall;
+use crate::prompts;
 use crate::tools::builtin::{AskUserArgs, NotifyUserArgs, ASK_USER, NOTIFY_USER};
 
 /// What a call to the user gives the step.
@@ -56,9 +57,19 @@ pub(super) async fn talk_to_user(
         .await
     {
         Ok(answer) => Ok(UserCall::Answered(answer)),
-        Err(e) => Ok(UserCall::StepFails(format!(
-            "the step needed the user's answer, but {}",
-            e.recoverable()?
-        ))),
+        Err(e) => {
+            let why = e.recoverable()?;
+            let answered = ctx.facts().answered().to_vec();
+            if answered.iter().any(|a| !a.answer.trim().is_empty()) {
+                // The user answered before: the step can go on with that.
+                return Ok(UserCall::Reply(prompts::user_not_asked_again(
+                    &why.to_string(),
+                    &answered,
+                )));
+            }
+            Ok(UserCall::StepFails(format!(
+                "the step needed the user's answer, but {why}"
+            )))
+        }
     }
 }

@@ -109,7 +109,7 @@ async fn a_shell_command_that_overwrites_an_input_is_undone_and_the_model_told()
         vec![
             create_plan(&["Compute the total"]),
             shell("echo 3 > data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -173,7 +173,7 @@ async fn deleting_or_moving_an_input_away_is_undone_too() {
             create_plan(&["Compute the total"]),
             shell("mv data.txt old.txt"),
             shell("rm data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -205,7 +205,7 @@ async fn a_file_tool_writing_an_input_is_refused_before_it_runs() {
                 "file_str_replace",
                 json!({"path": "./data.txt", "old": "1", "new": "3"}),
             ),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -315,7 +315,7 @@ async fn allow_input_edits_lifts_the_protection() {
         vec![
             create_plan(&["Compute the total"]),
             shell("echo 3 > data.txt"),
-            write("total.txt", "3\n"),
+            write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
         ],
@@ -339,8 +339,8 @@ async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protect
         "Write the word count of essay.txt to count.txt",
         vec![
             create_plan(&["Count the words"]),
-            write("count.txt", "2\n"),
-            write("essay.txt", "2\n"),
+            write("count.txt", "2 words\n"),
+            write("essay.txt", "2 words\n"),
             done("count.txt holds 2"),
             text("Counted."),
         ],
@@ -353,7 +353,7 @@ async fn an_output_that_already_exists_may_be_written_and_the_rest_stays_protect
         "{:?}",
         h.outcome.error
     );
-    assert_eq!(ws.read("count.txt").as_deref(), Some("2\n"));
+    assert_eq!(ws.read("count.txt").as_deref(), Some("2 words\n"));
     assert_eq!(ws.read("essay.txt").as_deref(), Some("one two\n"));
     assert_eq!(h.outcome.files.changed, ["count.txt"]);
 }
@@ -470,6 +470,87 @@ async fn a_result_naming_a_file_that_is_not_there_is_not_accepted() {
     );
 }
 
+/// The eval's `folder` run wrote notes/todo.md four times and failed: the output check
+/// looked for todo.md at the top of the workspace only.
+#[tokio::test]
+async fn an_output_the_task_puts_in_a_folder_is_found_there() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Create a folder named notes and in it a file todo.md whose first line is '# Todo'",
+        vec![
+            create_plan(&["Write it"]),
+            write("notes/todo.md", "# Todo\n"),
+            done("wrote notes/todo.md"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    // Still missing when nothing of that name was written anywhere.
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Create a folder named notes and in it a file todo.md whose first line is '# Todo'",
+        vec![
+            create_plan(&["Write it"]),
+            write("notes/other.md", "# Todo\n"),
+            done("wrote notes/other.md"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+}
+
+/// The eval's `python` run ran squares.py before writing it: a failed call that names an
+/// output not written yet says so.
+#[tokio::test]
+async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write a Python script squares.py, run it and save its output into squares.txt",
+        vec![
+            create_plan(&["Do it"]),
+            call(
+                "file_str_replace",
+                json!({"path": "squares.py", "old": "a", "new": "b"}),
+            ),
+            write("squares.py", "print(1)\n"),
+            call(
+                "file_str_replace",
+                json!({"path": "squares.py", "old": "zzz", "new": "b"}),
+            ),
+            shell("echo 1 > squares.txt"),
+            done("wrote squares.py and squares.txt"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        outputs[0].1.ends_with(
+            "Note: squares.py does not exist yet; the task asks you to create it, so write it \
+             first (file_write), then use it."
+        ),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[2].0 && !outputs[2].1.contains("Note:"),
+        "it exists now: {outputs:?}"
+    );
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+}
+
 #[tokio::test]
 async fn an_output_holding_a_tool_status_message_is_not_done() {
     let ws = MemoryWorkspace::new();
@@ -488,6 +569,142 @@ async fn an_output_holding_a_tool_status_message_is_not_done() {
     assert_eq!(h.outcome.status, RunStatus::Failed);
     let error = h.outcome.error.clone().unwrap_or_default();
     assert!(error.contains("holds a tool's status message"), "{error}");
+}
+
+/// "Compute, don't guess" (docs/direct.md, "Computed numbers"): a lone number nothing in
+/// the run showed is not written; one a tool showed is (the rule checks where a number came
+/// from, not the arithmetic).
+#[tokio::test]
+async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            write("total.txt", "100\n"),
+            call("file_read", json!({"path": "data.txt"})),
+            write("total.txt", "2\n"),
+            done("total.txt holds 2"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Not written: 100 was not computed"),
+        "{outputs:?}"
+    );
+    assert!(outputs[2].0, "{outputs:?}");
+    assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
+}
+
+/// The eval's `python` run wrote python3's "can't open file" error into squares.txt and
+/// completed: an error output is neither written by `file_write` nor accepted as an output.
+#[tokio::test]
+async fn error_output_is_not_written_nor_accepted_as_a_result() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Run the script and save its output into out.txt",
+        vec![
+            create_plan(&["Run it"]),
+            call("file_read", json!({"path": "script.py"})),
+            write("out.txt", "Error: it does not exist\n"),
+            shell("echo Error: it does not exist > out.txt"),
+            done("saved the output"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[1].0
+            && outputs[1]
+                .1
+                .starts_with("Not written: this text is the error output"),
+        "{outputs:?}"
+    );
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("out.txt holds the error output of a failed call"),
+        "{error}"
+    );
+}
+
+/// The eval's `edit` run made the edit, then repeated it: "not found" sent the model
+/// looking for 10 more calls. A repeat of an edit that worked is told it is done.
+#[tokio::test]
+async fn repeating_an_edit_that_worked_is_told_it_is_done() {
+    let ws = MemoryWorkspace::with(&[("settings.txt", "colour=red\n")]);
+    let replace = || {
+        call(
+            "file_str_replace",
+            json!({"path": "settings.txt", "old": "red", "new": "green"}),
+        )
+    };
+    let other = || {
+        call(
+            "file_str_replace",
+            json!({"path": "settings.txt", "old": "blue", "new": "green"}),
+        )
+    };
+    let h = run_in(
+        &ws,
+        "In settings.txt, replace red with green",
+        vec![
+            create_plan(&["Edit"]),
+            replace(),
+            replace(),
+            other(),
+            done("settings.txt edited"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(outputs[0].0, "{outputs:?}");
+    assert!(
+        outputs[1].0 && outputs[1].1.starts_with("Already done: an earlier call"),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[2].0 && outputs[2].1.contains("was not found"),
+        "another edit still fails: {outputs:?}"
+    );
+    assert_eq!(ws.read("settings.txt").as_deref(), Some("colour=green\n"));
+}
+
+#[tokio::test]
+async fn an_output_holding_an_unworked_sum_is_not_done() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("echo 1 + 2 > total.txt"),
+            done("total.txt holds the sum"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("total.txt holds the expression \"1 + 2\", not its value"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -541,7 +758,7 @@ async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses()
     let script = || {
         vec![
             create_plan(&["Compute the total"]),
-            write("data.txt", "3\n"),
+            write("data.txt", "total: 3\n"),
             shell("echo 3 > total.txt"),
             done("total.txt holds 3"),
             text("Wrote the total."),
@@ -557,7 +774,7 @@ async fn under_ask_a_change_a_person_approved_stands_and_nobody_to_ask_refuses()
     );
     assert_eq!(
         ws.read("data.txt").as_deref(),
-        Some("3\n"),
+        Some("total: 3\n"),
         "the person said yes"
     );
     assert_eq!(h.outcome.files.changed, ["data.txt"]);

@@ -332,6 +332,133 @@ async fn the_users_answer_and_written_files_reach_later_steps() {
     );
 }
 
+/// The eval's `ask_user` transcript: the user answered once (`--answer Lisbon`), the model
+/// asked a second question nobody can answer, then the step was retried and asked the first
+/// question again. The second question gets the earlier answers instead of failing the
+/// step, and the repeated one is answered from the run without asking the user.
+#[tokio::test]
+async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fails_nothing() {
+    let ask = |q: &str| call("message_ask_user", json!({"question": q}));
+    let r = run_direct(
+        vec![
+            ask("Which city do you live in?"),
+            ask("Shall I create city.txt?"),
+            calls(&[
+                (
+                    "file_write",
+                    json!({"path": "city.txt", "content": "Lisbon"}),
+                ),
+                complete("wrote city.txt"),
+            ]),
+        ],
+        config(Mode::Direct),
+        "Ask me which city I live in, then write my answer into city.txt.",
+        &["Lisbon"],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed, "{:?}", r.outcome);
+    let second = &r.tool_answers(2)[0];
+    assert!(
+        second.contains("cannot be asked again") && second.contains("\"Lisbon\""),
+        "{second}"
+    );
+
+    // A retry that asks the same question again: answered from the run, and the retry's
+    // prompt already says what the user answered.
+    let r = run_direct(
+        vec![
+            ask("Which city do you live in?"),
+            call(
+                "complete_step",
+                json!({"success": false, "result": "no file tool"}),
+            ),
+            ask("which city do you live in"),
+            calls(&[
+                (
+                    "file_write",
+                    json!({"path": "city.txt", "content": "Lisbon"}),
+                ),
+                complete("wrote city.txt"),
+            ]),
+        ],
+        RunConfig {
+            retries: 1,
+            ..config(Mode::Direct)
+        },
+        "Ask me which city I live in, then write my answer into city.txt.",
+        &["Lisbon"],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed, "{:?}", r.outcome);
+    let retry = r.requests()[2].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        retry
+            .contains("What your earlier attempts' tools really did:\n  the user answered: Lisbon"),
+        "{retry}"
+    );
+    assert_eq!(r.tool_answers(3), ["The user answered: Lisbon"]);
+    let waits = r
+        .events()
+        .iter()
+        .filter(|e| matches!(e, EventKind::WaitingForUser { .. }))
+        .count();
+    assert_eq!(waits, 1, "the user was asked once");
+}
+
+/// The eval's `sum` run gave up at its first shell error and the retry started from
+/// scratch; a failure claimed after a failed call is refused once, with the error in view.
+#[tokio::test]
+async fn giving_up_after_a_failed_call_is_refused_once() {
+    let give_up = || {
+        call(
+            "complete_step",
+            json!({"success": false, "result": "the command failed"}),
+        )
+    };
+    let boom = || call("boom", json!({}));
+    let r = run_direct(
+        vec![
+            boom(),
+            give_up(),
+            calls(&[
+                shell("echo $((4 + 5)) > sum.txt"),
+                complete("sum.txt holds 9"),
+            ]),
+        ],
+        config(Mode::Direct),
+        "write the sum of 4 and 5 into sum.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert!(
+        r.tool_answers(2)[0].starts_with("Not accepted yet: do not give up"),
+        "{:?}",
+        r.tool_answers(2)
+    );
+    assert!(r.events().iter().any(|e| matches!(
+        e,
+        EventKind::Nudge { reason, .. } if reason == "gave up right after a failed call"
+    )));
+
+    // Refused once only: the second claim ends the step as failed.
+    let r = run_direct(
+        vec![boom(), give_up(), boom(), give_up()],
+        config(Mode::Direct),
+        "write the sum of 4 and 5 into sum.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+    assert_eq!(
+        r.outcome.plan.steps()[0].error.as_deref(),
+        Some("the command failed")
+    );
+}
+
 #[tokio::test]
 async fn the_llm_summary_stays_selectable() {
     let r = run_direct(
