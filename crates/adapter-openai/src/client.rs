@@ -156,10 +156,7 @@ impl OpenAiClient {
         if (200..300).contains(&status) && event_stream {
             return self.read_stream(response, status).await;
         }
-        let raw = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_error("reading the response body", &e))?;
+        let raw = self.read_body(response, status).await?;
         tracing::debug!(
             status,
             bytes = raw.len(),
@@ -204,6 +201,8 @@ impl OpenAiClient {
     ) -> Result<ChatResponse, LlmError> {
         let mut stream = SseAssembler::new(status);
         let idle = self.inner.config.stream_idle_timeout;
+        let limit = self.inner.config.max_response_bytes;
+        let mut read: u64 = 0;
         loop {
             let next = tokio::time::timeout(idle, response.chunk())
                 .await
@@ -218,12 +217,51 @@ impl OpenAiClient {
             let Some(bytes) = next else {
                 break;
             };
+            read = read.saturating_add(bytes.len() as u64);
+            if read > limit {
+                return Err(self.too_large(status));
+            }
             stream.push(&bytes)?;
             if stream.is_done() {
                 break;
             }
         }
         stream.finish()
+    }
+
+    /// The body of a reply that is not an event stream, read piece by piece up to
+    /// `max_response_bytes`: past it, reading stops (the connection is dropped).
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        status: u16,
+    ) -> Result<Vec<u8>, LlmError> {
+        let limit = self.inner.config.max_response_bytes;
+        if response.content_length().is_some_and(|len| len > limit) {
+            return Err(self.too_large(status));
+        }
+        let mut raw = Vec::new();
+        while let Some(piece) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport_error("reading the response body", &e))?
+        {
+            if (raw.len() as u64).saturating_add(piece.len() as u64) > limit {
+                return Err(self.too_large(status));
+            }
+            raw.extend_from_slice(&piece);
+        }
+        Ok(raw)
+    }
+
+    /// A reply larger than `max_response_bytes`: not understood, and not worth retrying.
+    fn too_large(&self, status: u16) -> LlmError {
+        let limit = self.inner.config.max_response_bytes;
+        LlmError::InvalidResponse(format!(
+            "the HTTP {status} reply from POST {} is larger than {limit} bytes \
+             (max_response_bytes); reading stopped there",
+            self.inner.endpoint_shown
+        ))
     }
 
     fn transport_error(&self, doing: &str, err: &reqwest::Error) -> LlmError {

@@ -75,11 +75,20 @@ pub struct OpenAiConfig {
     pub json_object: bool,
     /// Which assistant turns carry `reasoning_content` back to the server.
     pub reasoning_echo: ReasoningEcho,
+    /// Largest reply body read (streamed or not, error replies too): reading stops past it
+    /// and the call fails ([`LlmError::InvalidResponse`], not retried), so a huge reply
+    /// never sits in memory.
+    ///
+    /// [`LlmError::InvalidResponse`]: domain::LlmError::InvalidResponse
+    pub max_response_bytes: u64,
 }
+
+/// The default [`OpenAiConfig::max_response_bytes`]: 16 MiB, far above any real reply.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 impl OpenAiConfig {
     /// Defaults: the OpenAI endpoint, no key, 120 s timeout, 4 retries, backoff 500 ms → 30 s,
-    /// `Retry-After` capped at 60 s; no streaming, native tool calling, both JSON
+    /// `Retry-After` capped at 60 s, replies up to 16 MiB; no streaming, native tool calling, both JSON
     /// `response_format`s sent, reasoning sent back on every turn that has some.
     pub fn new(model: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig {
@@ -99,6 +108,7 @@ impl OpenAiConfig {
             json_schema: true,
             json_object: true,
             reasoning_echo: ReasoningEcho::Always,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 
@@ -163,6 +173,12 @@ impl OpenAiConfig {
         self
     }
 
+    /// See [`OpenAiConfig::max_response_bytes`].
+    pub fn with_max_response_bytes(mut self, limit: u64) -> OpenAiConfig {
+        self.max_response_bytes = limit;
+        self
+    }
+
     pub fn with_reasoning_echo(mut self, echo: ReasoningEcho) -> OpenAiConfig {
         self.reasoning_echo = echo;
         self
@@ -198,6 +214,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("json_schema", &self.json_schema)
             .field("json_object", &self.json_object)
             .field("reasoning_echo", &self.reasoning_echo)
+            .field("max_response_bytes", &self.max_response_bytes)
             .finish()
     }
 }
@@ -211,6 +228,7 @@ mod tests {
         let c = OpenAiConfig::new("gpt-4o-mini");
         assert_eq!(c.base_url, "https://api.openai.com/v1");
         assert_eq!(c.api_key, None);
+        assert_eq!(c.max_response_bytes, 16 * 1024 * 1024);
         assert_eq!(c.model, "gpt-4o-mini");
         assert_eq!(c.request_timeout, Duration::from_secs(120));
         assert_eq!(c.max_retries, 4);

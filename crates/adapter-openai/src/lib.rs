@@ -46,6 +46,8 @@ mod transcript;
 mod wire;
 
 pub use client::OpenAiClient;
-pub use config::{OpenAiConfig, ReasoningEcho, ToolProtocol, DEFAULT_BASE_URL};
+pub use config::{
+    OpenAiConfig, ReasoningEcho, ToolProtocol, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES,
+};
 pub use error::Error;
 pub use provider::{Provider, API_KEY_VAR, BASE_URL_VAR};

@@ -26,8 +26,13 @@ impl UserChannel for TerminalUser {
         _run_id: &str,
         request: &ApprovalRequest,
     ) -> Result<ApprovalDecision, AskUserError> {
+        let why = request
+            .reason
+            .as_deref()
+            .map(|r| format!("\n    the rules cannot tell on their own: {r}"))
+            .unwrap_or_default();
         let mut asked = format!(
-            "\n  ! {} wants to run: {}\n    allow? [y]es / [n]o / [a]lways for this run > ",
+            "\n  ! {} wants to run: {}{why}\n    allow? [y]es / [n]o / [a]lways for this run > ",
             request.tool, request.arguments
         );
         loop {

@@ -136,6 +136,7 @@ fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), A
         return local_llm(args, fallback);
     };
     config.stream |= args.stream;
+    config.max_response_bytes = u64::from(args.llm_max_reply_mib) << 20;
     config.extra_root_certs = ca_certs(args)?;
     config.tool_protocol = match args.tool_protocol {
         ToolProtocolArg::Native => ToolProtocol::Native,

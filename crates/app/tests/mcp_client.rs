@@ -442,3 +442,41 @@ async fn a_server_killed_mid_run_fails_its_call_and_is_started_again_for_the_nex
     assert_eq!(called[1]["ok"], true, "{:?}", called[1]);
     assert!(events.iter().any(|(_, t, _)| t == "run_completed"));
 }
+
+/// Issue 29: an MCP rule names the argument it judges; one naming an argument the server's
+/// tool does not take (by its input schema) would never match, so the run stops before it
+/// starts with an error naming the arguments the tool takes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_naming_an_argument_the_mcp_tool_lacks_stops_the_run() {
+    let Some(servers) = mcp_support::servers_or_skip() else {
+        return;
+    };
+    let pw = Planwright::new();
+    let root = pw.cwd().join("shared");
+    std::fs::create_dir_all(&root).expect("root");
+    let root = std::fs::canonicalize(&root).expect("root");
+    declare_servers(&pw, servers, &root);
+    let server = ScriptedOpenAi::start(vec![plan(&["Write"])]).await;
+    let base = server.base_url();
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--deny",
+                "mcp__fs__write_file(file=secret/**)",
+                "write a file",
+            ],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("judges the argument `file`") && stderr.contains("path"),
+        "{stderr}"
+    );
+    assert!(server.requests().await.is_empty(), "nothing was asked");
+}

@@ -260,3 +260,42 @@ async fn text_tool_protocol_runs_a_task_with_a_model_without_tool_calling() {
         "{last}"
     );
 }
+
+/// Issue 29: a 200 MB reply was read whole. `--llm-max-reply-mib` caps what is read of
+/// one reply: a larger one fails that call (as an invalid reply, not retried).
+#[tokio::test]
+async fn a_reply_larger_than_llm_max_reply_mib_fails_that_call() {
+    let huge = "x".repeat(3 << 20);
+    let script = || {
+        vec![
+            plan(&["Say hi"]),
+            text(&huge),
+            complete(true, "said hi"),
+            text("Said hi."),
+        ]
+    };
+    let pw = Planwright::new();
+    let server = ScriptedOpenAi::start(script()).await;
+    let res = pw
+        .run(
+            &server,
+            "say hi",
+            &["--mode", "flow", "--llm-max-reply-mib", "1"],
+        )
+        .await;
+    assert_eq!(res.json["status"], "completed", "{}", res.stderr());
+    let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
+    let failed: Vec<String> = pw
+        .events(&run_id)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "step_failed")
+        .map(|(_, _, e)| e["error"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].contains("larger than 1048576 bytes (max_response_bytes)"),
+        "{failed:?}"
+    );
+    // The call was not retried by the client: the step's retry took the next reply.
+    assert_eq!(server.requests().await.len(), 4);
+}

@@ -78,6 +78,7 @@ async fn a_run_is_created_followed_to_completion_and_shown() {
     assert_eq!(show["usage"]["llm_calls"], 7);
     assert_eq!(show["tool_calls"].as_array().map(Vec::len), Some(2));
     assert_eq!(show["files"][0]["path"], "greeting.txt");
+    assert_eq!(show["files_truncated"], false);
 
     let (status, list) = get_json(&server, "/v1/runs").await;
     assert_eq!(status, StatusCode::OK);
@@ -418,6 +419,85 @@ async fn bad_requests_get_clear_errors() {
             .contains("64 KiB"),
         "{body}"
     );
+}
+
+/// Issue 29: a workspace of 200,000 folders made `GET /v1/runs/{id}` walk all of them. The
+/// listing is bounded (4096 entries looked at) and says when it was cut short.
+#[tokio::test]
+async fn a_huge_workspace_is_listed_in_part_and_says_so() {
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "write and count"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    events(&server, &run_id, None).await.collect(60).await;
+    let workspace = pw.workspace(&run_id);
+    for i in 0..5000 {
+        std::fs::create_dir(workspace.join(format!("d{i:04}"))).expect("mkdir");
+    }
+    std::fs::write(workspace.join("d4999").join("deep.txt"), "deep").expect("write");
+
+    let (status, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(show["files_truncated"], true, "{}", show["files"]);
+    let listed = show["files"].as_array().expect("files").len();
+    assert!(
+        listed <= 1,
+        "only the workspace's own entries were looked at: {listed}"
+    );
+    // A file left out of the listing still downloads by its path.
+    let res = client()
+        .get(server.url(&format!("/v1/runs/{run_id}/files/d4999/deep.txt")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("file");
+    assert_eq!(res.text().await.expect("text"), "deep");
+}
+
+/// Issue 29: a file name that is not UTF-8 was listed lossily and could not be downloaded.
+/// The listing's `path_encoded` is its exact bytes, and the download route takes it.
+#[tokio::test]
+async fn a_file_name_that_is_not_utf8_is_listed_exactly_and_downloads() {
+    use std::os::unix::ffi::OsStrExt;
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let (_, body) = create(&server, json!({"task": "write and count"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    events(&server, &run_id, None).await.collect(60).await;
+    let workspace = pw.workspace(&run_id);
+    std::fs::create_dir(workspace.join("out")).expect("mkdir");
+    let name = std::ffi::OsStr::from_bytes(b"r\xffport \xe9.txt");
+    std::fs::write(workspace.join("out").join(name), "latin-1 name").expect("write");
+
+    let (_, show) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    let listed = show["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["path"].as_str().is_some_and(|p| p.starts_with("out/")))
+        .cloned()
+        .expect("listed");
+    assert_eq!(listed["path"], "out/r\u{fffd}port \u{fffd}.txt");
+    assert_eq!(listed["path_encoded"], "out/r%FFport%20%E9.txt");
+    let get = |rel: &str| {
+        client()
+            .get(server.url(&format!("/v1/runs/{run_id}/files/{rel}")))
+            .bearer_auth(TOKEN)
+            .send()
+    };
+    let res = get("out/r%FFport%20%E9.txt").await.expect("send");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.text().await.expect("text"), "latin-1 name");
+    // The lossy name is another file: not found.
+    let res = get("out/r%EF%BF%BDport%20%EF%BF%BD.txt")
+        .await
+        .expect("send");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    // A broken escape is a clear error.
+    let res = get("out/r%F").await.expect("send");
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

@@ -483,6 +483,12 @@ pub struct RunOptions {
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub stream: bool,
 
+    /// Largest reply read from the OpenAI-compatible server, in MiB: reading stops past it
+    /// and the call fails (not retried), so a runaway reply never fills the memory.
+    #[arg(long, value_name = "MIB", env = "PLANWRIGHT_LLM_MAX_REPLY_MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub llm_max_reply_mib: u32,
+
     /// How tools are offered to the model: the server's native tool calling, or a text
     /// protocol for models without it.
     #[arg(

@@ -17,7 +17,7 @@ use domain::model::approval::ApprovalDecision;
 use super::clients::Client;
 pub use super::error::ApiError;
 use super::runs::{self, Cancelled, NewRun};
-use super::{auth, files, sse, web, State};
+use super::{auth, files, percent, sse, web, State};
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -197,11 +197,29 @@ async fn decide(
     ))
 }
 
+/// The run id and the file path of `/runs/{id}/files/{*path}`, decoded from the request's
+/// own URI: the path may be any bytes (axum's `Path` refuses what is not UTF-8 once
+/// decoded), so a file whose name is not UTF-8 downloads by its `path_encoded`.
+fn run_and_file(uri: &axum::http::Uri) -> Result<(String, std::path::PathBuf), ApiError> {
+    let bad = || {
+        ApiError::BadRequest(format!(
+            "'{}' is not /v1/runs/{{id}}/files/{{path}}",
+            uri.path()
+        ))
+    };
+    let (_, rest) = uri.path().split_once("/runs/").ok_or_else(bad)?;
+    let (run_id, path) = rest.split_once("/files/").ok_or_else(bad)?;
+    let run_id = percent::decode_text(run_id).ok_or_else(bad)?;
+    let path = percent::decode_path(path).ok_or_else(bad)?;
+    Ok((run_id, path))
+}
+
 async fn file(
     Ext(state): Ext<State>,
     Extension(client): Extension<Client>,
-    UrlPath((run_id, path)): UrlPath<(String, String)>,
+    uri: axum::http::Uri,
 ) -> Result<Response, ApiError> {
+    let (run_id, path) = run_and_file(&uri)?;
     let workspace = files::workspace_of(&state, &client, &run_id).await?;
     let confined = tokio::task::spawn_blocking(move || files::open_confined(&workspace, &path))
         .await

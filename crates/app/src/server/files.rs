@@ -10,9 +10,6 @@ use super::clients::{Client, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::State;
 
-/// Most files listed for one run.
-const MAX_FILES: usize = 1000;
-
 /// The workspace of a run known to the store or to this process, when `client` may read
 /// it (another client's run is unknown: 404).
 pub async fn workspace_of(
@@ -51,12 +48,13 @@ pub struct ConfinedFile {
 /// Opens `rel` inside `workspace` for download: relative paths only, no `..`, the resolved
 /// file (symlinks followed) must still be inside the workspace, and it must be a regular
 /// file with one link (a hard link made to a file outside the workspace is refused) of at
-/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself.
-pub fn open_confined(workspace: &Path, rel: &str) -> Result<ConfinedFile, ApiError> {
+/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself. `rel` may be
+/// any bytes (a name that is not UTF-8 too).
+pub fn open_confined(workspace: &Path, rel_path: &Path) -> Result<ConfinedFile, ApiError> {
     use std::io::{Read, Seek};
     use std::os::unix::fs::MetadataExt;
-    let rel_path = Path::new(rel);
-    if rel.is_empty() {
+    let rel = rel_path.display();
+    if rel_path.as_os_str().is_empty() {
         return Err(ApiError::BadRequest("no file path given".into()));
     }
     if rel_path.is_absolute()
@@ -132,41 +130,225 @@ pub fn open_confined(workspace: &Path, rel: &str) -> Result<ConfinedFile, ApiErr
     })
 }
 
-/// The workspace's files as `{path, bytes}`, sorted, symlinks left out.
-pub fn list_files(workspace: &Path) -> Vec<Value> {
-    let mut out: Vec<(String, u64)> = Vec::new();
-    let mut stack = vec![workspace.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+/// How far one listing of a workspace goes: a request never walks a whole workspace
+/// (issue 29: a 200,000-folder workspace took seconds per request).
+#[derive(Debug, Clone, Copy)]
+pub struct ListLimits {
+    /// Most files listed.
+    pub max_files: usize,
+    /// Most directory entries looked at (files, folders, links, anything).
+    pub max_entries: usize,
+    /// Deepest folder entered (the workspace itself is depth 0).
+    pub max_depth: usize,
+}
+
+/// The limits of the run detail and of the MCP resources.
+pub const LIST_LIMITS: ListLimits = ListLimits {
+    max_files: 1000,
+    max_entries: 4096,
+    max_depth: 32,
+};
+
+/// A regular file of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedFile {
+    /// Relative to the workspace.
+    pub rel: PathBuf,
+    pub bytes: u64,
+}
+
+impl ListedFile {
+    /// The path as shown (a name that is not UTF-8 shown lossily).
+    pub fn shown(&self) -> String {
+        self.rel.to_string_lossy().into_owned()
+    }
+
+    /// The path's bytes percent-encoded: exact for any name, as the download route and the
+    /// resource URIs take it.
+    pub fn encoded(&self) -> String {
+        super::percent::encode_path(&self.rel)
+    }
+}
+
+/// What one bounded walk of a workspace found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Sorted by path.
+    pub files: Vec<ListedFile>,
+    /// A limit stopped the walk: the workspace may hold more files.
+    pub truncated: bool,
+    /// Directory entries looked at.
+    pub looked_at: usize,
+}
+
+impl Listing {
+    /// The files as `{path, bytes, path_encoded}`: `path` to show (lossy for a name that is
+    /// not UTF-8), `path_encoded` to download it by.
+    pub fn to_json(&self) -> Vec<Value> {
+        self.files
+            .iter()
+            .map(|f| json!({"path": f.shown(), "bytes": f.bytes, "path_encoded": f.encoded()}))
+            .collect()
+    }
+}
+
+/// The workspace's regular files (symlinks left out), folders nearest the workspace first,
+/// within `limits`.
+pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
+    let mut listing = Listing::default();
+    let mut folders = std::collections::VecDeque::from([(workspace.to_path_buf(), 0usize)]);
+    'walk: while let Some((dir, depth)) = folders.pop_front() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        for entry in entries.flatten() {
+        for entry in entries {
+            if listing.looked_at >= limits.max_entries || listing.files.len() >= limits.max_files {
+                listing.truncated = true;
+                break 'walk;
+            }
+            listing.looked_at += 1;
+            let Ok(entry) = entry else {
+                continue;
+            };
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             let path = entry.path();
             if kind.is_dir() {
-                stack.push(path);
+                if depth + 1 > limits.max_depth {
+                    listing.truncated = true;
+                } else {
+                    folders.push_back((path, depth + 1));
+                }
             } else if kind.is_file() {
                 if let Ok(rel) = path.strip_prefix(workspace) {
-                    let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-                    out.push((rel.to_string_lossy().to_string(), size));
+                    let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                    listing.files.push(ListedFile {
+                        rel: rel.to_path_buf(),
+                        bytes,
+                    });
                 }
-            }
-            if out.len() >= MAX_FILES {
-                break;
             }
         }
     }
-    out.sort();
-    out.into_iter()
-        .map(|(path, bytes)| json!({"path": path, "bytes": bytes}))
-        .collect()
+    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    listing
 }
 
 /// [`list_files`] off the async threads.
-pub async fn list_in(workspace: PathBuf) -> Vec<Value> {
-    tokio::task::spawn_blocking(move || list_files(&workspace))
+pub async fn list_in(workspace: PathBuf, limits: ListLimits) -> Listing {
+    tokio::task::spawn_blocking(move || list_files(&workspace, limits))
         .await
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: ListLimits = ListLimits {
+        max_files: 1000,
+        max_entries: 100,
+        max_depth: 3,
+    };
+
+    #[test]
+    fn a_workspace_within_the_limits_is_listed_whole_and_sorted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("a/b")).expect("mkdir");
+        std::fs::write(dir.path().join("z.txt"), "zz").expect("write");
+        std::fs::write(dir.path().join("a/b/c.txt"), "c").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        assert!(!listing.truncated);
+        assert_eq!(
+            listing.to_json(),
+            vec![
+                json!({"path": "a/b/c.txt", "bytes": 1, "path_encoded": "a/b/c.txt"}),
+                json!({"path": "z.txt", "bytes": 2, "path_encoded": "z.txt"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_workspace_of_many_folders_is_walked_only_up_to_the_entry_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Issue 29's workspace, smaller: many empty folders and one file.
+        for i in 0..5000 {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).expect("mkdir");
+        }
+        std::fs::create_dir(dir.path().join("d0/inner")).expect("mkdir");
+        std::fs::write(dir.path().join("d0/inner/f.txt"), "f").expect("write");
+        let limits = ListLimits {
+            max_files: 1000,
+            max_entries: 1000,
+            max_depth: 32,
+        };
+        let listing = list_files(dir.path(), limits);
+        assert!(listing.truncated);
+        assert_eq!(listing.looked_at, 1000);
+        assert!(listing.files.is_empty(), "{:?}", listing.files);
+        let all = list_files(
+            dir.path(),
+            ListLimits {
+                max_entries: 20_000,
+                ..limits
+            },
+        );
+        assert!(!all.truncated);
+        assert_eq!(all.looked_at, 5002);
+        assert_eq!(all.files.len(), 1);
+    }
+
+    #[test]
+    fn folders_deeper_than_the_limit_are_not_entered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let deep = dir.path().join("1/2/3/4");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        std::fs::write(dir.path().join("1/2/3/three.txt"), "3").expect("write");
+        std::fs::write(deep.join("four.txt"), "4").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        assert!(listing.truncated);
+        let paths: Vec<String> = listing.files.iter().map(ListedFile::shown).collect();
+        assert_eq!(paths, vec!["1/2/3/three.txt"]);
+    }
+
+    #[test]
+    fn the_file_limit_cuts_the_listing_and_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..10 {
+            std::fs::write(dir.path().join(format!("f{i}")), "").expect("write");
+        }
+        let exact = list_files(
+            dir.path(),
+            ListLimits {
+                max_files: 10,
+                ..SMALL
+            },
+        );
+        assert_eq!((exact.files.len(), exact.truncated), (10, false));
+        let cut = list_files(
+            dir.path(),
+            ListLimits {
+                max_files: 4,
+                ..SMALL
+            },
+        );
+        assert_eq!((cut.files.len(), cut.truncated), (4, true));
+    }
+
+    /// Issue 29: a name that is not UTF-8 was listed lossily and could not be downloaded.
+    #[test]
+    fn a_name_that_is_not_utf8_is_listed_exactly_and_opens_by_that_name() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let name = std::ffi::OsStr::from_bytes(b"r\xffport.txt");
+        std::fs::write(dir.path().join(name), "bytes").expect("write");
+        let listing = list_files(dir.path(), SMALL);
+        let json = listing.to_json();
+        assert_eq!(json[0]["path"], "r\u{fffd}port.txt");
+        assert_eq!(json[0]["path_encoded"], "r%FFport.txt");
+        let rel = super::super::percent::decode_path("r%FFport.txt").expect("decodes");
+        let opened = open_confined(dir.path(), &rel).expect("opens");
+        assert_eq!(opened.len, 5);
+    }
 }

@@ -20,6 +20,7 @@ mod error;
 mod files;
 mod listener;
 pub mod mcp;
+mod percent;
 mod runs;
 mod sse;
 pub(crate) mod tokens;
@@ -272,7 +273,13 @@ impl UserChannel for ServerUser {
         run_id: &str,
         request: &ApprovalRequest,
     ) -> Result<ApprovalDecision, AskUserError> {
-        let question = format!("allow {} {}?", request.tool, request.arguments);
+        let question = match &request.reason {
+            None => format!("allow {} {}?", request.tool, request.arguments),
+            Some(why) => format!(
+                "allow {} {}? (the rules cannot tell on their own: {why})",
+                request.tool, request.arguments
+            ),
+        };
         let text = self
             .wait_for(run_id, &question, Some(&request.call_id))
             .await?;

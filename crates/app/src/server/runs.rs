@@ -117,7 +117,7 @@ pub async fn list(state: &State, client: &Client) -> Result<Vec<Value>, ApiError
 }
 
 /// One run as `GET /v1/runs/{id}` shows it: record, plan, tool calls, what it waits on,
-/// its workspace's files.
+/// its workspace's files (a bounded listing: `files_truncated` when it was cut short).
 pub async fn show(state: &State, client: &Client, run_id: &str) -> Result<Value, ApiError> {
     client.require(Scope::Read)?;
     let run = visible(state, client, run_id).await?;
@@ -141,7 +141,10 @@ pub async fn show(state: &State, client: &Client, run_id: &str) -> Result<Value,
     let (call_id, request) = state.user.approval_request(run_id).unzip();
     v["pending_approval"] = json!(call_id);
     v["pending_approval_request"] = json!(request);
-    v["files"] = json!(files::list_in(PathBuf::from(&run.workspace)).await);
+    // Bounded: a huge workspace is listed in part, and says so.
+    let listing = files::list_in(PathBuf::from(&run.workspace), files::LIST_LIMITS).await;
+    v["files"] = json!(listing.to_json());
+    v["files_truncated"] = json!(listing.truncated);
     Ok(v)
 }
 

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use crate::model::approval::ApprovalDecision;
+use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
 use crate::model::observations::RunFacts;
 use crate::ports::llm::{ChatRequest, ChatResponse};
@@ -38,6 +38,9 @@ pub(crate) struct Journal {
     always_approved: HashSet<String>,
     /// What each step really did (answers, files, outputs).
     facts: RunFacts,
+    /// The tool calls the approval gate let through (`tool_calling`), in order: tool and
+    /// arguments as the model wrote them.
+    let_through: Vec<(String, String)>,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -105,13 +108,17 @@ impl Journal {
                     j.llm.insert(key.clone(), (hash.clone(), response.clone()));
                 }
                 EventKind::ToolCalling {
-                    journal_key: Some(key),
+                    journal_key,
                     tool,
+                    arguments,
                     ..
                 } => {
-                    j.tools
-                        .entry(key.clone())
-                        .or_insert_with(|| (tool.clone(), ToolEntry::Started));
+                    if let Some(key) = journal_key {
+                        j.tools
+                            .entry(key.clone())
+                            .or_insert_with(|| (tool.clone(), ToolEntry::Started));
+                    }
+                    j.let_through.push((tool.clone(), arguments.clone()));
                 }
                 EventKind::ToolCalled {
                     journal_key: Some(key),
@@ -185,6 +192,27 @@ impl Journal {
     /// Tools a person approved for the rest of the run.
     pub fn always_approved(&self) -> &HashSet<String> {
         &self.always_approved
+    }
+
+    /// What the run wrote before it stopped, as the approval gate had recorded it (docs/
+    /// approvals.md, "Scripts"): rebuilt from the calls it let through, so a script the run
+    /// wrote is still judged by its content after a crash. `workspace` (absolute) makes
+    /// paths workspace-relative.
+    pub fn written_files(&self, workspace: Option<&str>) -> WrittenFiles {
+        let mut written = WrittenFiles::default();
+        for (tool, arguments) in &self.let_through {
+            let args = if arguments.trim().is_empty() {
+                serde_json::Value::Object(Default::default())
+            } else {
+                match serde_json::from_str(arguments) {
+                    Ok(v @ serde_json::Value::Object(_)) => v,
+                    // Arguments that are not an object never reached a tool.
+                    _ => continue,
+                }
+            };
+            record_writes(tool, &args, workspace, &mut written);
+        }
+        written
     }
 
     /// Tool calls that started and never finished, as `tool (key)`.

@@ -72,12 +72,26 @@ impl Runtime {
         self.ids.new_id("run")
     }
 
-    /// Refuses a runtime that could not run a step.
+    /// Refuses a runtime that could not run a step, or whose approval rules name an
+    /// argument the tools they name do not take (docs/approvals.md, "Rules").
     pub(crate) fn check_executors(&self) -> Result<(), Error> {
         if self.executors.is_empty() {
             return Err(Error::Config(
                 "a runtime needs at least one executor".into(),
             ));
+        }
+        let schemas: Vec<_> = self
+            .executors
+            .iter()
+            .flat_map(|e| e.toolbox.schemas())
+            .collect();
+        let warnings = self
+            .config
+            .approvals
+            .check_arguments(&schemas)
+            .map_err(|e| Error::Config(e.to_string()))?;
+        for warning in warnings {
+            tracing::warn!(%warning, "an approval rule matches no tool offered here");
         }
         Ok(())
     }

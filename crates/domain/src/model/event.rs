@@ -211,6 +211,10 @@ pub enum EventKind {
         arguments: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         journal_key: Option<String>,
+        /// Why the rules could not judge the call themselves (`Verdict::Unsure`: a command
+        /// not understood, a script not seen); absent when the mode simply asks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// What the person decided, or why nobody could (then `decision` is `deny`).
     ApprovalDecided {

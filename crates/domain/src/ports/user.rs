@@ -12,6 +12,9 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// The call's arguments, as the model wrote them (JSON).
     pub arguments: String,
+    /// Why the rules could not judge the call themselves (a command not understood, a
+    /// script not seen), shown with the question; `None` when the mode simply asks.
+    pub reason: Option<String>,
 }
 
 /// Why the user could not be asked.

@@ -213,7 +213,9 @@ function apply(run, type, ev) {
       break;
     case "approval_requested":
       run.approval = ev.call_id;
-      $("approval-call").textContent = plain(ev.tool + " " + ev.arguments);
+      $("approval-call").textContent = plain(
+        ev.tool + " " + ev.arguments + (ev.reason ? " (the rules cannot tell on their own: " + ev.reason + ")" : ""),
+      );
       $("approval").hidden = false;
       setStatus("waiting");
       break;
@@ -304,15 +306,17 @@ async function loadFiles(run) {
     const a = el("a", { href: "#" }, f.path);
     a.addEventListener("click", (e) => {
       e.preventDefault();
-      download(run.id, f.path);
+      download(run.id, f.path, f.path_encoded);
     });
     ul.append(el("li", {}, a, el("span", { class: "muted" }, " " + f.bytes + " bytes")));
   }
   $("files-box").hidden = !(data.files && data.files.length);
 }
 
-async function download(id, path) {
-  const url = "/v1/runs/" + encodeURIComponent(id) + "/files/" + path.split("/").map(encodeURIComponent).join("/");
+async function download(id, path, encoded) {
+  // `path_encoded` is exact for any name (`path` is shown lossily when it is not UTF-8).
+  const rel = encoded || path.split("/").map(encodeURIComponent).join("/");
+  const url = "/v1/runs/" + encodeURIComponent(id) + "/files/" + rel;
   const res = await fetch(url, { headers: { Authorization: "Bearer " + token } });
   if (!res.ok) return;
   const blob = await res.blob();

@@ -165,7 +165,12 @@ fn view(shown: Value) -> Value {
                 .iter()
                 .map(|f| {
                     let path = f["path"].as_str().unwrap_or_default();
-                    json!({"path": path, "bytes": f["bytes"], "uri": resources::uri(&run_id, path)})
+                    // Exact for a name that is not UTF-8 (`path` is shown lossily).
+                    let uri = match f["path_encoded"].as_str() {
+                        Some(encoded) => resources::encoded_uri(&run_id, encoded),
+                        None => resources::uri(&run_id, path),
+                    };
+                    json!({"path": path, "bytes": f["bytes"], "uri": uri})
                 })
                 .collect()
         })
@@ -179,6 +184,7 @@ fn view(shown: Value) -> Value {
         "summary": shown["summary"],
         "error": shown["error"],
         "files": files,
+        "files_truncated": shown["files_truncated"],
         "pending_question": shown["pending_question"],
         "pending_approval": shown["pending_approval"],
         "pending_approval_request": shown["pending_approval_request"],

@@ -149,14 +149,16 @@ impl ServerHandler for PlanwrightMcp {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let client = self.client(&context);
-        let listed = resources::list(&self.state, &client)
+        let page = resources::list(&self.state, &client, request.and_then(|r| r.cursor))
             .await
             .map_err(resource_error)?;
-        Ok(ListResourcesResult::with_all_items(listed))
+        let mut result = ListResourcesResult::with_all_items(page.resources);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
     }
 
     async fn list_resource_templates(

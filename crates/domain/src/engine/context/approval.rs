@@ -105,6 +105,7 @@ impl RunContext {
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
             journal_key: Some(journal_key.to_string()),
+            reason: unsure.clone(),
         })
         .await?;
         let request = ApprovalRequest {
@@ -112,6 +113,7 @@ impl RunContext {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
+            reason: unsure.clone(),
         };
         let (decision, reason) = match self
             .wait_for_person(self.user.approve(&self.run_id, &request))

@@ -124,6 +124,7 @@ impl RunContext {
         ctx.seq = tokio::sync::Mutex::new(last_seq);
         ctx.usage = Mutex::new(usage);
         ctx.always_approved = Mutex::new(journal.always_approved().clone());
+        ctx.written = Mutex::new(journal.written_files(request.workspace.to_str()));
         ctx.facts = Mutex::new(journal.facts().clone());
         ctx.journal = journal;
         ctx

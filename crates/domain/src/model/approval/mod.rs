@@ -141,6 +141,26 @@ impl ApprovalPolicy {
         self.by_mode(call)
     }
 
+    /// Checks every rule that names an argument against the tools offered
+    /// ([`ApprovalRule::check_arguments`]): a rule naming one tool that does not take the
+    /// argument is an error, not a rule silently judging nothing; a pattern rule (whose tools
+    /// may be offered elsewhere: another server, a feature left out) that fits none is
+    /// returned as a warning.
+    pub fn check_arguments(
+        &self,
+        schemas: &[crate::ports::llm::ToolSchema],
+    ) -> Result<Vec<RuleError>, RuleError> {
+        let mut warnings = Vec::new();
+        for rule in self.allow.iter().chain(&self.deny) {
+            match rule.check_arguments(schemas) {
+                Ok(()) => {}
+                Err(e) if rule.names_a_pattern() => warnings.push(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(warnings)
+    }
+
     /// The verdict when no rule says.
     fn by_mode(&self, call: &CallToJudge<'_>) -> Verdict {
         if !call.acts() {

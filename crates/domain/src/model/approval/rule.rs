@@ -9,12 +9,27 @@ use thiserror::Error;
 
 use super::command::{pattern_command, Command};
 use super::paths::canonical;
+use crate::ports::llm::ToolSchema;
 
 /// Why a rule could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RuleError {
     #[error("approval rule `{rule}`: {problem}")]
     Malformed { rule: String, problem: &'static str },
+    /// The rule judges an argument that no tool it names has (by the tools' input schemas):
+    /// it could never match.
+    #[error(
+        "approval rule `{rule}` judges the argument `{argument}`, which {tools} does not take \
+         (its arguments: {known}); name one of those"
+    )]
+    UnknownArgument {
+        rule: String,
+        argument: String,
+        /// The tool (or tools) the rule names, as shown.
+        tools: String,
+        /// Their arguments, as shown.
+        known: String,
+    },
 }
 
 /// `tool(subject)`: covers calls to a tool whose name matches `tool` and whose subject
@@ -71,6 +86,61 @@ impl ApprovalRule {
     /// The argument the rule judges and its pattern, when it names one.
     pub(crate) fn named(&self) -> Option<(&str, &str)> {
         self.named.as_ref().map(|(n, p)| (n.as_str(), p.as_str()))
+    }
+
+    /// Whether the tool part is a pattern (`mcp__github__*`) rather than one tool's name.
+    pub(crate) fn names_a_pattern(&self) -> bool {
+        self.tool.contains(['*', '?'])
+    }
+
+    /// Checks the argument a `name=pattern` rule judges against the input schemas of the
+    /// tools it names (docs/approvals.md, "Rules"): an error when tools it names are offered
+    /// and none takes that argument (it would never match). Tools not offered (yet) and
+    /// schemas listing no properties are not checked.
+    pub fn check_arguments(&self, schemas: &[ToolSchema]) -> Result<(), RuleError> {
+        let Some((argument, _)) = self.named() else {
+            return Ok(());
+        };
+        let mut lacking = Vec::new();
+        for schema in schemas.iter().filter(|s| self.covers_tool(&s.name)) {
+            let Some(properties) = schema
+                .parameters
+                .get("properties")
+                .and_then(|p| p.as_object())
+            else {
+                return Ok(());
+            };
+            if properties.contains_key(argument) {
+                return Ok(());
+            }
+            let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            lacking.push((schema.name.as_str(), known));
+        }
+        if lacking.is_empty() {
+            return Ok(());
+        }
+        let tools = lacking
+            .iter()
+            .map(|(name, _)| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut known: Vec<&str> = lacking
+            .iter()
+            .flat_map(|(_, k)| k.iter().copied())
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        Err(RuleError::UnknownArgument {
+            rule: self.text.clone(),
+            argument: argument.to_string(),
+            tools,
+            known: if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            },
+        })
     }
 
     /// The subject pattern as written (`None` without parentheses).

@@ -894,3 +894,64 @@ fn file_rules_see_through_symbolic_links() {
         Want::Refused,
     );
 }
+
+/// Issue 29, High 4: an MCP rule names the argument it judges; one naming an argument the
+/// tool does not take (by its input schema) would never match, so it is an error, not a
+/// rule silently judging nothing (or, for a pattern of tools, a warning).
+#[test]
+fn a_rule_naming_an_argument_the_tool_does_not_take_is_an_error() {
+    use crate::ports::llm::ToolSchema;
+    let schema = |name: &str, properties: Value| ToolSchema {
+        name: name.into(),
+        description: String::new(),
+        parameters: json!({"type": "object", "properties": properties}),
+    };
+    let schemas = [
+        schema(
+            "mcp__fs__write_file",
+            json!({"path": {"type": "string"}, "content": {"type": "string"}}),
+        ),
+        schema("mcp__web__fetch", json!({"url": {"type": "string"}})),
+        ToolSchema {
+            name: "mcp__odd__any".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        },
+    ];
+    let policy = |deny: &[&str]| ApprovalPolicy {
+        deny: deny.iter().map(|r| rule(r)).collect(),
+        ..ApprovalPolicy::default()
+    };
+    // The argument the tool takes; tools not offered; schemas without properties.
+    for fine in [
+        "mcp__fs__write_file(path=secret/**)",
+        "mcp__fs__write_file(rm*)",
+        "mcp__gone__tool(path=x)",
+        "mcp__odd__any(whatever=x)",
+        "mcp__*(url=*evil*)",
+    ] {
+        assert_eq!(
+            policy(&[fine]).check_arguments(&schemas),
+            Ok(Vec::new()),
+            "{fine}"
+        );
+    }
+    let err = policy(&["mcp__fs__write_file(file=secret/**)"])
+        .check_arguments(&schemas)
+        .expect_err("no argument `file`");
+    assert_eq!(
+        err.to_string(),
+        "approval rule `mcp__fs__write_file(file=secret/**)` judges the argument `file`, \
+         which `mcp__fs__write_file` does not take (its arguments: content, path); name one \
+         of those"
+    );
+    // A pattern whose offered tools all lack it: a warning, since its tools may be offered
+    // elsewhere.
+    let warnings = policy(&["mcp__web__*(path=secret/**)"])
+        .check_arguments(&schemas)
+        .expect("a warning only");
+    assert!(
+        matches!(&warnings[..], [RuleError::UnknownArgument { argument, .. }] if argument == "path"),
+        "{warnings:?}"
+    );
+}

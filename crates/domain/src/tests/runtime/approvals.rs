@@ -13,7 +13,7 @@ use crate::engine::config::RunConfig;
 use crate::engine::journal::Journal;
 use crate::model::approval::{ApprovalDecision, ApprovalMode, ApprovalPolicy};
 use crate::model::event::EventKind;
-use crate::ports::{ApprovalRequest, AskUserError, RunStatus, UserChannel};
+use crate::ports::{ApprovalRequest, AskUserError, RunStatus, RunStore, UserChannel};
 use crate::testing::replies::{call, create_plan, done, text};
 use crate::testing::runs::{request, runtime, RUN_ID};
 use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
@@ -83,8 +83,6 @@ async fn run(
     config: RunConfig,
     user: Arc<dyn UserChannel>,
 ) -> Finished {
-    let llm = Arc::new(ScriptedLlm::new(script));
-    let store = Arc::new(MemoryStore::new());
     let tool_runs = Arc::new(Mutex::new(0));
     let counter = tool_runs.clone();
     let toolbox = EchoToolbox::new().on_call(move || {
@@ -92,7 +90,22 @@ async fn run(
             *n += 1;
         }
     });
-    let mut rt = runtime(llm.clone(), Arc::new(toolbox), store.clone(), config);
+    let mut done = run_with(script, config, user, Arc::new(toolbox)).await;
+    done.tool_runs = tool_runs;
+    done
+}
+
+/// As [`run`], with `toolbox`.
+async fn run_with(
+    script: Vec<crate::testing::replies::Reply>,
+    config: RunConfig,
+    user: Arc<dyn UserChannel>,
+    toolbox: Arc<dyn crate::ports::Toolbox>,
+) -> Finished {
+    let llm = Arc::new(ScriptedLlm::new(script));
+    let store = Arc::new(MemoryStore::new());
+    let tool_runs = Arc::new(Mutex::new(0));
+    let mut rt = runtime(llm.clone(), toolbox, store.clone(), config);
     rt.user = user;
     let outcome = rt
         .run(request("make a file"), CancellationToken::new())
@@ -324,4 +337,230 @@ fn decisions_are_journaled_and_always_is_remembered() {
     );
     assert!(journal.always_approved().contains("shell_exec"));
     assert!(!journal.always_approved().contains("file_write"));
+}
+
+/// A toolbox offering `mcp__fs__write_file(path, content)` beside the echo tools.
+struct FsToolbox(EchoToolbox);
+
+#[async_trait]
+impl crate::ports::Toolbox for FsToolbox {
+    fn schemas(&self) -> Vec<crate::ports::llm::ToolSchema> {
+        let mut schemas = self.0.schemas();
+        schemas.push(crate::ports::llm::ToolSchema {
+            name: "mcp__fs__write_file".into(),
+            description: "write".into(),
+            parameters: json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "content": {"type": "string"}}}),
+        });
+        schemas
+    }
+    async fn call(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ctx: &crate::ports::ToolContext,
+    ) -> Result<crate::ports::ToolOutput, crate::ports::ToolError> {
+        self.0.call(name, args, ctx).await
+    }
+}
+
+/// Issue 29, High 4: a rule naming an argument the MCP tool does not take would never
+/// match; the run refuses to start with a clear error instead.
+#[tokio::test]
+async fn a_rule_naming_an_argument_the_tool_lacks_stops_the_run_before_it_starts() {
+    let llm = Arc::new(ScriptedLlm::new(vec![create_plan(&["Write"]), text("x")]));
+    let store = Arc::new(MemoryStore::new());
+    let rt = runtime(
+        llm.clone(),
+        Arc::new(FsToolbox(EchoToolbox::new())),
+        store.clone(),
+        with_policy(
+            ApprovalMode::Auto,
+            &[],
+            &["mcp__fs__write_file(file=secret/**)"],
+        ),
+    );
+    let err = rt
+        .run(request("write"), CancellationToken::new())
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&err, crate::Error::Config(m) if m.contains("`file`") && m.contains("content, path")),
+        "{err}"
+    );
+    assert!(llm.requests().is_empty(), "nothing was asked");
+
+    // The argument it takes: the call is judged by it.
+    let h = run_with(
+        vec![
+            create_plan(&["Write"]),
+            call(
+                "mcp__fs__write_file",
+                json!({"path": "secret/key", "content": "x"}),
+            ),
+            done("could not"),
+            text("Not written."),
+        ],
+        with_policy(
+            ApprovalMode::Auto,
+            &[],
+            &["mcp__fs__write_file(path=secret/**)"],
+        ),
+        Arc::new(crate::ports::NoUser),
+        Arc::new(FsToolbox(EchoToolbox::new())),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.contains("path=secret/**"),
+        "{outputs:?}"
+    );
+}
+
+/// Issue 29: when the rules cannot judge a call (a script whose content they have not
+/// seen), the person asked is told why, in the request and in `approval_requested`.
+#[tokio::test]
+async fn an_unsure_verdict_asks_with_its_reason() {
+    let user = Arc::new(Approver {
+        decisions: Mutex::new([ApprovalDecision::Deny].into()),
+        ..Approver::default()
+    });
+    let h = run(
+        vec![
+            create_plan(&["Run it"]),
+            shell("bash unseen.sh"),
+            shell("touch plain.txt"),
+            done("could not run it"),
+            text("Not run."),
+        ],
+        with_policy(
+            ApprovalMode::Ask,
+            &["shell_exec(touch *)"],
+            &["shell_exec(rm -rf*)"],
+        ),
+        user.clone(),
+    )
+    .await;
+    let asked = user.asked.lock().expect("asked").clone();
+    assert_eq!(asked.len(), 1, "touch is allowed: {asked:?}");
+    let reason = asked[0].reason.clone().expect("a reason");
+    assert!(
+        reason.contains("shell_exec(rm -rf*)") && reason.contains("unseen.sh"),
+        "{reason}"
+    );
+    let requested: Vec<Option<String>> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            EventKind::ApprovalRequested { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requested, vec![Some(reason)]);
+    // Plain asking (the mode) carries no reason.
+    let user = Arc::new(Approver {
+        decisions: Mutex::new([ApprovalDecision::Approve].into()),
+        ..Approver::default()
+    });
+    run(
+        vec![
+            create_plan(&["Make"]),
+            shell("touch a.txt"),
+            done("made"),
+            text("Made."),
+        ],
+        with_policy(ApprovalMode::Ask, &[], &[]),
+        user.clone(),
+    )
+    .await;
+    assert_eq!(user.asked.lock().expect("asked")[0].reason, None);
+}
+
+/// Issue 29: a resumed run forgot which scripts it wrote, so running one was no longer
+/// judged by its content. What it wrote is rebuilt from its `tool_calling` events.
+#[tokio::test]
+async fn a_resumed_run_still_judges_the_scripts_it_wrote_by_their_content() {
+    let store = Arc::new(MemoryStore::new());
+    let at = chrono::Utc::now();
+    let workspace = request("x").workspace;
+    let logged = |seq: u64, kind: EventKind| crate::model::event::Event {
+        run_id: RUN_ID.into(),
+        seq,
+        at,
+        kind,
+    };
+    let write = |seq: u64, key: &str, path: String, content: &str| {
+        logged(
+            seq,
+            EventKind::ToolCalling {
+                step_id: Some("old".into()),
+                call_id: format!("c{seq}"),
+                tool: "file_write".into(),
+                arguments: json!({"path": path, "content": content}).to_string(),
+                journal_key: Some(key.into()),
+            },
+        )
+    };
+    // The run wrote two scripts (one by its absolute path), then the process died.
+    let events = [
+        logged(
+            1,
+            EventKind::RunStarted {
+                task: "make a file".into(),
+                mode: "flow".into(),
+                workspace: workspace.display().to_string(),
+            },
+        ),
+        write(
+            2,
+            "exec:old:1#1:c2",
+            "clean.sh".into(),
+            "echo bye\nrm -r -f build\n",
+        ),
+        write(
+            3,
+            "exec:old:1#2:c3",
+            workspace.join("hello.sh").display().to_string(),
+            "echo hello\n",
+        ),
+    ];
+    let mut record = crate::testing::runs::run_record(RUN_ID);
+    record.created_at = at;
+    store.create_run(&record).await.expect("create run");
+    for event in &events {
+        store.append_event(event).await.expect("append event");
+    }
+    let llm = Arc::new(ScriptedLlm::new(vec![
+        create_plan(&["Clean up"]),
+        shell("bash clean.sh"),
+        shell("bash ./hello.sh"),
+        done("said hello, could not clean"),
+        text("Half done."),
+    ]));
+    let mut rt = runtime(
+        llm,
+        Arc::new(EchoToolbox::new()),
+        store.clone(),
+        with_policy(ApprovalMode::Auto, &[], &["shell_exec(rm -rf*)"]),
+    );
+    rt.user = Arc::new(crate::ports::NoUser);
+    rt.resume(RUN_ID, CancellationToken::new())
+        .await
+        .expect("the run resumes");
+    let outputs: Vec<(bool, String)> = store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ToolCalled { ok, output, .. } => Some((ok, output)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .contains("refused by the rule `shell_exec(rm -rf*)`"),
+        "judged by its content, not asked: {outputs:?}"
+    );
+    assert!(outputs[1].0, "its content is harmless: {outputs:?}");
 }
