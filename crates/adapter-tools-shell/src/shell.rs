@@ -53,7 +53,8 @@ fn describe(limits: Limits) -> String {
         "Run a bash command in the workspace; returns exit code, stdout, stderr (each cut to \
          {}). Compute counts, sums, sorting and extraction here and write results from the \
          output, e.g. echo $(( $(cat a.txt) + $(cat b.txt) )); wc -l < f.csv (lines); wc -w < \
-         f.txt (words); grep -c ERROR f.log; awk -F, 'NR>1 {{s+=$2}} END {{print s}}' f.csv; sort f.txt; jq -r .a.b f.json. \
+         f.txt (words); grep -c ERROR f.log; awk '{{s+=$1}} END {{print s}}' f.txt (sum a column; -F, \
+         for CSV, NR>1 skips a header); sort f.txt; jq -r .a.b f.json. \
          Still running after wait_secs (default {}): returns a session id (sh1) and \
          keeps running. Killed after timeout_secs (default {}). Stdin is open: use -y or \
          </dev/null. `cmd &` dies with the command.{sandbox}",

@@ -163,6 +163,13 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
                      prints"
                 ));
             }
+            if let Some(input) = copied_input(ctx, &rel, &text).await {
+                return Some(format!(
+                    "{rel} holds the same text as the input {input}: the task asks for a \
+                     result made from it, not a copy; compute it with shell_exec (sort, tr, \
+                     awk, ...) and write what the command prints"
+                ));
+            }
             if is_unworked_expression(&text) {
                 return Some(format!(
                     "{rel} holds the expression {:?}, not its value: compute it with \
@@ -202,4 +209,57 @@ pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec
         }
     }
     unwritten
+}
+
+/// Most inputs compared with an output, and the largest compared.
+const COMPARED_INPUTS: usize = 50;
+const COMPARED_BYTES: u64 = 4 * 1024;
+/// Words of a task that asks for a copy.
+const COPY_WORDS: [&str; 5] = ["copy", "backup", "back up", "duplicate", "cp "];
+
+/// The input whose text output `rel` (`head`: its first bytes) repeats, when the task does
+/// not ask for a copy: "sort names.txt into out.txt" answered with names.txt as it was
+/// (docs/security.md, "Outputs").
+async fn copied_input(ctx: &RunContext, rel: &str, head: &str) -> Option<String> {
+    let lower = ctx.task.to_lowercase();
+    if COPY_WORDS.iter().any(|w| lower.contains(w)) || head.len() as u64 >= COMPARED_BYTES {
+        return None;
+    }
+    let port = ctx.inputs.port.clone()?;
+    let inputs: Vec<(String, u64)> = {
+        let state = ctx.inputs.state.lock().await;
+        state
+            .as_ref()?
+            .files
+            .iter()
+            .map(|(path, input)| (path.clone(), input.recorded.size))
+            .filter(|(path, size)| path != rel && *size < COMPARED_BYTES)
+            .take(COMPARED_INPUTS)
+            .collect()
+    };
+    let wanted = normalized(head);
+    if wanted.is_empty() {
+        return None;
+    }
+    for (path, _) in inputs {
+        if let Ok(Some(bytes)) = port
+            .head(&ctx.workspace, &path, COMPARED_BYTES as usize)
+            .await
+        {
+            if normalized(&String::from_utf8_lossy(&bytes)) == wanted {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// Text without trailing spaces on its lines or blank lines around it.
+fn normalized(text: &str) -> String {
+    text.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
 }

@@ -596,6 +596,52 @@ async fn a_file_read_from_elsewhere_is_not_an_output() {
     assert_eq!(h.outcome.status, RunStatus::Failed);
 }
 
+/// The eval's `sort_upper` run wrote names.txt's lines, unsorted, into out.txt and
+/// completed: an output that repeats an input is not a result, unless the task asks for a
+/// copy.
+#[tokio::test]
+async fn an_output_that_repeats_an_input_is_not_done_unless_a_copy_was_asked() {
+    let names = "charlie\nalice\nbob\n";
+    let ws = MemoryWorkspace::with(&[("names.txt", names)]);
+    let h = run_in(
+        &ws,
+        "Sort the names in names.txt alphabetically and write them into out.txt",
+        vec![
+            create_plan(&["Sort"]),
+            write("out.txt", "charlie\nalice\nbob"),
+            done("out.txt written"),
+            text("Failed."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed);
+    let error = h.outcome.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("out.txt holds the same text as the input names.txt"),
+        "{error}"
+    );
+    let ws = MemoryWorkspace::with(&[("names.txt", names)]);
+    let h = run_in(
+        &ws,
+        "Copy names.txt to backup.txt",
+        vec![
+            create_plan(&["Copy"]),
+            write("backup.txt", names),
+            done("backup.txt written"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+}
+
 #[tokio::test]
 async fn an_output_holding_a_tool_status_message_is_not_done() {
     let ws = MemoryWorkspace::new();
