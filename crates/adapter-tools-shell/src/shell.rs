@@ -55,7 +55,7 @@ fn describe(limits: Limits) -> String {
          output, e.g. echo $(( $(cat a.txt) + $(cat b.txt) )); wc -l < f.csv (lines); wc -w < \
          f.txt (words); grep -c ERROR f.log; awk '{{s+=$1}} END {{print s}}' f.txt (sum a column; -F, \
          for CSV, NR>1 skips a header); sort f.txt; jq -r .a.b f.json. \
-         Still running after wait_secs (default {}): returns a session id (sh1) and \
+         Still running after wait_secs (default {}): returns a session id and \
          keeps running. Killed after timeout_secs (default {}). Stdin is open: use -y or \
          </dev/null. `cmd &` dies with the command.{sandbox}",
         human_bytes(limits.max_output_bytes),
