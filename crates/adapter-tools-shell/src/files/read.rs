@@ -158,13 +158,12 @@ fn read(
             Scan::Binary => Err(binary_message(rel, meta.len())),
         }
     };
-    // A short file is shown whole even when lines were picked (whatever the range): a
-    // small model that asked for line 1 of a 3-line file never saw the other two
-    // (docs/direct.md).
+    // A short file is shown whole even when lines were picked, whatever the range (past
+    // its end too): a small model that asked for line 1 of a 3-line file never saw the
+    // other two, one that asked for line 1000 of a 5-line file gave up (docs/direct.md).
     if !ranged || meta.len() <= SHORT_FILE_BYTES {
         let plain = open_scan(1, u64::MAX, false)?;
-        // A start past the end stays an error (below).
-        if shows_whole_short_file(&plain) && plain.total.is_some_and(|n| start <= n.max(1)) {
+        if shows_whole_short_file(&plain) {
             return render(rel, 1, &plain);
         }
     }
