@@ -46,8 +46,6 @@ pub(super) struct Attempt<'a> {
     claim_refused: bool,
     /// A failure claimed right after a failed call was refused once already.
     give_up_refused: bool,
-    /// Calls that failed on their own (not refused by the run's policy): worth fixing.
-    fixable_failures: u32,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -114,7 +112,6 @@ impl<'a> Attempt<'a> {
             empty_answers: 0,
             claim_refused: false,
             give_up_refused: false,
-            fixable_failures: 0,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -315,7 +312,7 @@ impl<'a> Attempt<'a> {
             }
             return Ok((answer, None));
         }
-        if !args.success && !self.give_up_refused && self.fixable_failures > 0 {
+        if !args.success && !self.give_up_refused && self.real_calls > self.ok_calls {
             // A small model gives up at the first error; fixing the call here, with the
             // error in view, is cheaper than a retry from scratch (docs/direct.md).
             self.give_up_refused = true;
@@ -405,8 +402,6 @@ impl<'a> Attempt<'a> {
         // An interrupted call may have taken effect: it does not count as failed.
         if run.ok || run.interrupted {
             self.ok_calls += 1;
-        } else if !run.refused() {
-            self.fixable_failures += 1;
         }
         for file in run.attachments {
             if !self.attachments.contains(&file) {

@@ -41,14 +41,6 @@ pub(super) struct ToolRun {
     pub(super) attachments: Vec<String>,
 }
 
-impl ToolRun {
-    /// The run's policy refused the call (approvals, protected inputs: the output starts
-    /// with `Refused: `): trying again cannot help, so giving up is not argued with.
-    pub(super) fn refused(&self) -> bool {
-        !self.ok && self.text.starts_with("Refused: ")
-    }
-}
-
 /// What the model reads when it repeats a `file_str_replace` that already succeeded in
 /// this run (docs/direct.md, "Fewer calls"): said as a success, with what to do next (a
 /// 1.5B model read "do not repeat it" as a failure and gave the step up).
