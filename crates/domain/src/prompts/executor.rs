@@ -165,15 +165,6 @@ pub fn user_not_asked_again(why: &str, answered: &[Answered]) -> String {
     s
 }
 
-/// The answer to `complete_step {success: false}` right after a failed call, once per
-/// attempt.
-pub fn give_up_not_accepted() -> String {
-    "Not accepted yet: do not give up after a failed call. Read the error above, fix the \
-     command or its arguments (or use another tool) and try again. If it still cannot be \
-     done, call `complete_step` with success=false and why."
-        .to_string()
-}
-
 /// The answer to `message_ask_user` when nobody can answer and the task never said to ask.
 pub fn nobody_to_ask(why: &str) -> String {
     format!(

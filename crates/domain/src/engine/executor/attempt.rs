@@ -5,7 +5,7 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
 use crate::engine::executor::outcome::{
-    StepEnd, CLAIMED_AFTER_FAILURES, CLAIMED_WITHOUT_ACTING, EMPTY_ANSWERS, GAVE_UP_AFTER_A_FAILURE,
+    StepEnd, CLAIMED_AFTER_FAILURES, CLAIMED_WITHOUT_ACTING, EMPTY_ANSWERS,
 };
 use crate::engine::executor::router::{self as tool_router, offered_tools};
 use crate::engine::executor::step_kind::asks_for_action;
@@ -44,8 +44,6 @@ pub(super) struct Attempt<'a> {
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
     claim_refused: bool,
-    /// A failure claimed right after a failed call was refused once already.
-    give_up_refused: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -111,7 +109,6 @@ impl<'a> Attempt<'a> {
             ok_calls: 0,
             empty_answers: 0,
             claim_refused: false,
-            give_up_refused: false,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -311,20 +308,6 @@ impl<'a> Attempt<'a> {
                     .await?;
             }
             return Ok((answer, None));
-        }
-        if !args.success && !self.give_up_refused && self.real_calls > self.ok_calls {
-            // A small model gives up at the first error; fixing the call here, with the
-            // error in view, is cheaper than a retry from scratch (docs/direct.md).
-            self.give_up_refused = true;
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: GAVE_UP_AFTER_A_FAILURE.to_string(),
-                    })
-                    .await?;
-            }
-            return Ok((prompts::give_up_not_accepted(), None));
         }
         Ok((
             "Step finished.".to_string(),

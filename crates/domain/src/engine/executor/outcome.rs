@@ -24,7 +24,4 @@ pub const CLAIMED_WITHOUT_ACTING: &str = "claimed success without calling any to
 pub const CLAIMED_AFTER_FAILURES: &str = "claimed success although every tool call failed";
 
 /// Why a step fails when the user answered its question with nothing, twice.
-/// The nudge's reason when a step gives up right after a failed call (refused once).
-pub const GAVE_UP_AFTER_A_FAILURE: &str = "gave up right after a failed call";
-
 pub const EMPTY_ANSWERS: &str = "the user gave no answer (asked twice)";

@@ -445,57 +445,6 @@ async fn a_question_the_task_did_not_call_for_does_not_fail_the_step_when_nobody
     assert_eq!(r.outcome.status, RunStatus::Failed);
 }
 
-/// The eval's `sum` run gave up at its first shell error and the retry started from
-/// scratch; a failure claimed after a failed call is refused once, with the error in view.
-#[tokio::test]
-async fn giving_up_after_a_failed_call_is_refused_once() {
-    let give_up = || {
-        call(
-            "complete_step",
-            json!({"success": false, "result": "the command failed"}),
-        )
-    };
-    let boom = || call("boom", json!({}));
-    let r = run_direct(
-        vec![
-            boom(),
-            give_up(),
-            calls(&[
-                shell("echo $((4 + 5)) > sum.txt"),
-                complete("sum.txt holds 9"),
-            ]),
-        ],
-        config(Mode::Direct),
-        "write the sum of 4 and 5 into sum.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Completed);
-    assert!(
-        r.tool_answers(2)[0].starts_with("Not accepted yet: do not give up"),
-        "{:?}",
-        r.tool_answers(2)
-    );
-    assert!(r.events().iter().any(|e| matches!(
-        e,
-        EventKind::Nudge { reason, .. } if reason == "gave up right after a failed call"
-    )));
-
-    // Refused once only: the second claim ends the step as failed.
-    let r = run_direct(
-        vec![boom(), give_up(), boom(), give_up()],
-        config(Mode::Direct),
-        "write the sum of 4 and 5 into sum.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Failed);
-    assert_eq!(
-        r.outcome.plan.steps()[0].error.as_deref(),
-        Some("the command failed")
-    );
-}
-
 #[tokio::test]
 async fn the_llm_summary_stays_selectable() {
     let r = run_direct(
