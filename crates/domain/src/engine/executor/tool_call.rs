@@ -169,7 +169,9 @@ pub(super) async fn run_tool(
         ok = true;
         text = already_replaced(&call.arguments);
     }
-    if !ok {
+    // Only the workspace's own tools: an MCP server's "no such file code.txt" is about
+    // its files, and the note sent the model writing the note it was to read.
+    if !ok && (call.name.starts_with("shell_") || call.name.starts_with("file_")) {
         for output in grounding::unwritten_outputs_named(ctx, &text).await {
             text.push_str(&format!(
                 "\nNote: {output} does not exist yet; the task asks you to create it, so \

@@ -549,6 +549,28 @@ async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first()
         "it exists now: {outputs:?}"
     );
     assert_eq!(h.outcome.status, RunStatus::Completed);
+
+    // Another tool's failure (an MCP server's "no such file") gets no note: the file is
+    // the server's, and the note once sent the model writing it.
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "The server holds a note code.txt; write the code it contains into answer.txt",
+        vec![
+            create_plan(&["Copy the code"]),
+            call("mcp__library__read", json!({"path": "code.txt"})),
+            write("answer.txt", "TEAL-5816\n"),
+            done("answer.txt holds the code"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && !outputs[0].1.contains("Note:"),
+        "{outputs:?}"
+    );
 }
 
 /// The eval's `mcp_library` run read code.txt from an MCP server and wrote answer.txt,
