@@ -120,6 +120,33 @@ async fn read_whole_file_and_ranges() {
     assert_eq!(out.content, "   1│ line 1\n[showing lines 1-1 of 50]");
 }
 
+/// A CSV's columns come numbered as awk numbers them, after the content (the eval's csv_sum
+/// run summed `$2` for the third column).
+#[tokio::test]
+async fn a_csv_file_shows_its_columns_numbered() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("sales.csv"),
+        "date,region,amount\n2026-01-03,north,120\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("one.csv"), "amount\n5\n").unwrap();
+    let read = FileReadTool::new();
+    let out = read
+        .execute(json!({"path": "sales.csv"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "date,region,amount\n2026-01-03,north,120\n[columns: $1=date, $2=region, $3=amount]"
+    );
+    let out = read
+        .execute(json!({"path": "one.csv"}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert_eq!(out.content, "amount\n5\n", "one column: nothing to number");
+}
+
 #[tokio::test]
 async fn read_out_of_range_and_bad_ranges() {
     let dir = tempfile::tempdir().unwrap();

@@ -139,6 +139,8 @@ pub struct RunFacts {
     replacements: HashSet<String>,
     /// Paths named by each call, until it reports back.
     pending_paths: HashMap<String, Vec<String>>,
+    /// The numbers typed in each shell command, until it reports back.
+    pending_typed: HashMap<String, Vec<String>>,
     /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
     /// note): sources of the run, not outputs.
     sourced: HashSet<String>,
@@ -243,7 +245,11 @@ impl RunFacts {
                 journal_key,
             } => {
                 let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
-                self.pending_paths.insert(key, argument_paths(arguments));
+                self.pending_paths
+                    .insert(key.clone(), argument_paths(arguments));
+                if tool == SHELL_EXEC {
+                    self.pending_typed.insert(key, typed_numbers(arguments));
+                }
                 let facts = self.steps.entry(step.clone()).or_default();
                 for path in argument_paths(arguments) {
                     if facts.named_paths.len() < NAMED_PATHS && !facts.named_paths.contains(&path) {
@@ -276,6 +282,7 @@ impl RunFacts {
                 let key = journal_key.as_deref().unwrap_or(call_id);
                 let write = self.pending.remove(key).filter(|w| &w.step_id == step);
                 let named = self.pending_paths.remove(key).unwrap_or_default();
+                let typed = self.pending_typed.remove(key).unwrap_or_default();
                 if *ok && write.is_none() {
                     self.sourced
                         .extend(named.iter().map(|p| p.trim_start_matches("./").to_string()));
@@ -298,7 +305,9 @@ impl RunFacts {
                 }
                 let (body, produced) = split_files(output);
                 if write.is_none() && !NOT_OUTPUT.contains(&tool.as_str()) {
-                    self.seen_numbers.extend(numbers_in(body));
+                    // `echo 0` shows a number the model typed, not one it computed.
+                    self.seen_numbers
+                        .extend(numbers_in(body).into_iter().filter(|n| !typed.contains(n)));
                 }
                 match write {
                     Some(w) => {
@@ -415,6 +424,14 @@ fn head(text: &str) -> String {
         head.push_str("\n...");
     }
     truncate_chars(&head, HEAD_CHARS)
+}
+
+/// The numbers written in a `shell_exec` call's command (canonical).
+fn typed_numbers(arguments: &str) -> Vec<String> {
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|a| a.get("command").and_then(Value::as_str).map(numbers_in))
+        .unwrap_or_default()
 }
 
 /// A `file_str_replace` call's path, old and new text as one key (`None`: not its arguments).

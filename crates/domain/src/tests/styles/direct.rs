@@ -445,6 +445,29 @@ async fn a_question_the_task_did_not_call_for_does_not_fail_the_step_when_nobody
     assert_eq!(r.outcome.status, RunStatus::Failed);
 }
 
+/// The eval's `csv_count` run printed `echo 0` and wrote 0: a number the shell printed
+/// because the model typed it in the command was not computed.
+#[tokio::test]
+async fn a_number_typed_into_echo_is_not_a_computed_one() {
+    let r = run_direct(
+        vec![
+            call("shell_exec", json!({"command": "echo 7"})),
+            call("file_write", json!({"path": "words.txt", "content": "7"})),
+            calls(&[shell("wc -w < poem.txt > words.txt"), complete("words.txt")]),
+        ],
+        config(Mode::Direct),
+        "Count the words in poem.txt and write the number into words.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert!(
+        r.tool_answers(2)[0].starts_with("Not written: 7 was not computed"),
+        "{:?}",
+        r.tool_answers(2)
+    );
+}
+
 #[tokio::test]
 async fn the_llm_summary_stays_selectable() {
     let r = run_direct(
