@@ -11,8 +11,13 @@ use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::FILE_WRITE;
 
-/// The refusal of a guessed number, or `None` when the call may run.
-pub(super) fn refuse_unfounded_write(ctx: &RunContext, tool: &str, args: &Value) -> Option<String> {
+/// The refusal of a guessed number, of error text, or of a file's name written as its
+/// content; `None` when the call may run.
+pub(super) async fn refuse_unfounded_write(
+    ctx: &RunContext,
+    tool: &str,
+    args: &Value,
+) -> Option<String> {
     if tool != FILE_WRITE || args.get("append") == Some(&Value::Bool(true)) {
         return None;
     }
@@ -25,6 +30,13 @@ pub(super) fn refuse_unfounded_write(ctx: &RunContext, tool: &str, args: &Value)
                 .to_string(),
         );
     }
+    if let Some(name) = names_a_file(ctx, content).await {
+        return Some(format!(
+            "Not written: the content is the name {name}, not a file's text. To copy or rename \
+             a file, use shell_exec (cp {name} NEW_NAME, mv {name} NEW_NAME); to write its text, \
+             read it first."
+        ));
+    }
     let number = lone_number(content)?;
     if numbers_in(&ctx.task).contains(&number) || ctx.facts().saw_number(&number) {
         return None;
@@ -35,4 +47,20 @@ pub(super) fn refuse_unfounded_write(ctx: &RunContext, tool: &str, args: &Value)
          words, wc -l < FILE for lines, grep -c WORD FILE, echo $((A * 2)), awk, jq, python3 \
          -c), then write the number the command prints."
     ))
+}
+
+/// The workspace file (an input) whose name is `content`, whole: the eval's `rename` run
+/// wrote the text "draft.txt" into final.txt.
+async fn names_a_file(ctx: &RunContext, content: &str) -> Option<String> {
+    let name = content.trim().trim_start_matches("./");
+    if name.is_empty() || name.contains(char::is_whitespace) || name.len() > 300 {
+        return None;
+    }
+    let state = ctx.inputs.state.lock().await;
+    state
+        .as_ref()?
+        .files
+        .keys()
+        .find(|path| path.as_str() == name)
+        .cloned()
 }

@@ -116,7 +116,7 @@ pub(super) async fn run_tool(
             if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
-            if let Some(refusal) = refuse_unfounded_write(ctx, &call.name, args) {
+            if let Some(refusal) = refuse_unfounded_write(ctx, &call.name, args).await {
                 return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
             }
             let gate = ctx

@@ -801,6 +801,40 @@ async fn repeating_an_edit_that_worked_is_told_it_is_done() {
     assert_eq!(ws.read("settings.txt").as_deref(), Some("colour=green\n"));
 }
 
+/// The eval's `rename` run wrote the text "draft.txt" into final.txt.
+#[tokio::test]
+async fn a_files_name_is_not_written_as_its_content() {
+    let ws = MemoryWorkspace::with(&[("draft.txt", "Meeting moved.\n")]);
+    let h = run_in(
+        &ws,
+        "Rename draft.txt to final.txt",
+        vec![
+            create_plan(&["Rename"]),
+            write("final.txt", "draft.txt"),
+            shell("mv draft.txt final.txt"),
+            done("renamed"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Not written: the content is the name draft.txt"),
+        "{outputs:?}"
+    );
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("final.txt").as_deref(), Some("Meeting moved.\n"));
+}
+
 #[tokio::test]
 async fn an_output_holding_an_unworked_sum_is_not_done() {
     let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
