@@ -545,6 +545,39 @@ fn looks_like_file(word: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
 }
 
+/// The folders `task` names ("a folder named archive", "the directory called out",
+/// "folder `notes`"): paths a file must not be written to.
+pub fn folders_named(task: &str) -> Vec<String> {
+    let words: Vec<&str> = task.split_whitespace().collect();
+    let mut found = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.to_lowercase();
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if !matches!(w, "folder" | "directory" | "dir") {
+            continue;
+        }
+        let mut next = i + 1;
+        if words
+            .get(next)
+            .is_some_and(|n| matches!(n.to_lowercase().as_str(), "named" | "called"))
+        {
+            next += 1;
+        }
+        if let Some(name) = words.get(next) {
+            let name = name
+                .trim_matches(|c: char| matches!(c, '`' | '\'' | '"' | ',' | '.' | ':' | ';'))
+                .trim_end_matches('/');
+            let plain = name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'));
+            if !name.is_empty() && plain && !matches!(name, "and" | "with" | "in" | "to" | "for") {
+                found.push(name.to_string());
+            }
+        }
+    }
+    found
+}
+
 /// Whether `task` tells the agent to ask its user something ("Ask me which city…", "ask
 /// the user for…"): the run is not done before a question was asked (docs/direct.md).
 pub fn asks_the_user(task: &str) -> bool {
@@ -618,6 +651,23 @@ pub fn may_stay_empty(task: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folders_the_task_names_are_found() {
+        assert_eq!(
+            folders_named("Make a folder named archive and move report1.txt into it."),
+            ["archive"]
+        );
+        assert_eq!(
+            folders_named("Create a folder notes and in it a file todo.md"),
+            ["notes"]
+        );
+        assert_eq!(
+            folders_named("Put it in the directory called `out/`."),
+            ["out"]
+        );
+        assert!(folders_named("List the folder and report").is_empty());
+    }
 
     #[test]
     fn a_task_that_says_to_ask_the_user_is_recognised() {

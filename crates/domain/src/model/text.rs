@@ -72,9 +72,69 @@ pub fn is_tool_status_message(content: &str) -> bool {
     !head.is_empty() && head.chars().all(|c| c.is_ascii_digit())
 }
 
+/// Programs whose command line a small model writes into a result file instead of running
+/// it (`echo $(( $(cat a.txt) + $(cat b.txt) ))` as sum.txt's content).
+const COMMANDS: [&str; 21] = [
+    "echo", "cat", "wc", "awk", "grep", "sort", "uniq", "mv", "cp", "mkdir", "python3", "python",
+    "sh", "bash", "jq", "sed", "tr", "head", "tail", "printf", "cut",
+];
+
+/// Whether `content`, written to `path`, is a shell command rather than a result: the path
+/// is a text file or has no extension (not a script), and one of the content's first lines
+/// is a common program with a file, a flag or a shell operator after it, or the content
+/// holds a command substitution.
+pub fn is_shell_command_text(path: &str, content: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let text_like = match name.rsplit_once('.') {
+        Some((_, ext)) => matches!(ext.to_ascii_lowercase().as_str(), "txt" | "csv" | "json"),
+        None => true,
+    };
+    if !text_like {
+        return false;
+    }
+    let command_line = |line: &str| {
+        let mut words = line.split_whitespace();
+        let program = words.next().unwrap_or_default();
+        COMMANDS.contains(&program)
+            && words.any(|w| {
+                w.starts_with('-')
+                    || ["|", ">", "<", "$", "&&"].iter().any(|m| w.contains(m))
+                    || w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                        !stem.is_empty()
+                            && !ext.is_empty()
+                            && ext.chars().all(char::is_alphanumeric)
+                    })
+            })
+    };
+    content.lines().map(str::trim).take(5).any(command_line)
+        || content.contains("$((")
+        || content.contains("$(cat ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_commands_written_as_results_are_recognised() {
+        for (path, content) in [
+            ("sum.txt", "echo $(($(cat a.txt) + $(cat b.txt)))"),
+            ("archive", "mkdir archive\nmv report1.txt archive\n"),
+            ("count.txt", "wc -l < data.csv"),
+            ("total.txt", "The total is $((4 + 5))"),
+        ] {
+            assert!(is_shell_command_text(path, content), "{path}: {content}");
+        }
+        for (path, content) in [
+            ("run.sh", "echo hello"),
+            ("squares.py", "print(1)"),
+            ("notes.txt", "cat food, dog food"),
+            ("sum.txt", "9"),
+            ("city.txt", "Lisbon"),
+        ] {
+            assert!(!is_shell_command_text(path, content), "{path}: {content}");
+        }
+    }
 
     #[test]
     fn truncation_keeps_head_and_tail_on_char_boundaries() {

@@ -10,6 +10,8 @@ use serde_json::Value;
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::FILE_WRITE;
+use crate::model::task_files::folders_named;
+use crate::model::text::is_shell_command_text;
 
 /// The refusal of a guessed number, of error text, or of a file's name written as its
 /// content; `None` when the call may run.
@@ -21,12 +23,32 @@ pub(super) async fn refuse_unfounded_write(
     if tool != FILE_WRITE || args.get("append") == Some(&Value::Bool(true)) {
         return None;
     }
+    let path = args
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .trim_start_matches("./")
+        .trim_end_matches('/');
+    if folders_named(&ctx.task).iter().any(|f| f == path) {
+        return Some(format!(
+            "Not written: {path} is a folder the task asks for, not a file. Make it with \
+             shell_exec (mkdir -p {path}) and put files in it ({path}/NAME, or mv FILE {path}/)."
+        ));
+    }
     let content = args.get("content")?.as_str()?;
     if ctx.facts().is_failed_output(content) {
         return Some(
             "Not written: this text is the error output of a failed call, not the result the \
              task asks for. Fix what the error says, run the command again, and write what \
              the successful command prints."
+                .to_string(),
+        );
+    }
+    if is_shell_command_text(path, content) {
+        return Some(
+            "Not written: this is a shell command, not its result. Run it with shell_exec and \
+             write what it prints (or redirect its output: COMMAND > FILE)."
                 .to_string(),
         );
     }

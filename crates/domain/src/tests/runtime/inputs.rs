@@ -801,6 +801,35 @@ async fn repeating_an_edit_that_worked_is_told_it_is_done() {
     assert_eq!(ws.read("settings.txt").as_deref(), Some("colour=green\n"));
 }
 
+/// The eval's `move_files` run wrote its shell commands into a file named archive, the
+/// folder the task asked for.
+#[tokio::test]
+async fn a_file_is_not_written_where_the_task_wants_a_folder() {
+    let ws = MemoryWorkspace::with(&[("report1.txt", "one\n")]);
+    let h = run_in(
+        &ws,
+        "Make a folder named archive and move report1.txt into it",
+        vec![
+            create_plan(&["Archive"]),
+            write("archive", "mkdir archive\nmv report1.txt archive\n"),
+            shell("mv report1.txt archive/report1.txt"),
+            done("moved"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Not written: archive is a folder the task asks for"),
+        "{outputs:?}"
+    );
+    assert_eq!(ws.read("archive"), None);
+}
+
 /// The eval's `rename` run wrote the text "draft.txt" into final.txt.
 #[tokio::test]
 async fn a_files_name_is_not_written_as_its_content() {
