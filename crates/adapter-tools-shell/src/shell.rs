@@ -390,8 +390,28 @@ impl Tool for ShellExecTool {
                 "the command was cancelled; its process group was killed".to_string(),
             ));
         }
-        Ok(report(&finished, timeout))
+        let mut out = report(&finished, timeout);
+        if let Some(note) = awk_on_csv_without_separator(&args.command) {
+            out.content.push_str(note);
+        }
+        Ok(out)
     }
+}
+
+/// A note for `awk` run on a CSV file without `-F`: awk then splits on spaces, so `$3` of
+/// `a,b,3` is empty (the eval's csv_sum summed to 0).
+fn awk_on_csv_without_separator(command: &str) -> Option<&'static str> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let awk = words.iter().any(|w| *w == "awk" || w.ends_with("/awk"));
+    let csv = words.iter().any(|w| {
+        w.trim_matches(|c| c == '\'' || c == '"')
+            .to_ascii_lowercase()
+            .ends_with(".csv")
+    });
+    let separator = command.contains("-F") || command.contains("FS=");
+    (awk && csv && !separator).then_some(
+        "\nNote: awk splits fields on spaces; for a CSV file give the separator: awk -F, ...",
+    )
 }
 
 #[cfg(test)]

@@ -458,3 +458,32 @@ async fn a_detached_process_does_not_outlive_its_command() {
     // The namespace is torn down before the command's exit is reported.
     assert_eq!(common::pids_named(&marker), Vec::<i32>::new());
 }
+
+/// The eval's csv_sum run summed `$3` of a CSV with awk's default (space) separator: 0.
+#[tokio::test]
+async fn awk_on_a_csv_without_a_separator_gets_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.csv"), "a,b\n1,2\n").unwrap();
+    let out = shell()
+        .execute(
+            json!({"command": "awk '{s+=$2} END {print s}' s.csv"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.ends_with(
+            "Note: awk splits fields on spaces; for a CSV file give the separator: awk -F, ..."
+        ),
+        "{}",
+        out.content
+    );
+    let out = shell()
+        .execute(
+            json!({"command": "awk -F, 'NR>1 {s+=$2} END {print s}' s.csv"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.content.contains("Note:"), "{}", out.content);
+}
