@@ -51,13 +51,12 @@ fn describe(limits: Limits) -> String {
     };
     format!(
         "Run a bash command in the workspace; returns exit code, stdout, stderr (each cut to \
-         {}). Compute counts, sums, sorting and extraction here and write results from the \
-         output, e.g. echo $(( $(cat a.txt) + $(cat b.txt) )); wc -l < f.csv (lines); wc -w < \
-         f.txt (words); grep -c ERROR f.log; awk '{{s+=$1}} END {{print s}}' f.txt (sum a column; -F, \
-         for CSV, NR>1 skips a header); sort f.txt; jq -r .a.b f.json. \
-         Still running after wait_secs (default {}): returns a session id and \
-         keeps running. Killed after timeout_secs (default {}). Stdin is open: use -y or \
-         </dev/null. `cmd &` dies with the command.{sandbox}",
+         {}). Compute with it and write results from its output, e.g. echo $(( $(cat a) + \
+         $(cat b) )); wc -l < f (lines); wc -w < f (words); grep -c ERROR f; awk \
+         '{{s+=$1}} END {{print s}}' f (column sum; CSV: -F,); sort f; jq -r .a.b f. Still \
+         running after wait_secs (default {}): returns a session id and keeps running. Killed \
+         after timeout_secs (default {}). Stdin is open: use -y, </dev/null. `cmd &` dies \
+         with it.{sandbox}",
         human_bytes(limits.max_output_bytes),
         secs(limits.default_wait.min(limits.default_timeout)),
         secs(limits.default_timeout.min(limits.max_timeout)),

@@ -326,13 +326,17 @@ async fn answer_flags_answer_ask_user_questions_in_order() {
     );
 }
 
+/// A question beyond the `--answer`s, with nobody at the terminal, is answered with the
+/// user's earlier answers and the step goes on (docs/direct.md, "Observations"); with no
+/// answer at all, a task that says to ask fails its step.
 #[tokio::test]
-async fn questions_beyond_the_answers_fail_when_nobody_can_answer() {
+async fn questions_beyond_the_answers_get_the_earlier_ones_and_none_at_all_fail() {
     let server = ScriptedOpenAi::start(vec![
         plan(&["Ask the user two things"]),
         call("message_ask_user", json!({"question": "Which colour?"})),
         call("message_ask_user", json!({"question": "Which number?"})),
-        text("The user could not be asked."),
+        complete(true, "the colour is blue"),
+        text("Asked."),
     ])
     .await;
     let pw = Planwright::new();
@@ -341,6 +345,29 @@ async fn questions_beyond_the_answers_fail_when_nobody_can_answer() {
             &server,
             "Ask me two things",
             &["--answer", "blue", "--retries", "0", "--max-revisions", "0"],
+        )
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let reqs = server.requests().await;
+    let answers = tool_messages(&reqs[3]);
+    assert_eq!(answers[0], "The user answered: blue");
+    assert!(
+        answers[1].contains("cannot be asked again") && answers[1].contains("\"blue\""),
+        "{answers:?}"
+    );
+
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user"]),
+        call("message_ask_user", json!({"question": "Which colour?"})),
+        text("The user could not be asked."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(
+            &server,
+            "Ask me which colour I like",
+            &["--retries", "0", "--max-revisions", "0"],
         )
         .await;
     assert_eq!(res.code(), 1, "stderr:\n{}", res.stderr());
