@@ -6,6 +6,7 @@
 //! naming the file once the budget is spent. The optional verifier comes after.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::engine::context::RunContext;
 use crate::engine::inputs::state::relative_path;
@@ -16,6 +17,7 @@ use crate::model::numbers::is_unworked_expression;
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::task_files::{asks_the_user, may_stay_empty, mentions};
 use crate::model::text::is_tool_status_message;
+use crate::ports::WorkspaceFiles;
 
 /// Bytes of an output read to recognise a tool's status message.
 const HEAD_BYTES: usize = 512;
@@ -103,17 +105,27 @@ async fn claimed_file_missing(ctx: &RunContext, step_id: &str, result: &str) -> 
     None
 }
 
-/// Why the run's outputs are not done: an output the task names is missing, empty, or holds
-/// a tool's status message. `None` when they are all there (or nobody can look).
-pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
+/// The workspace port and the outputs the task asks for, workspace-relative; `None` when
+/// nobody can look at the workspace or the inputs were not recorded.
+async fn task_outputs(ctx: &RunContext) -> Option<(Arc<dyn WorkspaceFiles>, Vec<String>)> {
     let port = ctx.inputs.port.clone()?;
     let outputs = {
         let state = ctx.inputs.state.lock().await;
         state.as_ref()?.outputs.clone()
     };
     let workspace = ctx.workspace.display().to_string();
-    for output in outputs {
-        let mut rel = relative_path(&workspace, &output);
+    let outputs = outputs
+        .iter()
+        .map(|o| relative_path(&workspace, o))
+        .collect();
+    Some((port, outputs))
+}
+
+/// Why the run's outputs are not done: an output the task names is missing, empty, or holds
+/// a tool's status message. `None` when they are all there (or nobody can look).
+pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
+    let (port, outputs) = task_outputs(ctx).await?;
+    for mut rel in outputs {
         let mut found = port.stat(&ctx.workspace, &rel).await;
         if matches!(found, Ok(None)) && !rel.contains('/') {
             // "a folder notes and in it a file todo.md": the run wrote notes/todo.md.
@@ -186,20 +198,11 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
 /// exist yet: the model ran what it had still to write ("python3: can't open file
 /// 'squares.py'"), and is told so (docs/direct.md, "Outputs not written yet").
 pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec<String> {
-    let Some(port) = ctx.inputs.port.clone() else {
+    let Some((port, outputs)) = task_outputs(ctx).await else {
         return Vec::new();
     };
-    let outputs = {
-        let state = ctx.inputs.state.lock().await;
-        match state.as_ref() {
-            Some(s) => s.outputs.clone(),
-            None => return Vec::new(),
-        }
-    };
-    let workspace = ctx.workspace.display().to_string();
     let mut unwritten = Vec::new();
-    for output in outputs {
-        let rel = relative_path(&workspace, &output);
+    for rel in outputs {
         let name = rel.rsplit('/').next().unwrap_or(&rel);
         if !text.contains(name) {
             continue;
