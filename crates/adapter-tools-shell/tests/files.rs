@@ -76,7 +76,10 @@ async fn read_whole_file_and_ranges() {
     let read = FileReadTool::new();
 
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
-    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    assert_eq!(
+        out.content,
+        "one\ntwo\nthree\nfour\nfive\n[text: 5 lines, 5 words]"
+    );
 
     // Lines picked from a short file: the whole file, as it is (the eval's sort_upper run
     // read line 1 of a 3-line file again and again).
@@ -86,7 +89,10 @@ async fn read_whole_file_and_ranges() {
         json!({"path": "f.txt", "start_line": 5}),
     ] {
         let out = read.execute(range, &ctx).await.unwrap();
-        assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+        assert_eq!(
+            out.content,
+            "one\ntwo\nthree\nfour\nfive\n[text: 5 lines, 5 words]"
+        );
     }
 
     let out = read
@@ -117,34 +123,86 @@ async fn read_whole_file_and_ranges() {
         .execute(json!({"path": "long.txt", "end_line": 1}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "   1│ line 1\n[showing lines 1-1 of 50]");
-}
-
-/// A CSV's columns come numbered as awk numbers them, after the content (the eval's csv_sum
-/// run summed `$2` for the third column).
-#[tokio::test]
-async fn a_csv_file_shows_its_columns_numbered() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("sales.csv"),
-        "date,region,amount\n2026-01-03,north,120\n",
-    )
-    .unwrap();
-    fs::write(dir.path().join("one.csv"), "amount\n5\n").unwrap();
-    let read = FileReadTool::new();
-    let out = read
-        .execute(json!({"path": "sales.csv"}), &ctx(dir.path()))
-        .await
-        .unwrap();
     assert_eq!(
         out.content,
-        "date,region,amount\n2026-01-03,north,120\n[columns: $1=date, $2=region, $3=amount]"
+        "   1│ line 1\n[showing lines 1-1 of 50]\n[text: 50 lines, 100 words]"
     );
-    let out = read
-        .execute(json!({"path": "one.csv"}), &ctx(dir.path()))
+}
+
+/// A data file's facts come after its content: a CSV's columns numbered as awk numbers
+/// them (the eval's csv_sum run summed `$2` for the third column) with their sums or
+/// values, a JSON file's list lengths, a text's lines and words, a log's repeated fields.
+/// Code gets none; a write that copies a facts line is refused.
+#[tokio::test]
+async fn data_files_show_facts_that_code_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "sales.csv",
+            "date,region,amount\n2026-01-03,north,120\n2026-01-04,south,75\n\
+             2026-01-04,north,30.5\n",
+        ),
+        (
+            "orders.csv",
+            "order,status\n1,shipped\n2,pending\n3,shipped\n",
+        ),
+        (
+            "app.json",
+            r#"{"name": "shop", "features": ["a", "b", "c", "d"], "db": {"hosts": ["x"]}}"#,
+        ),
+        ("poem.txt", "the quick brown fox\njumps over\nthe lazy dog\n"),
+        (
+            "access.log",
+            "10.0.0.7 - GET /\n10.0.0.9 - GET /a\n10.0.0.7 - POST /b\n10.0.0.7 - GET /c\n",
+        ),
+        ("run.py", "print(1)\nprint(2)\n"),
+    ];
+    for (name, text) in files {
+        fs::write(dir.path().join(name), text).unwrap();
+    }
+    let read = FileReadTool::new();
+    let last_line = |name: &'static str| {
+        let read = read.clone();
+        let ctx = ctx(dir.path());
+        async move {
+            let out = read
+                .execute(json!({ "path": name }), &ctx)
+                .await
+                .unwrap();
+            out.content.lines().last().unwrap().to_string()
+        }
+    };
+    assert_eq!(
+        last_line("sales.csv").await,
+        "[columns: $1=date (2026-01-04 ×2, 2026-01-03 ×1), $2=region (north ×2, south ×1), \
+         $3=amount (numbers: sum 225.5, min 30.5, max 120); 3 rows below the header]"
+    );
+    assert_eq!(
+        last_line("orders.csv").await,
+        "[columns: $1=order (numbers: sum 6, min 1, max 3), $2=status (shipped ×2, pending ×1); \
+         3 rows below the header]"
+    );
+    assert_eq!(
+        last_line("app.json").await,
+        "[json: .db.hosts is a list of 1 item; .features is a list of 4 items]"
+    );
+    assert_eq!(last_line("poem.txt").await, "[text: 3 lines, 9 words]");
+    assert_eq!(
+        last_line("access.log").await,
+        "[text: 4 lines, 16 words; $1: 10.0.0.7 ×3, 10.0.0.9 ×1; $3: GET ×3, POST ×1]"
+    );
+    assert_eq!(last_line("run.py").await, "print(2)", "code gets no facts");
+
+    let refused = FileWriteTool::new()
+        .execute(
+            json!({"path": "copy.txt", "content": "the quick brown fox\n[text: 3 lines, 9 words]\n"}),
+            &ctx(dir.path()),
+        )
         .await
-        .unwrap();
-    assert_eq!(out.content, "amount\n5\n", "one column: nothing to number");
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("which file_read adds after a file's text"), "{refused}");
+    assert!(!dir.path().join("copy.txt").exists());
 }
 
 #[tokio::test]
@@ -164,7 +222,10 @@ async fn read_out_of_range_and_bad_ranges() {
         )
         .await
         .unwrap();
-    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    assert_eq!(
+        out.content,
+        "one\ntwo\nthree\nfour\nfive\n[text: 5 lines, 5 words]"
+    );
     let at_least_1 = "must be a whole number of at least 1, got";
     let cases = [
         (
@@ -218,14 +279,20 @@ async fn read_out_of_range_and_bad_ranges() {
         .execute(json!({"path": "f.txt", "start_line": "5"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    assert_eq!(
+        out.content,
+        "one\ntwo\nthree\nfour\nfive\n[text: 5 lines, 5 words]"
+    );
     // Past the end of a short file: the file (the eval's json_field run asked for line
     // 1000 of a 5-line file and gave up on the error).
     let out = read
         .execute(json!({"path": "f.txt", "start_line": "1000"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
+    assert_eq!(
+        out.content,
+        "one\ntwo\nthree\nfour\nfive\n[text: 5 lines, 5 words]"
+    );
 }
 
 #[tokio::test]
@@ -241,7 +308,10 @@ async fn read_numbers_only_long_files_and_ranges() {
         .execute(json!({"path": "nums.txt"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "4\n5\n6\n");
+    assert_eq!(
+        out.content,
+        "4\n5\n6\n[text: 3 lines, 3 words; numbers: sum 15, min 4, max 6]"
+    );
     // A long file gets `N│ ` before each line.
     let out = read
         .execute(json!({"path": "long.txt"}), &ctx)
@@ -252,7 +322,12 @@ async fn read_numbers_only_long_files_and_ranges() {
         "{}",
         out.content
     );
-    assert!(out.content.ends_with("  41│ row 41\n"), "{}", out.content);
+    assert!(
+        out.content
+            .ends_with("  41│ row 41\n[text: 41 lines, 82 words]"),
+        "{}",
+        out.content
+    );
     assert!(!out.content.contains('\t'));
     assert!(read.description().contains("N│"), "{}", read.description());
 }
@@ -535,7 +610,8 @@ async fn list_errors() {
         .unwrap();
     assert_eq!(
         out.content,
-        "'f' is a file (14 bytes), not a folder. Its content:\ncharlie\nalice\n"
+        "'f' is a file (14 bytes), not a folder. Its content:\ncharlie\nalice\n\
+         [text: 2 lines, 2 words]"
     );
     for (name, size) in [("big", 5000), ("bin", 3)] {
         let out = FileListTool::new()

@@ -18,6 +18,7 @@ use serde_json::Value;
 use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::ToolError;
 
+use super::facts::facts;
 use super::{blocking, io_error, Target, DEFAULT_LIST_DEPTH, DEFAULT_LIST_ENTRIES};
 
 /// A file listed by mistake is shown whole up to this size.
@@ -115,7 +116,15 @@ fn a_file_listed(target: &Target, size: u64) -> String {
         .and_then(|bytes| String::from_utf8(bytes).ok());
     match text {
         Some(text) => {
-            format!("'{rel}' is a file ({size} bytes), not a folder. Its content:\n{text}")
+            let mut shown =
+                format!("'{rel}' is a file ({size} bytes), not a folder. Its content:\n{text}");
+            if let Some(facts) = facts(&target.path, rel) {
+                if !shown.ends_with('\n') {
+                    shown.push('\n');
+                }
+                shown.push_str(&facts);
+            }
+            shown
         }
         None => format!("'{rel}' is a file ({size} bytes), not a folder; use file_read to read it"),
     }

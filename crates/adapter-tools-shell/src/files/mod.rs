@@ -10,6 +10,7 @@ use domain::ToolError;
 
 use crate::workspace;
 
+mod facts;
 mod list;
 mod read;
 mod str_replace;

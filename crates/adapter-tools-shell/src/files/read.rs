@@ -6,10 +6,12 @@
 //! longer file, and a long file, get a number before each line, in a form
 //! that does not look like content: `  12│ text` (right-aligned, a box-drawing bar and a
 //! space). When only part of the file is shown, a final `[showing lines A-B of N ...]` line
-//! says so.
+//! says so. Last comes the file's data facts line (`facts.rs`): a CSV's columns numbered as
+//! awk numbers them with their sums or values, a JSON file's list lengths, a text's lines
+//! and words.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -20,6 +22,7 @@ use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
+use super::facts::facts;
 use super::{binary_message, blocking, io_error, looks_binary, Target, DEFAULT_MAX_READ_BYTES};
 use crate::shell::human_bytes;
 use crate::{args, FILE_READ};
@@ -167,6 +170,8 @@ fn read(
     } else {
         None
     };
+    // The facts come with the whole file or its first page, not with every later page.
+    let first_page = shown.is_some() || start == 1;
     let mut out = match shown {
         Some(plain) => render(rel, 1, &plain)?,
         None => {
@@ -178,40 +183,13 @@ fn read(
             render(rel, start, &open_scan(start, end, true)?)?
         }
     };
-    if let Some(columns) = csv_columns(target) {
+    if let Some(facts) = facts(&target.path, &target.rel).filter(|_| first_page) {
         if !out.content.ends_with('\n') {
             out.content.push('\n');
         }
-        out.content.push_str(&columns);
+        out.content.push_str(&facts);
     }
     Ok(out)
-}
-
-/// For a CSV (or TSV) file, its header's columns numbered as awk numbers them
-/// (`[columns: $1=date, $2=region, $3=amount]`): a small model summed `$2` for the
-/// amount column it could see was third (docs/direct.md).
-fn csv_columns(target: &Target) -> Option<String> {
-    let ext = target.rel.rsplit_once('.')?.1.to_ascii_lowercase();
-    let separator = match ext.as_str() {
-        "csv" => ',',
-        "tsv" => '\t',
-        _ => return None,
-    };
-    let file = File::open(&target.path).ok()?;
-    let mut header = String::new();
-    BufReader::new(file.take(SNIFF_BYTES))
-        .read_line(&mut header)
-        .ok()?;
-    let names: Vec<&str> = header.trim_end().split(separator).map(str::trim).collect();
-    if names.len() < 2 || names.iter().any(|n| n.is_empty()) {
-        return None;
-    }
-    let numbered: Vec<String> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("${}={n}", i + 1))
-        .collect();
-    Some(format!("[columns: {}]", numbered.join(", ")))
 }
 
 /// Whether `text` (scanned without numbers) is a whole file short enough to show as it is.

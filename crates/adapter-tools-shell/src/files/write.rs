@@ -11,6 +11,7 @@ use serde_json::Value;
 use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::{tools::args as tool_args, ToolError};
 
+use super::facts::is_facts_line;
 use super::{blocking, io_error, Target};
 use crate::{args, FILE_WRITE};
 
@@ -74,6 +75,13 @@ impl Tool for FileWriteTool {
                  write the actual text or value (e.g. the output of the command that computed \
                  it)",
                 args.content.trim()
+            )));
+        }
+        if let Some(line) = args.content.lines().find(|l| is_facts_line(l)) {
+            return Err(ToolError::InvalidArguments(format!(
+                "file_write: the content holds the line {:?}, which file_read adds after a \
+                 file's text (its data facts); it is not part of the file: leave it out",
+                line.trim()
             )));
         }
         let workspace = ctx.workspace.clone();

@@ -3,7 +3,8 @@
 //! run's last open step — while an output the task names is missing, empty, or holds a
 //! tool's status message or an arithmetic expression (`4 + 5`) instead of a result. The step then goes through the adapt loop
 //! (retry with that reason, fallback, re-plan) like any failure, and the run ends `failed`
-//! naming the file once the budget is spent. The optional verifier comes after.
+//! naming the file once the budget is spent. An input the task asks to move that is still
+//! where it was does not complete either. The optional verifier comes after.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::numbers::is_unworked_expression;
 use crate::model::plan::{Plan, StepStatus};
-use crate::model::task_files::{asks_the_user, may_stay_empty, mentions};
+use crate::model::task_files::{asks_the_user, may_stay_empty, mentions, Intent};
 use crate::model::text::is_tool_status_message;
 use crate::ports::WorkspaceFiles;
 
@@ -125,6 +126,9 @@ async fn task_outputs(ctx: &RunContext) -> Option<(Arc<dyn WorkspaceFiles>, Vec<
 /// a tool's status message. `None` when they are all there (or nobody can look).
 pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     let (port, outputs) = task_outputs(ctx).await?;
+    if let Some(why) = unmoved_input(ctx, port.as_ref()).await {
+        return Some(why);
+    }
     for mut rel in outputs {
         let mut found = port.stat(&ctx.workspace, &rel).await;
         if matches!(found, Ok(None)) && !rel.contains('/') {
@@ -194,6 +198,29 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     None
 }
 
+/// An input the task asks to move or rename that is still where it was: "move report1.txt
+/// into archive" completed with report1.txt untouched.
+async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
+    let inputs: Vec<String> = {
+        let state = ctx.inputs.state.lock().await;
+        state.as_ref()?.files.keys().cloned().collect()
+    };
+    let known: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    for m in mentions(&ctx.task, &known) {
+        if m.intent != Intent::Move || !inputs.contains(&m.name) {
+            continue;
+        }
+        if let Ok(Some(_)) = port.stat(&ctx.workspace, &m.name).await {
+            return Some(format!(
+                "the task asks to move {0}, and it is still where it was: move it (e.g. \
+                 shell_exec with mv {0} DESTINATION), then complete",
+                m.name
+            ));
+        }
+    }
+    None
+}
+
 /// The outputs the task asks for that `text` (a failed call's output) names and that do not
 /// exist yet: the model ran what it had still to write ("python3: can't open file
 /// 'squares.py'"), and is told so (docs/direct.md, "Outputs not written yet").
@@ -212,6 +239,29 @@ pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec
         }
     }
     unwritten
+}
+
+/// The files the task names to be read or used (not outputs) that `text` (a failed call's
+/// output) names and that are not in the workspace: "the script reads the number 21 from
+/// input.txt" and `cat: input.txt: No such file or directory` (docs/direct.md, "Outputs
+/// not written yet").
+pub(crate) async fn missing_sources_named(ctx: &RunContext, text: &str) -> Vec<String> {
+    let Some((port, outputs)) = task_outputs(ctx).await else {
+        return Vec::new();
+    };
+    let workspace = ctx.workspace.display().to_string();
+    let mut missing = Vec::new();
+    for m in mentions(&ctx.task, &[]) {
+        let rel = relative_path(&workspace, &m.name);
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        if outputs.contains(&rel) || !text.contains(name) || missing.contains(&rel) {
+            continue;
+        }
+        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+            missing.push(rel);
+        }
+    }
+    missing
 }
 
 /// Most inputs compared with an output, and the largest compared.

@@ -157,6 +157,20 @@ const WRITE: &[&str] = &[
     "redirect",
     "touch",
 ];
+/// "Add X to F", "add X as a new line of F": F is written; "add up the numbers", "add the
+/// numbers in F": F is read (summing).
+const ADD: &[&str] = &["add", "adds", "added", "adding"];
+/// Words that say where in a file something goes ("a new last line of F", "the end of F").
+const PLACE: &[&str] = &[
+    "line", "lines", "row", "rows", "entry", "end", "top", "bottom", "start",
+    "beginning",
+];
+/// Words before a noun: a verb-like word right after one ("the list", "my shopping list") is
+/// a noun.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that",
+    "these", "those", "each", "every", "some", "any",
+];
 const READ: &[&str] = &[
     "read",
     "reads",
@@ -276,6 +290,8 @@ struct Word {
     quoted: bool,
     /// A clause ends after this word.
     ends_clause: bool,
+    /// A comma follows it.
+    comma: bool,
 }
 
 /// The files `task` names and what it asks of each, in the order first named. `known`: the
@@ -304,12 +320,18 @@ pub fn mentions(task: &str, known: &[&str]) -> Vec<Mention> {
         });
         *entry = strongest(*entry, intent);
     };
+    let mut previous: Option<(usize, Intent)> = None;
     for (n, (i, name)) in found.iter().enumerate() {
         let later_target = found[n + 1..]
             .iter()
             .take_while(|(j, _)| same_clause(&words, *i, *j))
             .any(|(j, _)| matches!(preposition_before(&words, *j), Some("to" | "into")));
-        let intent = intent_at(&words, *i, later_target);
+        let intent = match previous {
+            // "move a.txt and b.txt", "read a.txt, b.txt or c.txt": one verb for the list.
+            Some((j, listed)) if listed != Intent::Unsaid && listed_after(&words, j, *i) => listed,
+            _ => intent_at(&words, *i, later_target),
+        };
+        previous = Some((*i, intent));
         note(name, intent, &mut order);
     }
     // "it" / "them" after an edit or move verb: the file named last before it.
@@ -371,7 +393,22 @@ fn intent_at(words: &[Word], i: usize, later_target: bool) -> Intent {
             Intent::Move
         };
     }
+    if ADD.contains(&verb) {
+        let summing = words.get(v + 1).is_some_and(|w| w.lower == "up");
+        let placed = (v + 1..i).any(|j| PLACE.contains(&words[j].lower.as_str()));
+        return match prep {
+            _ if summing => Intent::Read,
+            Some("to" | "into" | "at") => Intent::Write,
+            Some("of" | "in" | "on") if placed => Intent::Write,
+            _ => Intent::Read,
+        };
+    }
     if WRITE.contains(&verb) {
+        if matches!(prep, Some("of" | "in" | "at"))
+            && (v + 1..i).any(|j| PLACE.contains(&words[j].lower.as_str()))
+        {
+            return Intent::Write;
+        }
         return if matches!(prep, Some("from" | "of")) || later_target && !to_target {
             Intent::Read
         } else {
@@ -389,13 +426,35 @@ fn governing_verb(words: &[Word], i: usize) -> Option<usize> {
     (0..i)
         .rev()
         .take_while(|&j| !words[j].ends_clause)
-        .find(|&j| !words[j].quoted && is_verb(&words[j].lower))
+        .find(|&j| !words[j].quoted && is_verb(&words[j].lower) && !is_noun_at(words, j))
 }
 
 fn is_verb(word: &str) -> bool {
-    [EDIT, MOVE, WRITE, READ]
+    [EDIT, MOVE, WRITE, ADD, READ]
         .iter()
         .any(|list| list.contains(&word))
+}
+
+/// Whether the verb-like word `j` is a noun here: right after a determiner ("the list"), or
+/// after one and an unknown word ("my shopping list", "the final report"; not a participle,
+/// "the item written in a.txt", nor a verb whose subject that is, "the script reads").
+fn is_noun_at(words: &[Word], j: usize) -> bool {
+    let determiner = |k: usize| DETERMINERS.contains(&words[k].lower.as_str());
+    let participle = ["ed", "en", "ing", "s"]
+        .iter()
+        .any(|end| words[j].lower.ends_with(end));
+    match j {
+        0 => false,
+        1 => determiner(0),
+        _ => {
+            determiner(j - 1)
+                || (!participle
+                    && determiner(j - 2)
+                    && !words[j - 2].ends_clause
+                    && !words[j - 1].ends_clause
+                    && !is_verb(&words[j - 1].lower))
+        }
+    }
 }
 
 /// Whether verb `v` is negated ("do not change", "without modifying", "never edit").
@@ -421,6 +480,16 @@ fn preposition_before(words: &[Word], i: usize) -> Option<&'static str> {
         .take_while(|&j| !words[j].ends_clause)
         .filter(|&j| !words[j].quoted)
         .find_map(|j| PREPOSITIONS.iter().find(|p| **p == words[j].lower).copied())
+}
+
+/// Whether file word `b` continues the list of files that word `a` started: "a.txt and
+/// b.txt", "a.txt, b.txt", "a.txt or b.txt".
+fn listed_after(words: &[Word], a: usize, b: usize) -> bool {
+    match b - a {
+        1 => words[a].comma,
+        2 => matches!(words[a + 1].lower.as_str(), "and" | "or"),
+        _ => false,
+    }
 }
 
 /// Whether words `a` < `b` are in the same clause.
@@ -495,6 +564,9 @@ fn words(task: &str) -> Vec<Word> {
             lower,
             quoted: quoted_word,
             ends_clause: punct_end && in_quote.is_none(),
+            comma: raw
+                .trim_end_matches(['\'', '"', '`', '”', '’', ')'])
+                .ends_with(','),
         });
     }
     out
@@ -746,6 +818,62 @@ mod tests {
             };
             assert_eq!(of(task, &known, "notes.md"), Some(want), "{task}");
         }
+    }
+
+    #[test]
+    fn adding_to_a_file_writes_it_and_adding_up_reads_it() {
+        let known = ["extra.txt", "shopping.txt", "names.txt", "data.txt"];
+        for (task, name) in [
+            (
+                "Add the item written in extra.txt to my shopping list shopping.txt, as a new \
+                 last line.",
+                "shopping.txt",
+            ),
+            (
+                "Copy names.txt to backup.txt. Then add the name dave as a new last line of \
+                 names.txt; backup.txt keeps the list as it was.",
+                "names.txt",
+            ),
+            ("Add 'eggs' at the end of shopping.txt", "shopping.txt"),
+            ("Append the word done as the last line of names.txt", "names.txt"),
+        ] {
+            assert_eq!(of(task, &known, name), Some(Intent::Write), "{task}");
+        }
+        let task = "Add the item written in extra.txt to shopping.txt";
+        assert_eq!(of(task, &known, "extra.txt"), Some(Intent::Read));
+        for task in [
+            "Add up the numbers in data.txt and write the total to total.txt",
+            "Add the numbers in data.txt and write the sum into total.txt",
+            "Add the values of data.txt together into total.txt",
+        ] {
+            assert_eq!(of(task, &known, "data.txt"), Some(Intent::Read), "{task}");
+        }
+    }
+
+    #[test]
+    fn one_verb_for_a_list_of_files() {
+        let known = ["report1.txt", "report2.txt", "report3.txt", "notes.txt"];
+        let task = "Make a folder named archive and move report1.txt and report2.txt into it, \
+                    keeping their names and content. notes.txt stays where it is.";
+        assert_eq!(of(task, &known, "report1.txt"), Some(Intent::Move));
+        assert_eq!(of(task, &known, "report2.txt"), Some(Intent::Move));
+        assert_eq!(of(task, &known, "notes.txt"), Some(Intent::Unsaid));
+        let task = "Delete report1.txt, report2.txt or report3.txt";
+        assert_eq!(of(task, &known, "report3.txt"), Some(Intent::Edit));
+        let task = "Read report1.txt and write a summary to notes.txt";
+        assert_eq!(of(task, &known, "notes.txt"), Some(Intent::Write));
+    }
+
+    #[test]
+    fn a_verb_after_a_determiner_is_a_noun() {
+        let known = ["shopping.txt", "report.txt"];
+        // "list" and "report" are read verbs; as nouns they do not govern the file.
+        let task = "Put the word milk into my shopping list shopping.txt";
+        assert_eq!(of(task, &known, "shopping.txt"), Some(Intent::Write));
+        let task = "Please list report.txt";
+        assert_eq!(of(task, &known, "report.txt"), Some(Intent::Read));
+        let task = "Fix the cause (the script reads the number 21 from report.txt)";
+        assert_eq!(of(task, &known, "report.txt"), Some(Intent::Read));
     }
 
     #[test]

@@ -178,6 +178,12 @@ pub(super) async fn run_tool(
                  write it first (file_write), then use it."
             ));
         }
+        for source in grounding::missing_sources_named(ctx, &text).await {
+            text.push_str(&format!(
+                "\nNote: {source} is not in the workspace. If the task says what it should \
+                 hold, create it with file_write, then run again."
+            ));
+        }
     }
     if !reads_only {
         let step = tool_ctx.step_id.as_deref();

@@ -417,6 +417,44 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
 }
 
 #[tokio::test]
+async fn an_input_the_task_moves_must_have_left_its_place() {
+    let task = "Move r1.txt and r2.txt into the folder archive. notes.txt stays.";
+    let seed = [("r1.txt", "one\n"), ("r2.txt", "two\n"), ("notes.txt", "n\n")];
+    let ws = MemoryWorkspace::with(&seed);
+    let h = run_in(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Move the files"]),
+            shell("mv r1.txt archive/r1.txt"),
+            done("moved both files into archive"),
+            // The retry reads why.
+            shell("mv r2.txt archive/r2.txt"),
+            done("moved r2.txt too"),
+            text("Moved."),
+        ],
+        RunConfig {
+            retries: 1,
+            ..base_config()
+        },
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let retry_prompt = format!("{:?}", h.llm.requests()[3].messages);
+    assert!(
+        retry_prompt.contains("the task asks to move r2.txt, and it is still where it was"),
+        "{retry_prompt}"
+    );
+    assert_eq!(ws.read("archive/r2.txt").as_deref(), Some("two\n"));
+    assert_eq!(ws.read("notes.txt").as_deref(), Some("n\n"));
+}
+
+#[tokio::test]
 async fn a_step_whose_tools_all_failed_does_not_complete() {
     let ws = MemoryWorkspace::new();
     let h = run_in(
@@ -508,6 +546,42 @@ async fn an_output_the_task_puts_in_a_folder_is_found_there() {
     )
     .await;
     assert_eq!(h.outcome.status, RunStatus::Failed);
+}
+
+/// The eval's `recover` run read the missing input.txt three times and gave up: a failed
+/// call naming a file the task says is read, which is not there, says it may be created.
+#[tokio::test]
+async fn a_failed_call_naming_a_missing_source_says_it_may_be_created() {
+    let ws = MemoryWorkspace::with(&[("report.sh", "cat input.txt > report.txt\n")]);
+    let h = run_in(
+        &ws,
+        "Run report.sh. If it fails, fix the cause (the script reads the number 21 from \
+         input.txt) and run it again so that it writes report.txt.",
+        vec![
+            create_plan(&["Do it"]),
+            shell("cat input.txt"),
+            write("input.txt", "21\n"),
+            shell("cat input.txt"),
+            write("report.txt", "21\n"),
+            done("report.txt holds 21"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert_eq!(outputs.len(), 4, "{:?} {outputs:?}", h.outcome.error);
+    assert!(
+        !outputs[0].0
+            && outputs[0].1.ends_with(
+                "Note: input.txt is not in the workspace. If the task says what it should \
+                 hold, create it with file_write, then run again."
+            ),
+        "{outputs:?}"
+    );
+    assert!(!outputs[0].1.contains("report.txt"), "{outputs:?}");
+    assert!(outputs[2].0, "{outputs:?}");
+    assert_eq!(h.outcome.status, RunStatus::Completed);
 }
 
 /// The eval's `python` run ran squares.py before writing it: a failed call that names an
