@@ -380,7 +380,9 @@ impl Tool for ShellExecTool {
         guard.keep();
         if !ended_in_time {
             let session = self.sessions.adopt(&ctx.run_id, proc);
-            return Ok(still_running(&session.id, wait, &session.proc));
+            let mut out = still_running(&session.id, wait, &session.proc);
+            out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
+            return Ok(out);
         }
         let finished = process::finish(&proc).await;
         if matches!(finished.ending, Ending::Cancelled) {
@@ -390,11 +392,27 @@ impl Tool for ShellExecTool {
             ));
         }
         let mut out = report(&finished, timeout);
+        out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
         if let Some(note) = awk_on_csv_without_separator(&args.command) {
             out.content.push_str(note);
         }
         Ok(out)
     }
+}
+
+/// `text` with the workspace's absolute path taken off the paths under it
+/// (`/tmp/x/ws/squares.py` → `squares.py`): the model works in the workspace with relative
+/// paths, and a small one copied the absolute path's last folders into its next file name
+/// (`python/ws/squares.py`, the eval's `python`). The workspace itself (`pwd`) stays.
+fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
+    let mut text = text.to_string();
+    for ws in workspaces {
+        let prefix = format!("{}/", ws.display().to_string().trim_end_matches('/'));
+        if prefix.len() > 1 && text.contains(&prefix) {
+            text = text.replace(&prefix, "");
+        }
+    }
+    text
 }
 
 /// A note for `awk` run on a CSV file without `-F`: awk then splits on spaces, so `$3` of
@@ -417,6 +435,18 @@ fn awk_on_csv_without_separator(command: &str) -> Option<&'static str> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_under_the_workspace_are_shown_relative() {
+        let ws = std::path::Path::new("/tmp/eval/python/ws");
+        let text = "python3: can't open file '/tmp/eval/python/ws/squares.py': [Errno 2]\n\
+                    /tmp/eval/python/ws\n/tmp/eval/python/other.txt";
+        assert_eq!(
+            workspace_relative(text, &[ws]),
+            "python3: can't open file 'squares.py': [Errno 2]\n/tmp/eval/python/ws\n\
+             /tmp/eval/python/other.txt"
+        );
+    }
 
     #[test]
     fn description_states_the_limits() {

@@ -228,10 +228,18 @@ pub(crate) async fn unwritten_outputs_named(ctx: &RunContext, text: &str) -> Vec
     let Some((port, outputs)) = task_outputs(ctx).await else {
         return Vec::new();
     };
+    // Only files the task says to write: "a note called code.txt" on an MCP server is an
+    // output only until something reads it, and the note sent the model writing it.
+    let workspace = ctx.workspace.display().to_string();
+    let written: Vec<String> = mentions(&ctx.task, &[])
+        .into_iter()
+        .filter(|m| m.written)
+        .map(|m| relative_path(&workspace, &m.name))
+        .collect();
     let mut unwritten = Vec::new();
     for rel in outputs {
         let name = rel.rsplit('/').next().unwrap_or(&rel);
-        if !text.contains(name) {
+        if !written.contains(&rel) || !text.contains(name) {
             continue;
         }
         if let Ok(None) = port.stat(&ctx.workspace, &rel).await {

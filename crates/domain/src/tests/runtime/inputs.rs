@@ -633,6 +633,8 @@ async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first()
         vec![
             create_plan(&["Copy the code"]),
             call("mcp__library__read", json!({"path": "code.txt"})),
+            // Nor a workspace tool's: the task never says to write code.txt.
+            call("file_read", json!({"path": "code.txt"})),
             write("answer.txt", "TEAL-5816\n"),
             done("answer.txt holds the code"),
             text("Done."),
@@ -643,6 +645,10 @@ async fn a_failed_call_naming_an_output_not_written_yet_says_to_write_it_first()
     let outputs = h.outputs();
     assert!(
         !outputs[0].0 && !outputs[0].1.contains("Note:"),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[1].0 && !outputs[1].1.contains("Note:"),
         "{outputs:?}"
     );
 }
