@@ -150,7 +150,10 @@ async fn data_files_show_facts_that_code_counted() {
             "app.json",
             r#"{"name": "shop", "features": ["a", "b", "c", "d"], "db": {"hosts": ["x"]}}"#,
         ),
-        ("poem.txt", "the quick brown fox\njumps over\nthe lazy dog\n"),
+        (
+            "poem.txt",
+            "the quick brown fox\njumps over\nthe lazy dog\n",
+        ),
         (
             "access.log",
             "10.0.0.7 - GET /\n10.0.0.9 - GET /a\n10.0.0.7 - POST /b\n10.0.0.7 - GET /c\n",
@@ -165,10 +168,7 @@ async fn data_files_show_facts_that_code_counted() {
         let read = read.clone();
         let ctx = ctx(dir.path());
         async move {
-            let out = read
-                .execute(json!({ "path": name }), &ctx)
-                .await
-                .unwrap();
+            let out = read.execute(json!({ "path": name }), &ctx).await.unwrap();
             out.content.lines().last().unwrap().to_string()
         }
     };
@@ -201,7 +201,10 @@ async fn data_files_show_facts_that_code_counted() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(refused.contains("which file_read adds after a file's text"), "{refused}");
+    assert!(
+        refused.contains("which file_read adds after a file's text"),
+        "{refused}"
+    );
     assert!(!dir.path().join("copy.txt").exists());
 }
 

@@ -34,8 +34,8 @@ const TEXT_FIELDS: usize = 4;
 const MIN_WORDS_OF_ONE_LINE: usize = 5;
 /// Files of code: their words are not data.
 const CODE_EXTENSIONS: &[&str] = &[
-    "py", "sh", "bash", "rs", "js", "ts", "c", "h", "cpp", "go", "java", "rb", "pl", "php",
-    "html", "css", "toml", "yaml", "yml", "xml", "ini", "conf", "cfg", "mk", "sql",
+    "py", "sh", "bash", "rs", "js", "ts", "c", "h", "cpp", "go", "java", "rb", "pl", "php", "html",
+    "css", "toml", "yaml", "yml", "xml", "ini", "conf", "cfg", "mk", "sql",
 ];
 
 /// The facts line of the file at `path` (`rel`: its workspace-relative name), if any.
@@ -163,7 +163,7 @@ fn counted(values: &[&str]) -> Option<Vec<String>> {
         return None;
     }
     // Stable: equal counts keep the order of first appearance.
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     Some(counts.iter().map(|(v, n)| format!("{v} ×{n}")).collect())
 }
 
@@ -204,7 +204,11 @@ fn json_lists(value: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
     }
     match value {
         Value::Array(items) => {
-            let at = if path.is_empty() { "the document" } else { path };
+            let at = if path.is_empty() {
+                "the document"
+            } else {
+                path
+            };
             let n = items.len();
             out.push(format!(
                 "{at} is a list of {n} item{}",
@@ -289,7 +293,9 @@ mod tests {
     #[test]
     fn facts_lines_are_recognised() {
         assert!(is_facts_line("[text: 3 lines, 9 words]"));
-        assert!(is_facts_line("[columns: $1=a, $2=b; 2 rows below the header]"));
+        assert!(is_facts_line(
+            "[columns: $1=a, $2=b; 2 rows below the header]"
+        ));
         assert!(!is_facts_line("[section]"));
         assert!(!is_facts_line("text: 3 lines"));
     }

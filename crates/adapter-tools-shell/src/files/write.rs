@@ -84,15 +84,72 @@ impl Tool for FileWriteTool {
                 line.trim()
             )));
         }
+        let (content, unescaped) = line_breaks_unescaped(&args.path, &args.content);
         let workspace = ctx.workspace.clone();
         let read_only = self.read_only.clone();
-        blocking(move || {
+        let mut out = blocking(move || {
             let target = Target::resolve(&workspace, &args.path)?;
             target.refuse_read_only(&read_only)?;
-            write(&target, &args.content, args.append)
+            write(&target, &content, args.append)
         })
-        .await
+        .await?;
+        if unescaped > 0 {
+            out.content.push_str(&format!(
+                "\nNote: the content had no line break but {unescaped} literal \\n; they were \
+                 written as line breaks."
+            ));
+        }
+        Ok(out)
     }
+}
+
+/// Files whose `\n` inside quotes is code's own (`print('a\nb')`), kept as it is.
+const CODE_EXTENSIONS: &[&str] = &[
+    "py", "sh", "bash", "js", "ts", "rb", "pl", "php", "c", "h", "cpp", "rs", "go", "java",
+];
+
+/// `content` with its literal `\n` (backslash, n) written as line breaks when it has no real
+/// line break at all: a small model escaped its newlines twice (`print(1)\n` ran into
+/// "unexpected character after line continuation character", the eval's `python`). In a
+/// code file a `\n` inside quotes stays (it is the program's). Returns how many were turned.
+fn line_breaks_unescaped(path: &str, content: &str) -> (String, usize) {
+    if content.contains('\n') || !content.contains("\\n") {
+        return (content.to_string(), 0);
+    }
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let code = CODE_EXTENSIONS.contains(&ext.as_str());
+    let mut out = String::with_capacity(content.len());
+    let mut turned = 0;
+    let mut quote: Option<char> = None;
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'n') && quote.is_none() => {
+                chars.next();
+                out.push('\n');
+                turned += 1;
+            }
+            '\\' => {
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '\'' | '"' if code => {
+                quote = match quote {
+                    None => Some(c),
+                    Some(q) if q == c => None,
+                    other => other,
+                };
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    (out, turned)
 }
 
 fn write(target: &Target, content: &str, append: bool) -> Result<ToolOutput, ToolError> {
@@ -130,4 +187,28 @@ fn write(target: &Target, content: &str, append: bool) -> Result<ToolOutput, Too
         is_error: false,
         attachments: vec![rel.clone()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn twice_escaped_line_breaks_are_written_as_line_breaks() {
+        let (text, n) = line_breaks_unescaped("squares.py", r"print('1\n2')\n");
+        assert_eq!((text.as_str(), n), ("print('1\\n2')\n", 1));
+        let (text, n) = line_breaks_unescaped("s.py", r"import sys\nprint(sys.argv)\n");
+        assert_eq!((text.as_str(), n), ("import sys\nprint(sys.argv)\n", 2));
+        let (text, n) = line_breaks_unescaped("days.txt", r"Day 1\nDay 2\n");
+        assert_eq!((text.as_str(), n), ("Day 1\nDay 2\n", 2));
+        // Apostrophes in text do not count as quotes.
+        let (text, n) = line_breaks_unescaped("a.txt", r"don't\nstop");
+        assert_eq!((text.as_str(), n), ("don't\nstop", 1));
+        // A real line break anywhere: the content is as the model meant it.
+        let (text, n) = line_breaks_unescaped("a.py", "print('a\\nb')\nx = 1\n");
+        assert_eq!((text.as_str(), n), ("print('a\\nb')\nx = 1\n", 0));
+        // Other escapes stay.
+        let (text, n) = line_breaks_unescaped("a.txt", r"a\tb\\c");
+        assert_eq!((text.as_str(), n), (r"a\tb\\c", 0));
+    }
 }

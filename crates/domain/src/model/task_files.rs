@@ -162,14 +162,22 @@ const WRITE: &[&str] = &[
 const ADD: &[&str] = &["add", "adds", "added", "adding"];
 /// Words that say where in a file something goes ("a new last line of F", "the end of F").
 const PLACE: &[&str] = &[
-    "line", "lines", "row", "rows", "entry", "end", "top", "bottom", "start",
+    "line",
+    "lines",
+    "row",
+    "rows",
+    "entry",
+    "end",
+    "top",
+    "bottom",
+    "start",
     "beginning",
 ];
 /// Words before a noun: a verb-like word right after one ("the list", "my shopping list") is
 /// a noun.
 const DETERMINERS: &[&str] = &[
-    "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that",
-    "these", "those", "each", "every", "some", "any",
+    "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these",
+    "those", "each", "every", "some", "any",
 ];
 const READ: &[&str] = &[
     "read",
@@ -835,7 +843,10 @@ mod tests {
                 "names.txt",
             ),
             ("Add 'eggs' at the end of shopping.txt", "shopping.txt"),
-            ("Append the word done as the last line of names.txt", "names.txt"),
+            (
+                "Append the word done as the last line of names.txt",
+                "names.txt",
+            ),
         ] {
             assert_eq!(of(task, &known, name), Some(Intent::Write), "{task}");
         }

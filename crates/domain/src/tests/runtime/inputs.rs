@@ -419,7 +419,11 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
 #[tokio::test]
 async fn an_input_the_task_moves_must_have_left_its_place() {
     let task = "Move r1.txt and r2.txt into the folder archive. notes.txt stays.";
-    let seed = [("r1.txt", "one\n"), ("r2.txt", "two\n"), ("notes.txt", "n\n")];
+    let seed = [
+        ("r1.txt", "one\n"),
+        ("r2.txt", "two\n"),
+        ("notes.txt", "n\n"),
+    ];
     let ws = MemoryWorkspace::with(&seed);
     let h = run_in(
         &ws,
