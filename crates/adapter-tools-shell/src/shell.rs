@@ -393,8 +393,9 @@ impl Tool for ShellExecTool {
         }
         let mut out = report(&finished, timeout);
         out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
-        if let Some(note) = awk_on_csv_without_separator(&args.command) {
-            out.content.push_str(note);
+        if let Some(awk) = awk_on_csv_without_separator(&args.command) {
+            out.content.push_str(&awk.note);
+            out.is_error |= awk.wrong;
         }
         Ok(out)
     }
@@ -415,20 +416,48 @@ fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
     text
 }
 
-/// A note for `awk` run on a CSV file without `-F`: awk then splits on spaces, so `$3` of
-/// `a,b,3` is empty (the eval's csv_sum summed to 0).
-fn awk_on_csv_without_separator(command: &str) -> Option<&'static str> {
+/// `awk` run on a CSV file without `-F`: awk then splits on spaces, so `$3` of `a,b,3` is
+/// empty (the eval's csv_sum summed to 0, and wrote 0). The note gives the command with
+/// the separator; when the program uses a field after `$1` its result is wrong, so the call
+/// is reported failed (and its output is no ground for a number written later).
+struct AwkOnCsv {
+    note: String,
+    wrong: bool,
+}
+
+fn awk_on_csv_without_separator(command: &str) -> Option<AwkOnCsv> {
     let words: Vec<&str> = command.split_whitespace().collect();
-    let awk = words.iter().any(|w| *w == "awk" || w.ends_with("/awk"));
+    let awk = words
+        .iter()
+        .position(|w| *w == "awk" || w.ends_with("/awk"))?;
     let csv = words.iter().any(|w| {
         w.trim_matches(|c| c == '\'' || c == '"')
             .to_ascii_lowercase()
             .ends_with(".csv")
     });
     let separator = command.contains("-F") || command.contains("FS=");
-    (awk && csv && !separator).then_some(
-        "\nNote: awk splits fields on spaces; for a CSV file give the separator: awk -F, ...",
-    )
+    if !csv || separator {
+        return None;
+    }
+    let later_field = (2..=9).any(|n| command.contains(&format!("${n}")));
+    let mut fixed: Vec<&str> = words.clone();
+    fixed.insert(awk + 1, "-F,");
+    let note = if later_field {
+        format!(
+            "\nNote: awk splits fields on spaces, so in a CSV file $2, $3, … are empty and \
+             this result is wrong. Run it with the separator: {}",
+            fixed.join(" ")
+        )
+    } else {
+        format!(
+            "\nNote: awk splits fields on spaces; for a CSV file give the separator: {}",
+            fixed.join(" ")
+        )
+    };
+    Some(AwkOnCsv {
+        note,
+        wrong: later_field,
+    })
 }
 
 #[cfg(test)]

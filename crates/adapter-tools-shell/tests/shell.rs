@@ -459,7 +459,8 @@ async fn a_detached_process_does_not_outlive_its_command() {
     assert_eq!(common::pids_named(&marker), Vec::<i32>::new());
 }
 
-/// The eval's csv_sum run summed `$3` of a CSV with awk's default (space) separator: 0.
+/// The eval's csv_sum run summed `$3` of a CSV with awk's default (space) separator: 0,
+/// then wrote 0. The note gives the command with `-F,`; a field after `$1` makes it failed.
 #[tokio::test]
 async fn awk_on_a_csv_without_a_separator_gets_a_note() {
     let dir = tempfile::tempdir().unwrap();
@@ -473,11 +474,29 @@ async fn awk_on_a_csv_without_a_separator_gets_a_note() {
         .unwrap();
     assert!(
         out.content.ends_with(
-            "Note: awk splits fields on spaces; for a CSV file give the separator: awk -F, ..."
+            "Note: awk splits fields on spaces, so in a CSV file $2, $3, … are empty and this \
+             result is wrong. Run it with the separator: awk -F, '{s+=$2} END {print s}' s.csv"
         ),
         "{}",
         out.content
     );
+    assert!(out.is_error, "a result known wrong is a failed call");
+    let out = shell()
+        .execute(
+            json!({"command": "awk 'END {print NR}' s.csv"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.ends_with(
+            "Note: awk splits fields on spaces; for a CSV file give the separator: awk -F, \
+             'END {print NR}' s.csv"
+        ),
+        "{}",
+        out.content
+    );
+    assert!(!out.is_error, "no field after $1: the result stands");
     let out = shell()
         .execute(
             json!({"command": "awk -F, 'NR>1 {s+=$2} END {print s}' s.csv"}),

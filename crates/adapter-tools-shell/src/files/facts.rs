@@ -159,7 +159,9 @@ fn counted(values: &[&str]) -> Option<Vec<String>> {
             }
         }
     }
-    if counts.len() < 2 || counts.len() > MAX_LISTED_VALUES || counts.len() == values.len() {
+    // Few values, most of them repeated: a status, a region, an address; not dates.
+    let few = counts.len() <= MAX_LISTED_VALUES && counts.len() <= (values.len() / 2).max(2);
+    if counts.len() < 2 || !few || counts.len() == values.len() {
         return None;
     }
     // Stable: equal counts keep the order of first appearance.

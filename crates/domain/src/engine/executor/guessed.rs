@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
-use crate::model::observations::FILE_WRITE;
+use crate::model::observations::{FILE_STR_REPLACE, FILE_WRITE};
 use crate::model::task_files::folders_named;
 use crate::model::text::is_shell_command_text;
 
@@ -20,6 +20,9 @@ pub(super) async fn refuse_unfounded_write(
     tool: &str,
     args: &Value,
 ) -> Option<String> {
+    if tool == FILE_STR_REPLACE {
+        return guessed_replacement(ctx, args);
+    }
     if tool != FILE_WRITE || args.get("append") == Some(&Value::Bool(true)) {
         return None;
     }
@@ -59,8 +62,19 @@ pub(super) async fn refuse_unfounded_write(
              read it first."
         ));
     }
-    let number = lone_number(content)?;
-    if numbers_in(&ctx.task).contains(&number) || ctx.facts().saw_number(&number) {
+    guessed(ctx, &lone_number(content)?)
+}
+
+/// A `file_str_replace` of one number by another that nothing showed: the eval's
+/// `words_double` wrote 3, then replaced it with 6.
+fn guessed_replacement(ctx: &RunContext, args: &Value) -> Option<String> {
+    lone_number(args.get("old")?.as_str()?)?;
+    guessed(ctx, &lone_number(args.get("new")?.as_str()?)?)
+}
+
+/// The refusal of `number` when nothing in the run showed it.
+fn guessed(ctx: &RunContext, number: &str) -> Option<String> {
+    if numbers_in(&ctx.task).iter().any(|n| n == number) || ctx.facts().saw_number(number) {
         return None;
     }
     Some(format!(

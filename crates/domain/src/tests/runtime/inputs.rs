@@ -782,6 +782,11 @@ async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
             write("total.txt", "100\n"),
             call("file_read", json!({"path": "data.txt"})),
             write("total.txt", "2\n"),
+            // Nor is a number edited in that nothing showed (the eval's words_double).
+            call(
+                "file_str_replace",
+                json!({"path": "total.txt", "old": "2", "new": "6"}),
+            ),
             done("total.txt holds 2"),
             text("Wrote the total."),
         ],
@@ -798,6 +803,10 @@ async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
         "{outputs:?}"
     );
     assert!(outputs[2].0, "{outputs:?}");
+    assert!(
+        !outputs[3].0 && outputs[3].1.starts_with("Not written: 6 was not computed"),
+        "{outputs:?}"
+    );
     assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
 }
 
