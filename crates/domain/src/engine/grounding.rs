@@ -4,7 +4,8 @@
 //! tool's status message or an arithmetic expression (`4 + 5`) instead of a result. The step then goes through the adapt loop
 //! (retry with that reason, fallback, re-plan) like any failure, and the run ends `failed`
 //! naming the file once the budget is spent. An input the task asks to move that is still
-//! where it was does not complete either. The optional verifier comes after.
+//! where it was does not complete either, nor one it asks to edit or add to that is
+//! unchanged. The optional verifier comes after.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -129,6 +130,9 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
     if let Some(why) = unmoved_input(ctx, port.as_ref()).await {
         return Some(why);
     }
+    if let Some(why) = unchanged_input(ctx, port.as_ref()).await {
+        return Some(why);
+    }
     for mut rel in outputs {
         let mut found = port.stat(&ctx.workspace, &rel).await;
         if matches!(found, Ok(None)) && !rel.contains('/') {
@@ -216,6 +220,52 @@ async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<St
                  shell_exec with mv {0} DESTINATION), then complete",
                 m.name
             ));
+        }
+    }
+    None
+}
+
+/// An input the task asks to edit or add to that is as it was when the run started (same
+/// size and modification time): the eval's `append_item` completed with shopping.txt
+/// untouched, having copied extra.txt to a file named NEW_NAME.
+async fn unchanged_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
+    let recorded: Vec<(String, u64, u64)> = {
+        let state = ctx.inputs.state.lock().await;
+        state
+            .as_ref()?
+            .files
+            .iter()
+            .filter(|(_, input)| input.moved_to.is_none())
+            .map(|(path, input)| {
+                (
+                    path.clone(),
+                    input.recorded.size,
+                    input.recorded.modified_ns,
+                )
+            })
+            .collect()
+    };
+    let known: Vec<&str> = recorded.iter().map(|(p, _, _)| p.as_str()).collect();
+    for m in mentions(&ctx.task, &known) {
+        let asked = m.intent == Intent::Edit || m.intent == Intent::Write && m.added;
+        let Some((_, size, modified_ns)) = recorded.iter().find(|(p, _, _)| *p == m.name) else {
+            continue;
+        };
+        if !asked {
+            continue;
+        }
+        if let Ok(Some(now)) = port.stat(&ctx.workspace, &m.name).await {
+            if now.size == *size && now.modified_ns == *modified_ns {
+                let how = if m.added {
+                    "add to it (file_write with append=true and only the new text)"
+                } else {
+                    "make the change (file_str_replace, or shell_exec)"
+                };
+                return Some(format!(
+                    "the task asks to change {0}, and it is as it was: {how}, then complete",
+                    m.name
+                ));
+            }
         }
     }
     None

@@ -47,6 +47,9 @@ pub struct Mention {
     pub intent: Intent,
     /// Some mention writes it (it may be created, even if another edits it).
     pub written: bool,
+    /// Some mention adds to it ("add X to F", "append X to F", "as a new last line of F"):
+    /// with [`Intent::Write`], what it holds stays and new text comes after.
+    pub added: bool,
 }
 
 const EDIT: &[&str] = &[
@@ -157,6 +160,8 @@ const WRITE: &[&str] = &[
     "redirect",
     "touch",
 ];
+/// Write verbs that keep what a file holds and put the new text after it.
+const APPEND: &[&str] = &["append", "appends", "appended", "appending"];
 /// "Add X to F", "add X as a new line of F": F is written; "add up the numbers", "add the
 /// numbers in F": F is read (summing).
 const ADD: &[&str] = &["add", "adds", "added", "adding"];
@@ -328,6 +333,7 @@ pub fn mentions(task: &str, known: &[&str]) -> Vec<Mention> {
         });
         *entry = strongest(*entry, intent);
     };
+    let mut added: Vec<String> = Vec::new();
     let mut previous: Option<(usize, Intent)> = None;
     for (n, (i, name)) in found.iter().enumerate() {
         let later_target = found[n + 1..]
@@ -340,6 +346,12 @@ pub fn mentions(task: &str, known: &[&str]) -> Vec<Mention> {
             _ => intent_at(&words, *i, later_target),
         };
         previous = Some((*i, intent));
+        let adds = governing_verb(&words, *i).is_some_and(|v| {
+            ADD.contains(&words[v].lower.as_str()) || APPEND.contains(&words[v].lower.as_str())
+        });
+        if intent == Intent::Write && adds && !added.contains(name) {
+            added.push(name.clone());
+        }
         note(name, intent, &mut order);
     }
     // "it" / "them" after an edit or move verb: the file named last before it.
@@ -360,6 +372,7 @@ pub fn mentions(task: &str, known: &[&str]) -> Vec<Mention> {
         .map(|name| Mention {
             intent: intents.get(&name).copied().unwrap_or(Intent::Unsaid),
             written: written.contains(&name),
+            added: added.contains(&name),
             name,
         })
         .collect()
@@ -434,7 +447,30 @@ fn governing_verb(words: &[Word], i: usize) -> Option<usize> {
     (0..i)
         .rev()
         .take_while(|&j| !words[j].ends_clause)
-        .find(|&j| !words[j].quoted && is_verb(&words[j].lower) && !is_noun_at(words, j))
+        .find(|&j| {
+            !words[j].quoted
+                && is_verb(&words[j].lower)
+                && !is_noun_at(words, j)
+                && !is_adjectival_participle(words, j)
+        })
+}
+
+/// Whether the participle `j` describes the noun before it ("the item written in a.txt",
+/// "the file created by b.sh") rather than saying what to do.
+fn is_adjectival_participle(words: &[Word], j: usize) -> bool {
+    const AUXILIARIES: &[&str] = &[
+        "is", "are", "was", "were", "be", "been", "has", "have", "had",
+    ];
+    let word = words[j].lower.as_str();
+    if j == 0 || !(word.ends_with("ed") || word.ends_with("en")) {
+        return false;
+    }
+    let before = &words[j - 1];
+    !before.ends_clause
+        && !before.quoted
+        && !AUXILIARIES.contains(&before.lower.as_str())
+        && !is_verb(&before.lower)
+        && !DETERMINERS.contains(&before.lower.as_str())
 }
 
 fn is_verb(word: &str) -> bool {
@@ -831,6 +867,26 @@ mod tests {
     #[test]
     fn adding_to_a_file_writes_it_and_adding_up_reads_it() {
         let known = ["extra.txt", "shopping.txt", "names.txt", "data.txt"];
+        let added = |task: &str, name: &str| {
+            mentions(task, &known)
+                .into_iter()
+                .find(|m| m.name == name)
+                .is_some_and(|m| m.added)
+        };
+        assert!(added("Add milk to shopping.txt", "shopping.txt"));
+        assert!(added(
+            "Add the item written in extra.txt to my shopping list shopping.txt",
+            "shopping.txt"
+        ));
+        assert!(added(
+            "Append the word done as the last line of names.txt",
+            "names.txt"
+        ));
+        assert!(!added("Write the list into shopping.txt", "shopping.txt"));
+        assert!(!added(
+            "Add milk to shopping.txt and fix its typos",
+            "extra.txt"
+        ));
         for (task, name) in [
             (
                 "Add the item written in extra.txt to my shopping list shopping.txt, as a new \

@@ -265,7 +265,10 @@ impl Toolbox for WorkspaceToolbox {
         match name {
             "shell_exec" => Ok(self.shell(&text("command"))),
             "file_write" => {
-                let (path, content) = (text("path"), text("content"));
+                let (path, mut content) = (text("path"), text("content"));
+                if args.get("append") == Some(&Value::Bool(true)) {
+                    content = self.ws.read(&path).unwrap_or_default() + &content;
+                }
                 self.ws.write(&path, &content);
                 Ok(ToolOutput {
                     content: format!("wrote {} bytes to '{path}'", content.len()),

@@ -13,8 +13,11 @@ use crate::engine::context::RunContext;
 use crate::error::StoreError;
 use crate::model::event::EventKind;
 use crate::model::inputs::{InputAction, Permit};
+use crate::model::task_files::{mentions, Intent};
 use crate::ports::{FileFacts, WorkspaceFiles};
 
+/// The most of an input read to check that a write keeps what it holds.
+const MAX_KEPT_BYTES: usize = 1024 * 1024;
 /// The file tools whose `path` argument they change.
 const WRITING_FILE_TOOLS: [&str; 2] = ["file_write", "file_str_replace"];
 
@@ -56,6 +59,10 @@ pub(crate) async fn refuse_up_front(
             },
             _ => None,
         }
+    };
+    let refusal = match refusal {
+        Some(r) => Some(r),
+        None => drops_what_it_holds(ctx, path, tool, args).await,
     };
     let Some((path, message)) = refusal else {
         return Ok(None);
@@ -286,6 +293,56 @@ fn read_only_with(paths: &[&str], outputs: &[String], what_happened: &str) -> St
 }
 
 /// The refusal of a content change to an input the task asks to rename or move.
+/// A file tool call that would drop what an input holds, when the task only asks to add to
+/// it ("add dave as a new last line of names.txt"): a `file_write` (not appending) whose
+/// content does not start with the file's text, a `file_str_replace` whose new text does
+/// not keep the old. The eval's `backup_edit` wrote "dave" over the names it was to add to.
+async fn drops_what_it_holds(
+    ctx: &RunContext,
+    path: &str,
+    tool: &str,
+    args: &Value,
+) -> Option<(String, String)> {
+    let port = ctx.inputs.port.clone()?;
+    let workspace = ctx.workspace.display().to_string();
+    let rel = super::state::relative_path(&workspace, path);
+    let adds_only = mentions(&ctx.task, &[rel.as_str()])
+        .into_iter()
+        .any(|m| m.name == rel && m.added && m.intent == Intent::Write);
+    if !adds_only {
+        return None;
+    }
+    let keeps = match tool {
+        "file_write" => {
+            if args.get("append") == Some(&Value::Bool(true)) {
+                return None;
+            }
+            let content = args.get("content")?.as_str()?;
+            let held = port
+                .head(&ctx.workspace, &rel, MAX_KEPT_BYTES)
+                .await
+                .ok()??;
+            let held = String::from_utf8_lossy(&held);
+            content.starts_with(held.trim_end())
+        }
+        _ => {
+            let old = args.get("old")?.as_str()?;
+            let new = args.get("new")?.as_str()?;
+            new.contains(old)
+        }
+    };
+    (!keeps).then(|| {
+        (
+            rel.clone(),
+            format!(
+                "Refused: the task asks to add to {rel}, not to replace what it holds; this \
+                 call was not run. Call file_write with path {rel}, append=true and only the \
+                 new text (e.g. the new last line)."
+            ),
+        )
+    })
+}
+
 fn moved_only(path: &str) -> String {
     format!(
         "Refused: the task asks to rename or move {path}, not to change its content; this \

@@ -458,6 +458,56 @@ async fn an_input_the_task_moves_must_have_left_its_place() {
     assert_eq!(ws.read("notes.txt").as_deref(), Some("n\n"));
 }
 
+/// The eval's `backup_edit` wrote "dave" over the names it was to add dave to, and
+/// `append_item` completed with the list untouched: a task that adds to an input keeps
+/// what it holds, and is not done while it is unchanged.
+#[tokio::test]
+async fn adding_to_an_input_keeps_what_it_holds_and_must_happen() {
+    let ws = MemoryWorkspace::with(&[("names.txt", "alice\nbob\n")]);
+    let h = run_in(
+        &ws,
+        "Add the name dave as a new last line of names.txt",
+        vec![
+            create_plan(&["Add dave"]),
+            write("names.txt", "dave\n"),
+            call("file_read", json!({"path": "names.txt"})),
+            done("added dave"),
+            // The retry reads why.
+            call(
+                "file_write",
+                json!({"path": "names.txt", "content": "dave\n", "append": true}),
+            ),
+            done("added dave"),
+            text("Added."),
+        ],
+        RunConfig {
+            retries: 1,
+            ..base_config()
+        },
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0
+            && outputs[0].1.starts_with(
+                "Refused: the task asks to add to names.txt, not to replace what it holds"
+            ),
+        "{outputs:?}"
+    );
+    let retry_prompt = format!("{:?}", h.llm.requests()[4].messages);
+    assert!(
+        retry_prompt.contains("the task asks to change names.txt, and it is as it was"),
+        "{retry_prompt}"
+    );
+    assert_eq!(ws.read("names.txt").as_deref(), Some("alice\nbob\ndave\n"));
+}
+
 #[tokio::test]
 async fn a_step_whose_tools_all_failed_does_not_complete() {
     let ws = MemoryWorkspace::new();
