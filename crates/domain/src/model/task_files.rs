@@ -526,6 +526,39 @@ fn preposition_before(words: &[Word], i: usize) -> Option<&'static str> {
         .find_map(|j| PREPOSITIONS.iter().find(|p| **p == words[j].lower).copied())
 }
 
+/// Verbs that make one file a copy of another.
+const COPY: &[&str] = &["copy", "copies", "copied", "duplicate", "cp"];
+
+/// The (source, copy) pairs the task asks for: "copy names.txt to backup.txt", "duplicate
+/// a.txt as b.txt". `known`: the workspace's files, as for [`mentions`].
+pub fn copies(task: &str, known: &[&str]) -> Vec<(String, String)> {
+    let words = words(task);
+    let found: Vec<(usize, String)> = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| !w.quoted)
+        .filter_map(|(i, w)| file_name_of(&w.text, known).map(|n| (i, n)))
+        .collect();
+    let mut pairs = Vec::new();
+    for pair in found.windows(2) {
+        let [(a, source), (b, copy)] = pair else {
+            continue;
+        };
+        let verb = governing_verb(&words, *a);
+        let copying = verb.is_some_and(|v| COPY.contains(&words[v].lower.as_str()));
+        if copying
+            && governing_verb(&words, *b) == verb
+            && matches!(
+                verb.and_then(|v| preposition_between(&words, v, *b)),
+                Some("to" | "into" | "as")
+            )
+        {
+            pairs.push((source.clone(), copy.clone()));
+        }
+    }
+    pairs
+}
+
 /// Whether file word `b` continues the list of files that word `a` started: "a.txt and
 /// b.txt", "a.txt, b.txt", "a.txt or b.txt".
 fn listed_after(words: &[Word], a: usize, b: usize) -> bool {
@@ -929,6 +962,23 @@ mod tests {
         assert_eq!(of(task, &known, "report3.txt"), Some(Intent::Edit));
         let task = "Read report1.txt and write a summary to notes.txt";
         assert_eq!(of(task, &known, "notes.txt"), Some(Intent::Write));
+    }
+
+    #[test]
+    fn copies_the_task_asks_for() {
+        let known = ["names.txt"];
+        let task = "Copy names.txt to backup.txt. Then add the name dave as a new last line \
+                    of names.txt; backup.txt keeps the list as it was.";
+        assert_eq!(
+            copies(task, &known),
+            [("names.txt".to_string(), "backup.txt".to_string())]
+        );
+        assert!(copies("Read names.txt and write a summary to out.txt", &known).is_empty());
+        assert!(copies(
+            "Copy the first line of names.txt. Write it to b.txt",
+            &known
+        )
+        .is_empty());
     }
 
     #[test]

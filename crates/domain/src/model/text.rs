@@ -111,9 +111,39 @@ pub fn is_shell_command_text(path: &str, content: &str) -> bool {
         || content.contains("$(cat ")
 }
 
+/// The lines of `content` as one command line (`a && b && c`), when every line of it is a
+/// command of a common program: what a model that wrote its commands into a file meant to
+/// run. At most 5 lines and 300 characters.
+pub fn as_one_command(content: &str) -> Option<String> {
+    let lines: Vec<&str> = content
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let commands = !lines.is_empty()
+        && lines.len() <= 5
+        && lines.iter().all(|l| {
+            let program = l.split_whitespace().next().unwrap_or_default();
+            COMMANDS.contains(&program) && !l.contains("&&")
+        });
+    let joined = lines.join(" && ");
+    (commands && joined.len() <= 300).then_some(joined)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_lines_are_joined_into_one() {
+        assert_eq!(
+            as_one_command("mkdir archive\nmv report1.txt archive\n\nmv report2.txt archive\n")
+                .as_deref(),
+            Some("mkdir archive && mv report1.txt archive && mv report2.txt archive")
+        );
+        assert_eq!(as_one_command("mkdir archive\nthen move the files"), None);
+        assert_eq!(as_one_command(""), None);
+    }
 
     #[test]
     fn shell_commands_written_as_results_are_recognised() {

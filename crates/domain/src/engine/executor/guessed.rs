@@ -10,8 +10,9 @@ use serde_json::Value;
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::{FILE_STR_REPLACE, FILE_WRITE};
+use crate::model::task_files::copies;
 use crate::model::task_files::folders_named;
-use crate::model::text::is_shell_command_text;
+use crate::model::text::{as_one_command, is_shell_command_text};
 
 /// The refusal of a guessed number, of error text, or of a file's name written as its
 /// content; `None` when the call may run.
@@ -23,8 +24,14 @@ pub(super) async fn refuse_unfounded_write(
     if tool == FILE_STR_REPLACE {
         return guessed_replacement(ctx, args);
     }
-    if tool != FILE_WRITE || args.get("append") == Some(&Value::Bool(true)) {
+    if tool != FILE_WRITE {
         return None;
+    }
+    if args.get("append") == Some(&Value::Bool(true)) {
+        let content = args.get("content")?.as_str()?;
+        return names_a_file(ctx, content)
+            .await
+            .map(|name| file_name_refusal(&name));
     }
     let path = args
         .get("path")
@@ -49,18 +56,22 @@ pub(super) async fn refuse_unfounded_write(
         );
     }
     if is_shell_command_text(path, content) {
-        return Some(
-            "Not written: this is a shell command, not its result. Run it with shell_exec and \
-             write what it prints (or redirect its output: COMMAND > FILE)."
+        return Some(match as_one_command(content) {
+            Some(command) => format!(
+                "Not written: these are shell commands, not a result. Run them: shell_exec \
+                 with command \"{command}\"."
+            ),
+            None => "Not written: this is a shell command, not its result. Run it with \
+                     shell_exec and write what it prints (or redirect its output: COMMAND > \
+                     FILE)."
                 .to_string(),
-        );
+        });
+    }
+    if let Some(why) = not_the_copy_asked(ctx, path, content).await {
+        return Some(why);
     }
     if let Some(name) = names_a_file(ctx, content).await {
-        return Some(format!(
-            "Not written: the content is the name {name}, not a file's text. To copy or rename \
-             a file, use shell_exec (cp {name} NEW_NAME, mv {name} NEW_NAME); to write its text, \
-             read it first."
-        ));
+        return Some(file_name_refusal(&name));
     }
     guessed(ctx, &lone_number(content)?)
 }
@@ -84,6 +95,43 @@ fn guessed(ctx: &RunContext, number: &str) -> Option<String> {
          -c), then write the number the command prints."
     ))
 }
+
+fn file_name_refusal(name: &str) -> String {
+    format!(
+        "Not written: the content is the name {name}, not a file's text. To write its text, \
+         read it first (file_read {name}) and write what it holds; to copy or rename the file, \
+         use shell_exec (cp {name} NEW_NAME, mv {name} NEW_NAME)."
+    )
+}
+
+/// A write of the file the task asks to be a copy of an input ("Copy names.txt to
+/// backup.txt") whose content is not that input's text: the eval's `backup_edit` wrote
+/// "dave" into backup.txt.
+async fn not_the_copy_asked(ctx: &RunContext, path: &str, content: &str) -> Option<String> {
+    let port = ctx.inputs.port.clone()?;
+    let inputs: Vec<String> = {
+        let state = ctx.inputs.state.lock().await;
+        state.as_ref()?.files.keys().cloned().collect()
+    };
+    let known: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let (source, _) = copies(&ctx.task, &known)
+        .into_iter()
+        .find(|(source, copy)| copy == path && inputs.contains(source))?;
+    let held = port
+        .head(&ctx.workspace, &source, COPY_MAX_BYTES)
+        .await
+        .ok()??;
+    if String::from_utf8_lossy(&held).trim_end() == content.trim_end() {
+        return None;
+    }
+    Some(format!(
+        "Not written: the task asks for {path} as a copy of {source}, and this is not its \
+         text. Copy it: shell_exec with command \"cp {source} {path}\"."
+    ))
+}
+
+/// The most of a file compared with a copy written of it.
+const COPY_MAX_BYTES: usize = 1024 * 1024;
 
 /// The workspace file (an input) whose name is `content`, whole: the eval's `rename` run
 /// wrote the text "draft.txt" into final.txt.

@@ -973,6 +973,60 @@ async fn a_file_is_not_written_where_the_task_wants_a_folder() {
     assert_eq!(ws.read("archive"), None);
 }
 
+/// The eval's `move_files` wrote its commands into notes.txt and archive/report1.txt;
+/// `backup_edit` wrote "dave" into the copy it was to make; `append_item` appended the
+/// name extra.txt instead of the item it holds.
+#[tokio::test]
+async fn commands_copies_and_file_names_get_the_call_to_make() {
+    let ws = MemoryWorkspace::with(&[
+        ("names.txt", "alice\nbob\n"),
+        ("extra.txt", "cheese\n"),
+        ("report1.txt", "one\n"),
+    ]);
+    let h = run_in(
+        &ws,
+        "Copy names.txt to backup.txt. Then add the item written in extra.txt as a new last \
+         line of names.txt, and move report1.txt into the folder old",
+        vec![
+            create_plan(&["Do it"]),
+            write("out.txt", "mkdir old\nmv report1.txt old\n"),
+            write("backup.txt", "dave\n"),
+            write("backup.txt", "alice\nbob\n"),
+            call(
+                "file_write",
+                json!({"path": "names.txt", "content": "extra.txt", "append": true}),
+            ),
+            done("done"),
+            text("Done."),
+        ],
+        RunConfig {
+            retries: 0,
+            ..base_config()
+        },
+    )
+    .await;
+    let outputs = h.outputs();
+    assert_eq!(
+        outputs[0].1,
+        "Not written: these are shell commands, not a result. Run them: shell_exec with command \
+         \"mkdir old && mv report1.txt old\"."
+    );
+    assert_eq!(
+        outputs[1].1,
+        "Not written: the task asks for backup.txt as a copy of names.txt, and this is not its \
+         text. Copy it: shell_exec with command \"cp names.txt backup.txt\"."
+    );
+    assert!(outputs[2].0, "the copy itself is written: {outputs:?}");
+    assert!(
+        !outputs[3].0
+            && outputs[3]
+                .1
+                .starts_with("Not written: the content is the name extra.txt"),
+        "{outputs:?}"
+    );
+    assert_eq!(ws.read("names.txt").as_deref(), Some("alice\nbob\n"));
+}
+
 /// The eval's `rename` run wrote the text "draft.txt" into final.txt.
 #[tokio::test]
 async fn a_files_name_is_not_written_as_its_content() {
