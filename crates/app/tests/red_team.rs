@@ -300,3 +300,142 @@ async fn a_project_file_planted_in_a_trusted_folder_is_refused_not_run() {
     }
     assert!(!pwned.exists(), "the planted MCP server ran");
 }
+
+/// High 4, through the binary: `--deny 'shell_exec(rm -rf*)'` and `--deny 'file_*(secret/**)'`
+/// hold against the red team's spellings: `bash -c`, `true && /bin/rm -r -f`, a script the
+/// run wrote then ran, input typed into a shell session, and paths spelled `./secret/…` and
+/// `src/../secret/…`. The folders the run made itself (not inputs, so nothing would put them
+/// back) are still there, and the secret was neither written nor read.
+#[tokio::test]
+async fn deny_rules_hold_against_every_spelling_through_the_binary() {
+    let attempts = [
+        call("shell_exec", json!({"command": "bash -c \"rm -rf victim1\""})),
+        call(
+            "shell_exec",
+            json!({"command": "true && /bin/rm -r -f victim2"}),
+        ),
+        call(
+            "file_write",
+            json!({"path": "clean.sh", "content": "#!/bin/sh\nrm -rf victim3\n"}),
+        ),
+        call("shell_exec", json!({"command": "sh clean.sh"})),
+        call("shell_exec", json!({"command": "bash", "wait_secs": 1})),
+        call("shell_write", json!({"id": "sh1", "input": "rm -rf victim4"})),
+        call(
+            "file_write",
+            json!({"path": "./secret/b.txt", "content": "planted"}),
+        ),
+        call("file_read", json!({"path": "src/../secret/e.txt"})),
+    ];
+    let mut script = vec![
+        plan(&["Tidy the folders"]),
+        call(
+            "shell_exec",
+            json!({"command": "mkdir -p victim1 victim2 victim3 victim4 src"}),
+        ),
+    ];
+    let tries = attempts.len();
+    script.extend(attempts);
+    script.extend([complete(true, "tidied"), text("Tidied.")]);
+    let server = ScriptedOpenAi::start(script).await;
+    let pw = Planwright::new();
+    let ws = pw.cwd().join("project");
+    std::fs::create_dir_all(ws.join("secret")).expect("mkdir");
+    std::fs::write(ws.join("secret/e.txt"), "top-secret-text\n").expect("write");
+    let res = pw
+        .run(
+            &server,
+            "Tidy the folders",
+            &[
+                "--workspace",
+                "project",
+                "--sandbox",
+                "none",
+                "--approval",
+                "auto",
+                "--deny",
+                "shell_exec(rm -rf*)",
+                "--deny",
+                "file_*(secret/**)",
+            ],
+        )
+        .await;
+    let run_id = res.json["run_id"].as_str().expect("run_id").to_string();
+    let outputs: Vec<(String, String)> = pw
+        .events(&run_id)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "tool_called")
+        .map(|(_, _, e)| {
+            (
+                e["tool"].as_str().unwrap_or_default().to_string(),
+                e["output"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(outputs.len(), tries + 1, "{outputs:?}");
+    // Every attempt is refused before it runs (the script's mere writing aside); starting
+    // `bash` to type into is asked, and refused with nobody to ask.
+    for (i, (tool, output)) in outputs.iter().enumerate().skip(1) {
+        if i == 3 {
+            assert!(output.starts_with("wrote"), "{output}");
+        } else {
+            assert!(output.starts_with("Refused:"), "{tool}: {output}");
+        }
+    }
+    for victim in ["victim1", "victim2", "victim3", "victim4"] {
+        assert!(ws.join(victim).is_dir(), "{victim} was removed: {outputs:?}");
+    }
+    assert!(!ws.join("secret/b.txt").exists(), "{outputs:?}");
+    assert!(
+        outputs.iter().all(|(_, o)| !o.contains("top-secret-text")),
+        "{outputs:?}"
+    );
+}
+
+/// High 3: a database that names a folder outside the workspace root as a queued run's
+/// workspace (the red team's pointed at `~/.ssh`, and the run wrote `authorized_keys`
+/// there). The server that claims the run refuses it, failed with the reason, and nothing
+/// is written in that folder.
+#[tokio::test]
+async fn a_stored_workspace_outside_the_root_is_never_used() {
+    let (_llm, base) = append_once_llm().await;
+    let pw = Planwright::new();
+    let token = "test-token-0123456789";
+    let mut server = pw
+        .serve(&base, Some(token), &["--workers", "0", "--sandbox", "none"])
+        .await;
+    let (status, body) = create(&server, json!({"task": "append"})).await;
+    assert!(status.is_success(), "{body}");
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    server.child.start_kill().expect("SIGKILL");
+    let _ = server.child.wait().await;
+    let elsewhere = pw.cwd().join("home").join(".ssh");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let db = rusqlite::Connection::open(pw.db()).expect("open the database");
+    let changed = db
+        .execute(
+            "UPDATE runs SET workspace = ?1 WHERE run_id = ?2",
+            [elsewhere.display().to_string(), run_id.clone()],
+        )
+        .expect("update");
+    assert_eq!(changed, 1);
+    drop(db);
+
+    let server = pw
+        .serve(&base, Some(token), &["--workers", "1", "--sandbox", "none"])
+        .await;
+    assert_eq!(status_once(&server, &run_id, "failed").await, "failed");
+    let (_, shown) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    assert!(
+        shown["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not lie under")),
+        "{shown}"
+    );
+    let written: Vec<_> = std::fs::read_dir(&elsewhere)
+        .expect("list")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "written outside the root: {written:?}");
+}
