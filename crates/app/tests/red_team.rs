@@ -55,7 +55,12 @@ async fn an_untrusted_project_cannot_take_the_key_elsewhere_or_start_its_server(
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        theirs.server.received_requests().await.unwrap_or_default().is_empty(),
+        theirs
+            .server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty(),
         "the project's endpoint was called"
     );
     let requests = ours.server.received_requests().await.unwrap_or_default();
@@ -158,21 +163,17 @@ async fn a_sandboxed_run_cannot_plant_configuration_for_the_next_run() {
         user,
         "{outputs:?}"
     );
-    assert!(!pw.cwd().join(".planwright/planted").exists(), "{outputs:?}");
+    assert!(
+        !pw.cwd().join(".planwright/planted").exists(),
+        "{outputs:?}"
+    );
     // Refused by the sandbox itself, not undone afterwards by the input protection.
     let shell = outputs
         .iter()
         .find(|o| o.contains("tried"))
         .expect("the shell output");
-    assert_eq!(
-        shell.matches("Read-only file system").count(),
-        3,
-        "{shell}"
-    );
-    assert!(
-        outputs.iter().all(|o| !o.contains("undone")),
-        "{outputs:?}"
-    );
+    assert_eq!(shell.matches("Read-only file system").count(), 3, "{shell}");
+    assert!(outputs.iter().all(|o| !o.contains("undone")), "{outputs:?}");
 
     // The next run in the folder starts no planted server.
     let next = ScriptedOpenAi::start(greeting_script(false)).await;
@@ -204,7 +205,10 @@ async fn escape_sequences_from_tools_and_models_never_reach_the_terminal() {
     ])
     .await;
     let base = server.base_url();
-    let env = [("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "sk-test")];
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
     let out = pw
         .exec(&["run", "--sandbox", "none", "Print the banner"], &env)
         .await;
@@ -217,12 +221,17 @@ async fn escape_sequences_from_tools_and_models_never_reach_the_terminal() {
         .map(|(_, _, v)| v)
         .collect();
     assert!(
-        journaled.iter().any(|e| e.to_string().contains("\\u001b]52")),
+        journaled
+            .iter()
+            .any(|e| e.to_string().contains("\\u001b]52")),
         "the command's output reached the journal as it was: {journaled:?}"
     );
     let live = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert!(live.contains("beforeafter"), "{live}");
-    assert!(!live.contains('\u{1b}') && !live.contains('\u{7}'), "{live:?}");
+    assert!(
+        !live.contains('\u{1b}') && !live.contains('\u{7}'),
+        "{live:?}"
+    );
     // `runs show` (the plan, the calls, the results) and `runs events` (every event, the
     // command's output included).
     for (args, shows) in [
@@ -270,7 +279,10 @@ async fn a_project_file_planted_in_a_trusted_folder_is_refused_not_run() {
     ])
     .await;
     let base = server.base_url();
-    let env = [("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "sk-test")];
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
     let out = pw
         .exec(
             &[
@@ -309,7 +321,10 @@ async fn a_project_file_planted_in_a_trusted_folder_is_refused_not_run() {
 #[tokio::test]
 async fn deny_rules_hold_against_every_spelling_through_the_binary() {
     let attempts = [
-        call("shell_exec", json!({"command": "bash -c \"rm -rf victim1\""})),
+        call(
+            "shell_exec",
+            json!({"command": "bash -c \"rm -rf victim1\""}),
+        ),
         call(
             "shell_exec",
             json!({"command": "true && /bin/rm -r -f victim2"}),
@@ -320,7 +335,10 @@ async fn deny_rules_hold_against_every_spelling_through_the_binary() {
         ),
         call("shell_exec", json!({"command": "sh clean.sh"})),
         call("shell_exec", json!({"command": "bash", "wait_secs": 1})),
-        call("shell_write", json!({"id": "sh1", "input": "rm -rf victim4"})),
+        call(
+            "shell_write",
+            json!({"id": "sh1", "input": "rm -rf victim4"}),
+        ),
         call(
             "file_write",
             json!({"path": "./secret/b.txt", "content": "planted"}),
@@ -383,7 +401,10 @@ async fn deny_rules_hold_against_every_spelling_through_the_binary() {
         }
     }
     for victim in ["victim1", "victim2", "victim3", "victim4"] {
-        assert!(ws.join(victim).is_dir(), "{victim} was removed: {outputs:?}");
+        assert!(
+            ws.join(victim).is_dir(),
+            "{victim} was removed: {outputs:?}"
+        );
     }
     assert!(!ws.join("secret/b.txt").exists(), "{outputs:?}");
     assert!(

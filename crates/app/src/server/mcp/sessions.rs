@@ -411,7 +411,9 @@ mod tests {
     #[tokio::test]
     async fn a_client_past_its_bound_closes_its_own_least_recently_used_session() {
         let sessions = BoundedSessions::new(100, 3, IDLE);
-        let bob = open_as(&sessions, &Owner::Named("bob".into())).await.unwrap();
+        let bob = open_as(&sessions, &Owner::Named("bob".into()))
+            .await
+            .unwrap();
         let mut ids = Vec::new();
         for _ in 0..3 {
             ids.push(open_as(&sessions, &alice()).await.unwrap());
@@ -442,7 +444,11 @@ mod tests {
         let mut all = Vec::new();
         for name in ["a", "b"] {
             for _ in 0..2 {
-                all.push(open_as(&sessions, &Owner::Named(name.into())).await.unwrap());
+                all.push(
+                    open_as(&sessions, &Owner::Named(name.into()))
+                        .await
+                        .unwrap(),
+                );
             }
         }
         assert!(open_as(&sessions, &Owner::Admin).await.is_err());
