@@ -234,7 +234,8 @@ async fn sslmode_require_needs_the_servers_ca_and_says_so_in_one_line() {
 
 /// Issue 29: a NUL byte in the task (HTTP 500 naming the database) and in a step's result
 /// (refused by PostgreSQL, taken for an outage, the run re-claimed without end) is kept as
-/// it is: the run is queued, runs once and completes.
+/// it is: the run is queued, runs once and completes. Two slots, as in the red team's setup
+/// (two executions of the run overlapped there).
 #[tokio::test]
 async fn text_with_a_nul_byte_is_stored_and_the_run_completes_once() {
     let Some(db) = database().await else { return };
@@ -249,7 +250,7 @@ async fn text_with_a_nul_byte_is_stored_and_the_run_completes_once() {
         .serve(
             &llm.base_url(),
             Some(TOKEN),
-            &["--db", &db, "--workers", "1", "--sandbox", "none"],
+            &["--db", &db, "--workers", "2", "--sandbox", "none"],
         )
         .await;
     let (status, body) = create(&server, json!({"task": "say hi \u{0} please"})).await;

@@ -180,6 +180,17 @@ async fn the_web_page_shows_the_plan_working() {
         eval(&page, "document.getElementById('run-status').textContent").await,
         "completed"
     );
+    // What the page shows of tools' and models' text loses its escape sequences (issue 29,
+    // Medium 8: an OSC 52 clipboard write, a screen clear, an 8-bit CSI), keeping newlines
+    // and tabs.
+    assert_eq!(
+        eval(
+            &page,
+            r"plain('a\x1b]52;c;Y2xpcA==\x07b\x1b[2Jc\x9b31md\x1b]0;title\x1b\\e\nf\tg')"
+        )
+        .await,
+        "abcde\nf\tg"
+    );
     // The token is remembered.
     assert_eq!(
         eval(&page, "localStorage.getItem('planwright-token')").await,

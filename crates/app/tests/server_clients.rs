@@ -560,6 +560,103 @@ async fn mcp_clients_see_only_their_own_runs() {
     );
 }
 
+/// Sessions one token keeps open on `/mcp` (`server/mcp/sessions.rs`, `PER_CLIENT`).
+const MCP_SESSIONS_PER_CLIENT: usize = 16;
+
+/// `method` on `/mcp` with `token`, in `session` (when given), with a JSON-RPC `body` (for
+/// a POST): the status.
+async fn mcp_status(
+    server: &Server,
+    token: &str,
+    method: Method,
+    session: Option<&str>,
+    body: Option<Value>,
+) -> StatusCode {
+    let mut req = client()
+        .request(method, server.url("/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(session) = session {
+        req = req.header("mcp-session-id", session);
+    }
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    // The body is not read: a GET's event stream stays open.
+    req.send().await.expect("/mcp request").status()
+}
+
+/// Issue 29 (red-team case 7, item 5): `/mcp` sessions are the token's that opened them. A
+/// client opening more than its bound closes its own oldest sessions, never another
+/// client's; a session id of another client is unknown (404) to every method, admin's
+/// included; the owner keeps using it.
+#[tokio::test]
+async fn mcp_sessions_are_bounded_per_client_and_never_shared() {
+    let llm = ScriptedOpenAi::start(Vec::new()).await;
+    let pw = Planwright::new();
+    let alice = add_token(&pw, "alice", "submit,read,approve").await;
+    let bob = add_token(&pw, "bob", "submit,read,approve").await;
+    let server = pw.serve(&llm.base_url(), Some(ADMIN), &[]).await;
+
+    let mut b = McpSession::open(&server, &bob).await;
+    let mut alices = Vec::new();
+    for _ in 0..MCP_SESSIONS_PER_CLIENT + 4 {
+        alices.push(McpSession::open(&server, &alice).await);
+    }
+    // Bob's session outlived alice's flood.
+    let (is_error, listed) = b.tool("list_runs", json!({})).await;
+    assert!(!is_error, "{listed}");
+    // Alice's four oldest were closed; her newest ones work.
+    let ping = json!({"jsonrpc": "2.0", "id": 99, "method": "ping"});
+    for (i, a) in alices.iter().enumerate() {
+        let status = mcp_status(
+            &server,
+            &alice,
+            Method::POST,
+            Some(&a.session),
+            Some(ping.clone()),
+        )
+        .await;
+        let want = if i < 4 {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::OK
+        };
+        assert_eq!(status, want, "alice's session {i}");
+    }
+
+    // Bob's session id is unknown to alice and to admin, whatever the method.
+    for token in [alice.as_str(), ADMIN] {
+        for (method, body) in [
+            (Method::POST, Some(ping.clone())),
+            (
+                Method::POST,
+                Some(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                            "params": {"name": "list_runs", "arguments": {}}})),
+            ),
+            (Method::GET, None),
+            (Method::DELETE, None),
+        ] {
+            let status = mcp_status(&server, token, method.clone(), Some(&b.session), body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method} with {token}");
+        }
+    }
+    // ... and is still bob's.
+    let (is_error, listed) = b.tool("list_runs", json!({})).await;
+    assert!(!is_error, "{listed}");
+    assert_eq!(
+        mcp_status(&server, &bob, Method::DELETE, Some(&b.session), None).await,
+        StatusCode::ACCEPTED,
+        "bob closes his own session"
+    );
+    assert_eq!(
+        mcp_status(&server, &bob, Method::POST, Some(&b.session), Some(ping)).await,
+        StatusCode::NOT_FOUND,
+        "a closed session"
+    );
+}
+
 /// A run queued by a named client and executed by a `planwright worker` keeps its owner:
 /// the worker's progress never rewrites it, and the client follows the run to its end.
 #[tokio::test]

@@ -184,18 +184,30 @@ impl ServerHandler for PlanwrightMcp {
     }
 }
 
-/// `/mcp` on `planwright serve`: streamable HTTP, one session per client, closed on
-/// shutdown, when idle, or when too many are open (`sessions.rs`). The bearer token (checked before this service, `auth.rs`) is what protects
-/// it, so the Host check meant for unauthenticated local servers is off: a server
+/// `/mcp` on `planwright serve`: streamable HTTP, sessions tied to the client that opened
+/// them, closed on shutdown, when idle, or when their client opens too many
+/// (`sessions.rs`). The bearer token (checked before this service, `auth.rs`) is what
+/// protects it, so the Host check meant for unauthenticated local servers is off: a server
 /// listening on a public address answers its own name.
-pub fn http_service(state: State) -> StreamableHttpService<PlanwrightMcp, BoundedSessions> {
+pub fn http_service(state: State) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(state.shutdown.child_token());
+    let sessions = Arc::new(BoundedSessions::new(
+        sessions::MAX_SESSIONS,
+        sessions::PER_CLIENT,
+        sessions::IDLE,
+    ));
     let service_state = state.clone();
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(PlanwrightMcp::remote(service_state.clone())),
-        Arc::new(BoundedSessions::new(sessions::MAX_SESSIONS, sessions::IDLE)),
+        sessions.clone(),
         config,
-    )
+    );
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn_with_state(
+            sessions,
+            sessions::own_sessions,
+        ))
 }
