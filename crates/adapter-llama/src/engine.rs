@@ -459,13 +459,11 @@ mod tests {
         MODEL
             .get_or_init(|| {
                 let path = crate::default_model_path();
-                if !path.is_file() {
-                    assert!(
-                        std::env::var("CI").as_deref() != Ok("true"),
-                        "CI=true but the model file {} is missing: run `cargo xtask model`",
-                        path.display()
-                    );
-                    eprintln!("SKIPPED: model file {} is missing", path.display());
+                let missing = format!(
+                    "the model file {} is missing: run `cargo xtask model`",
+                    path.display()
+                );
+                if !test_support::skip_unless(path.is_file(), missing) {
                     return None;
                 }
                 let backend = crate::backend().ok()?;

@@ -17,16 +17,11 @@ fn client() -> Option<LlamaClient> {
     CLIENT
         .get_or_init(|| {
             let path = default_model_path();
-            if !path.is_file() {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "CI=true but the model file {} is missing: run `cargo xtask model` first",
-                    path.display()
-                );
-                eprintln!(
-                    "SKIPPED: model file {} is missing (run `cargo xtask model`)",
-                    path.display()
-                );
+            let missing = format!(
+                "the model file {} is missing: run `cargo xtask model` first",
+                path.display()
+            );
+            if !test_support::skip_unless(path.is_file(), missing) {
                 return None;
             }
             let mut config = LlamaConfig::new(path);

@@ -62,21 +62,11 @@ impl OpenAiClient {
             value.set_sensitive(true);
             headers.insert(header::AUTHORIZATION, value);
         }
-        let mut extra_roots = Vec::new();
-        for pem in &config.extra_root_certs {
-            let certs = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| Error::InvalidCaCert(e.without_url().to_string()))?;
-            if certs.is_empty() {
-                return Err(Error::InvalidCaCert(
-                    "no PEM certificate in the file".into(),
-                ));
-            }
-            extra_roots.extend(certs);
-        }
-        let builder = match roots_for(&endpoint) {
-            Roots::Platform => reqwest::Client::builder().tls_certs_merge(extra_roots),
-            Roots::OnlyGiven => reqwest::Client::builder().tls_certs_only(extra_roots),
-        };
+        let builder = http_client::client_builder(
+            http_client::Roots::for_scheme(endpoint.scheme()),
+            &config.extra_root_certs,
+        )
+        .map_err(|e| Error::InvalidCaCert(e.to_string()))?;
         let http = builder
             .user_agent(concat!(
                 "planwright-adapter-openai/",
@@ -272,7 +262,7 @@ impl OpenAiClient {
                 self.inner.config.request_timeout
             ));
         }
-        let cause = error_chain(err);
+        let cause = http_client::error_chain(err);
         if err.is_builder() {
             return LlmError::Permanent(format!(
                 "could not build the request to {endpoint}: {cause}"
@@ -498,26 +488,6 @@ fn endpoint_url(base_url: &str) -> Result<Url, Error> {
     Url::parse(&format!("{trimmed}/chat/completions")).map_err(|e| invalid(e.to_string()))
 }
 
-/// Which certificate roots an endpoint's client trusts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Roots {
-    /// The platform's (system) roots and the configured extra ones: an `https` endpoint.
-    Platform,
-    /// Only the configured extra ones: a plain `http` endpoint, which needs no roots (a
-    /// redirect from it to `https` is then refused). The system's hundred-odd
-    /// certificates are not read and parsed at every start for nothing
-    /// (docs/benchmarks.md, "Containment").
-    OnlyGiven,
-}
-
-fn roots_for(endpoint: &Url) -> Roots {
-    if endpoint.scheme() == "https" {
-        Roots::Platform
-    } else {
-        Roots::OnlyGiven
-    }
-}
-
 /// A URL with any user name or password removed.
 fn shown_url(url: &Url) -> String {
     let mut shown = url.clone();
@@ -525,25 +495,6 @@ fn shown_url(url: &Url) -> String {
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
     shown.to_string()
-}
-
-/// The error and its causes, `a: b: c`, without the URL reqwest puts in its own message.
-fn error_chain(err: &reqwest::Error) -> String {
-    let mut parts = Vec::new();
-    let mut current: Option<&dyn std::error::Error> = Some(err);
-    while let Some(e) = current {
-        let text = e.to_string();
-        let text = text
-            .split(" for url (")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        if !text.is_empty() && parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        current = e.source();
-    }
-    parts.join(": ")
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -563,14 +514,6 @@ impl fmt::Debug for OpenAiClient {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_https_endpoints_load_the_platform_roots() {
-        let roots = |base: &str| roots_for(&endpoint_url(base).unwrap());
-        assert_eq!(roots("https://api.openai.com/v1"), Roots::Platform);
-        assert_eq!(roots("HTTPS://example.test/v1"), Roots::Platform);
-        assert_eq!(roots("http://localhost:8080/v1"), Roots::OnlyGiven);
-    }
 
     #[test]
     fn a_plain_http_client_builds_with_or_without_extra_roots() {

@@ -12,6 +12,8 @@ use reqwest::{RequestBuilder, StatusCode, Url};
 use serde::de::DeserializeOwned;
 use tracing::{debug, warn};
 
+use http_client::{error_chain, root_cause};
+
 use crate::error::ConfigError;
 use crate::text;
 
@@ -34,7 +36,8 @@ pub struct SearchOptions {
     /// Pause before the one retry after a 5xx reply or a failed connection.
     pub retry_delay: Duration,
     /// PEM files' contents trusted beside the platform's roots (`--ca-cert FILE`), e.g. a
-    /// company proxy's or a self-hosted SearxNG's CA.
+    /// company proxy's or a self-hosted SearxNG's CA. The platform's roots are read only
+    /// for an `https` server (`http_client::client_builder`).
     pub extra_root_certs: Arc<[Vec<u8>]>,
 }
 
@@ -113,19 +116,12 @@ impl Http {
             )));
         }
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        let mut builder = reqwest::Client::builder();
-        for pem in options.extra_root_certs.iter() {
-            let certs = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| ConfigError::InvalidCaCert(error_chain(&e.without_url())))?;
-            if certs.is_empty() {
-                return Err(ConfigError::InvalidCaCert(
-                    "no PEM certificate in the file".into(),
-                ));
-            }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
+        // The platform's roots only for an https server: a plain-http SearxNG reads none.
+        let builder = http_client::client_builder(
+            http_client::Roots::for_scheme(base.scheme()),
+            &options.extra_root_certs,
+        )
+        .map_err(|e| ConfigError::InvalidCaCert(e.to_string()))?;
         let client = builder
             .user_agent(USER_AGENT)
             .default_headers(headers)
@@ -389,38 +385,6 @@ pub(crate) fn hide_credentials(raw: &str) -> String {
         Err(_) if raw.contains('@') => "(not shown: it may contain credentials)".to_owned(),
         Err(_) => raw.trim().to_owned(),
     }
-}
-
-/// The innermost cause, e.g. `Connection refused (os error 111)`.
-fn root_cause(err: &reqwest::Error) -> String {
-    let mut current: &dyn std::error::Error = err;
-    while let Some(source) = current.source() {
-        current = source;
-    }
-    let text = current.to_string();
-    match text.split(" for url (").next() {
-        Some(t) if !t.is_empty() => t.to_owned(),
-        _ => error_chain(err),
-    }
-}
-
-/// The error and its causes, `a: b: c`, without any URL reqwest puts in its own message.
-fn error_chain(err: &reqwest::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current: Option<&dyn std::error::Error> = Some(err);
-    while let Some(e) = current {
-        let text = e.to_string();
-        let text = text
-            .split(" for url (")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        if !text.is_empty() && parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        current = e.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]

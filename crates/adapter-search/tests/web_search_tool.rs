@@ -10,17 +10,11 @@ use domain::ports::{Tool, ToolContext};
 use domain::tools::builtin::WebSearch;
 use serde_json::json;
 use support::*;
-use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn ctx() -> ToolContext {
-    ToolContext {
-        run_id: "run_1".into(),
-        step_id: Some("s1".into()),
-        workspace: std::env::temp_dir(),
-        cancel: CancellationToken::new(),
-    }
+    test_support::tool_context(&std::env::temp_dir(), "run_1")
 }
 
 #[tokio::test]

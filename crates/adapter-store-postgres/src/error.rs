@@ -1,5 +1,7 @@
 //! The crate's one error type.
 
+use store_sql::RecordError;
+
 /// Everything that can go wrong opening or using a [`PostgresStore`](crate::PostgresStore).
 ///
 /// Through the [`RunStore`](domain::ports::RunStore) port these become
@@ -52,30 +54,10 @@ pub enum Error {
         context: &'static str,
         source: tokio_postgres::Error,
     },
-    #[error("{what}: invalid JSON: {source}")]
-    Json {
-        what: &'static str,
-        source: serde_json::Error,
-    },
-    /// A stored value could not be turned back into a domain value.
-    #[error("invalid stored {what}: {detail}")]
-    Corrupt { what: &'static str, detail: String },
-    #[error("{what} = {value} does not fit a PostgreSQL bigint")]
-    OutOfRange { what: &'static str, value: u64 },
-    #[error("run '{run_id}' already exists")]
-    RunExists { run_id: String },
-    #[error("run '{run_id}' does not exist")]
-    UnknownRun { run_id: String },
-    /// The event log of a run is gap-free: only `last seq + 1` is accepted.
-    #[error(
-        "event seq {got} of run '{run_id}' refused ({}): the next seq is {expected}",
-        if got < expected { "duplicate" } else { "gap" }
-    )]
-    OutOfOrderEvent {
-        run_id: String,
-        expected: u64,
-        got: u64,
-    },
+    /// A record refused or unreadable, whatever the database (shared with the SQLite
+    /// store: an unknown or existing run, an event out of order, a bad stored value).
+    #[error(transparent)]
+    Record(#[from] RecordError),
     /// Another writer appended the same `seq` at the same moment (the primary key refused
     /// the second one).
     #[error(
@@ -97,14 +79,9 @@ impl Error {
     pub fn kind(&self) -> fn(String) -> domain::StoreError {
         use domain::StoreError as Kind;
         match self {
-            Error::UnknownRun { .. } => Kind::NotFound,
-            Error::RunExists { .. }
-            | Error::OutOfOrderEvent { .. }
-            | Error::DuplicateEvent { .. } => Kind::Conflict,
-            Error::SchemaTooNew { .. } | Error::Json { .. } | Error::Corrupt { .. } => {
-                Kind::Corrupt
-            }
-            Error::OutOfRange { .. } => Kind::Unstorable,
+            Error::Record(e) => e.kind(),
+            Error::DuplicateEvent { .. } => Kind::Conflict,
+            Error::SchemaTooNew { .. } => Kind::Corrupt,
             Error::Sql { source, .. } => match sqlstate_class(source) {
                 SqlStateClass::Outage => Kind::Unavailable,
                 SqlStateClass::Constraint => Kind::Conflict,

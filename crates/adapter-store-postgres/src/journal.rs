@@ -2,11 +2,13 @@
 
 use chrono::Utc;
 use deadpool_postgres::{Object, Transaction};
-use domain::{Event, Plan, Step};
+use domain::{Event, Plan};
+use store_sql::codec::{from_json, time_to_sql, to_json};
+use store_sql::events::next_seq;
+use store_sql::steps::{replaces_steps, step_ids, step_rows};
+use store_sql::RecordError;
 
-use crate::codec::{
-    from_json, int_from_sql, int_to_sql, opt_text_to_sql, text_to_sql, time_to_sql, to_json,
-};
+use crate::codec::text_to_sql;
 use crate::error::{sql, Error};
 
 // ---- plans and steps --------------------------------------------------------------------
@@ -25,9 +27,7 @@ pub(crate) async fn save_plan(client: &mut Object, run_id: &str, plan: &Plan) ->
         .await
         .map_err(sql("lock run"))?;
     if locked.is_none() {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     let row = tx
         .query_one(
@@ -58,7 +58,7 @@ pub(crate) async fn save_plan(client: &mut Object, run_id: &str, plan: &Plan) ->
     .await
     .map_err(sql("upsert plan version"))?;
     // The steps table mirrors the newest version; a late save of an older one leaves it be.
-    if newest_version.is_none_or(|newest| version >= newest) {
+    if replaces_steps(newest_version, version) {
         replace_steps(&tx, run_id, plan).await?;
     } else {
         tracing::debug!(
@@ -72,7 +72,7 @@ pub(crate) async fn save_plan(client: &mut Object, run_id: &str, plan: &Plan) ->
 }
 
 async fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), Error> {
-    let ids: Vec<&str> = plan.steps().iter().map(|s| s.id.as_str()).collect();
+    let ids = step_ids(plan);
     tx.execute(
         "DELETE FROM steps WHERE run_id = $1 AND plan_id = $2 AND step_id <> ALL ($3)",
         &[&run_id, &plan.id, &ids],
@@ -92,42 +92,23 @@ async fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Resul
         )
         .await
         .map_err(sql("prepare step upsert"))?;
-    for (position, step) in plan.steps().iter().enumerate() {
-        let Step {
-            id,
-            description,
-            kind,
-            depends_on,
-            result,
-            error,
-            notes,
-            attachments,
-            // Edges, fallbacks and the interruption mark are kept in the plan's JSON, not
-            // projected into `steps`; status and attempts are read through the state machine.
-            fallback: _,
-            condition: _,
-            rollback_of: _,
-            group: _,
-            ..
-        } = step;
-        let position = int_to_sql("step position", position as u64)?;
-        let attempts = i64::from(step.attempts());
+    for row in step_rows(plan)? {
         tx.execute(
             &upsert,
             &[
                 &run_id,
                 &plan.id,
-                id,
-                &position,
-                &text_to_sql(description),
-                &opt_text_to_sql(kind),
-                &step.status().as_str(),
-                &opt_text_to_sql(result),
-                &opt_text_to_sql(error),
-                &text_to_sql(notes),
-                &attempts,
-                &to_json("step depends_on", depends_on)?,
-                &to_json("step attachments", attachments)?,
+                &row.step_id,
+                &row.position,
+                &text_to_sql(row.description),
+                &row.kind.map(text_to_sql),
+                &row.status,
+                &row.result.map(text_to_sql),
+                &row.error.map(text_to_sql),
+                &text_to_sql(row.notes),
+                &row.attempts,
+                &row.depends_on,
+                &row.attachments,
             ],
         )
         .await
@@ -149,7 +130,7 @@ pub(crate) async fn latest_plan(client: &Object, run_id: &str) -> Result<Option<
         .map_err(sql("read latest plan"))?;
     let Some(row) = row else { return Ok(None) };
     let json: &str = row.try_get(0).map_err(sql("read latest plan"))?;
-    from_json("stored plan", json).map(Some)
+    Ok(Some(from_json("stored plan", json)?))
 }
 
 // ---- events -----------------------------------------------------------------------------
@@ -159,7 +140,6 @@ pub(crate) async fn latest_plan(client: &Object, run_id: &str) -> Result<Option<
 /// for is refused by the primary key (then reported as a duplicate).
 pub(crate) async fn append_event(client: &Object, event: &Event) -> Result<(), Error> {
     let json = to_json("event", event)?;
-    let seq = int_to_sql("event seq", event.seq)?;
     let look = client
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = $1),
@@ -171,22 +151,13 @@ pub(crate) async fn append_event(client: &Object, event: &Event) -> Result<(), E
         .query_one(&look, &[&event.run_id])
         .await
         .map_err(sql("read last event seq"))?;
-    let unknown = || Error::UnknownRun {
-        run_id: event.run_id.clone(),
-    };
+    let unknown = || Error::from(RecordError::unknown_run(&event.run_id));
     let exists: bool = row.try_get(0).map_err(sql("look up run"))?;
     if !exists {
         return Err(unknown());
     }
     let last: Option<i64> = row.try_get(1).map_err(sql("read last event seq"))?;
-    let expected = last.unwrap_or(0) + 1;
-    if seq != expected {
-        return Err(Error::OutOfOrderEvent {
-            run_id: event.run_id.clone(),
-            expected: int_from_sql("last event seq", expected)?,
-            got: event.seq,
-        });
-    }
+    let seq = next_seq(event, last)?;
     let insert = client
         .prepare_cached(
             "INSERT INTO events (run_id, seq, at, type, json) VALUES ($1, $2, $3, $4, $5)",
@@ -237,6 +208,11 @@ pub(crate) async fn events(
         .await
         .map_err(sql("read events"))?;
     rows.iter()
-        .map(|r| from_json("stored event", r.try_get(0).map_err(sql("read events"))?))
+        .map(|r| {
+            Ok(from_json(
+                "stored event",
+                r.try_get(0).map_err(sql("read events"))?,
+            )?)
+        })
         .collect()
 }

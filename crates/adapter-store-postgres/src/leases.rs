@@ -6,20 +6,18 @@
 //! changes it. A claim picks its run with `SELECT ... FOR UPDATE SKIP LOCKED` in the same
 //! transaction as the lease it writes: concurrent claimers never wait for each other and
 //! never get the same run. Times compare as `COLLATE "C"` text, which is time order
-//! (`codec.rs`).
+//! (`store_sql::codec`).
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Object;
 use domain::ports::{Lease, LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
 
-use crate::codec::{time_from_sql, time_to_sql};
-use crate::error::{sql, Error};
-use crate::runs::{record_from_row, RUN_COLUMNS};
+use store_sql::codec::{time_from_sql, time_to_sql};
+use store_sql::queue::{lease_free as free, position_sql, CLAIM_ORDER};
+use store_sql::runs::RUN_COLUMNS;
 
-/// A lease nobody holds, or whose time is over; `$now` is the parameter number of "now".
-fn free(now: &str) -> String {
-    format!("(lease_owner IS NULL OR lease_until IS NULL OR lease_until <= {now})")
-}
+use crate::error::{sql, Error};
+use crate::runs::record_from_row;
 
 /// How often `acquire` tries again when the lease it was refused turns out free (released
 /// between the refusal and the look).
@@ -121,10 +119,7 @@ pub(crate) async fn claim(
     let now = time_to_sql(&now);
     let tx = client.transaction().await.map_err(sql("begin claim"))?;
     let mut picked = None;
-    for condition in [
-        "queue_request IS NOT NULL AND status IN ('running', 'waiting')",
-        "status = 'queued'",
-    ] {
+    for condition in CLAIM_ORDER {
         let row = tx
             .query_opt(
                 &format!(
@@ -189,18 +184,10 @@ pub(crate) async fn cancel_queued(
     Ok(changed == 1)
 }
 
-/// Claimed runs (starting) are not waiting any more: only unclaimed ones count.
+/// The run's place in the queue (`store_sql::queue::position_sql`).
 pub(crate) async fn position(client: &Object, run_id: &str) -> Result<Option<usize>, Error> {
     let row = client
-        .query_opt(
-            "SELECT (SELECT COUNT(*) FROM runs AS o
-                     WHERE o.status = 'queued' AND o.lease_owner IS NULL
-                       AND (o.created_at < r.created_at
-                            OR (o.created_at = r.created_at AND o.run_id <= r.run_id)))
-             FROM runs AS r
-             WHERE r.run_id = $1 AND r.status = 'queued' AND r.lease_owner IS NULL",
-            &[&run_id],
-        )
+        .query_opt(&position_sql("$1"), &[&run_id])
         .await
         .map_err(sql("read queue position"))?;
     let Some(row) = row else { return Ok(None) };

@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::Object;
 use domain::ports::RunMessage;
 
-use crate::codec::{from_json, time_to_sql, to_json};
+use store_sql::codec::{from_json, time_to_sql, to_json};
+use store_sql::RecordError;
+
 use crate::error::{sql, Error};
 
 pub(crate) async fn post(
@@ -24,9 +26,7 @@ pub(crate) async fn post(
         .await
         .map_err(sql("post run message"))?;
     if added == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     Ok(())
 }
@@ -54,8 +54,8 @@ pub(crate) async fn take(
         taken.push((id, json));
     }
     taken.sort_unstable_by_key(|(id, _)| *id);
-    taken
+    Ok(taken
         .iter()
         .map(|(_, json)| from_json("run message", json))
-        .collect()
+        .collect::<Result<_, _>>()?)
 }

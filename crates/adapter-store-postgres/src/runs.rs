@@ -4,20 +4,15 @@
 //! statement that changed no row.
 
 use deadpool_postgres::Object;
-use domain::ports::{Lease, RunRecord, RunStatus};
+use domain::ports::{RunRecord, RunStatus};
 use domain::RunUsage;
+use store_sql::codec::{time_to_sql, to_json};
+use store_sql::runs::{usage_to_sql, StoredRun, RUN_COLUMNS};
+use store_sql::RecordError;
 use tokio_postgres::Row;
 
-use crate::codec::{
-    from_json, int_from_sql, int_to_sql, opt_text_to_sql, text_from_sql, text_to_sql,
-    time_from_sql, time_to_sql, to_json,
-};
+use crate::codec::{opt_text_to_sql, text_from_sql, text_to_sql};
 use crate::error::{sql, Error};
-
-pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
-                           finished_at, summary, error, llm_calls, prompt_tokens,
-                           completion_tokens, cached_prompt_tokens, lease_owner, lease_until,
-                           queue_request, client";
 
 /// Inserts `run` as given (status, lease and all); a run id already stored is refused.
 pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), Error> {
@@ -59,9 +54,7 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
         .await
         .map_err(sql("insert run"))?;
     if changed == 0 {
-        return Err(Error::RunExists {
-            run_id: run.run_id.clone(),
-        });
+        return Err(RecordError::run_exists(&run.run_id).into());
     }
     Ok(())
 }
@@ -170,20 +163,9 @@ pub(crate) async fn list_runs(client: &Object) -> Result<Vec<RunRecord>, Error> 
 
 fn found(changed: u64, run_id: &str) -> Result<(), Error> {
     if changed == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     Ok(())
-}
-
-fn usage_to_sql(usage: &RunUsage) -> Result<[i64; 4], Error> {
-    Ok([
-        int_to_sql("llm_calls", usage.llm_calls)?,
-        int_to_sql("prompt_tokens", usage.prompt_tokens)?,
-        int_to_sql("completion_tokens", usage.completion_tokens)?,
-        int_to_sql("cached_prompt_tokens", usage.cached_prompt_tokens)?,
-    ])
 }
 
 /// A `runs` row (selected as [`RUN_COLUMNS`]) as a domain record, validated.
@@ -191,43 +173,25 @@ pub(crate) fn record_from_row(row: &Row) -> Result<RunRecord, Error> {
     let text = |i: usize| -> Result<String, Error> { row.try_get(i).map_err(sql("read a run")) };
     let opt =
         |i: usize| -> Result<Option<String>, Error> { row.try_get(i).map_err(sql("read a run")) };
-    let int = |i: usize, what: &'static str| -> Result<u64, Error> {
-        int_from_sql(what, row.try_get(i).map_err(sql("read a run"))?)
-    };
-    let run_id = text(0)?;
-    let status_text = text(3)?;
-    let status = RunStatus::parse(&status_text).ok_or_else(|| Error::Corrupt {
-        what: "run status",
-        detail: format!("unknown status {status_text:?} of run '{run_id}'"),
-    })?;
-    Ok(RunRecord {
+    let int = |i: usize| -> Result<i64, Error> { row.try_get(i).map_err(sql("read a run")) };
+    let stored = StoredRun {
+        run_id: text(0)?,
         task: text_from_sql(text(1)?),
         mode: text(2)?,
-        status,
+        status: text(3)?,
         workspace: text_from_sql(text(4)?),
-        created_at: time_from_sql("run created_at", &text(5)?)?,
-        finished_at: opt(6)?
-            .map(|t| time_from_sql("run finished_at", &t))
-            .transpose()?,
+        created_at: text(5)?,
+        finished_at: opt(6)?,
         summary: opt(7)?.map(text_from_sql),
         error: opt(8)?.map(text_from_sql),
-        usage: RunUsage {
-            llm_calls: int(9, "llm_calls")?,
-            prompt_tokens: int(10, "prompt_tokens")?,
-            completion_tokens: int(11, "completion_tokens")?,
-            cached_prompt_tokens: int(12, "cached_prompt_tokens")?,
-        },
-        lease: match (opt(13)?, opt(14)?) {
-            (Some(owner), Some(until)) => Some(Lease {
-                owner,
-                until: time_from_sql("run lease_until", &until)?,
-            }),
-            _ => None,
-        },
-        queue_request: opt(15)?
-            .map(|j| from_json("queue request", &j))
-            .transpose()?,
+        llm_calls: int(9)?,
+        prompt_tokens: int(10)?,
+        completion_tokens: int(11)?,
+        cached_prompt_tokens: int(12)?,
+        lease_owner: opt(13)?,
+        lease_until: opt(14)?,
+        queue_request: opt(15)?,
         client: opt(16)?.map(text_from_sql),
-        run_id,
-    })
+    };
+    Ok(stored.into_record()?)
 }

@@ -310,9 +310,7 @@ impl RunStore for PostgresStore {
 #[async_trait]
 impl WorkQueue for PostgresStore {
     async fn enqueue(&self, run: &RunRecord) -> Result<(), StoreError> {
-        let mut run = run.clone();
-        run.status = RunStatus::Queued;
-        run.lease = None;
+        let run = store_sql::queue::queued(run);
         self.call("enqueue", Some(&run.run_id), async {
             runs::insert_run(&self.connection().await?, &run).await
         })

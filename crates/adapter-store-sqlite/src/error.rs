@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use store_sql::RecordError;
+
 /// Everything that can go wrong opening or using a [`SqliteStore`](crate::SqliteStore).
 ///
 /// Through the [`RunStore`](domain::ports::RunStore) port these become
@@ -60,30 +62,10 @@ pub enum Error {
         context: &'static str,
         source: rusqlite::Error,
     },
-    #[error("{what}: invalid JSON: {source}")]
-    Json {
-        what: &'static str,
-        source: serde_json::Error,
-    },
-    /// A stored value could not be turned back into a domain value.
-    #[error("invalid stored {what}: {detail}")]
-    Corrupt { what: &'static str, detail: String },
-    #[error("{what} = {value} does not fit an SQLite integer")]
-    OutOfRange { what: &'static str, value: u64 },
-    #[error("run '{run_id}' already exists")]
-    RunExists { run_id: String },
-    #[error("run '{run_id}' does not exist")]
-    UnknownRun { run_id: String },
-    /// The event log of a run is gap-free: only `last seq + 1` is accepted.
-    #[error(
-        "event seq {got} of run '{run_id}' refused ({}): the next seq is {expected}",
-        if got < expected { "duplicate" } else { "gap" }
-    )]
-    OutOfOrderEvent {
-        run_id: String,
-        expected: u64,
-        got: u64,
-    },
+    /// A record refused or unreadable, whatever the database (shared with the PostgreSQL
+    /// store: an unknown or existing run, an event out of order, a bad stored value).
+    #[error(transparent)]
+    Record(#[from] RecordError),
     #[error("the blocking store task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
 }
@@ -93,15 +75,11 @@ impl Error {
     pub fn kind(&self) -> fn(String) -> domain::StoreError {
         use domain::StoreError as Kind;
         match self {
-            Error::UnknownRun { .. } => Kind::NotFound,
-            Error::RunExists { .. } | Error::OutOfOrderEvent { .. } => Kind::Conflict,
+            Error::Record(e) => e.kind(),
             Error::NotWal { .. }
             | Error::SchemaTooNew { .. }
             | Error::InvalidSchemaVersion { .. }
-            | Error::Foreign { .. }
-            | Error::Json { .. }
-            | Error::Corrupt { .. }
-            | Error::OutOfRange { .. } => Kind::Corrupt,
+            | Error::Foreign { .. } => Kind::Corrupt,
             Error::Sqlite { source, .. } if is_constraint(source) => Kind::Conflict,
             Error::CreateDir { .. }
             | Error::Open { .. }

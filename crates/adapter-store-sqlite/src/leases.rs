@@ -10,25 +10,26 @@ use chrono::{DateTime, Utc};
 use domain::ports::{Lease, LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use crate::codec::time_to_sql;
-use crate::error::{sql, Error};
-use crate::queries::{write_tx, RunRow, RUN_COLUMNS};
+use store_sql::codec::{time_from_sql, time_to_sql};
+use store_sql::queue::{lease_free, position_sql, CLAIM_ORDER};
+use store_sql::runs::RUN_COLUMNS;
 
-/// A lease nobody holds, or whose time is over.
-const FREE: &str = "(lease_owner IS NULL OR lease_until IS NULL OR lease_until <= :now)";
+use crate::error::{sql, Error};
+use crate::queries::{read_run_row, write_tx};
 
 pub(crate) fn acquire(
     conn: &mut Connection,
     run_id: &str,
     claim: &LeaseClaim,
 ) -> Result<LeaseOutcome, Error> {
+    let free = lease_free(":now");
     let tx = write_tx(conn)?;
     let changed = tx
         .execute(
             &format!(
                 "UPDATE runs SET lease_owner = :owner, lease_until = :until
                  WHERE run_id = :run_id
-                   AND ({FREE} OR lease_owner = :owner OR lease_owner = :stale)"
+                   AND ({free} OR lease_owner = :owner OR lease_owner = :stale)"
             ),
             rusqlite::named_params! {
                 ":owner": claim.owner,
@@ -70,7 +71,7 @@ fn read_lease(tx: &Transaction<'_>, run_id: &str) -> Result<Option<Option<Lease>
     row.map(|(owner, until)| match (owner, until) {
         (Some(owner), Some(until)) => Ok(Some(Lease {
             owner,
-            until: crate::codec::time_from_sql("run lease_until", &until)?,
+            until: time_from_sql("run lease_until", &until)?,
         })),
         _ => Ok(None),
     })
@@ -115,10 +116,11 @@ pub(crate) fn claim(
 ) -> Result<Option<RunRecord>, Error> {
     let tx = write_tx(conn)?;
     let now_sql = time_to_sql(&now);
+    let free = lease_free(":now");
     let pick = |condition: &str| -> Result<Option<String>, Error> {
         tx.query_row(
             &format!(
-                "SELECT run_id FROM runs WHERE {condition} AND {FREE}
+                "SELECT run_id FROM runs WHERE {condition} AND {free}
                  ORDER BY created_at, run_id LIMIT 1"
             ),
             rusqlite::named_params! {":now": now_sql},
@@ -127,11 +129,13 @@ pub(crate) fn claim(
         .optional()
         .map_err(sql("find a run to claim"))
     };
-    let interrupted = pick("queue_request IS NOT NULL AND status IN ('running', 'waiting')")?;
-    let next = match interrupted {
-        Some(id) => Some(id),
-        None => pick("status = 'queued'")?,
-    };
+    let mut next = None;
+    for condition in CLAIM_ORDER {
+        next = pick(condition)?;
+        if next.is_some() {
+            break;
+        }
+    }
     let Some(run_id) = next else {
         return Ok(None);
     };
@@ -144,7 +148,7 @@ pub(crate) fn claim(
         .query_row(
             &format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?1"),
             [&run_id],
-            RunRow::read,
+            read_run_row,
         )
         .map_err(sql("read claimed run"))?
         .into_record()?;
@@ -163,7 +167,8 @@ pub(crate) fn cancel_queued(
         .execute(
             &format!(
                 "UPDATE runs SET status = :failed, error = :error, finished_at = :now
-                 WHERE run_id = :run_id AND status = :queued AND {FREE}"
+                 WHERE run_id = :run_id AND status = :queued AND {}",
+                lease_free(":now")
             ),
             rusqlite::named_params! {
                 ":failed": RunStatus::Failed.as_str(),
@@ -178,19 +183,10 @@ pub(crate) fn cancel_queued(
     Ok(changed == 1)
 }
 
-/// Claimed runs (starting) are not waiting any more: only unclaimed ones count.
+/// The run's place in the queue (`store_sql::queue::position_sql`).
 pub(crate) fn position(conn: &Connection, run_id: &str) -> Result<Option<usize>, Error> {
     let n: Option<i64> = conn
-        .query_row(
-            "SELECT (SELECT COUNT(*) FROM runs AS o
-                     WHERE o.status = 'queued' AND o.lease_owner IS NULL
-                       AND (o.created_at < r.created_at
-                            OR (o.created_at = r.created_at AND o.run_id <= r.run_id)))
-             FROM runs AS r
-             WHERE r.run_id = ?1 AND r.status = 'queued' AND r.lease_owner IS NULL",
-            [run_id],
-            |r| r.get(0),
-        )
+        .query_row(&position_sql("?1"), [run_id], |r| r.get(0))
         .optional()
         .map_err(sql("read queue position"))?;
     Ok(n.and_then(|n| usize::try_from(n).ok()))

@@ -51,7 +51,6 @@
 //! file whose version is newer than [`SCHEMA_VERSION`] fails with
 //! [`Error::SchemaTooNew`] rather than guessing.
 
-mod codec;
 mod connection;
 mod error;
 mod leases;

@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 use domain::ports::RunMessage;
 use rusqlite::Connection;
 
-use crate::codec::{from_json, time_to_sql, to_json};
+use store_sql::codec::{from_json, time_to_sql, to_json};
+use store_sql::RecordError;
+
 use crate::error::{sql, Error};
 use crate::queries::write_tx;
 
@@ -25,9 +27,7 @@ pub(crate) fn post(
         )
         .map_err(sql("post run message"))?;
     if added == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     tx.commit().map_err(sql("commit run message"))
 }

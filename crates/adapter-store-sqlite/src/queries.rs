@@ -4,11 +4,16 @@
 //! up to `busy_timeout`), so a read-then-write never fails on a lock upgrade.
 
 use chrono::Utc;
-use domain::ports::{Lease, RunRecord, RunStatus};
-use domain::{Event, Plan, RunUsage, Step};
+use domain::ports::{RunRecord, RunStatus};
+use domain::{Event, Plan, RunUsage};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use crate::codec::{from_json, int_from_sql, int_to_sql, time_from_sql, time_to_sql, to_json};
+use store_sql::codec::{from_json, time_to_sql, to_json};
+use store_sql::events::next_seq;
+use store_sql::runs::{usage_to_sql, StoredRun, RUN_COLUMNS};
+use store_sql::steps::{replaces_steps, step_ids, step_rows};
+use store_sql::RecordError;
+
 use crate::error::{sql, Error};
 
 pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, Error> {
@@ -27,20 +32,18 @@ fn require_run(tx: &Transaction<'_>, run_id: &str) -> Result<(), Error> {
     if run_exists(tx, run_id)? {
         Ok(())
     } else {
-        Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        })
+        Err(RecordError::unknown_run(run_id).into())
     }
 }
 
 // ---- runs -------------------------------------------------------------------------------
 
 pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), Error> {
+    let [llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens] =
+        usage_to_sql(&run.usage)?;
     let tx = write_tx(conn)?;
     if run_exists(&tx, &run.run_id)? {
-        return Err(Error::RunExists {
-            run_id: run.run_id.clone(),
-        });
+        return Err(RecordError::run_exists(&run.run_id).into());
     }
     tx.execute(
         "INSERT INTO runs (run_id, task, mode, status, workspace, created_at, finished_at,
@@ -58,10 +61,10 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
             run.finished_at.as_ref().map(time_to_sql),
             run.summary,
             run.error,
-            int_to_sql("llm_calls", run.usage.llm_calls)?,
-            int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
-            int_to_sql("completion_tokens", run.usage.completion_tokens)?,
-            int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
+            llm_calls,
+            prompt_tokens,
+            completion_tokens,
+            cached_prompt_tokens,
             run.lease.as_ref().map(|l| l.owner.as_str()),
             run.lease.as_ref().map(|l| time_to_sql(&l.until)),
             run.queue_request
@@ -78,6 +81,8 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
 /// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
 /// workspace, queue request or client.
 pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), Error> {
+    let [llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens] =
+        usage_to_sql(&run.usage)?;
     let tx = write_tx(conn)?;
     let changed = tx
         .execute(
@@ -91,17 +96,15 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 run.finished_at.as_ref().map(time_to_sql),
                 run.summary,
                 run.error,
-                int_to_sql("llm_calls", run.usage.llm_calls)?,
-                int_to_sql("prompt_tokens", run.usage.prompt_tokens)?,
-                int_to_sql("completion_tokens", run.usage.completion_tokens)?,
-                int_to_sql("cached_prompt_tokens", run.usage.cached_prompt_tokens)?,
+                llm_calls,
+                prompt_tokens,
+                completion_tokens,
+                cached_prompt_tokens,
             ],
         )
         .map_err(sql("update run"))?;
     if changed == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run.run_id.clone(),
-        });
+        return Err(RecordError::unknown_run(&run.run_id).into());
     }
     tx.commit().map_err(sql("commit run update"))
 }
@@ -112,25 +115,18 @@ pub(crate) fn save_usage(
     run_id: &str,
     usage: &RunUsage,
 ) -> Result<(), Error> {
+    let usage = usage_to_sql(usage)?;
     let tx = write_tx(conn)?;
     let changed = tx
         .execute(
             "UPDATE runs SET llm_calls = ?2, prompt_tokens = ?3, completion_tokens = ?4,
                              cached_prompt_tokens = ?5
              WHERE run_id = ?1",
-            params![
-                run_id,
-                int_to_sql("llm_calls", usage.llm_calls)?,
-                int_to_sql("prompt_tokens", usage.prompt_tokens)?,
-                int_to_sql("completion_tokens", usage.completion_tokens)?,
-                int_to_sql("cached_prompt_tokens", usage.cached_prompt_tokens)?,
-            ],
+            params![run_id, usage[0], usage[1], usage[2], usage[3]],
         )
         .map_err(sql("save run usage"))?;
     if changed == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     tx.commit().map_err(sql("commit run usage"))
 }
@@ -148,105 +144,37 @@ pub(crate) fn set_run_status(
         )
         .map_err(sql("set run status"))?;
     if changed == 0 {
-        return Err(Error::UnknownRun {
-            run_id: run_id.to_string(),
-        });
+        return Err(RecordError::unknown_run(run_id).into());
     }
     tx.commit().map_err(sql("commit run status"))
 }
 
-pub(crate) const RUN_COLUMNS: &str = "run_id, task, mode, status, workspace, created_at,
-                           finished_at, summary, error, llm_calls, prompt_tokens,
-                           completion_tokens, cached_prompt_tokens, lease_owner, lease_until,
-                           queue_request, client";
-
-/// A `runs` row as SQLite hands it back, before validation.
-pub(crate) struct RunRow {
-    run_id: String,
-    task: String,
-    mode: String,
-    status: String,
-    workspace: String,
-    created_at: String,
-    finished_at: Option<String>,
-    summary: Option<String>,
-    error: Option<String>,
-    llm_calls: i64,
-    prompt_tokens: i64,
-    completion_tokens: i64,
-    cached_prompt_tokens: i64,
-    lease_owner: Option<String>,
-    lease_until: Option<String>,
-    queue_request: Option<String>,
-    client: Option<String>,
+/// A `runs` row ([`RUN_COLUMNS`]) as SQLite hands it back, before validation.
+pub(crate) fn read_run_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        run_id: row.get(0)?,
+        task: row.get(1)?,
+        mode: row.get(2)?,
+        status: row.get(3)?,
+        workspace: row.get(4)?,
+        created_at: row.get(5)?,
+        finished_at: row.get(6)?,
+        summary: row.get(7)?,
+        error: row.get(8)?,
+        llm_calls: row.get(9)?,
+        prompt_tokens: row.get(10)?,
+        completion_tokens: row.get(11)?,
+        cached_prompt_tokens: row.get(12)?,
+        lease_owner: row.get(13)?,
+        lease_until: row.get(14)?,
+        queue_request: row.get(15)?,
+        client: row.get(16)?,
+    })
 }
 
-impl RunRow {
-    pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
-        Ok(RunRow {
-            run_id: row.get(0)?,
-            task: row.get(1)?,
-            mode: row.get(2)?,
-            status: row.get(3)?,
-            workspace: row.get(4)?,
-            created_at: row.get(5)?,
-            finished_at: row.get(6)?,
-            summary: row.get(7)?,
-            error: row.get(8)?,
-            llm_calls: row.get(9)?,
-            prompt_tokens: row.get(10)?,
-            completion_tokens: row.get(11)?,
-            cached_prompt_tokens: row.get(12)?,
-            lease_owner: row.get(13)?,
-            lease_until: row.get(14)?,
-            queue_request: row.get(15)?,
-            client: row.get(16)?,
-        })
-    }
-
-    pub(crate) fn into_record(self) -> Result<RunRecord, Error> {
-        let status = RunStatus::parse(&self.status).ok_or_else(|| Error::Corrupt {
-            what: "run status",
-            detail: format!("unknown status {:?} of run '{}'", self.status, self.run_id),
-        })?;
-        Ok(RunRecord {
-            status,
-            created_at: time_from_sql("run created_at", &self.created_at)?,
-            finished_at: self
-                .finished_at
-                .as_deref()
-                .map(|t| time_from_sql("run finished_at", t))
-                .transpose()?,
-            usage: RunUsage {
-                llm_calls: int_from_sql("llm_calls", self.llm_calls)?,
-                prompt_tokens: int_from_sql("prompt_tokens", self.prompt_tokens)?,
-                completion_tokens: int_from_sql("completion_tokens", self.completion_tokens)?,
-                cached_prompt_tokens: int_from_sql(
-                    "cached_prompt_tokens",
-                    self.cached_prompt_tokens,
-                )?,
-            },
-            run_id: self.run_id,
-            task: self.task,
-            mode: self.mode,
-            workspace: self.workspace,
-            summary: self.summary,
-            error: self.error,
-            lease: match (self.lease_owner, self.lease_until) {
-                (Some(owner), Some(until)) => Some(Lease {
-                    owner,
-                    until: time_from_sql("run lease_until", &until)?,
-                }),
-                _ => None,
-            },
-            queue_request: self
-                .queue_request
-                .as_deref()
-                .map(|j| from_json("queue request", j))
-                .transpose()?,
-            client: self.client,
-        })
-    }
+/// A `runs` row as a domain record, validated.
+fn run_record(row: StoredRun) -> Result<RunRecord, Error> {
+    Ok(row.into_record()?)
 }
 
 /// Deletes a run with its plans, steps and events; false when there was no such run.
@@ -263,11 +191,11 @@ pub(crate) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecor
     conn.query_row(
         &format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?1"),
         [run_id],
-        RunRow::read,
+        read_run_row,
     )
     .optional()
     .map_err(sql("read run"))?
-    .map(RunRow::into_record)
+    .map(run_record)
     .transpose()
 }
 
@@ -277,15 +205,12 @@ pub(crate) fn list_runs(conn: &Connection) -> Result<Vec<RunRecord>, Error> {
             "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, run_id"
         ))
         .map_err(sql("prepare run listing"))?;
-    let rows = stmt.query_map([], RunRow::read).map_err(sql("list runs"))?;
+    let rows = stmt.query_map([], read_run_row).map_err(sql("list runs"))?;
     // One unreadable row (a value of the wrong type, an unknown status, a bad time) is left
     // out with a warning naming it; the others are still listed.
     let mut runs = Vec::new();
     for (i, row) in rows.enumerate() {
-        match row
-            .map_err(sql("read a run row"))
-            .and_then(RunRow::into_record)
-        {
+        match row.map_err(sql("read a run row")).and_then(run_record) {
             Ok(run) => runs.push(run),
             Err(e) => tracing::warn!(row = i + 1, error = %e, "skipping an unreadable run"),
         }
@@ -332,7 +257,7 @@ pub(crate) fn save_plan(conn: &mut Connection, run_id: &str, plan: &Plan) -> Res
     )
     .map_err(sql("upsert plan version"))?;
     // The steps table mirrors the newest version; a late save of an older one leaves it be.
-    if newest_version.is_none_or(|newest| version >= newest) {
+    if replaces_steps(newest_version, version) {
         replace_steps(&tx, run_id, plan)?;
     } else {
         tracing::debug!(
@@ -346,11 +271,10 @@ pub(crate) fn save_plan(conn: &mut Connection, run_id: &str, plan: &Plan) -> Res
 }
 
 fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), Error> {
-    let ids: Vec<&str> = plan.steps().iter().map(|s| s.id.as_str()).collect();
     tx.execute(
         "DELETE FROM steps WHERE run_id = ?1 AND plan_id = ?2
            AND step_id NOT IN (SELECT value FROM json_each(?3))",
-        params![run_id, plan.id, to_json("step ids", &ids)?],
+        params![run_id, plan.id, to_json("step ids", &step_ids(plan))?],
     )
     .map_err(sql("delete removed steps"))?;
     let mut upsert = tx
@@ -365,40 +289,22 @@ fn replace_steps(tx: &Transaction<'_>, run_id: &str, plan: &Plan) -> Result<(), 
                  depends_on = excluded.depends_on, attachments = excluded.attachments",
         )
         .map_err(sql("prepare step upsert"))?;
-    for (position, step) in plan.steps().iter().enumerate() {
-        let Step {
-            id,
-            description,
-            kind,
-            depends_on,
-            result,
-            error,
-            notes,
-            attachments,
-            // Edges, fallbacks and the interruption mark are kept in the plan's JSON, not
-            // projected into `steps`; status and attempts are read through the state machine.
-            fallback: _,
-            condition: _,
-            rollback_of: _,
-            group: _,
-            ..
-        } = step;
-        let (status, attempts) = (step.status(), step.attempts());
+    for row in step_rows(plan)? {
         upsert
             .execute(params![
                 run_id,
                 plan.id,
-                id,
-                int_to_sql("step position", position as u64)?,
-                description,
-                kind,
-                status.as_str(),
-                result,
-                error,
-                notes,
-                attempts,
-                to_json("step depends_on", depends_on)?,
-                to_json("step attachments", attachments)?,
+                row.step_id,
+                row.position,
+                row.description,
+                row.kind,
+                row.status,
+                row.result,
+                row.error,
+                row.notes,
+                row.attempts,
+                row.depends_on,
+                row.attachments,
             ])
             .map_err(sql("upsert step"))?;
     }
@@ -417,14 +323,13 @@ pub(crate) fn latest_plan(conn: &Connection, run_id: &str) -> Result<Option<Plan
         )
         .optional()
         .map_err(sql("read latest plan"))?;
-    json.map(|j| from_json("stored plan", &j)).transpose()
+    Ok(json.map(|j| from_json("stored plan", &j)).transpose()?)
 }
 
 // ---- events -----------------------------------------------------------------------------
 
 pub(crate) fn append_event(conn: &mut Connection, event: &Event) -> Result<(), Error> {
     let json = to_json("event", event)?;
-    let seq = int_to_sql("event seq", event.seq)?;
     let tx = write_tx(conn)?;
     require_run(&tx, &event.run_id)?;
     let last: Option<i64> = tx
@@ -434,14 +339,7 @@ pub(crate) fn append_event(conn: &mut Connection, event: &Event) -> Result<(), E
             |row| row.get(0),
         )
         .map_err(sql("read last event seq"))?;
-    let expected = last.unwrap_or(0) + 1;
-    if seq != expected {
-        return Err(Error::OutOfOrderEvent {
-            run_id: event.run_id.clone(),
-            expected: int_from_sql("last event seq", expected)?,
-            got: event.seq,
-        });
-    }
+    let seq = next_seq(event, last)?;
     tx.execute(
         "INSERT INTO events (run_id, seq, at, type, json) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![
@@ -467,5 +365,8 @@ pub(crate) fn events(conn: &Connection, run_id: &str, after_seq: u64) -> Result<
         .map_err(sql("read events"))?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql("read events"))?;
-    rows.iter().map(|j| from_json("stored event", j)).collect()
+    Ok(rows
+        .iter()
+        .map(|j| from_json("stored event", j))
+        .collect::<Result<_, _>>()?)
 }

@@ -242,9 +242,7 @@ impl RunStore for SqliteStore {
 #[async_trait]
 impl WorkQueue for SqliteStore {
     async fn enqueue(&self, run: &RunRecord) -> Result<(), StoreError> {
-        let mut run = run.clone();
-        run.status = RunStatus::Queued;
-        run.lease = None;
+        let run = store_sql::queue::queued(run);
         let run_id = run.run_id.clone();
         self.call("enqueue", Some(&run_id), move |conn| {
             queries::insert_run(conn, &run)

@@ -1,5 +1,8 @@
 //! [`Browsers`]: one browser per run, started on first use, reused by every step of the
 //! run, restarted once if it crashed, and closed when the run ends.
+//!
+//! The pool knows nothing of the tools: `tools.rs` builds the nine `browser_*` tools over
+//! it ([`Browsers::tools`]), so the imports point one way (tools → pool).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -7,13 +10,12 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{ToolContext, ToolOutput};
 use domain::ToolError;
 
 use crate::config::BrowserConfig;
 use crate::error::BrowserError;
 use crate::session::{Action, Session};
-use crate::tools::{BrowserTool, ToolKind};
 
 /// What the model is told after a restart.
 pub(crate) const CRASH_NOTE: &str =
@@ -62,16 +64,6 @@ impl Browsers {
 
     pub fn config(&self) -> &BrowserConfig {
         &self.inner.config
-    }
-
-    /// All nine tools, sharing this pool: `browser_navigate`, `browser_view`,
-    /// `browser_click`, `browser_input`, `browser_scroll`, `browser_press_key`,
-    /// `browser_select_option`, `browser_console_exec`, `browser_screenshot`.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        ToolKind::ALL
-            .into_iter()
-            .map(|kind| Arc::new(BrowserTool::new(kind, self.clone())) as Arc<dyn Tool>)
-            .collect()
     }
 
     /// The Chromium binary the tools would start, or why there is none (for a future

@@ -1,6 +1,8 @@
 //! The nine `browser_*` tools: one [`BrowserTool`] type, told apart by its [`ToolKind`],
 //! all sharing one [`Browsers`] pool.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -252,6 +254,18 @@ fn no_scheme(url: &str) -> ToolError {
     ToolError::InvalidArguments(format!(
         "browser_navigate: '{url}' is not a full address; write it with http:// or https://"
     ))
+}
+
+impl Browsers {
+    /// All nine tools, sharing this pool: `browser_navigate`, `browser_view`,
+    /// `browser_click`, `browser_input`, `browser_scroll`, `browser_press_key`,
+    /// `browser_select_option`, `browser_console_exec`, `browser_screenshot`.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        ToolKind::ALL
+            .into_iter()
+            .map(|kind| Arc::new(BrowserTool::new(kind, self.clone())) as Arc<dyn Tool>)
+            .collect()
+    }
 }
 
 /// One browser tool.

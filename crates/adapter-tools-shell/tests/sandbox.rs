@@ -317,8 +317,7 @@ async fn a_sandboxed_command_is_limited_and_alone_in_its_session() {
     );
     // In a pids cgroup of its own wherever Planwright has one (root in CI).
     let in_cgroup = out.content.lines().any(|l| l.trim() == "1");
-    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
-    assert!(in_cgroup || !ci, "{}", out.content);
+    assert!(in_cgroup || !test_support::under_ci(), "{}", out.content);
 }
 
 #[tokio::test]

@@ -400,9 +400,8 @@ async fn a_fork_bomb_stops_at_the_process_limit_even_as_root() {
         .await
         .unwrap();
     if !where_.content.contains("/planwright-") {
-        let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
         assert!(
-            !ci,
+            !test_support::under_ci(),
             "CI=true runs commands in a pids cgroup: {}",
             where_.content
         );
@@ -431,9 +430,8 @@ async fn a_fork_bomb_stops_at_the_process_limit_even_as_root() {
 /// Under `CI=true` (root in a container) they must.
 fn namespaces_usable() -> bool {
     let root = common::contained();
-    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
     assert!(
-        root || !ci,
+        root || !test_support::under_ci(),
         "CI=true runs as root, where commands are contained in a PID namespace"
     );
     root

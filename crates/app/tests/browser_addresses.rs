@@ -11,20 +11,12 @@ use std::path::PathBuf;
 use common::*;
 use serde_json::json;
 
-#[allow(clippy::print_stderr)]
 fn chromium_or_skip() -> Option<PathBuf> {
     let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is required under CI (apt-get install -y chromium)"
-        );
-        eprintln!("skipped: no chromium (apt-get install -y chromium)");
-    }
-    found
+    test_support::require_or_skip(found.ok_or("no chromium (apt-get install -y chromium)"))
 }
 
 /// Runs a one-step task whose executor opens a local server's `/v1/health`; returns what

@@ -22,19 +22,13 @@ const TOKEN: &str = "test-token-0123456789";
 
 /// The venv's python, installed on first use; `None` (the test skips) when it cannot be
 /// made outside CI.
-#[allow(clippy::print_stderr)]
 fn python() -> Option<PathBuf> {
     static VENV: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match VENV.get_or_init(prepare_venv) {
-        Ok(python) => Some(python.clone()),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("the MCP Python SDK is required in CI: {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: the MCP Python SDK is not available ({why})");
-            None
-        }
-    }
+    test_support::require_or_skip(
+        VENV.get_or_init(prepare_venv)
+            .clone()
+            .map_err(|why| format!("the MCP Python SDK is not available ({why})")),
+    )
 }
 
 fn prepare_venv() -> Result<PathBuf, String> {

@@ -6,7 +6,6 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use domain::ports::ToolContext;
-use tokio_util::sync::CancellationToken;
 
 /// The pinned packages (`npm view <pkg> version`).
 const PACKAGES: [&str; 2] = [
@@ -16,19 +15,14 @@ const PACKAGES: [&str; 2] = [
 
 /// The folder holding `node_modules/.bin/mcp-server-*`, or `None` (skip) when node or npm
 /// is missing on a laptop; with `CI=true` a missing node fails the test.
-#[allow(clippy::print_stderr)]
 pub fn servers_or_skip() -> Option<&'static Path> {
     static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match INSTALLED.get_or_init(install) {
-        Ok(dir) => Some(dir.as_path()),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true but the MCP test servers are unavailable: {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: MCP test servers unavailable: {why}");
-            None
-        }
-    }
+    test_support::require_or_skip(
+        INSTALLED
+            .get_or_init(install)
+            .as_deref()
+            .map_err(|why| format!("the MCP test servers are unavailable: {why}")),
+    )
 }
 
 fn install() -> Result<PathBuf, String> {
@@ -71,10 +65,5 @@ pub fn bin(dir: &Path, name: &str) -> PathBuf {
 }
 
 pub fn ctx(workspace: &Path) -> ToolContext {
-    ToolContext {
-        run_id: "run-1".into(),
-        step_id: None,
-        workspace: workspace.to_path_buf(),
-        cancel: CancellationToken::new(),
-    }
+    test_support::tool_context(workspace, "run-1")
 }

@@ -5,37 +5,25 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use adapter_tools_browser::{find_chromium, BrowserConfig, Browsers};
 use domain::ports::{Tool, ToolContext, ToolOutput};
 use domain::ToolError;
-use nix::errno::Errno;
-use nix::sys::signal::kill;
-use nix::unistd::Pid;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 /// The Chromium to test with. On a developer's machine without one the test is skipped
 /// (returns `None`); with `CI=true` a missing Chromium fails the test.
-#[allow(clippy::print_stderr)]
 pub fn chromium_or_skip() -> Option<PathBuf> {
-    if let Some(path) = find_chromium() {
-        return Some(path);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "CI=true but Chromium was not found: CI must install it (apt-get install chromium) \
-             or set PLANWRIGHT_CHROMIUM"
-        );
-    }
-    eprintln!("skipped: Chromium not found (apt-get install chromium, or set PLANWRIGHT_CHROMIUM)");
-    None
+    test_support::require_or_skip(
+        find_chromium()
+            .ok_or("Chromium was not found (apt-get install chromium, or set PLANWRIGHT_CHROMIUM)"),
+    )
 }
 
 /// Settings for tests: short timeouts so failures are quick, and local pages allowed
@@ -78,12 +66,7 @@ impl Harness {
     }
 
     pub fn ctx(&self, run_id: &str) -> ToolContext {
-        ToolContext {
-            run_id: run_id.to_string(),
-            step_id: Some("s1".to_string()),
-            workspace: self.workspace.path().to_path_buf(),
-            cancel: CancellationToken::new(),
-        }
+        test_support::tool_context(self.workspace.path(), run_id)
     }
 
     /// Calls tool `name` in run `run`.
@@ -132,28 +115,8 @@ pub fn index_of(view: &str, needle: &str) -> u32 {
     line[1..line.find(']').unwrap()].parse().unwrap()
 }
 
-/// Whether process `pid` is gone (or a zombie).
-pub fn process_gone(pid: u32) -> bool {
-    let pid = i32::try_from(pid).unwrap();
-    match kill(Pid::from_raw(pid), None) {
-        Err(Errno::ESRCH) => true,
-        _ => std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| {
-                s.rsplit(')')
-                    .next()
-                    .is_some_and(|r| r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true),
-    }
-}
-
-pub async fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(started.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+#[allow(unused_imports)] // not every test binary uses both
+pub use test_support::{process_gone, wait_until};
 
 fn html(body: impl Into<String>) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body.into().into_bytes(), "text/html; charset=utf-8")

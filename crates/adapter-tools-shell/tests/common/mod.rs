@@ -2,13 +2,11 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use domain::ports::ToolContext;
-use nix::errno::Errno;
-use nix::sys::signal::kill;
-use nix::unistd::Pid;
-use tokio_util::sync::CancellationToken;
+
+#[allow(unused_imports)] // not every test binary uses both
+pub use test_support::{process_gone, wait_until};
 
 pub fn ctx(workspace: &Path) -> ToolContext {
     ctx_in_run(workspace, "run_1")
@@ -16,39 +14,7 @@ pub fn ctx(workspace: &Path) -> ToolContext {
 
 /// A context of run `run_id`.
 pub fn ctx_in_run(workspace: &Path, run_id: &str) -> ToolContext {
-    ToolContext {
-        run_id: run_id.to_string(),
-        step_id: Some("s1".to_string()),
-        workspace: workspace.to_path_buf(),
-        cancel: CancellationToken::new(),
-    }
-}
-
-/// Polls `condition` until it holds; panics after `limit`. Used to synchronise on files
-/// and process exits, never to wait a fixed time.
-pub async fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(started.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Whether process `pid` is dead (gone, or a zombie waiting to be reaped).
-pub fn process_gone(pid: i32) -> bool {
-    match kill(Pid::from_raw(pid), None) {
-        Err(Errno::ESRCH) => true,
-        Ok(()) => {
-            // A killed orphan may linger as a zombie until init reaps it.
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat
-                .rsplit(") ")
-                .next()
-                .and_then(|rest| rest.chars().next());
-            matches!(state, Some('Z' | 'X') | None)
-        }
-        Err(_) => false,
-    }
+    test_support::tool_context(workspace, run_id)
 }
 
 /// The pids (one per line) written to `file` by a test command.
@@ -123,21 +89,12 @@ pub fn pids_named(marker: &str) -> Vec<i32> {
 
 /// Whether the bwrap sandbox can be tested here. Under `CI=true` it must be: the test
 /// fails with the reason instead of skipping.
-#[allow(clippy::print_stderr)]
 pub fn bwrap_usable(test: &str) -> bool {
-    match adapter_tools_shell::bwrap_available() {
-        Ok(_) => true,
-        Err(reason) => {
-            let ci = std::env::var("CI")
-                .map(|v| v.eq_ignore_ascii_case("true") || v == "1")
-                .unwrap_or(false);
-            assert!(
-                !ci,
-                "{test}: CI=true requires a working bwrap sandbox (CI installs the Debian \
-                 package `bubblewrap`): {reason}"
-            );
-            eprintln!("skipping {test}: {reason}");
-            false
-        }
-    }
+    test_support::require_or_skip(adapter_tools_shell::bwrap_available().map_err(|reason| {
+        format!(
+            "{test} requires a working bwrap sandbox (CI installs the Debian package \
+             `bubblewrap`): {reason}"
+        )
+    }))
+    .is_some()
 }

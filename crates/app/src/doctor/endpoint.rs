@@ -23,7 +23,7 @@ pub async fn check(opts: &RunOptions, timeout_secs: u64) -> Check {
         Err(e) => return Check::new("endpoint", Status::Fail, e.to_string()),
     };
     let base = config.base_url.trim_end_matches('/').to_string();
-    let client = match http_client(opts, timeout_secs) {
+    let client = match http_client(opts, &base, timeout_secs) {
         Ok(c) => c,
         Err(e) => return Check::new("endpoint", Status::Fail, e),
     };
@@ -127,23 +127,28 @@ fn model_ids(body: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// An HTTP client with the short timeout, trusting `--ca-cert` as runs do.
+/// An HTTP client with the short timeout, trusting `--ca-cert` as runs do (the platform's
+/// roots only for an https endpoint, as the OpenAI client).
 #[cfg(feature = "openai")]
-fn http_client(opts: &RunOptions, timeout_secs: u64) -> Result<reqwest::Client, String> {
+fn http_client(
+    opts: &RunOptions,
+    base: &str,
+    timeout_secs: u64,
+) -> Result<reqwest::Client, String> {
     let timeout = std::time::Duration::from_secs(timeout_secs);
-    let mut builder = reqwest::Client::builder()
+    let scheme = base.split_once("://").map_or("", |(scheme, _)| scheme);
+    let pems = crate::wiring::ca_certs(opts).map_err(|e| e.to_string())?;
+    http_client::client_builder(http_client::Roots::for_scheme(scheme), &pems)
+        .map_err(|e| format!("a --ca-cert file is not PEM: {e}"))?
         .timeout(timeout)
-        .connect_timeout(timeout);
-    for pem in crate::wiring::ca_certs(opts).map_err(|e| e.to_string())? {
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("a --ca-cert file is not PEM: {e}"))?;
-        for cert in certs {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
-    builder
+        .connect_timeout(timeout)
         .build()
-        .map_err(|e| format!("cannot set up an HTTP client: {e}"))
+        .map_err(|e| {
+            format!(
+                "cannot set up an HTTP client: {}",
+                http_client::error_chain(&e)
+            )
+        })
 }
 
 #[cfg(not(feature = "openai"))]
