@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg, NumberRange};
 use domain::ToolError;
 
@@ -276,6 +276,12 @@ impl BrowserTool {
 impl Tool for BrowserTool {
     fn name(&self) -> &str {
         self.kind.name()
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Browser
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Network
     }
 
     fn description(&self) -> &str {

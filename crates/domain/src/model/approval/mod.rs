@@ -5,7 +5,8 @@
 //! Deny rules win over allow rules; rules apply in every mode. Without a matching rule,
 //! `auto` lets everything run, `read-only` refuses every call that acts (shell commands,
 //! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
-//! to the user never need approval.
+//! to the user never need approval. What a call does is what its tool says
+//! (`Tool::effect`), never read from its name.
 
 mod call;
 mod command;
