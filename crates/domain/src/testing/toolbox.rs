@@ -9,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::model::tool_kind::ToolFamily;
 use crate::ports::llm::ToolSchema;
-use crate::ports::tool::ToolFamily;
 use crate::ports::{ToolContext, ToolError, ToolOutput, Toolbox};
 
 type Hook = Arc<dyn Fn() + Send + Sync>;

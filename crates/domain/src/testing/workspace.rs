@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
-use crate::ports::tool::{ToolEffect, ToolFamily};
 use crate::ports::{
     FileFacts, Listing, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError, WorkspaceFiles,
 };

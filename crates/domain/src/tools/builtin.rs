@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::error::ToolError;
 use crate::model::approval::glob;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
-use crate::ports::tool::{ToolEffect, ToolFamily};
 use crate::ports::{SearchProvider, Tool, ToolContext, ToolOutput, Toolbox};
 
 /// Name of the function that ends a step.

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::model::approval::glob;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
-use crate::ports::tool::{ToolEffect, ToolFamily};
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
 
 /// One toolbox of the combination and what the log calls it ("built-in", "MCP").

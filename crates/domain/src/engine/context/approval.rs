@@ -11,8 +11,8 @@ use super::RunContext;
 use crate::error::StoreError;
 use crate::model::approval::{record_writes, ApprovalDecision, CallToJudge, Verdict, WrittenFiles};
 use crate::model::event::EventKind;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolCall;
-use crate::ports::tool::{ToolEffect, ToolFamily};
 use crate::ports::ApprovalRequest;
 
 /// Whether a tool call may run.

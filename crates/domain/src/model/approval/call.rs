@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::written::WrittenFiles;
-use crate::ports::tool::{ToolEffect, ToolFamily};
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 
 /// One tool call as the policy sees it.
 #[derive(Debug, Clone, Copy)]

@@ -12,7 +12,7 @@ use super::pattern::{fits, Fit};
 use super::resolve::PathResolver;
 use super::rule::{glob, path_pattern, ApprovalRule};
 use super::written::WrittenFiles;
-use crate::ports::tool::ToolFamily;
+use crate::model::tool_kind::ToolFamily;
 
 /// What a call is about.
 #[derive(Debug)]

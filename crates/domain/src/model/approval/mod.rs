@@ -25,6 +25,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::names::Named;
+
 pub use call::CallToJudge;
 pub use judge::record_writes;
 pub use resolve::{PathResolver, ResolvePaths};
@@ -67,13 +69,20 @@ impl fmt::Display for ApprovalMode {
     }
 }
 
+impl Named for ApprovalMode {
+    const WHAT: &'static str = "approval mode";
+    fn all() -> &'static [ApprovalMode] {
+        &ApprovalMode::ALL
+    }
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl FromStr for ApprovalMode {
     type Err = String;
     fn from_str(s: &str) -> Result<ApprovalMode, String> {
-        ApprovalMode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| format!("unknown approval mode '{s}' (available: auto, ask, read-only)"))
+        ApprovalMode::from_name(s).map_err(|e| e.to_string())
     }
 }
 

@@ -2,7 +2,7 @@ use serde_json::{json, Value};
 
 use super::rule::glob;
 use super::*;
-use crate::ports::tool::{ToolEffect, ToolFamily};
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 
 fn rule(s: &str) -> ApprovalRule {
     s.parse().expect("a valid rule")
