@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use domain::ports::llm::ToolSchema;
-use domain::ports::{ToolContext, ToolError, ToolOutput, Toolbox};
+use domain::ports::{ToolContext, ToolEffect, ToolError, ToolOutput, Toolbox};
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -135,5 +135,15 @@ impl Toolbox for McpToolbox {
     /// Only tools the server marks `readOnlyHint: true`.
     fn idempotent(&self, name: &str) -> bool {
         self.find(name).is_some_and(|(_, tool)| tool.read_only)
+    }
+
+    /// Reads when the server marks the tool `readOnlyHint: true`, else acts (the server's
+    /// other hints do not lift approvals); the family is always `Other` (always offered).
+    fn effect(&self, name: &str) -> ToolEffect {
+        if self.idempotent(name) {
+            ToolEffect::Reads
+        } else {
+            ToolEffect::Acts
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use adapter_mcp::{McpServerConfig, McpToolbox, ServerState, StartError};
-use domain::ports::{ToolError, Toolbox};
+use domain::ports::{ToolEffect, ToolError, ToolFamily, Toolbox};
 use serde_json::json;
 use support::{bin, ctx, servers_or_skip};
 
@@ -72,6 +72,11 @@ async fn tools_are_listed_with_mcp_names_and_read_only_hints() {
     assert!(!toolbox.idempotent("mcp__fs__write_file"));
     assert!(toolbox.idempotent("mcp__everything__echo"));
     assert!(!toolbox.idempotent("mcp__everything__unknown"));
+    // What the approval policy judges: read-only tools read, the others act.
+    assert_eq!(toolbox.effect("mcp__fs__read_text_file"), ToolEffect::Reads);
+    assert_eq!(toolbox.effect("mcp__fs__write_file"), ToolEffect::Acts);
+    assert_eq!(toolbox.effect("mcp__everything__unknown"), ToolEffect::Acts);
+    assert_eq!(toolbox.family("mcp__fs__read_text_file"), ToolFamily::Other);
 
     let status = toolbox.status().await;
     assert!(

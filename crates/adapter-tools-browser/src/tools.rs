@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg, NumberRange};
 use domain::ToolError;
 
@@ -290,6 +290,12 @@ impl BrowserTool {
 impl Tool for BrowserTool {
     fn name(&self) -> &str {
         self.kind.name()
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Browser
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Network
     }
 
     fn description(&self) -> &str {

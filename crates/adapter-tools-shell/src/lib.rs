@@ -263,6 +263,33 @@ mod tests {
         assert_eq!(idempotent, [FILE_READ, FILE_LIST]);
     }
 
+    /// What the router and the approval policy read of each tool (issue 30): the shell
+    /// always offered and acting, the sessions offered once one exists and acting, the
+    /// file tools always offered, reading or writing.
+    #[test]
+    fn each_tool_declares_its_family_and_effect() {
+        use domain::ports::{ToolEffect as E, ToolFamily as F};
+        let tools = shell_tools();
+        let declared: Vec<(&str, F, E)> = tools
+            .iter()
+            .map(|t| (t.name(), t.family(), t.effect()))
+            .collect();
+        assert_eq!(
+            declared,
+            [
+                (SHELL_EXEC, F::Shell, E::Acts),
+                (FILE_READ, F::Files, E::Reads),
+                (FILE_WRITE, F::Files, E::Acts),
+                (FILE_STR_REPLACE, F::Files, E::Acts),
+                (FILE_LIST, F::Files, E::Reads),
+                (SHELL_VIEW, F::ShellSession, E::Acts),
+                (SHELL_WAIT, F::ShellSession, E::Acts),
+                (SHELL_WRITE, F::ShellSession, E::Acts),
+                (SHELL_KILL, F::ShellSession, E::Acts),
+            ]
+        );
+    }
+
     #[test]
     fn schemas_carry_the_contract() {
         let tools = shell_tools();

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{IntRange, NumberArg};
 use domain::ToolError;
 
@@ -129,6 +129,12 @@ impl Tool for ShellViewTool {
     fn name(&self) -> &str {
         SHELL_VIEW
     }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::ShellSession
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
+    }
 
     fn description(&self) -> &str {
         "Show a shell session's status and new output, without waiting."
@@ -149,6 +155,12 @@ impl Tool for ShellViewTool {
 impl Tool for ShellWaitTool {
     fn name(&self) -> &str {
         SHELL_WAIT
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::ShellSession
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {
@@ -186,6 +198,12 @@ impl Tool for ShellWaitTool {
 impl Tool for ShellWriteTool {
     fn name(&self) -> &str {
         SHELL_WRITE
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::ShellSession
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {
@@ -280,6 +298,12 @@ async fn await_reaction(
 impl Tool for ShellKillTool {
     fn name(&self) -> &str {
         SHELL_KILL
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::ShellSession
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {

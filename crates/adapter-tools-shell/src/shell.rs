@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
@@ -320,6 +320,12 @@ impl Drop for KillUnlessKept {
 impl Tool for ShellExecTool {
     fn name(&self) -> &str {
         SHELL_EXEC
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Shell
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {

@@ -7,11 +7,11 @@ use domain::ports::{LlmClient, RunStore, SystemClock};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{ApprovalArg, ModeArg, ReviseArg, RunOptions, ScheduleArg, SummaryArg};
+use crate::cli::{RunOptions, SummaryArg};
 use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
-use domain::model::approval::{ApprovalMode, ApprovalPolicy};
+use domain::model::approval::ApprovalPolicy;
 
 /// The LLM client of a run, and what to check once the run is over.
 pub struct LlmSetup {
@@ -429,14 +429,7 @@ pub fn runtime(
     args: &RunOptions,
 ) -> Result<Runtime, AppError> {
     let mut config = RunConfig {
-        mode: match args.mode {
-            ModeArg::Flow => domain::Mode::Flow,
-            ModeArg::PlanAct => domain::Mode::PlanAct,
-            ModeArg::Todo => domain::Mode::Todo,
-            ModeArg::Dag => domain::Mode::Dag,
-            ModeArg::Auto => domain::Mode::Auto,
-            ModeArg::Direct => domain::Mode::Direct,
-        },
+        mode: args.mode,
         summary: match args.summary {
             SummaryArg::Auto => domain::SummaryStyle::Auto,
             SummaryArg::Facts => domain::SummaryStyle::Facts,
@@ -446,18 +439,12 @@ pub fn runtime(
             Some(n) => n as usize,
             None => default_max_plan_steps(args),
         },
-        schedule: match args.schedule {
-            ScheduleArg::Event => domain::Schedule::EventDriven,
-            ScheduleArg::Superstep => domain::Schedule::Superstep,
-        },
+        schedule: args.schedule,
         parallelism: args.parallel as usize,
         retries: args.retries,
         retry_delay: Duration::from_millis(args.retry_delay_ms),
         max_revisions: args.max_revisions,
-        revise: match args.revise {
-            ReviseArg::OnFailure => domain::Revise::OnFailure,
-            ReviseArg::EveryStep => domain::Revise::EveryStep,
-        },
+        revise: args.revise,
         max_todos: args.max_todos as usize,
         verify: args.verify,
         max_tokens: args.max_tokens,
@@ -467,11 +454,7 @@ pub fn runtime(
         },
         allow_input_edits: args.allow_input_edits,
         approvals: ApprovalPolicy {
-            mode: match args.approval {
-                ApprovalArg::Auto => ApprovalMode::Auto,
-                ApprovalArg::Ask => ApprovalMode::Ask,
-                ApprovalArg::ReadOnly => ApprovalMode::ReadOnly,
-            },
+            mode: args.approval,
             allow: args.allow.clone(),
             deny: args.deny.clone(),
             paths: approval_paths(),

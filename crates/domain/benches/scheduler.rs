@@ -23,7 +23,9 @@ use domain::error::{LlmError, StoreError};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
 use domain::model::event::{Event, RunUsage};
 use domain::model::plan::Plan;
-use domain::ports::{LlmClient, RunRecord, RunStatus, RunStore, Tool, ToolContext, ToolOutput};
+use domain::ports::{
+    LlmClient, RunRecord, RunStatus, RunStore, Tool, ToolContext, ToolFamily, ToolOutput,
+};
 use domain::testing::runs::runtime;
 use domain::testing::step_of;
 use domain::tools::builtin::ToolSet;
@@ -178,6 +180,17 @@ impl Tool for FixtureTool {
     }
     fn parameters(&self) -> serde_json::Value {
         self.parameters.clone()
+    }
+    /// The family the app's tool of this name declares, so that routing is measured.
+    fn family(&self) -> ToolFamily {
+        match self.name.as_str() {
+            "shell_exec" => ToolFamily::Shell,
+            n if n.starts_with("shell_") => ToolFamily::ShellSession,
+            n if n.starts_with("file_") => ToolFamily::Files,
+            n if n.starts_with("browser_") => ToolFamily::Browser,
+            "web_search" => ToolFamily::WebSearch,
+            _ => ToolFamily::Other,
+        }
     }
     async fn execute(
         &self,

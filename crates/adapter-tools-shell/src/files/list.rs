@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::ToolError;
 
 use super::facts::facts;
@@ -74,6 +74,12 @@ impl FileListTool {
 impl Tool for FileListTool {
     fn name(&self) -> &str {
         FILE_LIST
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Files
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Reads
     }
 
     fn description(&self) -> &str {

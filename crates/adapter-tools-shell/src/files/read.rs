@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
@@ -100,6 +100,12 @@ impl FileReadTool {
 impl Tool for FileReadTool {
     fn name(&self) -> &str {
         FILE_READ
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Files
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Reads
     }
 
     fn description(&self) -> &str {

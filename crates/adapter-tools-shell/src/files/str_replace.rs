@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::{tools::args as tool_args, ToolError};
 
 use super::{binary_message, blocking, io_error, looks_binary, Target};
@@ -55,6 +55,12 @@ impl FileStrReplaceTool {
 impl Tool for FileStrReplaceTool {
     fn name(&self) -> &str {
         FILE_STR_REPLACE
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Files
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {

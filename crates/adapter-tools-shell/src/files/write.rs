@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use domain::ports::{Tool, ToolContext, ToolOutput};
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::{tools::args as tool_args, ToolError};
 
 use super::facts::is_facts_line;
@@ -56,6 +56,12 @@ impl FileWriteTool {
 impl Tool for FileWriteTool {
     fn name(&self) -> &str {
         FILE_WRITE
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Files
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     fn description(&self) -> &str {

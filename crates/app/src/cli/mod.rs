@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use domain::model::approval::ApprovalRule;
+use domain::model::approval::{ApprovalMode, ApprovalRule};
+use domain::{Mode, Revise, Schedule};
 
 use crate::database::Database;
 
@@ -12,11 +13,8 @@ mod values;
 
 pub use mcp::McpCommand;
 
-use values::{approval_rule, tool_pattern};
-pub use values::{
-    ApprovalArg, ModeArg, ProviderArg, ReviseArg, SandboxArg, ScheduleArg, SearchArg, SummaryArg,
-    ToolProtocolArg,
-};
+use values::{approval_rule, tool_pattern, NamedParser};
+pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -286,8 +284,8 @@ pub struct WorkerArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
     /// Planning style; `auto` picks direct for small tasks (docs/direct.md).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub mode: ModeArg,
+    #[arg(long, value_parser = NamedParser::<Mode>::new(), default_value = "auto")]
+    pub mode: Mode,
 
     /// Model name sent to the OpenAI-compatible endpoint.
     #[arg(long, env = "PLANWRIGHT_MODEL", default_value = "gpt-4o-mini")]
@@ -313,8 +311,8 @@ pub struct RunOptions {
     pub max_calls_per_reply: u32,
 
     /// How ready steps of a dag are released.
-    #[arg(long, value_enum, default_value = "event")]
-    pub schedule: ScheduleArg,
+    #[arg(long, value_parser = NamedParser::<Schedule>::new(), default_value = "event")]
+    pub schedule: Schedule,
 
     /// Steps running at once in the dag style.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -334,8 +332,8 @@ pub struct RunOptions {
     pub max_revisions: u32,
 
     /// When plan-act revises the plan after a successful step.
-    #[arg(long, value_enum, default_value = "on-failure")]
-    pub revise: ReviseArg,
+    #[arg(long, value_parser = NamedParser::<Revise>::new(), default_value = "on-failure")]
+    pub revise: Revise,
 
     /// Most items on the todo style's list.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
@@ -356,8 +354,9 @@ pub struct RunOptions {
     /// and writes wait for yes / no / always), `read-only` (they are refused; the run goes
     /// on reading and browsing). --allow and --deny rules apply in every mode
     /// (docs/approvals.md).
-    #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_APPROVAL")]
-    pub approval: ApprovalArg,
+    #[arg(long, value_parser = NamedParser::<ApprovalMode>::new(), default_value = "auto",
+          env = "PLANWRIGHT_APPROVAL")]
+    pub approval: ApprovalMode,
 
     /// Let matching tool calls run without asking, e.g. `shell_exec(git status*)`,
     /// `file_write(src/**)` (repeatable).

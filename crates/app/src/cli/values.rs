@@ -1,22 +1,61 @@
-//! The values of the command line's enumerated options (`--mode`, `--provider`...).
+//! The values of the command line's enumerated options (`--mode`, `--provider`...): the
+//! domain's choices (modes, schedules, revise policies, approval modes) parsed by their own
+//! [`Named`] list through [`NamedParser`], the app's own ones as clap enums.
 
+use std::ffi::OsStr;
+use std::marker::PhantomData;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::ValueEnum;
 use domain::model::approval::{ApprovalRule, RuleError};
+use domain::model::names::Named;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// One upfront plan through the `planning` tool, steps in order.
-    Flow,
-    /// A JSON plan, one step at a time, unfinished steps revised as results come in.
-    PlanAct,
-    /// Start with 1-3 TODOs and add more as the work reveals them.
-    Todo,
-    /// Goal, sub-goals and actions with edges; independent actions run in parallel.
-    Dag,
-    /// Classify the task and pick direct, flow, dag or todo (rules first; docs/direct.md).
-    Auto,
-    /// No planner: the task is one step, done by one executor (docs/direct.md).
-    Direct,
+/// A clap value parser over a domain type's [`Named`] list: the names users may type, their
+/// help lines in `--help`, completions and config keys all come from the domain.
+#[derive(Debug)]
+pub struct NamedParser<T>(PhantomData<T>);
+
+impl<T> NamedParser<T> {
+    pub fn new() -> NamedParser<T> {
+        NamedParser(PhantomData)
+    }
+}
+
+impl<T> Clone for NamedParser<T> {
+    fn clone(&self) -> Self {
+        NamedParser(PhantomData)
+    }
+}
+
+impl<T: Named> NamedParser<T> {
+    fn possible() -> impl Iterator<Item = PossibleValue> {
+        T::all().iter().map(|v| {
+            let value = PossibleValue::new(v.name());
+            match v.help() {
+                "" => value,
+                help => value.help(help),
+            }
+        })
+    }
+}
+
+impl<T: Named> TypedValueParser for NamedParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        // clap's own parser of a list of names: the same errors as for any other choice.
+        let name = PossibleValuesParser::new(Self::possible()).parse_ref(cmd, arg, value)?;
+        T::from_name(&name).map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(Self::possible()))
+    }
 }
 
 /// How the final summary is written.
@@ -41,13 +80,6 @@ pub enum SandboxArg {
     /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
     /// unless --sandbox-network.
     Bwrap,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApprovalArg {
-    Auto,
-    Ask,
-    ReadOnly,
 }
 
 /// Who serves `web_search`.
@@ -91,22 +123,6 @@ pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
 /// An `--allow` / `--deny` rule (docs/approvals.md).
 pub(crate) fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
     text.parse().map_err(|e: RuleError| e.to_string())
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScheduleArg {
-    /// A step starts the moment its dependencies are done.
-    Event,
-    /// Waves: the next wave starts when the slowest step of this one ends.
-    Superstep,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReviseArg {
-    /// Revise after a failure, or when the executor flags that the plan no longer fits.
-    OnFailure,
-    /// Revise after every completed step too.
-    EveryStep,
 }
 
 /// OpenAI-compatible server presets (`--provider`).

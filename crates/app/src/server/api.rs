@@ -6,7 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path as UrlPath, State as Ext};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{Extension, Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -43,21 +43,42 @@ fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Resul
         .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
+/// The routes under `/v1` that need the token (axum's path syntax). The router is built from
+/// this list and [`open_routes`], and a test holds them to assets/openapi.json.
+fn token_routes() -> Vec<(&'static str, MethodRouter<State>)> {
+    vec![
+        ("/runs", post(create_run).get(list_runs)),
+        ("/runs/{id}", get(show_run)),
+        ("/runs/{id}/events", get(sse::events)),
+        ("/runs/{id}/cancel", post(cancel_run)),
+        ("/runs/{id}/reply", post(reply)),
+        ("/runs/{id}/approvals/{call_id}", post(decide)),
+        ("/runs/{id}/files/{*path}", get(file)),
+    ]
+}
+
+/// The routes under `/v1` served without a token.
+fn open_routes() -> Vec<(&'static str, MethodRouter<State>)> {
+    vec![
+        ("/health", get(health)),
+        ("/openapi.json", get(web::openapi)),
+    ]
+}
+
+fn add_routes(
+    router: Router<State>,
+    routes: Vec<(&'static str, MethodRouter<State>)>,
+) -> Router<State> {
+    routes
+        .into_iter()
+        .fold(router, |router, (path, route)| router.route(path, route))
+}
+
 pub fn router(state: State) -> Router {
-    let api = Router::new()
-        .route("/runs", post(create_run).get(list_runs))
-        .route("/runs/{id}", get(show_run))
-        .route("/runs/{id}/events", get(sse::events))
-        .route("/runs/{id}/cancel", post(cancel_run))
-        .route("/runs/{id}/reply", post(reply))
-        .route("/runs/{id}/approvals/{call_id}", post(decide))
-        .route("/runs/{id}/files/{*path}", get(file))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
-        ))
-        .route("/health", get(health))
-        .route("/openapi.json", get(web::openapi));
+    let api = add_routes(Router::new(), token_routes()).route_layer(
+        axum::middleware::from_fn_with_state(state.clone(), auth::require_token),
+    );
+    let api = add_routes(api, open_routes());
     // MCP over streamable HTTP (docs/mcp.md), behind the same token as `/v1`.
     let mcp = Router::new()
         .nest_service("/mcp", super::mcp::http_service(state.clone()))
@@ -269,6 +290,147 @@ mod fuzz {
                 Err(other) => prop_assert!(false, "unexpected error kind: {other:?}"),
             }
             let _ = parse_body::<Reply>(Ok(Bytes::from_static(b"{\"answer\": 1}")));
+        }
+    }
+}
+
+/// The routes and the OpenAPI document agree (issue 30): every route the router serves is
+/// documented with exactly the methods it answers, every documented one is served, and the
+/// document's lists of names are the domain's.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod openapi {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use domain::model::names::Named;
+    use domain::ports::RunStatus;
+    use domain::{Mode, StepStatus};
+
+    use super::*;
+
+    /// The documented paths under `/v1` (OpenAPI's syntax), `/mcp` aside.
+    fn documented(doc: &Value) -> BTreeSet<String> {
+        doc["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter_map(|p| p.strip_prefix("/v1").map(str::to_string))
+            .collect()
+    }
+
+    /// A route's path in OpenAPI's syntax (`{*path}` is `{path}`).
+    fn openapi_path(route: &str) -> String {
+        route.replace("{*", "{")
+    }
+
+    /// A path with its parameters filled in, to send a request to.
+    fn concrete(path: &str) -> String {
+        path.replace("{id}", "run_1")
+            .replace("{call_id}", "c1")
+            .replace("{path}", "a.txt")
+    }
+
+    #[test]
+    fn every_route_is_documented_and_every_documented_route_is_served() {
+        let doc: Value = serde_json::from_str(web::openapi_document()).unwrap();
+        let served: BTreeSet<String> = token_routes()
+            .into_iter()
+            .chain(open_routes())
+            .map(|(path, _)| openapi_path(path))
+            .collect();
+        assert_eq!(served, documented(&doc));
+        assert!(doc["paths"]["/mcp"].is_object(), "/mcp is documented");
+    }
+
+    #[test]
+    fn the_documents_names_are_the_domains() {
+        let doc: Value = serde_json::from_str(web::openapi_document()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap_or_else(|| panic!("not a list: {v}"))
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&schemas["CreateRun"]["properties"]["mode"]["enum"]),
+            Mode::names()
+        );
+        let steps: BTreeSet<String> = StepStatus::ALL
+            .iter()
+            .map(|s| {
+                serde_json::to_value(s)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let documented: BTreeSet<String> = names(&schemas["Step"]["properties"]["status"]["enum"])
+            .into_iter()
+            .collect();
+        assert_eq!(documented, steps);
+        // A run's status as the API shows it: the stored ones, and the API's own.
+        let statuses = names(&schemas["RunSummary"]["properties"]["status"]["enum"]);
+        for status in RunStatus::ALL {
+            let name = serde_json::to_value(status).unwrap();
+            assert!(
+                statuses.iter().any(|s| name == *s),
+                "{name} missing from {statuses:?}"
+            );
+        }
+        for decision in names(
+            &doc["paths"]["/v1/runs/{id}/approvals/{call_id}"]["post"]["requestBody"]["content"]
+                ["application/json"]["schema"]["properties"]["decision"]["enum"],
+        ) {
+            assert!(decision.parse::<ApprovalDecision>().is_ok(), "{decision}");
+        }
+    }
+
+    /// Each documented path answers exactly its documented methods: the others are 405.
+    #[tokio::test]
+    async fn every_route_answers_exactly_its_documented_methods() {
+        let doc: Value = serde_json::from_str(web::openapi_document()).unwrap();
+        let store = Arc::new(domain::testing::MemoryStore::new());
+        let Ok(mut state) = Arc::try_unwrap(super::super::test_state(store)) else {
+            panic!("the state is shared");
+        };
+        let folder = tempfile::tempdir().unwrap();
+        state.tokens = super::super::tokens::TokenBook::new("t0ken".into(), folder.path()).unwrap();
+        let app = router(Arc::new(state));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let client = reqwest::Client::new();
+        for path in documented(&doc) {
+            let url = format!("http://{addr}/v1{}", concrete(&path));
+            for method in ["get", "post", "put", "patch", "delete"] {
+                let documented = doc["paths"][format!("/v1{path}")][method].is_object();
+                let answer = client
+                    .request(method.to_uppercase().parse().unwrap(), &url)
+                    .bearer_auth("t0ken")
+                    .send()
+                    .await
+                    .unwrap();
+                let status = answer.status();
+                let body = answer.text().await.unwrap_or_default();
+                if documented {
+                    assert!(
+                        status != StatusCode::METHOD_NOT_ALLOWED && !body.contains("no such route"),
+                        "{method} {path}: {status} {body}"
+                    );
+                } else {
+                    assert_eq!(
+                        status,
+                        StatusCode::METHOD_NOT_ALLOWED,
+                        "{method} {path} is served but not documented"
+                    );
+                }
+            }
         }
     }
 }

@@ -15,39 +15,44 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use domain::model::event::Event;
+use domain::model::names::Named;
 use domain::ports::{LeaseClaim, LeaseOutcome, RunMessage, RunRecord, RunStatus, StoreError};
-use domain::RunControl;
+use domain::{Mode, RunControl};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
-use crate::cli::{ModeArg, RunOptions};
+use crate::cli::RunOptions;
 use crate::mailbox::MailboxReader;
 
-/// What a client asked for beyond the task, kept with the queued run.
+/// What a client asked for beyond the task, kept with the queued run: the mode by the
+/// domain's name ([`Named`]), which is also what the command line reads.
 pub(crate) fn queue_request(opts: &RunOptions) -> Value {
-    json!({"mode": mode_name(opts.mode), "model": opts.model})
-}
-
-pub(crate) fn mode_name(mode: ModeArg) -> String {
-    clap::ValueEnum::to_possible_value(&mode)
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default()
+    json!({"mode": opts.mode.name(), "model": opts.model})
 }
 
 /// The options of a claimed run: the server's, with the mode and model its client chose.
 fn options_of(state: &State, record: &RunRecord) -> Result<RunOptions, String> {
     let mut opts = state.opts.clone();
     let request = record.queue_request.clone().unwrap_or(Value::Null);
-    if let Some(mode) = request.get("mode").and_then(Value::as_str) {
-        opts.mode = clap::ValueEnum::from_str(mode, false)
-            .map_err(|_| format!("the queued run asks for an unknown mode '{mode}'"))?;
+    if let Some(mode) = requested_mode(&request)? {
+        opts.mode = mode;
     }
     if let Some(model) = request.get("model").and_then(Value::as_str) {
         opts.model = model.to_string();
     }
     Ok(opts)
+}
+
+/// The mode a queued run's request names, if any. Queued runs stored before the mode was
+/// the domain's name ([`Named`]) used clap's spelling of the same names, so they read alike.
+fn requested_mode(request: &Value) -> Result<Option<Mode>, String> {
+    request
+        .get("mode")
+        .and_then(Value::as_str)
+        .map(|mode| Mode::from_name(mode).map_err(|e| format!("the queued run asks for an {e}")))
+        .transpose()
 }
 
 /// The live channel of `run_id`, registering the run (as queued) when this process did not
@@ -305,7 +310,33 @@ async fn give_up(state: &State, run_id: &str, reason: &str) {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::under_root;
+    use super::{requested_mode, under_root};
+    use domain::model::names::Named;
+    use domain::Mode;
+    use serde_json::json;
+
+    /// Issue 30: a queued run keeps its mode by the domain's name, and the runs queued
+    /// before (by clap's names of the same modes) still read.
+    #[test]
+    fn a_queued_runs_mode_is_the_domains_name_and_old_rows_read() {
+        for mode in Mode::all() {
+            let request = json!({"mode": mode.name(), "model": "m"});
+            assert_eq!(requested_mode(&request), Ok(Some(*mode)));
+        }
+        for (stored, mode) in [
+            ("flow", Mode::Flow),
+            ("plan-act", Mode::PlanAct),
+            ("todo", Mode::Todo),
+            ("dag", Mode::Dag),
+            ("auto", Mode::Auto),
+            ("direct", Mode::Direct),
+        ] {
+            assert_eq!(requested_mode(&json!({"mode": stored})), Ok(Some(mode)));
+        }
+        assert_eq!(requested_mode(&json!({"model": "m"})), Ok(None));
+        let err = requested_mode(&json!({"mode": "plan_act"})).unwrap_err();
+        assert!(err.contains("unknown mode 'plan_act'"), "{err}");
+    }
 
     /// Issue 29: a database written by someone else named `~/.ssh` as a run's workspace.
     #[test]

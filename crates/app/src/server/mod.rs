@@ -584,3 +584,32 @@ async fn release_leases(state: &State) {
         }
     }
 }
+
+/// A server's state over `store` with `serve`'s default options, no token and an LLM with
+/// nothing to say (no run is started), for the server's unit tests.
+#[cfg(test)]
+pub(crate) fn test_state(store: Arc<domain::testing::MemoryStore>) -> State {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["planwright", "serve"]).expect("parses");
+    let crate::cli::Command::Serve(args) = cli.command else {
+        panic!("not serve");
+    };
+    Arc::new(AppState {
+        store: store.clone(),
+        queue: store.clone(),
+        mailbox: store.clone(),
+        changes: store,
+        lease: domain::LeaseConfig::default(),
+        opts: args.opts,
+        llm: Arc::new(domain::testing::ScriptedLlm::new(Vec::new())),
+        tokens: tokens::TokenBook::none(),
+        slots: Arc::new(tokio::sync::Semaphore::new(1)),
+        registry: Mutex::new(Registry::default()),
+        user: Arc::new(ServerUser::new(
+            Arc::new(tokio::sync::Semaphore::new(1)),
+            std::time::Duration::from_secs(60),
+        )),
+        shutdown: CancellationToken::new(),
+        workspace_root: ".planwright/runs".into(),
+    })
+}

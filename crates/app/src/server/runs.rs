@@ -6,23 +6,22 @@
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
 use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
+use domain::model::names::Named;
 use domain::ports::{RunMessage, RunRecord, RunStatus};
+use domain::Mode;
 
 use super::clients::{Client, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::{dispatch, files, Phase, ReplyError, State};
-use crate::cli::ModeArg;
 
 /// What a client asks to run.
 #[derive(Debug, Default)]
 pub struct NewRun {
     pub task: String,
-    /// A planning style name (`flow`, `plan-act`, `todo`, `dag`, `auto`, `direct`); the server's own
-    /// when `None` or blank.
+    /// A planning style's name ([`Mode`]'s); the server's own when `None` or blank.
     pub mode: Option<String>,
     /// A model name; the server's own when `None` or blank.
     pub model: Option<String>,
@@ -45,11 +44,8 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
     }
     let mut opts = state.opts.clone();
     if let Some(mode) = req.mode.as_deref().filter(|m| !m.trim().is_empty()) {
-        opts.mode = ModeArg::from_str(mode.trim(), false).map_err(|_| {
-            ApiError::BadRequest(format!(
-                "unknown mode '{mode}' (available: flow, plan-act, todo, dag, auto, direct)"
-            ))
-        })?;
+        opts.mode =
+            Mode::from_name(mode.trim()).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     }
     let model = req
         .model
@@ -73,7 +69,7 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
     let record = RunRecord {
         run_id: run_id.clone(),
         task,
-        mode: dispatch::mode_name(opts.mode),
+        mode: opts.mode.name().to_string(),
         status: RunStatus::Queued,
         workspace: workspace.display().to_string(),
         created_at: chrono::Utc::now(),

@@ -282,17 +282,14 @@ async fn produce(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
 
-    use clap::Parser;
     use domain::model::event::{EventKind, RunUsage};
     use domain::ports::RunStore;
     use domain::testing::runs::run_record;
-    use domain::testing::{MemoryStore, ScriptedLlm};
-    use tokio_util::sync::CancellationToken;
+    use domain::testing::MemoryStore;
 
     use super::*;
-    use crate::cli::{Cli, Command};
 
     /// A store holding run `run_1`, its event log empty.
     async fn store_with_a_run() -> Arc<MemoryStore> {
@@ -304,31 +301,7 @@ mod tests {
         store
     }
 
-    fn state(store: Arc<MemoryStore>) -> State {
-        let cli = Cli::try_parse_from(["planwright", "serve"]).expect("parses");
-        let Command::Serve(args) = cli.command else {
-            panic!("not serve");
-        };
-        Arc::new(super::super::AppState {
-            store: store.clone(),
-            queue: store.clone(),
-            mailbox: store.clone(),
-            changes: store,
-            lease: domain::LeaseConfig::default(),
-            opts: args.opts,
-            // An LLM with nothing to say: no run is started here.
-            llm: Arc::new(ScriptedLlm::new(Vec::new())),
-            tokens: super::super::tokens::TokenBook::none(),
-            slots: Arc::new(tokio::sync::Semaphore::new(1)),
-            registry: Mutex::new(super::super::Registry::default()),
-            user: Arc::new(super::super::ServerUser::new(
-                Arc::new(tokio::sync::Semaphore::new(1)),
-                std::time::Duration::from_secs(60),
-            )),
-            shutdown: CancellationToken::new(),
-            workspace_root: ".planwright/runs".into(),
-        })
-    }
+    use super::super::test_state as state;
 
     fn event(seq: u64, last: u64) -> Event {
         Event {

@@ -1,10 +1,16 @@
 //! The web page at `/` (HTML, JS and CSS embedded in the binary; no CDN) and the OpenAPI
-//! description at `/v1/openapi.json` (served without a token: it holds no data).
+//! description at `/v1/openapi.json` (served without a token: it holds no data): the
+//! embedded document with the domain's list of planning styles filled in.
+
+use std::sync::LazyLock;
 
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+
+use domain::model::names::Named;
+use domain::Mode;
 
 use super::State;
 
@@ -54,7 +60,22 @@ async fn style_css() -> Response {
 }
 
 pub async fn openapi() -> Response {
-    asset(OPENAPI_JSON, "application/json")
+    asset(openapi_document(), "application/json")
+}
+
+/// Where assets/openapi.json leaves `CreateRun.mode`'s names to the server.
+const MODE_NAMES_SLOT: &str = r#""mode": {"type": "string", "enum": []"#;
+
+/// The OpenAPI document as served: assets/openapi.json, with `CreateRun.mode`'s names
+/// taken from [`Mode`] (a new planning style is documented without touching this crate;
+/// a test checks the slot is filled).
+pub(crate) fn openapi_document() -> &'static str {
+    static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
+        let names = serde_json::json!(Mode::names());
+        let filled = format!(r#""mode": {{"type": "string", "enum": {names}"#);
+        OPENAPI_JSON.replacen(MODE_NAMES_SLOT, &filled, 1)
+    });
+    DOCUMENT.as_str()
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! What a run can be configured with: its planning [`Mode`], when plan-act revises
 //! ([`Revise`]), how ready steps are released ([`Schedule`]), and every limit ([`RunConfig`]).
+//! The names users type for the first three are theirs ([`Named`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,6 +12,7 @@ use crate::engine::executor::agent::StepLimits;
 use crate::engine::lease::LeaseConfig;
 use crate::error::Error;
 use crate::model::approval::ApprovalPolicy;
+use crate::model::names::Named;
 
 /// The planning style of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -60,17 +62,38 @@ impl fmt::Display for Mode {
     }
 }
 
+impl Named for Mode {
+    const WHAT: &'static str = "mode";
+    fn all() -> &'static [Mode] {
+        &Mode::ALL
+    }
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Mode::Flow => "One upfront plan through the `planning` tool, steps in order",
+            Mode::PlanAct => {
+                "A JSON plan, one step at a time, unfinished steps revised as results come in"
+            }
+            Mode::Todo => "Start with 1-3 TODOs and add more as the work reveals them",
+            Mode::Dag => {
+                "Goal, sub-goals and actions with edges; independent actions run in parallel"
+            }
+            Mode::Auto => {
+                "Classify the task and pick direct, flow, dag or todo (rules first; docs/direct.md)"
+            }
+            Mode::Direct => {
+                "No planner: the task is one step, done by one executor (docs/direct.md)"
+            }
+        }
+    }
+}
+
 impl FromStr for Mode {
     type Err = Error;
     fn from_str(s: &str) -> Result<Mode, Error> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "unknown mode '{s}' (available: flow, plan-act, todo, dag, auto, direct)"
-                ))
-            })
+        Mode::from_name(s).map_err(|e| Error::Config(e.to_string()))
     }
 }
 
@@ -83,6 +106,27 @@ pub enum Revise {
     OnFailure,
     /// After every completed step.
     EveryStep,
+}
+
+impl Named for Revise {
+    const WHAT: &'static str = "revise policy";
+    fn all() -> &'static [Revise] {
+        &[Revise::OnFailure, Revise::EveryStep]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Revise::OnFailure => "on-failure",
+            Revise::EveryStep => "every-step",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Revise::OnFailure => {
+                "Revise after a failure, or when the executor flags that the plan no longer fits"
+            }
+            Revise::EveryStep => "Revise after every completed step too",
+        }
+    }
 }
 
 /// The plan-size cap for a small (embedded) model: a few steps, not the grammar's 16.
@@ -185,4 +229,25 @@ pub enum Schedule {
     /// The dag style's super-steps (docs/design.md): all ready steps start together; the next wave waits for the
     /// slowest step of this one.
     Superstep,
+}
+
+impl Named for Schedule {
+    const WHAT: &'static str = "schedule";
+    fn all() -> &'static [Schedule] {
+        &[Schedule::EventDriven, Schedule::Superstep]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Schedule::EventDriven => "event",
+            Schedule::Superstep => "superstep",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Schedule::EventDriven => "A step starts the moment its dependencies are done",
+            Schedule::Superstep => {
+                "Waves: the next wave starts when the slowest step of this one ends"
+            }
+        }
+    }
 }

@@ -1,5 +1,8 @@
 //! The tool port: one function the model can call ([`Tool`]), the set offered to an
-//! executor ([`Toolbox`]), what a call knows and returns, and how it fails.
+//! executor ([`Toolbox`]), what a call knows and returns, and how it fails; and what a tool
+//! says of itself besides its schema: its [`ToolFamily`] (which tools the router offers
+//! together) and its [`ToolEffect`] (what the approval policy judges), so that neither
+//! decides by a tool's name.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +13,7 @@ use serde_json::Value;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 
 /// What a tool may know about the call it serves.
@@ -62,6 +66,14 @@ pub trait Tool: Send + Sync {
     fn idempotent(&self) -> bool {
         false
     }
+    /// The tools it is offered with ([`ToolFamily::Other`], always offered, unless it says).
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Other
+    }
+    /// What its calls do ([`ToolEffect::Acts`], judged cautiously, unless it says).
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
+    }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 
     /// The run ended: release what the tool holds for it (shell sessions, a browser).
@@ -84,6 +96,16 @@ pub trait Toolbox: Send + Sync {
     /// Whether tool `name` may simply run again after an interruption (reads, listings).
     fn idempotent(&self, _name: &str) -> bool {
         false
+    }
+
+    /// The family of tool `name` ([`Tool::family`]); [`ToolFamily::Other`] when unknown.
+    fn family(&self, _name: &str) -> ToolFamily {
+        ToolFamily::Other
+    }
+
+    /// What a call to tool `name` does ([`Tool::effect`]); [`ToolEffect::Acts`] when unknown.
+    fn effect(&self, _name: &str) -> ToolEffect {
+        ToolEffect::Acts
     }
 
     /// The run ended: every tool releases what it holds for it.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::model::tool_kind::ToolFamily;
 use crate::ports::llm::ToolSchema;
 use crate::ports::{ToolContext, ToolError, ToolOutput, Toolbox};
 
@@ -54,6 +55,15 @@ impl Toolbox for EchoToolbox {
                 parameters: json!({"type": "object"}),
             })
             .collect()
+    }
+
+    /// As the built-in tools it stands in for declare it.
+    fn family(&self, name: &str) -> ToolFamily {
+        match name {
+            "shell_exec" => ToolFamily::Shell,
+            "file_write" => ToolFamily::Files,
+            _ => ToolFamily::Other,
+        }
     }
 
     async fn call(

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 use crate::ports::{
     FileFacts, Listing, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError, WorkspaceFiles,
@@ -253,6 +254,23 @@ impl Toolbox for WorkspaceToolbox {
 
     fn idempotent(&self, name: &str) -> bool {
         name == "file_read"
+    }
+
+    /// As the built-in tools it stands in for declare it.
+    fn family(&self, name: &str) -> ToolFamily {
+        if name == "shell_exec" {
+            ToolFamily::Shell
+        } else {
+            ToolFamily::Files
+        }
+    }
+
+    fn effect(&self, name: &str) -> ToolEffect {
+        if name == "file_read" {
+            ToolEffect::Reads
+        } else {
+            ToolEffect::Acts
+        }
     }
 
     async fn call(

@@ -1,4 +1,5 @@
 mod memory_store;
+mod names;
 mod runtime;
 mod styles;
 mod support;

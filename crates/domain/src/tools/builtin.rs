@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::error::ToolError;
 use crate::model::approval::glob;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 use crate::ports::{SearchProvider, Tool, ToolContext, ToolOutput, Toolbox};
 
@@ -89,6 +90,14 @@ impl Toolbox for ToolSet {
 
     fn idempotent(&self, name: &str) -> bool {
         self.get(name).is_some_and(|t| t.idempotent())
+    }
+
+    fn family(&self, name: &str) -> ToolFamily {
+        self.get(name).map_or(ToolFamily::Other, |t| t.family())
+    }
+
+    fn effect(&self, name: &str) -> ToolEffect {
+        self.get(name).map_or(ToolEffect::Acts, |t| t.effect())
     }
 
     async fn close_run(&self, run_id: &str) {
@@ -247,6 +256,14 @@ impl Tool for WebSearch {
 
     fn idempotent(&self) -> bool {
         true
+    }
+
+    fn family(&self) -> ToolFamily {
+        ToolFamily::WebSearch
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Network
     }
 
     async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

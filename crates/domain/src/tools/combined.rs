@@ -1,7 +1,7 @@
 //! [`CombinedToolbox`]: several toolboxes offered as one, in order (the built-in tools, then
 //! MCP servers' tools). The first toolbox offering a name owns it: a later one offering the
-//! same name is hidden for it (said once in the log), and `call`, `idempotent` and the
-//! approval gate all follow the owner.
+//! same name is hidden for it (said once in the log), and `call`, `idempotent`, the
+//! family the router reads and the effect the approval gate judges all follow the owner.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::model::approval::glob;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
 
@@ -147,6 +148,16 @@ impl Toolbox for CombinedToolbox {
         self.owner(name).is_some_and(|p| p.toolbox.idempotent(name))
     }
 
+    fn family(&self, name: &str) -> ToolFamily {
+        self.owner(name)
+            .map_or(ToolFamily::Other, |p| p.toolbox.family(name))
+    }
+
+    fn effect(&self, name: &str) -> ToolEffect {
+        self.owner(name)
+            .map_or(ToolEffect::Acts, |p| p.toolbox.effect(name))
+    }
+
     async fn close_run(&self, run_id: &str) {
         for part in &self.parts {
             part.toolbox.close_run(run_id).await;
@@ -213,6 +224,22 @@ mod tests {
 
         fn idempotent(&self, name: &str) -> bool {
             self.reads.contains(&name)
+        }
+
+        fn family(&self, _name: &str) -> ToolFamily {
+            if self.label == "builtin" {
+                ToolFamily::Files
+            } else {
+                ToolFamily::Other
+            }
+        }
+
+        fn effect(&self, name: &str) -> ToolEffect {
+            if self.reads.contains(&name) {
+                ToolEffect::Reads
+            } else {
+                ToolEffect::Acts
+            }
         }
 
         async fn close_run(&self, run_id: &str) {
@@ -283,6 +310,11 @@ mod tests {
         assert!(!combined.idempotent("mcp__fs__write"));
         assert!(!combined.idempotent("file_write"));
         assert!(!combined.idempotent("nobody"));
+        assert_eq!(combined.effect("shared"), ToolEffect::Reads);
+        assert_eq!(combined.family("shared"), ToolFamily::Files);
+        assert_eq!(combined.effect("mcp__fs__write"), ToolEffect::Acts);
+        assert_eq!(combined.family("mcp__fs__read"), ToolFamily::Other);
+        assert_eq!(combined.effect("nobody"), ToolEffect::Acts);
 
         combined.close_run("run-9").await;
         assert_eq!(*builtin.closed.lock().unwrap(), ["run-9"]);

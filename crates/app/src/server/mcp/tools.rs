@@ -7,6 +7,9 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use domain::model::names::Named;
+use domain::Mode;
+
 pub const RUN_TASK: &str = "run_task";
 pub const GET_RUN: &str = "get_run";
 pub const LIST_RUNS: &str = "list_runs";
@@ -147,7 +150,7 @@ pub fn all() -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "task": {"type": "string", "minLength": 1, "description": "The whole task in plain words: the goal, the constraints, the files to produce."},
-                    "mode": {"type": "string", "enum": ["flow", "plan-act", "todo", "dag", "auto", "direct"], "description": "Planning style; the server's default (usually auto: direct for small tasks, else a plan) when left out."},
+                    "mode": {"type": "string", "enum": Mode::names(), "description": "Planning style; the server's default (usually auto: direct for small tasks, else a plan) when left out."},
                     "wait": wait_property("Return only when the run ends (or waits for an answer), with its summary and files; otherwise return the run id at once."),
                 },
                 "required": ["task"],

@@ -11,6 +11,7 @@ use super::RunContext;
 use crate::error::StoreError;
 use crate::model::approval::{record_writes, ApprovalDecision, CallToJudge, Verdict, WrittenFiles};
 use crate::model::event::EventKind;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolCall;
 use crate::ports::ApprovalRequest;
 
@@ -26,20 +27,18 @@ pub(crate) enum Gate {
 }
 
 impl RunContext {
-    /// The gate of `call` (arguments `args`; `reads_only` as the toolbox says), journaled
-    /// under the call's `journal_key`. Fails only when the journal cannot be written or the
-    /// run is suspended while waiting (it then asks again when resumed).
+    /// The gate of `call` (arguments `args`; its tool's family and effect as the toolbox
+    /// says), journaled under the call's `journal_key`. Fails only when the journal cannot be
+    /// written or the run is suspended while waiting (it then asks again when resumed).
     pub async fn approve(
         &self,
         step_id: &str,
         call: &ToolCall,
         args: &Value,
-        reads_only: bool,
+        tool: (ToolFamily, ToolEffect),
         journal_key: &str,
     ) -> Result<Gate, StoreError> {
-        let gate = self
-            .decide(step_id, call, args, reads_only, journal_key)
-            .await?;
+        let gate = self.decide(step_id, call, args, tool, journal_key).await?;
         if matches!(gate, Gate::Open | Gate::Approved) {
             let workspace = self.workspace.to_str();
             self.with_written(|written| record_writes(&call.name, args, workspace, written));
@@ -52,13 +51,14 @@ impl RunContext {
         &'a self,
         call: &'a ToolCall,
         args: &'a Value,
-        reads_only: bool,
+        (family, effect): (ToolFamily, ToolEffect),
         written: &'a WrittenFiles,
     ) -> CallToJudge<'a> {
         CallToJudge {
             tool: &call.name,
             arguments: args,
-            reads_only,
+            effect,
+            family,
             workspace: self.workspace.to_str(),
             written,
         }
@@ -77,12 +77,12 @@ impl RunContext {
         step_id: &str,
         call: &ToolCall,
         args: &Value,
-        reads_only: bool,
+        tool: (ToolFamily, ToolEffect),
         journal_key: &str,
     ) -> Result<Gate, StoreError> {
         let verdict = self.with_written(|written| {
             self.approvals
-                .judge(&self.judged(call, args, reads_only, written))
+                .judge(&self.judged(call, args, tool, written))
         });
         let unsure = match verdict {
             Verdict::Run => return Ok(Gate::Open),

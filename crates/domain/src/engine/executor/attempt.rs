@@ -87,7 +87,7 @@ impl<'a> Attempt<'a> {
         let (tools, all_tools) = offered_tools(
             &ctx.task,
             &input.step,
-            &agent.toolbox.schemas(),
+            agent.toolbox.as_ref(),
             route_tools,
             ctx.facts().session_started(),
         );
@@ -421,7 +421,7 @@ impl<'a> Attempt<'a> {
             return;
         }
         for schema in &self.all_tools {
-            if tool_router::is_session_tool(&schema.name)
+            if tool_router::is_session_tool(self.agent.toolbox.as_ref(), &schema.name)
                 && !self.tools.iter().any(|t| t.name == schema.name)
             {
                 self.tools.push(schema.clone());

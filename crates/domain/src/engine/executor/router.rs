@@ -4,49 +4,20 @@
 //! is offered the core shell and file tools, and the other families only when the step (its
 //! `[KIND]` tag and text) or, for the browser, the task speaks of them; the shell session
 //! tools only once a command of the run became a session (docs/direct.md, "Session
-//! tools"). A retry is offered everything. Pure: no I/O; it only filters schemas by name.
+//! tools"). A retry is offered everything. Pure: no I/O; it filters schemas by the family
+//! each tool declares (`Tool::family`), never by its name.
 
 use crate::model::plan::Step;
 use crate::ports::llm::ToolSchema;
+use crate::ports::tool::{ToolFamily as Family, Toolbox};
 use crate::tools::builtin::{
-    complete_step_schema, user_message_schemas, ASK_USER, COMPLETE_STEP, NOTIFY_USER, WEB_SEARCH,
+    complete_step_schema, user_message_schemas, ASK_USER, COMPLETE_STEP, NOTIFY_USER,
 };
 
-/// Always offered: enough to do and check most steps.
-pub const CORE_TOOLS: [&str; 5] = [
-    "shell_exec",
-    "file_read",
-    "file_write",
-    "file_str_replace",
-    "file_list",
-];
-
-/// A family of tools offered together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
-    /// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`: long-running processes.
-    ShellSessions,
-    Browser,
-    WebSearch,
-    AskUser,
-    NotifyUser,
-}
-
-impl Family {
-    /// The family of a tool the router knows about; `None` for the core tools, `complete_step`,
-    /// `mcp__*` and any tool it does not know (all of which are always offered).
-    fn of(tool: &str) -> Option<Family> {
-        match tool {
-            "shell_view" | "shell_wait" | "shell_write" | "shell_kill" => {
-                Some(Family::ShellSessions)
-            }
-            t if t.starts_with("browser_") => Some(Family::Browser),
-            WEB_SEARCH => Some(Family::WebSearch),
-            ASK_USER => Some(Family::AskUser),
-            NOTIFY_USER => Some(Family::NotifyUser),
-            _ => None,
-        }
-    }
+/// Whether a tool of `family` is offered to every step: the shell, the file tools and any
+/// tool of no family of its own (custom tools, MCP servers' tools, `complete_step`).
+fn always_offered(family: Family) -> bool {
+    matches!(family, Family::Shell | Family::Files | Family::Other)
 }
 
 /// What the router looks at.
@@ -64,19 +35,39 @@ pub struct RouteQuery<'a> {
     pub sessions: bool,
 }
 
-/// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`: tools of a running session.
-pub fn is_session_tool(name: &str) -> bool {
-    Family::of(name) == Some(Family::ShellSessions)
+/// Whether tool `name` works a running shell session (`shell_view`, `shell_wait`...).
+pub fn is_session_tool(toolbox: &dyn Toolbox, name: &str) -> bool {
+    family_of(toolbox, name) == Family::ShellSession
 }
 
-/// The schemas from `all` (in their order) offered to the step of `query`.
-pub fn route_tools(query: &RouteQuery<'_>, all: &[ToolSchema]) -> Vec<ToolSchema> {
+/// The family of tool `name` offered to an executor: the domain's own functions
+/// (`message_ask_user`, `message_notify_user`, `complete_step`) by their name, any other as
+/// `toolbox` says.
+pub fn family_of(toolbox: &dyn Toolbox, name: &str) -> Family {
+    match name {
+        ASK_USER => Family::AskUser,
+        NOTIFY_USER => Family::NotifyUser,
+        COMPLETE_STEP => Family::Other,
+        _ => toolbox.family(name),
+    }
+}
+
+/// The schemas from `all` (in their order) offered to the step of `query`; `family` says
+/// each tool's family.
+pub fn route_tools(
+    query: &RouteQuery<'_>,
+    all: &[ToolSchema],
+    family: impl Fn(&str) -> Family,
+) -> Vec<ToolSchema> {
     if query.retry {
         return all.to_vec();
     }
     let wanted = families(query);
     all.iter()
-        .filter(|s| Family::of(&s.name).is_none_or(|f| wanted.contains(&f)))
+        .filter(|s| {
+            let f = family(&s.name);
+            always_offered(f) || wanted.contains(&f)
+        })
         .cloned()
         .collect()
 }
@@ -89,7 +80,7 @@ fn families(query: &RouteQuery<'_>) -> Vec<Family> {
     let mut out = Vec::new();
     let by_kind = |tags: &[&str]| tags.contains(&kind.as_str());
     if query.sessions {
-        out.push(Family::ShellSessions);
+        out.push(Family::ShellSession);
     }
     let browsing = [
         "http://",
@@ -208,11 +199,11 @@ pub fn names(schemas: &[ToolSchema]) -> Vec<&str> {
 pub fn offered_tools(
     task: &str,
     step: &Step,
-    toolbox: &[ToolSchema],
+    toolbox: &dyn Toolbox,
     route_tools: bool,
     sessions: bool,
 ) -> (Vec<ToolSchema>, Vec<ToolSchema>) {
-    let mut all = toolbox.to_vec();
+    let mut all = toolbox.schemas();
     all.extend(user_message_schemas());
     all.push(complete_step_schema());
     if !route_tools {
@@ -227,6 +218,7 @@ pub fn offered_tools(
             sessions,
         },
         &all,
+        |name| family_of(toolbox, name),
     );
     (offered, all)
 }
@@ -265,6 +257,24 @@ mod tests {
         .collect()
     }
 
+    /// The families the built-in tools declare (their adapters' `Tool::family`).
+    fn builtin_family(name: &str) -> Family {
+        match name {
+            "shell_exec" => Family::Shell,
+            "shell_view" | "shell_wait" | "shell_write" | "shell_kill" => Family::ShellSession,
+            n if n.starts_with("file_") => Family::Files,
+            n if n.starts_with("browser_") => Family::Browser,
+            "web_search" => Family::WebSearch,
+            "message_ask_user" => Family::AskUser,
+            "message_notify_user" => Family::NotifyUser,
+            _ => Family::Other,
+        }
+    }
+
+    fn is_session_tool(name: &str) -> bool {
+        builtin_family(name) == Family::ShellSession
+    }
+
     fn offered(kind: Option<&str>, step: &str, task: &str) -> Vec<String> {
         offered_with(kind, step, task, false)
     }
@@ -279,6 +289,7 @@ mod tests {
                 sessions,
             },
             &toolbox(),
+            builtin_family,
         )
         .into_iter()
         .map(|s| s.name)
@@ -368,8 +379,50 @@ mod tests {
                 sessions: false,
             },
             &toolbox(),
+            builtin_family,
         );
         assert_eq!(all.len(), toolbox().len());
+    }
+
+    /// Issue 30: a tool is routed by the family it declares, whatever its name: a custom
+    /// `lookup_weather` of the web-search family comes with a search step only; a custom
+    /// `deploy_site` of no family is always offered, and so is a `browser_`-named tool that
+    /// declares none.
+    #[test]
+    fn custom_tools_are_routed_by_their_declared_family() {
+        let schemas: Vec<ToolSchema> = ["lookup_weather", "deploy_site", "browser_notes"]
+            .iter()
+            .map(|n| ToolSchema {
+                name: n.to_string(),
+                description: String::new(),
+                parameters: json!({"type": "object"}),
+            })
+            .collect();
+        let family = |name: &str| match name {
+            "lookup_weather" => Family::WebSearch,
+            _ => Family::Other,
+        };
+        let routed = |step: &str| -> Vec<String> {
+            let query = RouteQuery {
+                kind: None,
+                step,
+                task: "t",
+                retry: false,
+                sessions: false,
+            };
+            route_tools(&query, &schemas, family)
+                .into_iter()
+                .map(|s| s.name)
+                .collect()
+        };
+        assert_eq!(
+            routed("Write the report into report.txt"),
+            ["deploy_site", "browser_notes"]
+        );
+        assert_eq!(
+            routed("Look up the latest forecast online"),
+            ["lookup_weather", "deploy_site", "browser_notes"]
+        );
     }
 
     #[test]

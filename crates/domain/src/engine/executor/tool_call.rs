@@ -124,7 +124,7 @@ pub(super) async fn run_tool(
                     step.unwrap_or_default(),
                     call,
                     args,
-                    reads_only,
+                    (toolbox.family(&call.name), toolbox.effect(&call.name)),
                     journal_key,
                 )
                 .await?;
@@ -171,7 +171,7 @@ pub(super) async fn run_tool(
     }
     // Only the workspace's own tools: an MCP server's "no such file code.txt" is about
     // its files, and the note sent the model writing the note it was to read.
-    if !ok && (call.name.starts_with("shell_") || call.name.starts_with("file_")) {
+    if !ok && toolbox.family(&call.name).works_in_workspace() {
         for output in grounding::unwritten_outputs_named(ctx, &text).await {
             text.push_str(&format!(
                 "\nNote: {output} does not exist yet; the task asks you to create it, so \

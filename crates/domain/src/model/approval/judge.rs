@@ -12,6 +12,7 @@ use super::pattern::{fits, Fit};
 use super::resolve::PathResolver;
 use super::rule::{glob, path_pattern, ApprovalRule};
 use super::written::WrittenFiles;
+use crate::model::tool_kind::ToolFamily;
 
 /// What a call is about.
 #[derive(Debug)]
@@ -56,7 +57,7 @@ impl Subject {
             }
             return Subject::Shell(analysis);
         }
-        if call.tool.starts_with("file_") {
+        if call.family == ToolFamily::Files {
             let path = call
                 .arguments
                 .get("path")

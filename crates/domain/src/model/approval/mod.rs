@@ -5,7 +5,8 @@
 //! Deny rules win over allow rules; rules apply in every mode. Without a matching rule,
 //! `auto` lets everything run, `read-only` refuses every call that acts (shell commands,
 //! writes) and `ask` asks a person before each one. Reading, browsing, searching and talking
-//! to the user never need approval.
+//! to the user never need approval. What a call does is what its tool says
+//! (`Tool::effect`), never read from its name.
 
 mod call;
 mod command;
@@ -23,6 +24,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+use crate::model::names::Named;
 
 pub use call::CallToJudge;
 pub use judge::record_writes;
@@ -66,13 +69,20 @@ impl fmt::Display for ApprovalMode {
     }
 }
 
+impl Named for ApprovalMode {
+    const WHAT: &'static str = "approval mode";
+    fn all() -> &'static [ApprovalMode] {
+        &ApprovalMode::ALL
+    }
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl FromStr for ApprovalMode {
     type Err = String;
     fn from_str(s: &str) -> Result<ApprovalMode, String> {
-        ApprovalMode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| format!("unknown approval mode '{s}' (available: auto, ask, read-only)"))
+        ApprovalMode::from_name(s).map_err(|e| e.to_string())
     }
 }
 

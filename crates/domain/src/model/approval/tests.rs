@@ -2,6 +2,7 @@ use serde_json::{json, Value};
 
 use super::rule::glob;
 use super::*;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 
 fn rule(s: &str) -> ApprovalRule {
     s.parse().expect("a valid rule")
@@ -22,13 +23,33 @@ fn judge_after(
     reads_only: bool,
     written: &WrittenFiles,
 ) -> Verdict {
+    let (family, effect) = declared(tool, reads_only);
     policy.judge(&CallToJudge {
         tool,
         arguments: &args,
-        reads_only,
+        effect,
+        family,
         workspace: Some(WORKSPACE),
         written,
     })
+}
+
+/// What the built-in tools declare (their adapters' `Tool::family` and `Tool::effect`); any
+/// other tool (an MCP server's) reads when `reads_only` (its server marks it read-only),
+/// else acts.
+fn declared(tool: &str, reads_only: bool) -> (ToolFamily, ToolEffect) {
+    match tool {
+        "shell_exec" => (ToolFamily::Shell, ToolEffect::Acts),
+        t if t.starts_with("shell_") => (ToolFamily::ShellSession, ToolEffect::Acts),
+        "file_read" | "file_list" => (ToolFamily::Files, ToolEffect::Reads),
+        t if t.starts_with("file_") => (ToolFamily::Files, ToolEffect::Acts),
+        t if t.starts_with("browser_") => (ToolFamily::Browser, ToolEffect::Network),
+        "web_search" => (ToolFamily::WebSearch, ToolEffect::Network),
+        "message_ask_user" => (ToolFamily::AskUser, ToolEffect::TalksToUser),
+        "message_notify_user" => (ToolFamily::NotifyUser, ToolEffect::TalksToUser),
+        _ if reads_only => (ToolFamily::Other, ToolEffect::Reads),
+        _ => (ToolFamily::Other, ToolEffect::Acts),
+    }
 }
 
 #[test]

@@ -564,3 +564,103 @@ async fn a_resumed_run_still_judges_the_scripts_it_wrote_by_their_content() {
     );
     assert!(outputs[1].0, "its content is harmless: {outputs:?}");
 }
+
+/// A custom tool named like none of the built-ins; `declared` says its family and effect,
+/// `None` declares nothing (the trait's defaults).
+struct Custom {
+    name: &'static str,
+    declared: Option<(crate::ports::ToolFamily, crate::ports::ToolEffect)>,
+}
+
+#[async_trait]
+impl crate::ports::Tool for Custom {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "a custom tool"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn family(&self) -> crate::ports::ToolFamily {
+        self.declared
+            .map_or(crate::ports::ToolFamily::default(), |d| d.0)
+    }
+    fn effect(&self) -> crate::ports::ToolEffect {
+        self.declared
+            .map_or(crate::ports::ToolEffect::default(), |d| d.1)
+    }
+    async fn execute(
+        &self,
+        _args: serde_json::Value,
+        _ctx: &crate::ports::ToolContext,
+    ) -> Result<crate::ports::ToolOutput, crate::ports::ToolError> {
+        Ok(crate::ports::ToolOutput::ok(format!("{} ran", self.name)))
+    }
+}
+
+/// Issue 30: custom tools are offered and approved by what they declare, never by their
+/// names: under read-only, `lookup_weather` (web search, network) and `shell_history`
+/// (declared a read, for all its name) run; `deploy_site` and `browser_publish`, which
+/// declare nothing, are taken to act and refused.
+#[tokio::test]
+async fn custom_tools_are_routed_and_approved_by_what_they_declare() {
+    use crate::ports::{ToolEffect, ToolFamily};
+    let custom =
+        |name, declared| -> Arc<dyn crate::ports::Tool> { Arc::new(Custom { name, declared }) };
+    let toolbox = crate::tools::builtin::ToolSet::new().extend([
+        custom(
+            "lookup_weather",
+            Some((ToolFamily::WebSearch, ToolEffect::Network)),
+        ),
+        custom("deploy_site", None),
+        custom("browser_publish", None),
+        custom(
+            "shell_history",
+            Some((ToolFamily::Other, ToolEffect::Reads)),
+        ),
+        custom(
+            "weather_map",
+            Some((ToolFamily::Browser, ToolEffect::Network)),
+        ),
+    ]);
+    let h = run_with(
+        vec![
+            create_plan(&["Look up the forecast online and deploy it"]),
+            call("lookup_weather", json!({})),
+            call("deploy_site", json!({})),
+            call("browser_publish", json!({})),
+            call("shell_history", json!({})),
+            done("looked it up; deploying is not allowed"),
+            text("Looked up the forecast."),
+        ],
+        with_policy(ApprovalMode::ReadOnly, &[], &[]),
+        Arc::new(Approver::default()),
+        Arc::new(toolbox),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert_eq!(outputs.len(), 4, "{outputs:?}");
+    assert_eq!(outputs[0], (true, "lookup_weather ran".to_string()));
+    for refused in [&outputs[1], &outputs[2]] {
+        assert!(!refused.0 && refused.1.contains("read-only"), "{outputs:?}");
+    }
+    assert_eq!(outputs[3], (true, "shell_history ran".to_string()));
+    // The search step was offered the web-search tool and the tools of no family, not the
+    // browser-family tool (the task names no page).
+    let offered: Vec<String> = h.llm.requests()[1]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    for name in [
+        "lookup_weather",
+        "deploy_site",
+        "browser_publish",
+        "shell_history",
+    ] {
+        assert!(offered.iter().any(|n| n == name), "{name}: {offered:?}");
+    }
+    assert!(!offered.iter().any(|n| n == "weather_map"), "{offered:?}");
+}
