@@ -1,7 +1,9 @@
-//! `cargo xtask cycles`: import circles between the files of `crates/domain/src`.
+//! `cargo xtask cycles`: import circles between the files of each crate of the workspace
+//! (every `crates/*/src` and `xtask/src`).
 //!
 //! A file is a module (`scheduler.rs` and `scheduler/mod.rs` are `scheduler`, a file of a
-//! folder is `folder::file`). File A imports file B when A's code (test code included)
+//! folder is `folder::file`, `lib.rs` and `main.rs` the crate root). File A imports file B
+//! when A's code (test code included)
 //! names `crate::B` or `crate::B::…` (in `use` lines or paths; `super::` and `self::` are resolved, so
 //! a `mod.rs` re-exporting `self::child::*` imports its child). A circle is a
 //! set of files that import each other, directly or through others (a strongly connected
@@ -13,34 +15,51 @@ use std::path::{Path, PathBuf};
 
 use crate::report;
 
-/// The crate whose files must not import each other in circles.
-const CRATE_SRC: &str = "crates/domain/src";
-
 pub(crate) fn cycles() -> Result<(), String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(CRATE_SRC);
-    let graph = graph(&root)?;
-    let circles = circles(&graph);
-    for circle in &circles {
-        report(&format!(
-            "import circle of {} files: {}",
-            circle.len(),
-            circle.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = 0;
+    for src in crate_sources(&root)? {
+        let graph = graph(&src)?;
+        let circles = circles(&graph);
+        let name = src
+            .strip_prefix(&root)
+            .unwrap_or(&src)
+            .display()
+            .to_string();
+        for circle in &circles {
+            report(&format!(
+                "{name}: import circle of {} files: {}",
+                circle.len(),
+                circle.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if circles.is_empty() {
+            report(&format!("{name}: {} files, no import circle", graph.len()));
+        }
+        found += circles.len();
     }
-    if circles.is_empty() {
-        report(&format!(
-            "{CRATE_SRC}: {} files, no import circle",
-            graph.len()
-        ));
+    if found == 0 {
         Ok(())
     } else {
         Err(format!(
-            "{} import circle(s) in {CRATE_SRC}: a file must not import a file that imports it back",
-            circles.len()
+            "{found} import circle(s): a file must not import a file that imports it back"
         ))
     }
+}
+
+/// The `src` folder of every crate: `crates/*/src` and `xtask/src`, sorted.
+fn crate_sources(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let crates = root.join("crates");
+    let entries =
+        std::fs::read_dir(&crates).map_err(|e| format!("cannot list {}: {e}", crates.display()))?;
+    let mut sources: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .chain([root.join("xtask").join("src")])
+        .filter(|src| src.is_dir())
+        .collect();
+    sources.sort();
+    Ok(sources)
 }
 
 /// Module path (`a::b`) → the modules it imports.
@@ -81,14 +100,15 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
-/// `lib.rs` → "" (the crate root), `a/mod.rs` → `a`, `a/b.rs` → `a::b`.
+/// `lib.rs` and `main.rs` → "" (the crate root), `a/mod.rs` → `a`, `a/b.rs` → `a::b`.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).ok()?.with_extension("");
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+    let root = parts.len() == 1 && parts[0] == "main";
+    if root || parts.last().is_some_and(|p| p == "mod" || p == "lib") {
         parts.pop();
     }
     Some(parts.join("::"))

@@ -146,11 +146,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::engine::config::RunConfig;
     use crate::engine::lease::RunControl;
     use crate::engine::runtime::{RunRequest, Runtime};
     use crate::ports::llm::{ChatRequest, ChatResponse, ResponseFormat, Role};
-    use crate::ports::{MockRunStore, NoEventSink, NoUser, SequentialIds, SystemClock};
+    use crate::ports::MockRunStore;
 
     /// A server that refuses the response formats in `refused` (as the OpenAI adapter reports
     /// an HTTP 400 about `response_format`) and answers the rest from `replies`, in order.
@@ -209,17 +208,7 @@ mod tests {
         let mut store = MockRunStore::new();
         store.expect_append_event().returning(|_| Ok(()));
         store.expect_save_usage().returning(|_, _| Ok(()));
-        let rt = Runtime {
-            planner_llm: llm,
-            executors: Vec::new(),
-            store: Arc::new(store),
-            sink: Arc::new(NoEventSink),
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(SequentialIds::default()),
-            user: Arc::new(NoUser),
-            workspace_files: None,
-            config: RunConfig::default(),
-        };
+        let rt = Runtime::builder(llm).store(Arc::new(store)).build();
         let request = RunRequest {
             run_id: "run_1".into(),
             task: "t".into(),
