@@ -15,36 +15,106 @@ use std::path::{Path, PathBuf};
 
 use crate::report;
 
+/// Circles that were there when the check grew from the domain to every crate, each to be
+/// broken by the change named beside it (issue 30): reported, not failed on. A circle not in
+/// this list fails; one of the list no longer found is reported, to be taken out of it.
+const KNOWN: &[(&str, &[&str])] = &[
+    // Broken by the browser change that moves `Browsers::tools` beside the tools.
+    ("crates/adapter-tools-browser/src", &["pool", "tools"]),
+    // adapter-tools-shell: `ETC_FILES` belongs with the staging of /etc, and the cgroup probe
+    // calls the supervisor that joins cgroups.
+    ("crates/adapter-tools-shell/src", &["etc_stage", "sandbox"]),
+    ("crates/adapter-tools-shell/src", &["cgroup", "supervisor"]),
+    // The app: the CLI names `database::Database`, which guards the state folder, which asks
+    // the config's trust list, which reads the CLI's definitions; broken by the split of
+    // crates/app into runner, server and binary.
+    (
+        "crates/app/src",
+        &[
+            "cli",
+            "config",
+            "config::file",
+            "config::keys",
+            "config::mcp_servers",
+            "config::show",
+            "config::sources",
+            "config::tighten",
+            "config::trust",
+            "database",
+            "state_folder",
+        ],
+    ),
+];
+
 pub(crate) fn cycles() -> Result<(), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut found = 0;
+    let mut found = Vec::new();
     for src in crate_sources(&root)? {
         let graph = graph(&src)?;
-        let circles = circles(&graph);
         let name = src
             .strip_prefix(&root)
             .unwrap_or(&src)
             .display()
             .to_string();
-        for circle in &circles {
-            report(&format!(
-                "{name}: import circle of {} files: {}",
-                circle.len(),
-                circle.iter().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        }
+        let circles = circles(&graph);
         if circles.is_empty() {
             report(&format!("{name}: {} files, no import circle", graph.len()));
         }
-        found += circles.len();
+        found.extend(circles.into_iter().map(|c| (name.clone(), c)));
     }
-    if found == 0 {
+    let (known, new) = sort_out(found);
+    for (name, circle) in &known {
+        report(&format!(
+            "{name}: known import circle (to break): {}",
+            joined(circle)
+        ));
+    }
+    for (name, modules) in KNOWN {
+        let gone = !known
+            .iter()
+            .any(|(n, c)| n == name && c.iter().map(String::as_str).eq(modules.iter().copied()));
+        if gone {
+            report(&format!(
+                "{name}: the known circle {} is gone: take it out of KNOWN (xtask/src/cycles.rs)",
+                modules.join(", ")
+            ));
+        }
+    }
+    for (name, circle) in &new {
+        report(&format!(
+            "{name}: import circle of {} files: {}",
+            circle.len(),
+            joined(circle)
+        ));
+    }
+    if new.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "{found} import circle(s): a file must not import a file that imports it back"
+            "{} import circle(s): a file must not import a file that imports it back",
+            new.len()
         ))
     }
+}
+
+/// A crate's `src` folder and one circle of its modules.
+type Found = (String, BTreeSet<String>);
+
+/// The circles of [`KNOWN`], and the others.
+fn sort_out(found: Vec<Found>) -> (Vec<Found>, Vec<Found>) {
+    found.into_iter().partition(|(name, circle)| {
+        KNOWN.iter().any(|(n, modules)| {
+            n == name
+                && circle
+                    .iter()
+                    .map(String::as_str)
+                    .eq(modules.iter().copied())
+        })
+    })
+}
+
+fn joined(circle: &BTreeSet<String>) -> String {
+    circle.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
 /// The `src` folder of every crate: `crates/*/src` and `xtask/src`, sorted.
@@ -344,6 +414,42 @@ mod tests {
     fn a_mod_rs_re_exporting_its_child_imports_it() {
         let found = imports("pub use self::store::*;\n", "ports");
         assert_eq!(found, vec!["ports::store"]);
+    }
+
+    #[test]
+    fn only_circles_outside_the_known_list_fail() {
+        let circle = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let (known, new) = sort_out(vec![
+            (
+                "crates/adapter-tools-shell/src".into(),
+                circle(&["etc_stage", "sandbox"]),
+            ),
+            (
+                "crates/adapter-tools-shell/src".into(),
+                circle(&["etc_stage", "limits"]),
+            ),
+            (
+                "crates/domain/src".into(),
+                circle(&["etc_stage", "sandbox"]),
+            ),
+        ]);
+        assert_eq!(known.len(), 1);
+        assert_eq!(new.len(), 2);
+    }
+
+    #[test]
+    fn every_crate_and_the_xtask_are_checked() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sources = crate_sources(&root).unwrap_or_default();
+        assert!(sources.iter().any(|s| s.ends_with("crates/domain/src")));
+        assert!(sources.iter().any(|s| s.ends_with("crates/app/src")));
+        assert!(sources.iter().any(|s| s.ends_with("xtask/src")));
+        // main.rs is the root of a binary crate, as lib.rs is of a library.
+        let main = root.join("crates/app/src/main.rs");
+        assert_eq!(
+            module_of(&root.join("crates/app/src"), &main).as_deref(),
+            Some("")
+        );
     }
 
     #[test]
