@@ -249,7 +249,7 @@ fn scan(code: &str, prefixes: &[(&str, &[&str])]) -> Vec<String> {
     found
 }
 
-/// The paths at the start of `rest`: `a::b::C` → [`a::b::C`]; `{a, b::{c, d}}` → [`a`,
+/// The paths at the start of `rest`: `a::b::C` → \[`a::b::C`\]; `{a, b::{c, d}}` → \[`a`,
 /// `b::c`, `b::d`] (only the module part matters, so a prefix is enough).
 fn expand(rest: &str) -> Vec<String> {
     let head: String = rest

@@ -111,6 +111,8 @@ pub enum ReviseArg {
 
 /// OpenAI-compatible server presets (`--provider`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+// The help text shows the URLs as they are (no Markdown in `--help`).
+#[allow(rustdoc::bare_urls)]
 pub enum ProviderArg {
     /// https://api.openai.com/v1 (key required)
     #[value(name = "openai")]

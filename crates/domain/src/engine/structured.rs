@@ -3,14 +3,12 @@
 //! adapters only send the response format and report a refusal as
 //! [`LlmError::ResponseFormatUnsupported`].
 //!
-//! [`ask_json`] asks the best way the client has not refused this run: `json_schema`, else
+//! `ask_json` asks the best way the client has not refused this run: `json_schema`, else
 //! `json_object` with the schema described in the system prompt, else no response format
 //! and the JSON asked for in the system prompt. A refusal is re-asked at once the next way
-//! down, and remembered for the rest of the run ([`FormatRefusals`]). The JSON is extracted
+//! down, and remembered for the rest of the run (`json_formats::FormatRefusals`). The JSON is extracted
 //! from the reply even when wrapped in prose or ``` fences; a reply with no valid JSON gets
 //! ONE repair re-ask naming the problem.
-//!
-//! [`FormatRefusals`]: crate::engine::json_formats::FormatRefusals
 
 use serde_json::Value;
 
