@@ -1,7 +1,8 @@
-//! `cargo xtask ci`: format check, no import circle in the domain (`cargo xtask cycles`),
-//! clippy with warnings denied, `cargo deny check`, each
-//! adapter feature of the binary built alone, then every test with `--no-fail-fast`,
-//! ending with each failing test named with its crate.
+//! `cargo xtask ci`: format check, no import circle in any crate (`cargo xtask cycles`),
+//! clippy with warnings denied, the API documentation with warnings denied (dead intra-doc
+//! links included), `cargo deny check`, each adapter feature of the binary built alone, every
+//! example run (`cargo xtask examples`), then every test with `--no-fail-fast`, ending with
+//! each failing test named with its crate.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -183,8 +184,10 @@ pub(crate) fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
+    docs()?;
     crate::deny::deny()?;
     features_alone()?;
+    crate::examples::examples()?;
     let mut results = Results::default();
     let all = ["--workspace", "--all-targets"];
     let crates = test_crates(&all)?;
@@ -197,6 +200,27 @@ pub(crate) fn ci() -> Result<(), String> {
         return Err("no test ran".to_string());
     }
     Ok(())
+}
+
+/// `cargo doc` of every crate with rustdoc's warnings denied: a dead intra-doc link, a
+/// broken code block or a private item linked from public docs fails CI.
+fn docs() -> Result<(), String> {
+    let cargo = crate::cargo_program();
+    let args = ["doc", "--no-deps", "--workspace"];
+    report(&format!(
+        "$ RUSTDOCFLAGS=\"-D warnings\" cargo {}",
+        args.join(" ")
+    ));
+    let status = Command::new(&cargo)
+        .args(args)
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .status()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` exited with {status}", args.join(" ")))
+    }
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.

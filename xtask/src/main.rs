@@ -1,9 +1,11 @@
 //! # xtask
 //!
 //! Project automation, run as `cargo xtask <task>`:
-//! - `ci`: format check, `cycles`, clippy with warnings denied, `cargo deny check`, the
-//!   binary with each adapter feature alone (clippy), then every test of the workspace.
-//! - `cycles`: import circles between the domain's files (fails when there is one).
+//! - `ci`: format check, `cycles`, clippy with warnings denied, `cargo doc` with warnings
+//!   denied, `cargo deny check`, the binary with each adapter feature alone (clippy),
+//!   `examples`, then every test of the workspace.
+//! - `cycles`: import circles between the files of each crate (fails when there is one).
+//! - `examples`: runs every cargo example of the workspace (each against a scripted model).
 //! - `deny`: `cargo deny check` alone (advisories from the vendored RustSec snapshot,
 //!   licences, duplicate crates, sources; see `deny.toml`).
 //! - `bench`: the benchmarks, written to `docs/benchmarks.md` with the machine's description.
@@ -17,7 +19,7 @@
 //! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
 //! unknown task or model name, a file whose size or sha256 is not the pinned one).
 //!
-//! One module per task (`ci`, `cycles`, `deny`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
+//! One module per task (`ci`, `cycles`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
 //! python3 (`model`, hashing) and to the built `planwright` binary (`eval`); its one
 //! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
 //! crates.
@@ -26,7 +28,10 @@ mod bench;
 mod ci;
 mod cycles;
 mod deny;
+#[cfg(test)]
+mod doc_paths;
 mod eval;
+mod examples;
 mod fuzz;
 mod model;
 
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::fuzz(&args[1..]),
         "deny" => deny::deny().map_err(TaskError::Failed),
         "cycles" => cycles::cycles().map_err(TaskError::Failed),
+        "examples" => examples::examples().map_err(TaskError::Failed),
         _ => {
             let _ = usage();
             return ExitCode::from(2);
@@ -83,7 +89,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, clippy -D warnings, deny, each feature alone, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the domain's files\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

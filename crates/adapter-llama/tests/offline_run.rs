@@ -12,10 +12,7 @@ use std::time::Duration;
 use adapter_llama::{default_model_path, LlamaClient, LlamaConfig};
 use async_trait::async_trait;
 use domain::error::ToolError;
-use domain::ports::{
-    LlmClient, NoEventSink, NoUser, RunStatus, RunStore, SequentialIds, SystemClock, Tool,
-    ToolContext, ToolOutput,
-};
+use domain::ports::{LlmClient, RunStatus, RunStore, SequentialIds, Tool, ToolContext, ToolOutput};
 use domain::testing::MemoryStore;
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, Mode, RunConfig, RunRequest, Runtime, StepLimits};
@@ -96,22 +93,17 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
     );
     let bash = Arc::new(Bash::default());
     let store = Arc::new(MemoryStore::new());
-    let runtime = Runtime {
-        planner_llm: Arc::clone(&llm),
-        executors: vec![ExecutorAgent {
+    let runtime = Runtime::builder(Arc::clone(&llm))
+        .executor(ExecutorAgent {
             name: "agent".into(),
             description: "Runs shell commands in the workspace.".into(),
             kinds: Vec::new(),
             llm,
             toolbox: Arc::new(ToolSet::new().with(Arc::clone(&bash) as Arc<dyn Tool>)),
-        }],
-        store: Arc::clone(&store) as Arc<dyn RunStore>,
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        ids: Arc::new(SequentialIds::default()),
-        user: Arc::new(NoUser),
-        workspace_files: None,
-        config: RunConfig {
+        })
+        .store(Arc::clone(&store) as Arc<dyn RunStore>)
+        .ids(Arc::new(SequentialIds::default()))
+        .config(RunConfig {
             mode: Mode::Flow,
             limits: StepLimits {
                 max_turns: 3,
@@ -124,8 +116,8 @@ async fn a_short_real_task_runs_to_an_end_on_the_default_model() {
             // Bounds the run's length on a weak model: it stops cleanly once spent.
             max_tokens: Some(25_000),
             ..RunConfig::default()
-        },
-    };
+        })
+        .build();
     let workspace = std::env::temp_dir().join(format!("planwright-llama-{}", std::process::id()));
     std::fs::create_dir_all(&workspace).unwrap();
     let request = RunRequest {

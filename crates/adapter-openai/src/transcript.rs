@@ -1,6 +1,6 @@
 //! Making every outgoing transcript valid for strict servers: each assistant tool call is
 //! answered by a tool message right after it, and no tool message answers a call that is
-//! not there (OpenManus issues 23 and 744: orphaned tool messages give HTTP 400s).
+//! not there (docs/design.md, "Transcripts": orphaned tool messages give HTTP 400s).
 
 use std::collections::HashSet;
 

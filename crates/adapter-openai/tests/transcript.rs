@@ -1,5 +1,5 @@
 //! Every outgoing request is valid: each assistant tool call is followed by its tool
-//! message, and no tool message is orphaned (OpenManus issues 23 and 744).
+//! message, and no tool message is orphaned (docs/design.md, "Transcripts").
 #![allow(clippy::unwrap_used)]
 
 mod support;

@@ -16,8 +16,8 @@ use domain::error::{LlmError, ToolError};
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, ToolSchema};
 use domain::model::event::{Event, EventKind, RunUsage};
 use domain::ports::{
-    EventSink, LlmClient, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
-    ToolContext, ToolOutput, Toolbox,
+    EventSink, LlmClient, RunRecord, RunStatus, RunStore, SequentialIds, ToolContext, ToolOutput,
+    Toolbox,
 };
 use domain::{ExecutorAgent, RunConfig, RunRequest, Runtime};
 use serde_json::{json, Value};
@@ -187,30 +187,26 @@ impl EventSink for CancelAt {
 }
 
 fn runtime(store: Arc<SqliteStore>, llm: Arc<ScriptedLlm>, sink: Arc<dyn EventSink>) -> Runtime {
-    Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
+    Runtime::builder(llm.clone())
+        .executor(ExecutorAgent {
             name: "general".into(),
             description: "bench".into(),
             kinds: vec![],
             llm,
             toolbox: Arc::new(Noop),
-        }],
-        store,
-        sink,
-        clock: Arc::new(SystemClock),
-        ids: Arc::new(SequentialIds::default()),
-        user: Arc::new(NoUser),
-        workspace_files: None,
-        config: RunConfig {
+        })
+        .store(store)
+        .sink(sink)
+        .ids(Arc::new(SequentialIds::default()))
+        .config(RunConfig {
             mode: domain::Mode::Flow,
             retries: 0,
             retry_delay: Duration::ZERO,
             // The bench's plan is long on purpose (250 steps).
             max_plan_steps: 300,
             ..RunConfig::default()
-        },
-    }
+        })
+        .build()
 }
 
 async fn resume_time() -> (u64, Duration, Duration) {

@@ -22,7 +22,7 @@
 //! ## Shell commands and sessions
 //!
 //! `shell_exec` runs `bash -c` in the workspace, in its own process group, with an
-//! allow-listed environment ([`env`]: no secret of Planwright's reaches it) and resource
+//! allow-listed environment ([`env`](mod@env): no secret of Planwright's reaches it) and resource
 //! limits, stdin an open pipe, output captured into bounded buffers
 //! (head and tail kept) and a hard timeout (`timeout_secs`) that kills the whole group.
 //! It waits up to `wait_secs` (default 30 s, at most the timeout; both 1 to 600 s, and a
@@ -138,7 +138,7 @@ pub struct ShellToolsConfig {
     /// Where shell commands run (default [`Sandbox::None`]).
     pub sandbox: Sandbox,
     /// Which of Planwright's environment variables commands see (default: the built-in
-    /// allow-list only; see [`env`]).
+    /// allow-list only; see [`env`](mod@crate::env)).
     pub env: ShellEnv,
     /// Paths that stay read-only inside the sandbox when they lie in the workspace, and that
     /// `file_write` and `file_str_replace` refuse to change (default none; see

@@ -11,11 +11,11 @@
 //!                  --new-session --cap-drop ALL --chdir WS -- bash -c COMMAND
 //! ```
 //!
-//! started in a process group of its own; the supervisor ([`crate::supervisor`]) joins the
+//! started in a process group of its own; the supervisor (`crate::supervisor`) joins the
 //! command's pids cgroup, sets the resource limits and becomes bwrap.
 //!
 //! - The command sees the programs and libraries of `/usr`, a few `/etc` files
-//!   ([`ETC_FILES`]) and its workspace `WS`, read-write at its own path; nothing else of
+//!   (`ETC_FILES`) and its workspace `WS`, read-write at its own path; nothing else of
 //!   the host exists inside: not the project around the workspace, not other workspaces,
 //!   not Planwright's database or `server-token`, not `/root`, `/home` or `/etc/shadow`.
 //!   The root is an empty read-only tmpfs; `/tmp` is a private tmpfs that vanishes with

@@ -12,7 +12,6 @@ mod config;
 mod database;
 mod doctor;
 mod environ;
-mod ids;
 mod jsonl;
 mod mailbox;
 mod mcp;

@@ -3,12 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::ports::{LlmClient, RunStore, SystemClock};
+use domain::ports::{LlmClient, RunStore};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
 use crate::cli::{RunOptions, SummaryArg};
-use crate::ids::TimeRandomIds;
 use crate::view::ConsoleView;
 use crate::AppError;
 use domain::model::approval::ApprovalPolicy;
@@ -474,24 +473,26 @@ pub fn runtime(
             "--disabled-tools leaves the model no tool".into()
         }));
     }
-    Ok(Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![ExecutorAgent {
-            name: "general".into(),
-            description:
-                "A general-purpose agent with a shell and file tools in the run's workspace.".into(),
-            kinds: Vec::new(),
-            llm,
-            toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
-        }],
-        store,
-        sink: Arc::new(ConsoleView::new().with_sandbox(sandbox.name())),
-        clock: Arc::new(SystemClock),
-        ids: Arc::new(TimeRandomIds),
-        user: Arc::new(crate::terminal_user::TerminalUser),
-        workspace_files: workspace_files(std::path::Path::new(crate::DEFAULT_WORKSPACE_ROOT)),
-        config,
-    })
+    Ok(
+        Runtime::builder(llm.clone())
+            .executor(ExecutorAgent {
+                name: "general".into(),
+                description:
+                    "A general-purpose agent with a shell and file tools in the run's workspace."
+                        .into(),
+                kinds: Vec::new(),
+                llm,
+                toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
+            })
+            .store(store)
+            .sink(Arc::new(ConsoleView::new().with_sandbox(sandbox.name())))
+            .user(Arc::new(crate::terminal_user::TerminalUser))
+            .workspace_files(workspace_files(std::path::Path::new(
+                crate::DEFAULT_WORKSPACE_ROOT,
+            )))
+            .config(config)
+            .build(),
+    )
 }
 
 /// The project's config and state and the user's config folder: read-only to sandboxed

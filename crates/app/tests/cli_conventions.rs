@@ -1,6 +1,6 @@
 //! The command-line conventions of the real `planwright` binary: the sandbox by default
 //! (`--sandbox auto`), `-q`/`-v`/`-vv`, no colours off a terminal, `completions`,
-//! `--output jsonl` and `doctor`.
+//! `--output jsonl`, `doctor` and what `--help` says first.
 //!
 //! A "broken" bubblewrap is a `bwrap` script that fails, first on `PATH`: what a container
 //! without user namespaces looks like to the probe.
@@ -195,6 +195,18 @@ async fn quiet_keeps_only_the_result_and_vv_logs_debug_without_colours() {
             stderr(&out)
         );
     }
+}
+
+/// `--help` opens with what Planwright is, not with the crate's description.
+#[tokio::test]
+async fn help_opens_with_what_planwright_is() {
+    let out = Planwright::new().exec(&["--help"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = stdout(&out);
+    assert!(
+        help.starts_with("Planwright: an LLM agent runtime that plans, acts with real tools"),
+        "{help}"
+    );
 }
 
 #[tokio::test]

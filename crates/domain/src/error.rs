@@ -1,6 +1,6 @@
 //! The domain's errors.
 //!
-//! [`Error`] is what a run can fail with. The port error types ([`LlmError`],
+//! [`Error`](enum@Error) is what a run can fail with. The port error types ([`LlmError`],
 //! [`ToolError`], [`StoreError`]) are part of the port contracts: adapters return them,
 //! and the domain classifies them into retries, model-facing messages or run failures.
 

@@ -18,7 +18,8 @@ pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
-#[command(name = "planwright", version, about, long_about = None)]
+// `about` is the doc comment above (what Planwright is), not the package's description.
+#[command(name = "planwright", version, long_about = None)]
 pub struct Cli {
     /// Where runs, plans and events live: a SQLite file, or a PostgreSQL URL
     /// (`postgres://user@host/db`) shared by any number of servers and workers.
@@ -295,7 +296,7 @@ pub struct RunOptions {
     #[arg(long)]
     pub workspace: Option<PathBuf>,
 
-    /// Most LLM turns an executor may take for one plan step (OpenManus's max_steps).
+    /// Most LLM turns an executor may take for one plan step.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
 

@@ -127,6 +127,8 @@ pub(crate) fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
 
 /// OpenAI-compatible server presets (`--provider`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+// The help text shows the URLs as they are (no Markdown in `--help`).
+#[allow(rustdoc::bare_urls)]
 pub enum ProviderArg {
     /// https://api.openai.com/v1 (key required)
     #[value(name = "openai")]

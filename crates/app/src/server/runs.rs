@@ -63,7 +63,7 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
         crate::wiring::llm(&opts)
             .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?;
     }
-    let run_id = domain::ports::IdGen::new_id(&crate::ids::TimeRandomIds, "run");
+    let run_id = domain::ports::IdGen::new_id(&domain::ports::TimeRandomIds, "run");
     let workspace = crate::create_workspace(&crate::run_workspace(&state.workspace_root, &run_id))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     let record = RunRecord {

@@ -18,7 +18,7 @@ use crate::model::names::Named;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
-    /// One upfront plan through the `planning` tool, steps in order (seeds 000/002).
+    /// One upfront plan through the `planning` tool, steps in order (docs/design.md, "The flow style").
     Flow,
     /// JSON plan, one step at a time, unfinished steps revised as results come (docs/design.md, "The plan-act style").
     PlanAct,

@@ -1,5 +1,5 @@
 //! Run ownership: how the caller stops a run ([`RunControl`]) and how a running run keeps
-//! its lease in the store ([`keep`]).
+//! its lease in the store (`keep`).
 //!
 //! A run is owned by whoever holds its lease (docs/durability.md, "Leases"). The owner
 //! renews the lease every third of its time to live; when a renewal finds the lease taken by

@@ -1,5 +1,6 @@
 //! The run loop.
 
+pub mod builder;
 pub mod config;
 pub(crate) mod context;
 pub mod executor;

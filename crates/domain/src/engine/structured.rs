@@ -3,14 +3,12 @@
 //! adapters only send the response format and report a refusal as
 //! [`LlmError::ResponseFormatUnsupported`].
 //!
-//! [`ask_json`] asks the best way the client has not refused this run: `json_schema`, else
+//! `ask_json` asks the best way the client has not refused this run: `json_schema`, else
 //! `json_object` with the schema described in the system prompt, else no response format
 //! and the JSON asked for in the system prompt. A refusal is re-asked at once the next way
-//! down, and remembered for the rest of the run ([`FormatRefusals`]). The JSON is extracted
+//! down, and remembered for the rest of the run (`json_formats::FormatRefusals`). The JSON is extracted
 //! from the reply even when wrapped in prose or ``` fences; a reply with no valid JSON gets
 //! ONE repair re-ask naming the problem.
-//!
-//! [`FormatRefusals`]: crate::engine::json_formats::FormatRefusals
 
 use serde_json::Value;
 
@@ -146,11 +144,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::engine::config::RunConfig;
     use crate::engine::lease::RunControl;
     use crate::engine::runtime::{RunRequest, Runtime};
     use crate::ports::llm::{ChatRequest, ChatResponse, ResponseFormat, Role};
-    use crate::ports::{MockRunStore, NoEventSink, NoUser, SequentialIds, SystemClock};
+    use crate::ports::MockRunStore;
 
     /// A server that refuses the response formats in `refused` (as the OpenAI adapter reports
     /// an HTTP 400 about `response_format`) and answers the rest from `replies`, in order.
@@ -209,17 +206,7 @@ mod tests {
         let mut store = MockRunStore::new();
         store.expect_append_event().returning(|_| Ok(()));
         store.expect_save_usage().returning(|_, _| Ok(()));
-        let rt = Runtime {
-            planner_llm: llm,
-            executors: Vec::new(),
-            store: Arc::new(store),
-            sink: Arc::new(NoEventSink),
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(SequentialIds::default()),
-            user: Arc::new(NoUser),
-            workspace_files: None,
-            config: RunConfig::default(),
-        };
+        let rt = Runtime::builder(llm).store(Arc::new(store)).build();
         let request = RunRequest {
             run_id: "run_1".into(),
             task: "t".into(),

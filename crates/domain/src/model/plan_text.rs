@@ -1,4 +1,4 @@
-//! Plan text in the spirit of OpenManus's `PlanningTool._format_plan` (docs/design.md, "The flow style"): title and
+//! Plan text as the flow design shows it (docs/design.md, "The flow style"): title and
 //! id, progress, per-status counts and numbered steps with markers and notes.
 
 use std::fmt::Write;

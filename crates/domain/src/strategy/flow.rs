@@ -1,11 +1,10 @@
-//! The **flow** style (seeds 000 and 002): one upfront plan made through the `planning`
-//! tool, steps run in order, each routed by its `[KIND]` tag to an executor; after a failure
-//! the planner may `update` the plan.
+//! The **flow** style (docs/design.md, "The flow style"): one upfront plan made through the
+//! `planning` tool, steps run in order, each routed by its `[KIND]` tag to an executor; after
+//! a failure the planner may `update` the plan.
 //!
-//! OpenManus faults fixed here: a step is completed only by `complete_step` with
-//! success=true (never merely because the agent returned); the turn budget is per step; a
-//! failing step ends the run clearly instead of being marked done; the summary sees every
-//! step's result and has two fallbacks.
+//! Where it departs from that design (same section): a step is completed only by
+//! `complete_step` with success=true; the turn budget is per step; a failing step ends the
+//! run clearly; the summary sees every step's result and has two fallbacks.
 
 use async_trait::async_trait;
 

@@ -1,7 +1,7 @@
-//! The planning styles, as plug-ins of one scheduler: the [`PlanningStrategy`] trait and what
+//! The planning styles, as plug-ins of one scheduler: the `PlanningStrategy` trait and what
 //! it exchanges with the scheduler. Each style is one module; the shared planner behaviour
 //! (ask for structured output, re-ask on invalid output, fall back to the default plan) is in
-//! [`planner`]; [`list`] is the one place that names every style. No style imports another.
+//! `planner`; `list` is the one place that names every style. No style imports another.
 
 pub mod auto;
 pub(crate) mod dag;

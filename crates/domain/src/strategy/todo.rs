@@ -2,8 +2,8 @@
 //! TODOs with dependencies; after each TODO the LLM may add, modify, block or close TODOs.
 //! At most `max_todos` items; at 80% of the cap the LLM is asked to merge or close items.
 //! An update that would create a dependency cycle is refused whole. A TODO whose dependency
-//! is blocked becomes blocked too (the scheduler never force-runs an unready TODO, the bug in
-//! manus_demo). The run stops after `stall_rounds` rounds without a completed TODO.
+//! is blocked becomes blocked too (the scheduler never force-runs an unready TODO: same
+//! section). The run stops after `stall_rounds` rounds without a completed TODO.
 
 use async_trait::async_trait;
 use serde::Deserialize;

@@ -1,6 +1,7 @@
 //! Test fakes of the ports, shared by every crate's tests so there is one of each
-//! (docs/architecture.md, "Testing"): [`MemoryStore`] (run store and work queue in memory,
-//! with real lease semantics), [`ScriptedLlm`] and [`RoutedLlm`] (scripted LLM clients) with
+//! (docs/architecture.md, "Testing"): [`MemoryStore`] (re-exported from
+//! [`crate::memory_store`], a real store: run store and work queue in memory, with real lease
+//! semantics), [`ScriptedLlm`] and [`RoutedLlm`] (scripted LLM clients) with
 //! the [`replies`] they give, [`EchoToolbox`], [`MemoryWorkspace`] (the workspace port, with tools that change it), and [`runs`] (a runtime over fakes, a
 //! request, a run record).
 //!
@@ -11,11 +12,10 @@
 pub mod llm;
 pub mod replies;
 pub mod runs;
-pub mod store;
 pub mod toolbox;
 pub mod workspace;
 
 pub use self::llm::{step_of, RoutedLlm, ScriptedLlm};
-pub use self::store::{MemoryStore, StoreOp};
 pub use self::toolbox::EchoToolbox;
 pub use self::workspace::{MemoryWorkspace, WorkspaceToolbox};
+pub use crate::memory_store::{MemoryStore, StoreOp};

@@ -5,10 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::model::event::RunUsage;
-use crate::ports::{
-    LlmClient, NoEventSink, NoUser, RunRecord, RunStatus, RunStore, SequentialIds, SystemClock,
-    Toolbox,
-};
+use crate::ports::{LlmClient, RunRecord, RunStatus, RunStore, SequentialIds, Toolbox};
 use crate::{ExecutorAgent, RunConfig, RunRequest, Runtime};
 
 /// The id every test run gets from [`request`].
@@ -37,17 +34,12 @@ pub fn runtime(
     store: Arc<dyn RunStore>,
     config: RunConfig,
 ) -> Runtime {
-    Runtime {
-        planner_llm: llm.clone(),
-        executors: vec![agent("general", &[], llm, toolbox)],
-        store,
-        sink: Arc::new(NoEventSink),
-        clock: Arc::new(SystemClock),
-        user: Arc::new(NoUser),
-        workspace_files: None,
-        ids: Arc::new(SequentialIds::default()),
-        config,
-    }
+    Runtime::builder(llm.clone())
+        .executor(agent("general", &[], llm, toolbox))
+        .store(store)
+        .ids(Arc::new(SequentialIds::default()))
+        .config(config)
+        .build()
 }
 
 /// A request for run [`RUN_ID`] in `/tmp/ws`.

@@ -1,8 +1,14 @@
-//! [`MemoryStore`]: a [`RunStore`], [`WorkQueue`] and [`RunMailbox`] kept in memory, with the contract of the
-//! SQLite store (docs/durability.md, "Leases" and "The work queue"): writes to an unknown run
+//! [`MemoryStore`]: a [`RunStore`], [`WorkQueue`] and [`RunMailbox`] kept in memory, for a
+//! program that embeds Planwright and needs no journal on disk, and for tests. It keeps the
+//! contract of the SQLite and PostgreSQL stores (docs/durability.md, "Leases" and "The work
+//! queue"; the same conformance suite, `crates/store-conformance`): writes to an unknown run
 //! fail, events must come in `seq` order, a lease is one compare-and-set, the queue claims
-//! interrupted queue runs first. Tests read what was stored through its sync accessors, and
-//! make chosen operations fail with [`MemoryStore::fail`].
+//! interrupted queue runs first. What it lacks: everything is gone with the process, and its
+//! change watches ([`RunChanges`]) only time out, so a follower polls.
+//!
+//! Besides the ports, sync accessors read what was stored ([`MemoryStore::events_of`],
+//! [`MemoryStore::plans_of`]) and [`MemoryStore::fail`] makes chosen writes fail, to test a
+//! caller's handling of a full disk or a locked database.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -28,7 +34,8 @@ pub enum StoreOp {
     AppendEvent,
 }
 
-/// Runs, plans, events, leases and the work queue in memory.
+/// Runs, plans, events, leases and the work queue in memory; cheap to make, shared through
+/// an `Arc`.
 #[derive(Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
