@@ -163,7 +163,7 @@ fn usable(base: &Path) -> bool {
     if make(&probe.dir).is_err() {
         return false;
     }
-    let mut line = crate::supervisor::prefix(Some(&probe));
+    let mut line = crate::supervisor::prefix(Some(probe.procs()));
     line.push("true".into());
     crate::containment::succeeds(&line)
 }
@@ -195,7 +195,7 @@ mod tests {
 
     /// `cmd` started by the supervisor in `cgroup`.
     fn start_in(cgroup: &PidsCgroup, cmd: &[&str]) -> std::process::Child {
-        let mut line = crate::supervisor::prefix(Some(cgroup));
+        let mut line = crate::supervisor::prefix(Some(cgroup.procs()));
         line.extend(cmd.iter().map(Into::into));
         std::process::Command::new(&line[0])
             .args(&line[1..])

@@ -24,7 +24,39 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once, PoisonError};
 
-use crate::sandbox::ETC_FILES;
+/// The `/etc` entries a command may read: name resolution, users and groups (no
+/// passwords), certificates, the dynamic linker's cache, time zone, shell start-up files,
+/// Debian's alternatives and the interpreters' own settings. Missing ones are skipped.
+pub(crate) const ETC_FILES: [&str; 28] = [
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/hostname",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/bash.bashrc",
+    "/etc/profile",
+    "/etc/inputrc",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/python3",
+    "/etc/perl",
+];
 
 /// Prefix of every stage folder's name in the temporary folder.
 const PREFIX: &str = "planwright-etc-";

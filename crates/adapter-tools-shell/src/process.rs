@@ -179,7 +179,7 @@ pub(crate) fn spawn(spec: CommandSpec<'_>, cancel: CancellationToken) -> io::Res
 fn build(spec: &CommandSpec<'_>, cgroup: Option<&PidsCgroup>) -> Command {
     // The supervisor first (see `crate::supervisor`): it joins the command's own pids
     // cgroup (see `crate::cgroup`), so everything after runs inside it, and sets the limits.
-    let mut line: Vec<OsString> = crate::supervisor::prefix(cgroup);
+    let mut line: Vec<OsString> = crate::supervisor::prefix(cgroup.map(PidsCgroup::procs));
     match spec.launch {
         Launch::Plain => {
             // Contained (see `crate::containment`), then bash.

@@ -42,7 +42,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::etc_stage::EtcView;
+use crate::etc_stage::{EtcView, ETC_FILES};
 
 /// Where shell commands run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -187,40 +187,6 @@ fn is_executable(path: &Path) -> bool {
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
 }
-
-/// The `/etc` entries a command may read: name resolution, users and groups (no
-/// passwords), certificates, the dynamic linker's cache, time zone, shell start-up files,
-/// Debian's alternatives and the interpreters' own settings. Missing ones are skipped.
-pub(crate) const ETC_FILES: [&str; 28] = [
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/hosts",
-    "/etc/host.conf",
-    "/etc/resolv.conf",
-    "/etc/gai.conf",
-    "/etc/hostname",
-    "/etc/localtime",
-    "/etc/timezone",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/ca-certificates.conf",
-    "/etc/bash.bashrc",
-    "/etc/profile",
-    "/etc/inputrc",
-    "/etc/mime.types",
-    "/etc/magic",
-    "/etc/protocols",
-    "/etc/services",
-    "/etc/os-release",
-    "/etc/debian_version",
-    "/etc/python3",
-    "/etc/perl",
-];
 
 /// Top-level folders of programs and libraries: bound read-only, or recreated as the same
 /// symbolic link (merged-`/usr` systems link `/bin` to `usr/bin`).

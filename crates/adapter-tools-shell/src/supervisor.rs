@@ -18,18 +18,17 @@
 
 use std::ffi::OsString;
 
-use crate::cgroup::PidsCgroup;
-
 /// `$0` of the supervisor when there is no cgroup to join (it shows in `ps`).
 const NAME: &str = "planwright-supervisor";
 
-/// The supervisor's command line, to be followed by the program it becomes.
-pub(crate) fn prefix(cgroup: Option<&PidsCgroup>) -> Vec<OsString> {
+/// The supervisor's command line, to be followed by the program it becomes. `cgroup_procs`:
+/// the `cgroup.procs` file of the cgroup it joins first (`crate::cgroup`), if any.
+pub(crate) fn prefix(cgroup_procs: Option<std::path::PathBuf>) -> Vec<OsString> {
     let mut script = String::new();
-    let arg0 = match cgroup {
-        Some(cgroup) => {
+    let arg0 = match cgroup_procs {
+        Some(procs) => {
             script.push_str("echo $$ >\"$0\" || exit 126\n");
-            cgroup.procs().into_os_string()
+            procs.into_os_string()
         }
         None => NAME.into(),
     };
