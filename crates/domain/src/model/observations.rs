@@ -148,6 +148,8 @@ pub struct RunFacts {
 
 /// Shortest line of a failed output remembered.
 const FAILED_LINE_MIN: usize = 12;
+/// The start of a failed call's line counts as that line from this many characters on.
+const FAILED_PREFIX_MIN: usize = 24;
 /// Most failed-output lines remembered per run.
 const FAILED_LINES: usize = 2000;
 
@@ -194,12 +196,18 @@ impl RunFacts {
     }
 
     /// Whether `text`'s first non-blank line is a line of a failed tool call's output of
-    /// this run (an error message written down as if it were the result).
+    /// this run (an error message written down as if it were the result), or the start of
+    /// one, at least [`FAILED_PREFIX_MIN`] characters long (a small model copied the first
+    /// half of a refusal into port.txt).
     pub fn is_failed_output(&self, text: &str) -> bool {
         text.lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .is_some_and(|l| self.failed_lines.contains(l))
+            .is_some_and(|l| {
+                self.failed_lines.contains(l)
+                    || l.chars().count() >= FAILED_PREFIX_MIN
+                        && self.failed_lines.iter().any(|f| f.starts_with(l))
+            })
     }
 
     /// Whether a `file_str_replace` with these arguments (the same path, old and new text)
@@ -509,6 +517,24 @@ mod tests {
             error: answer.is_none().then(|| "no terminal".to_string()),
             journal_key: None,
         }
+    }
+
+    #[test]
+    fn a_failed_calls_line_or_its_start_is_failed_output() {
+        let mut facts = RunFacts::default();
+        facts.record(&called(
+            "s1",
+            "k1",
+            "file_write",
+            false,
+            "Error: invalid arguments: file_write: the content is a tool's status message",
+        ));
+        let line = "Error: invalid arguments: file_write: the content is a tool's status message";
+        assert!(facts.is_failed_output(line));
+        // The 0.5B model wrote the first half of the refusal into port.txt.
+        assert!(facts.is_failed_output("Error: invalid arguments: file_write: the\n"));
+        assert!(!facts.is_failed_output("Error: invalid"), "too short to tell");
+        assert!(!facts.is_failed_output("8080"));
     }
 
     #[test]
