@@ -100,9 +100,13 @@ impl Session {
             || error.contains("PROXY")
             || error.contains("TUNNEL")
             || error.contains("ERR_BLOCKED");
-        let failures = self.guard.take_failures();
+        let mut failures = self.guard.take_failures();
+        // The browser's own background requests fail through the guard too (a name it
+        // could not resolve): the navigated host's failures come first.
+        let host = url_host(url);
+        failures.sort_by_key(|f| f.host.trim_matches(['[', ']']) == host);
         if through_guard {
-            if let Some(refusal) = failures.iter().find_map(|f| f.refusal()) {
+            if let Some(refusal) = failures.iter().rev().find_map(|f| f.refusal()) {
                 return format!("could not open {url}: {refusal}.");
             }
             if let Some(failure) = failures.last() {
@@ -209,6 +213,18 @@ impl Session {
     }
 }
 
+/// The host of `url` (`http://[::1]:8/x` → `::1`), lower-cased; empty when there is none.
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host.to_ascii_lowercase()
+}
+
 /// The model-facing text of a failed Page.navigate.
 fn navigation_error(url: &str, error: &str) -> String {
     let why = if error.contains("ERR_CONNECTION_REFUSED") {
@@ -241,6 +257,14 @@ fn navigation_error(url: &str, error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_of_a_url() {
+        assert_eq!(url_host("http://127.0.0.1:40173/"), "127.0.0.1");
+        assert_eq!(url_host("https://user@Example.com/a?b"), "example.com");
+        assert_eq!(url_host("http://[::1]:8080/x"), "::1");
+        assert_eq!(url_host("about:blank"), "about");
+    }
 
     #[test]
     fn navigation_errors_say_why() {

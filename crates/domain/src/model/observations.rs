@@ -533,7 +533,10 @@ mod tests {
         assert!(facts.is_failed_output(line));
         // The 0.5B model wrote the first half of the refusal into port.txt.
         assert!(facts.is_failed_output("Error: invalid arguments: file_write: the\n"));
-        assert!(!facts.is_failed_output("Error: invalid"), "too short to tell");
+        assert!(
+            !facts.is_failed_output("Error: invalid"),
+            "too short to tell"
+        );
         assert!(!facts.is_failed_output("8080"));
     }
 
