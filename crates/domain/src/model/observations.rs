@@ -197,7 +197,7 @@ impl RunFacts {
 
     /// Whether `text`'s first non-blank line is a line of a failed tool call's output of
     /// this run (an error message written down as if it were the result), or the start of
-    /// one, at least [`FAILED_PREFIX_MIN`] characters long (a small model copied the first
+    /// one, at least `FAILED_PREFIX_MIN` characters long (a small model copied the first
     /// half of a refusal into port.txt).
     pub fn is_failed_output(&self, text: &str) -> bool {
         text.lines()
