@@ -205,22 +205,10 @@ pub(crate) fn ci() -> Result<(), String> {
 /// `cargo doc` of every crate with rustdoc's warnings denied: a dead intra-doc link, a
 /// broken code block or a private item linked from public docs fails CI.
 fn docs() -> Result<(), String> {
-    let cargo = crate::cargo_program();
-    let args = ["doc", "--no-deps", "--workspace"];
-    report(&format!(
-        "$ RUSTDOCFLAGS=\"-D warnings\" cargo {}",
-        args.join(" ")
-    ));
-    let status = Command::new(&cargo)
-        .args(args)
-        .env("RUSTDOCFLAGS", "-D warnings")
-        .status()
-        .map_err(|e| format!("cannot start cargo: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`cargo {}` exited with {status}", args.join(" ")))
-    }
+    crate::cargo_with_env(
+        &["doc", "--no-deps", "--workspace"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.

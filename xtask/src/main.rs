@@ -100,10 +100,17 @@ pub(crate) fn cargo_program() -> String {
 }
 
 pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
+    cargo_with_env(args, &[])
+}
+
+/// `cargo ARGS` with `env` set (shown before the command as a shell would).
+pub(crate) fn cargo_with_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let cargo = cargo_program();
-    report(&format!("$ cargo {}", args.join(" ")));
+    let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}=\"{v}\" ")).collect();
+    report(&format!("$ {}cargo {}", shown.concat(), args.join(" ")));
     let status = Command::new(&cargo)
         .args(args)
+        .envs(env.iter().copied())
         .status()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
     if status.success() {

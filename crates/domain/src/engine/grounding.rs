@@ -82,13 +82,7 @@ async fn claimed_file_missing(ctx: &RunContext, step_id: &str, result: &str) -> 
         .into_iter()
         .map(|m| m.name)
         .collect();
-    let inputs: Vec<String> = {
-        let state = ctx.inputs.state.lock().await;
-        state
-            .as_ref()
-            .map(|s| s.files.keys().cloned().collect())
-            .unwrap_or_default()
-    };
+    let inputs = input_paths(ctx).await.unwrap_or_default();
     for m in mentions(result, &[]) {
         let rel = relative_path(&workspace, &m.name);
         if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
@@ -105,6 +99,12 @@ async fn claimed_file_missing(ctx: &RunContext, step_id: &str, result: &str) -> 
         }
     }
     None
+}
+
+/// The paths of the run's recorded inputs; `None` when they were not recorded.
+pub(crate) async fn input_paths(ctx: &RunContext) -> Option<Vec<String>> {
+    let state = ctx.inputs.state.lock().await;
+    Some(state.as_ref()?.files.keys().cloned().collect())
 }
 
 /// The workspace port and the outputs the task asks for, workspace-relative; `None` when
@@ -205,10 +205,7 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
 /// An input the task asks to move or rename that is still where it was: "move report1.txt
 /// into archive" completed with report1.txt untouched.
 async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
-    let inputs: Vec<String> = {
-        let state = ctx.inputs.state.lock().await;
-        state.as_ref()?.files.keys().cloned().collect()
-    };
+    let inputs = input_paths(ctx).await?;
     let known: Vec<&str> = inputs.iter().map(String::as_str).collect();
     for m in mentions(&ctx.task, &known) {
         if m.intent != Intent::Move || !inputs.contains(&m.name) {

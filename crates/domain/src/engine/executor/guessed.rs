@@ -109,10 +109,7 @@ fn file_name_refusal(name: &str) -> String {
 /// "dave" into backup.txt.
 async fn not_the_copy_asked(ctx: &RunContext, path: &str, content: &str) -> Option<String> {
     let port = ctx.inputs.port.clone()?;
-    let inputs: Vec<String> = {
-        let state = ctx.inputs.state.lock().await;
-        state.as_ref()?.files.keys().cloned().collect()
-    };
+    let inputs = crate::engine::grounding::input_paths(ctx).await?;
     let known: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let (source, _) = copies(&ctx.task, &known)
         .into_iter()
