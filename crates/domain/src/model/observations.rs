@@ -15,7 +15,7 @@ use crate::model::text::truncate_chars;
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
 pub(crate) const FILE_WRITE: &str = "file_write";
 pub(crate) const FILE_STR_REPLACE: &str = "file_str_replace";
-const SHELL_EXEC: &str = "shell_exec";
+pub(crate) const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
 const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
 /// How `shell_exec` names the session a command became (docs/direct.md, "Session tools").

@@ -28,10 +28,17 @@ pub(super) async fn refuse_unfounded_write(
         return None;
     }
     if args.get("append") == Some(&Value::Bool(true)) {
+        // Appended text is checked like written text, but for what only a whole file can
+        // be (a folder, a copy, a script): the eval's 0.5B appended a guessed 20 to
+        // numbers.txt and a refusal's own text to port.txt.
         let content = args.get("content")?.as_str()?;
-        return names_a_file(ctx, content)
-            .await
-            .map(|name| file_name_refusal(&name));
+        if ctx.facts().is_failed_output(content) {
+            return Some(FAILED_OUTPUT_REFUSAL.to_string());
+        }
+        if let Some(name) = names_a_file(ctx, content).await {
+            return Some(file_name_refusal(&name));
+        }
+        return guessed(ctx, &lone_number(content)?);
     }
     let path = args
         .get("path")
@@ -48,12 +55,7 @@ pub(super) async fn refuse_unfounded_write(
     }
     let content = args.get("content")?.as_str()?;
     if ctx.facts().is_failed_output(content) {
-        return Some(
-            "Not written: this text is the error output of a failed call, not the result the \
-             task asks for. Fix what the error says, run the command again, and write what \
-             the successful command prints."
-                .to_string(),
-        );
+        return Some(FAILED_OUTPUT_REFUSAL.to_string());
     }
     if is_shell_command_text(path, content) {
         return Some(match as_one_command(content) {
@@ -75,6 +77,11 @@ pub(super) async fn refuse_unfounded_write(
     }
     guessed(ctx, &lone_number(content)?)
 }
+
+/// What the model reads when it writes the output of a failed call.
+const FAILED_OUTPUT_REFUSAL: &str = "Not written: this text is the error output of a failed \
+     call, not the result the task asks for. Fix what the error says, run the command again, \
+     and write what the successful command prints.";
 
 /// A `file_str_replace` of one number by another that nothing showed: the eval's
 /// `words_double` wrote 3, then replaced it with 6.
