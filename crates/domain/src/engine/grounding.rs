@@ -19,7 +19,7 @@ use crate::model::numbers::is_unworked_expression;
 use crate::model::observations::{FILE_WRITE, SHELL_EXEC};
 use crate::model::plan::{Plan, StepStatus};
 use crate::model::task_files::{asks_the_user, folders_named, may_stay_empty, mentions, Intent};
-use crate::model::text::is_tool_status_message;
+use crate::model::text::{is_tool_status_message, truncate_chars};
 use crate::ports::WorkspaceFiles;
 use crate::tools::builtin::ASK_USER;
 
@@ -93,7 +93,32 @@ pub(crate) async fn unfinished(ctx: &RunContext) -> Option<Unfinished> {
             Some(ASK_USER),
         ));
     }
+    if let Some(u) = written_before_the_answer(ctx).await {
+        return Some(u);
+    }
     unfinished_output(ctx).await
+}
+
+/// An output of a task that says to ask the user, last written before the user answered:
+/// the eval's `ask_days` wrote days.txt, was made to ask (4 days), and completed with what
+/// it had written before.
+async fn written_before_the_answer(ctx: &RunContext) -> Option<Unfinished> {
+    if !asks_the_user(&ctx.task) {
+        return None;
+    }
+    let answer = ctx.facts().answered().last()?.answer.clone();
+    let (_, outputs) = task_outputs(ctx).await?;
+    let stale = outputs
+        .into_iter()
+        .find(|rel| ctx.facts().written_before_the_answer(rel))?;
+    Some(Unfinished::new(
+        format!(
+            "{stale} was written before the user answered ({:?}): write it again from the \
+             answer",
+            truncate_chars(&answer, 80)
+        ),
+        Some(FILE_WRITE),
+    ))
 }
 
 /// A file the result names that is not in the workspace (and was not an input, nor named

@@ -1318,6 +1318,51 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
     );
 }
 
+/// The eval's 1.5B `ask_days` (round 4) wrote days.txt, was made to ask (4 days), and
+/// claimed success with what it had written before the answer.
+#[tokio::test]
+async fn an_output_written_before_the_answer_is_written_again() {
+    let ws = MemoryWorkspace::new();
+    let task = "Ask me how many days my trip lasts. Then write one line per day into days.txt";
+    let h = run_as(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Write the days"]),
+            write("days.txt", "Day 1\nDay 2\n"),
+            done("wrote days.txt"),
+            call("message_ask_user", json!({"question": "How many days?"})),
+            done("wrote days.txt"),
+            write("days.txt", "Day 1\nDay 2\nDay 3\nDay 4\n"),
+            done("wrote days.txt"),
+            text("Done."),
+        ],
+        base_config(),
+        Arc::new(SaysFour),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let requests = h.llm.requests();
+    let refusal = format!("{:?}", requests[5].messages.last());
+    assert!(
+        refusal.contains("days.txt was written before the user answered (\\\"4\\\")"),
+        "{refusal}"
+    );
+    assert_eq!(
+        requests[5].tool_choice,
+        ToolChoice::Function("file_write".into())
+    );
+    assert_eq!(
+        ws.read("days.txt").as_deref(),
+        Some("Day 1\nDay 2\nDay 3\nDay 4\n")
+    );
+}
+
 /// Approves every call it is asked about.
 struct ApprovesAll;
 
