@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::{FILE_STR_REPLACE, FILE_WRITE};
-use crate::model::task_files::copies;
+use crate::model::task_files::{copies, mentions};
 use crate::model::task_files::folders_named;
 use crate::model::text::{as_one_command, is_shell_command_text};
 
@@ -125,12 +125,38 @@ async fn not_the_copy_asked(ctx: &RunContext, path: &str, content: &str) -> Opti
         .head(&ctx.workspace, &source, COPY_MAX_BYTES)
         .await
         .ok()??;
-    if String::from_utf8_lossy(&held).trim_end() == content.trim_end() {
+    let held = String::from_utf8_lossy(&held).into_owned();
+    if held.trim_end() == content.trim_end() {
         return None;
     }
+    let copied = port
+        .head(&ctx.workspace, path, COPY_MAX_BYTES)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|now| String::from_utf8_lossy(&now).trim_end() == held.trim_end());
+    if !copied {
+        return Some(format!(
+            "Not written: the task asks for {path} as a copy of {source}, and this is not its \
+             text. Copy it: shell_exec with command \"cp {source} {path}\"."
+        ));
+    }
+    // The copy is made: what is left is likely the change to the source (the eval's
+    // `backup_edit` ran the cp, then wrote "dave" into backup.txt again).
+    let added = mentions(&ctx.task, &known)
+        .into_iter()
+        .any(|m| m.name == source && m.added);
+    let next = if added {
+        format!(
+            " The text to add goes into {source}: file_write with path \"{source}\", append \
+             true and only the new text."
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
-        "Not written: the task asks for {path} as a copy of {source}, and this is not its \
-         text. Copy it: shell_exec with command \"cp {source} {path}\"."
+        "Not written: {path} already is the copy of {source} the task asks for; leave it as \
+         it is.{next}"
     ))
 }
 

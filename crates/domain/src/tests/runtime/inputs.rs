@@ -1144,6 +1144,8 @@ async fn commands_copies_and_file_names_get_the_call_to_make() {
                 "file_write",
                 json!({"path": "names.txt", "content": "extra.txt", "append": true}),
             ),
+            // The copy made, "dave" again (the eval's backup_edit, round 4).
+            write("backup.txt", "dave\n"),
             done("done"),
             text("Done."),
         ],
@@ -1171,6 +1173,12 @@ async fn commands_copies_and_file_names_get_the_call_to_make() {
                 .1
                 .starts_with("Not written: the content is the name extra.txt"),
         "{outputs:?}"
+    );
+    assert_eq!(
+        outputs[4].1,
+        "Not written: backup.txt already is the copy of names.txt the task asks for; leave it \
+         as it is. The text to add goes into names.txt: file_write with path \"names.txt\", \
+         append true and only the new text."
     );
     assert_eq!(ws.read("names.txt").as_deref(), Some("alice\nbob\n"));
 }
