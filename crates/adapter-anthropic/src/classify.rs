@@ -93,9 +93,7 @@ pub(crate) fn of_event(error_type: Option<&str>, message: &str, text: String) ->
         },
         "request_too_large" => LlmError::ContextTooLong(text),
         _ if says_prompt_too_long(message) => LlmError::ContextTooLong(text),
-        "invalid_request_error" | "not_found_error" | "billing_error" => {
-            LlmError::Permanent(text)
-        }
+        "invalid_request_error" | "not_found_error" | "billing_error" => LlmError::Permanent(text),
         _ => LlmError::Transient(text),
     }
 }
@@ -131,7 +129,9 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Dur
         }
         return Duration::try_from_secs_f64(seconds).ok();
     }
-    let at = DateTime::parse_from_rfc2822(value).ok()?.with_timezone(&Utc);
+    let at = DateTime::parse_from_rfc2822(value)
+        .ok()?
+        .with_timezone(&Utc);
     Some((at - now).to_std().unwrap_or(Duration::ZERO))
 }
 
@@ -180,18 +180,46 @@ mod tests {
 
     #[test]
     fn statuses_have_their_kinds() {
-        assert!(matches!(kind(401, "authentication_error", "invalid x-api-key"), LlmError::Auth(_)));
-        assert!(matches!(kind(403, "permission_error", "no"), LlmError::Auth(_)));
-        assert!(matches!(kind(429, "rate_limit_error", "slow"), LlmError::RateLimited { .. }));
-        assert!(matches!(kind(529, "overloaded_error", "Overloaded"), LlmError::Transient(_)));
-        assert!(matches!(kind(500, "api_error", "oops"), LlmError::Transient(_)));
-        assert!(matches!(kind(404, "not_found_error", "model: claude-x"), LlmError::Permanent(_)));
-        assert!(matches!(kind(400, "invalid_request_error", "bad"), LlmError::Permanent(_)));
         assert!(matches!(
-            kind(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum"),
+            kind(401, "authentication_error", "invalid x-api-key"),
+            LlmError::Auth(_)
+        ));
+        assert!(matches!(
+            kind(403, "permission_error", "no"),
+            LlmError::Auth(_)
+        ));
+        assert!(matches!(
+            kind(429, "rate_limit_error", "slow"),
+            LlmError::RateLimited { .. }
+        ));
+        assert!(matches!(
+            kind(529, "overloaded_error", "Overloaded"),
+            LlmError::Transient(_)
+        ));
+        assert!(matches!(
+            kind(500, "api_error", "oops"),
+            LlmError::Transient(_)
+        ));
+        assert!(matches!(
+            kind(404, "not_found_error", "model: claude-x"),
+            LlmError::Permanent(_)
+        ));
+        assert!(matches!(
+            kind(400, "invalid_request_error", "bad"),
+            LlmError::Permanent(_)
+        ));
+        assert!(matches!(
+            kind(
+                400,
+                "invalid_request_error",
+                "prompt is too long: 215000 tokens > 200000 maximum"
+            ),
             LlmError::ContextTooLong(_)
         ));
-        assert!(matches!(kind(413, "request_too_large", "big"), LlmError::ContextTooLong(_)));
+        assert!(matches!(
+            kind(413, "request_too_large", "big"),
+            LlmError::ContextTooLong(_)
+        ));
     }
 
     #[test]
@@ -200,8 +228,14 @@ mod tests {
         assert!(matches!(event("overloaded_error"), LlmError::Transient(_)));
         assert!(matches!(event("api_error"), LlmError::Transient(_)));
         assert!(matches!(event("something_new"), LlmError::Transient(_)));
-        assert!(matches!(event("invalid_request_error"), LlmError::Permanent(_)));
-        assert!(matches!(event("rate_limit_error"), LlmError::RateLimited { .. }));
+        assert!(matches!(
+            event("invalid_request_error"),
+            LlmError::Permanent(_)
+        ));
+        assert!(matches!(
+            event("rate_limit_error"),
+            LlmError::RateLimited { .. }
+        ));
         assert!(matches!(event("authentication_error"), LlmError::Auth(_)));
     }
 
@@ -216,7 +250,10 @@ mod tests {
             })
         );
         assert_eq!(ApiError::from_body(&json!({"type": "message"})), None);
-        assert_eq!(ApiError::from_raw_body(b"<html>bad gateway</html>").message, "<html>bad gateway</html>");
+        assert_eq!(
+            ApiError::from_raw_body(b"<html>bad gateway</html>").message,
+            "<html>bad gateway</html>"
+        );
     }
 
     #[test]
@@ -227,13 +264,22 @@ mod tests {
             h.insert("retry-after", HeaderValue::from_str(v).unwrap());
             h
         };
-        assert_eq!(retry_after(&headers("3"), now), Some(Duration::from_secs(3)));
-        assert_eq!(retry_after(&headers("1.5"), now), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            retry_after(&headers("3"), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_after(&headers("1.5"), now),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(retry_after(&headers("-1"), now), None);
         assert_eq!(retry_after(&headers("soon"), now), None);
         let later = (now + chrono::Duration::seconds(30)).to_rfc2822();
         let wait = retry_after(&headers(&later), now).unwrap();
-        assert!(wait > Duration::from_secs(28) && wait <= Duration::from_secs(30), "{wait:?}");
+        assert!(
+            wait > Duration::from_secs(28) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
 }

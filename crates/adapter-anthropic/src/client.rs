@@ -507,7 +507,10 @@ mod tests {
             Err(Error::InvalidConfig(_))
         ));
         let missing = AnthropicClient::new(AnthropicConfig::new("m")).unwrap_err();
-        assert!(missing.to_string().contains("ANTHROPIC_API_KEY"), "{missing}");
+        assert!(
+            missing.to_string().contains("ANTHROPIC_API_KEY"),
+            "{missing}"
+        );
         assert!(AnthropicClient::new(proxy(AnthropicConfig::new("m"))).is_ok());
         let Err(bad) = AnthropicClient::new(AnthropicConfig::new("m").with_api_key("sk-ant-a\nb"))
         else {
@@ -521,7 +524,10 @@ mod tests {
         assert_eq!(client.model(), "claude-x");
         assert_eq!(client.endpoint(), "https://api.anthropic.com/v1/messages");
         let shown = format!("{client:?}");
-        assert!(!shown.contains("sk-ant-secret") && shown.contains(REDACTED), "{shown}");
+        assert!(
+            !shown.contains("sk-ant-secret") && shown.contains(REDACTED),
+            "{shown}"
+        );
     }
 
     #[test]

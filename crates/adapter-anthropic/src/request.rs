@@ -215,16 +215,17 @@ fn mark_cache_breakpoints(body: &mut WireRequest<'_>) {
     if let Some(block) = body.system.last_mut() {
         block.mark();
     }
-    let first_user = body
-        .messages
-        .iter()
-        .position(|m| m.role == WireRole::User);
+    let first_user = body.messages.iter().position(|m| m.role == WireRole::User);
     let last = body.messages.len().checked_sub(1);
-    for index in [first_user, last].into_iter().flatten() {
+    let mut turns = vec![first_user, last];
+    turns.dedup();
+    for index in turns.into_iter().flatten() {
         if let Some(block) = body.messages[index].content.last_mut() {
             block.mark();
         }
     }
+    // Tools, system, two turns: never past the API's limit.
+    const _: () = assert!(2 + 2 <= MAX_CACHE_BREAKPOINTS);
 }
 
 /// The role and blocks of one message of the port.
@@ -425,7 +426,10 @@ mod tests {
             body["tools"][0]["input_schema"],
             json!({"type": "object", "properties": {}})
         );
-        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "file_read"}));
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "file_read"})
+        );
         assert_eq!(breakpoints(&body), MAX_CACHE_BREAKPOINTS);
     }
 }

@@ -170,7 +170,11 @@ pub(crate) fn reply_block(block: &Value) -> ReplyBlock {
             .unwrap_or_default()
             .to_owned()
     };
-    match block.get("type").and_then(Value::as_str).unwrap_or_default() {
+    match block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+    {
         "text" => ReplyBlock::Text(field("text")),
         "tool_use" => ReplyBlock::ToolUse {
             id: field("id"),
@@ -225,7 +229,8 @@ mod tests {
                 max_tokens: 64
             }
         );
-        let text = json!({"content": [{"type": "text", "text": "long"}], "stop_reason": "max_tokens"});
+        let text =
+            json!({"content": [{"type": "text", "text": "long"}], "stop_reason": "max_tokens"});
         let reply = parse_message(&text, 200).unwrap().finish(64).unwrap();
         assert_eq!(reply.finish_reason.as_deref(), Some("max_tokens"));
         assert_eq!(reply.content.as_deref(), Some("long"));
@@ -242,9 +247,13 @@ mod tests {
         let reply = parse_message(&body, 200).unwrap().finish(64).unwrap();
         assert_eq!(reply.content, None);
         assert_eq!(reply.tool_calls[0].arguments, "{}");
-        let refused = json!({"content": [{"type": "text", "text": "I won't"}], "stop_reason": "refusal"});
+        let refused =
+            json!({"content": [{"type": "text", "text": "I won't"}], "stop_reason": "refusal"});
         assert_eq!(
-            parse_message(&refused, 200).unwrap().finish(64).unwrap_err(),
+            parse_message(&refused, 200)
+                .unwrap()
+                .finish(64)
+                .unwrap_err(),
             CallError::Refused {
                 text: Some("I won't".into())
             }

@@ -97,9 +97,7 @@ impl SseAssembler {
             _ => None,
         });
         if let Some(name) = open_call {
-            return Err(self.truncated(format!(
-                "it ends in the middle of the call to '{name}'"
-            )));
+            return Err(self.truncated(format!("it ends in the middle of the call to '{name}'")));
         }
         if !self.done {
             return Err(self.truncated("no message_stop".to_owned()));
@@ -141,7 +139,11 @@ impl SseAssembler {
 
     fn event(&mut self, event: &Value) -> Result<(), CallError> {
         let index = event.get("index").and_then(Value::as_u64);
-        match event.get("type").and_then(Value::as_str).unwrap_or_default() {
+        match event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
             "message_start" => {
                 if let Some(usage) = event.pointer("/message/usage") {
                     self.usage.update(usage);
@@ -189,8 +191,7 @@ impl SseAssembler {
     }
 
     fn delta(&mut self, index: Option<u64>, delta: Option<&Value>) {
-        let (Some(open), Some(delta)) = (index.and_then(|i| self.blocks.get_mut(&i)), delta)
-        else {
+        let (Some(open), Some(delta)) = (index.and_then(|i| self.blocks.get_mut(&i)), delta) else {
             return;
         };
         let piece = |name: &str| delta.get(name).and_then(Value::as_str);

@@ -54,9 +54,15 @@ pub(crate) fn repair(messages: Vec<ChatMessage>) -> (Vec<ChatMessage>, Vec<Strin
     (out, repairs)
 }
 
-fn answer_open_calls(out: &mut Vec<ChatMessage>, open: &mut Vec<String>, repairs: &mut Vec<String>) {
+fn answer_open_calls(
+    out: &mut Vec<ChatMessage>,
+    open: &mut Vec<String>,
+    repairs: &mut Vec<String>,
+) {
     for id in open.drain(..) {
-        repairs.push(format!("answered call '{id}', which had no result, with {NO_RESULT:?}"));
+        repairs.push(format!(
+            "answered call '{id}', which had no result, with {NO_RESULT:?}"
+        ));
         out.push(ChatMessage::tool_result(id, NO_RESULT));
     }
 }
@@ -92,7 +98,11 @@ mod tests {
                 ),
                 Role::Assistant => format!(
                     "calls:{}",
-                    m.tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>().join(",")
+                    m.tool_calls
+                        .iter()
+                        .map(|c| c.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 ),
                 role => format!("{role:?}").to_lowercase(),
             })
