@@ -167,9 +167,39 @@ async fn unknown_content_blocks_are_ignored() {
         usage(10, 10),
     );
     let (server, _seq) = serve(vec![ok(body)]).await;
+    let (logs, _guard) = Captured::install();
     let reply = client(&server).chat(hello_request()).await.unwrap();
     assert_eq!(reply.content.as_deref(), Some("Answer."));
     assert!(reply.tool_calls.is_empty());
+    let logs = logs.text();
+    assert!(
+        logs.contains("WARN") && logs.contains("some_future_block"),
+        "{logs}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_object_in_a_200_body_is_classified_and_retried_when_transient() {
+    let (server, seq) = serve(vec![
+        ok(api_error("overloaded_error", "Overloaded")),
+        ok(text_message("ok")),
+    ])
+    .await;
+    let reply = client(&server).chat(hello_request()).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("ok"));
+    assert_eq!(seq.count(), 2);
+
+    let (server, seq) = serve(vec![ok(api_error(
+        "invalid_request_error",
+        "max_tokens: too large",
+    ))])
+    .await;
+    let err = client(&server).chat(hello_request()).await.unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Permanent(m) if m.contains("max_tokens: too large")),
+        "{err:?}"
+    );
+    assert_eq!(seq.count(), 1);
 }
 
 #[tokio::test]

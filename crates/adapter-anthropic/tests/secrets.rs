@@ -4,32 +4,9 @@
 
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use adapter_anthropic::{AnthropicClient, AnthropicConfig};
 use domain::ports::LlmClient;
 use support::*;
-
-/// A log sink the test can read back.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
 
 #[test]
 fn debug_output_redacts_the_key() {
@@ -48,14 +25,7 @@ fn debug_output_redacts_the_key() {
 
 #[tokio::test]
 async fn logs_and_errors_never_contain_the_key() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = Captured::install();
 
     let echo = format!("bad key {API_KEY}");
     let (server, seq) = serve(vec![
