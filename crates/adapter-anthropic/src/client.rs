@@ -117,6 +117,47 @@ impl AnthropicClient {
         &self.inner.endpoint_shown
     }
 
+    /// Asks the API about the configured model (`GET {base_url}/v1/models/{model}`, one
+    /// attempt, no tokens spent): checks the endpoint, the key and the model name, for
+    /// `planwright doctor` and a check before a run's first step. Failures are classified
+    /// as a call's are (a bad key `Auth`, an unknown model `Permanent` with the server's
+    /// message, a server down `Transient`).
+    pub async fn check_model(&self) -> Result<(), LlmError> {
+        self.probe_model().await.map_err(|e| self.scrub(e.into()))
+    }
+
+    async fn probe_model(&self) -> Result<(), CallError> {
+        let mut url = self.inner.endpoint.clone();
+        url.path_segments_mut()
+            .map_err(|()| CallError::Request {
+                endpoint: self.inner.endpoint_shown.clone(),
+                cause: "the URL cannot have a path".into(),
+            })?
+            .pop()
+            .push("models")
+            .push(&self.inner.config.model);
+        let response = self
+            .inner
+            .http
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| self.transport_error("asking for the model", &e))?;
+        let status = response.status().as_u16();
+        let retry_after = classify::retry_after(response.headers(), Utc::now());
+        let raw = self.read_body(response, status).await?;
+        if (200..300).contains(&status) {
+            return Ok(());
+        }
+        let err = ApiError::from_raw_body(&raw);
+        Err(CallError::Status {
+            status,
+            error_type: err.error_type,
+            message: err.message,
+            retry_after,
+        })
+    }
+
     fn backoff(&self) -> ExponentialBuilder {
         let c = &self.inner.config;
         ExponentialBuilder::default()

@@ -6,7 +6,8 @@
 //!
 //! - [`AnthropicConfig`] says where the API is, which model, the reply's `max_tokens` (the
 //!   API requires one), streaming, prompt caching and the retry policy; [`AnthropicClient`]
-//!   is the client.
+//!   is the client; [`AnthropicClient::check_model`] checks the endpoint, key and model
+//!   without spending tokens (for `doctor`).
 //! - Requests (`request`): the leading system messages become the top-level `system`;
 //!   assistant tool calls are `tool_use` blocks (parallel calls side by side) and tool
 //!   messages `tool_result` blocks (`is_error: true` for a result the engine marked as a
