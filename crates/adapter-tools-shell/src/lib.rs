@@ -75,8 +75,8 @@ use domain::ports::Tool;
 
 mod args;
 mod capture;
-mod checkpoints;
 mod cgroup;
+mod checkpoints;
 mod containment;
 pub mod env;
 mod etc_stage;

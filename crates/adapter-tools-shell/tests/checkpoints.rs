@@ -146,7 +146,10 @@ async fn a_file_with_the_same_size_and_time_is_not_read_again() {
     let s = setup();
     s.write("big.txt", "1234");
     s.age("big.txt");
-    let old_time = fs::metadata(s.ws.join("big.txt")).unwrap().modified().unwrap();
+    let old_time = fs::metadata(s.ws.join("big.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
     let first = s.take().await;
     // Same size, same (old) time, other content: taken from the index, not read.
     s.write("big.txt", "abcd");
@@ -168,7 +171,10 @@ async fn a_file_changed_just_before_a_checkpoint_is_read_again() {
     let s = setup();
     s.write("fresh.txt", "1234");
     let first = s.take().await;
-    let time = fs::metadata(s.ws.join("fresh.txt")).unwrap().modified().unwrap();
+    let time = fs::metadata(s.ws.join("fresh.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
     s.write("fresh.txt", "abcd");
     s.set_time("fresh.txt", time);
     let second = s.take().await;
@@ -187,7 +193,11 @@ async fn the_diff_shows_added_deleted_modified_binary_and_too_large_files() {
     s.write("huge.txt", "x".repeat(200));
     let before = s.take().await;
     assert_eq!(
-        before.left_out.iter().map(|l| (l.path.as_str(), l.reason)).collect::<Vec<_>>(),
+        before
+            .left_out
+            .iter()
+            .map(|l| (l.path.as_str(), l.reason))
+            .collect::<Vec<_>>(),
         [("huge.txt", LeftOutReason::TooLarge)]
     );
     s.write("notes.txt", "one\nTWO\nthree\n");
@@ -197,7 +207,11 @@ async fn the_diff_shows_added_deleted_modified_binary_and_too_large_files() {
     s.write("huge.txt", "y".repeat(300));
     let after = s.take().await;
     let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
-    let files: Vec<(&str, FileChange)> = diff.files.iter().map(|f| (f.path.as_str(), f.change)).collect();
+    let files: Vec<(&str, FileChange)> = diff
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.change))
+        .collect();
     assert_eq!(
         files,
         [
@@ -208,12 +222,20 @@ async fn the_diff_shows_added_deleted_modified_binary_and_too_large_files() {
             ("notes.txt", FileChange::Modified),
         ]
     );
-    let content = |p: &str| diff.files.iter().find(|f| f.path == p).unwrap().content.clone();
+    let content = |p: &str| {
+        diff.files
+            .iter()
+            .find(|f| f.path == p)
+            .unwrap()
+            .content
+            .clone()
+    };
     assert_eq!(
         content("notes.txt"),
         DiffContent::Text {
-            unified: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
-                .into()
+            unified:
+                "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+                    .into()
         }
     );
     assert_eq!(
@@ -236,7 +258,9 @@ async fn the_diff_shows_added_deleted_modified_binary_and_too_large_files() {
             new_size: Some(300)
         }
     );
-    assert!(matches!(content("gone.txt"), DiffContent::Text { unified } if unified.contains("-bye")));
+    assert!(
+        matches!(content("gone.txt"), DiffContent::Text { unified } if unified.contains("-bye"))
+    );
     assert_eq!(diff.paths(FileChange::Added), ["new/added.txt"]);
     let unknown = CheckpointId::new("ffffffffffffffffffffffff");
     assert_eq!(
@@ -265,18 +289,30 @@ async fn the_checkpoint_cap_records_what_does_not_fit_as_too_large() {
 async fn undo_brings_back_an_overwritten_file_and_removes_created_ones() {
     let s = setup();
     s.write("data.txt", "original\n");
-    fs::set_permissions(s.ws.join("data.txt"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::set_permissions(
+        s.ws.join("data.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let before_step = s.take().await;
     s.write("data.txt", "clobbered\n");
     s.write("out/new/result.txt", "made by the step\n");
     s.write("made.txt", "also new\n");
     let run_end = s.take().await;
 
-    let restored = s.undo(&before_step.id, Some(&run_end.id), false).await.unwrap();
+    let restored = s
+        .undo(&before_step.id, Some(&run_end.id), false)
+        .await
+        .unwrap();
     assert_eq!(s.read("data.txt").as_deref(), Some("original\n"));
-    let mode = std::os::unix::fs::PermissionsExt::mode(&fs::metadata(s.ws.join("data.txt")).unwrap().permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &fs::metadata(s.ws.join("data.txt")).unwrap().permissions(),
+    );
     assert_eq!(mode & 0o777, 0o755);
-    assert!(!s.ws.join("out").exists(), "the folders the step made go too");
+    assert!(
+        !s.ws.join("out").exists(),
+        "the folders the step made go too"
+    );
     assert!(!s.ws.join("made.txt").exists());
     assert_eq!(restored.written, ["data.txt"]);
     assert_eq!(restored.removed, ["made.txt", "out/new/result.txt"]);
@@ -287,7 +323,10 @@ async fn undo_brings_back_an_overwritten_file_and_removes_created_ones() {
     // The undo can be undone: its own checkpoint holds what it replaced.
     s.undo(&restored.before.id, None, false).await.unwrap();
     assert_eq!(s.read("data.txt").as_deref(), Some("clobbered\n"));
-    assert_eq!(s.read("out/new/result.txt").as_deref(), Some("made by the step\n"));
+    assert_eq!(
+        s.read("out/new/result.txt").as_deref(),
+        Some("made by the step\n")
+    );
 }
 
 #[tokio::test]
@@ -302,18 +341,31 @@ async fn undo_refuses_to_overwrite_a_change_made_after_the_run_unless_forced() {
     s.write("data.txt", "edited after the run\n");
     s.write("other.txt", "edited too\n");
 
-    let err = s.undo(&before_step.id, Some(&run_end.id), false).await.unwrap_err();
+    let err = s
+        .undo(&before_step.id, Some(&run_end.id), false)
+        .await
+        .unwrap_err();
     let CheckpointError::Conflicts { conflicts, before } = &err else {
         panic!("{err:?}");
     };
     assert_eq!(conflicts.len(), 1);
     assert_eq!(conflicts[0].path, "data.txt");
     assert_eq!(conflicts[0].reason, ConflictReason::ChangedAfterRun);
-    assert!(err.to_string().contains("data.txt (changed after the run)"), "{err}");
+    assert!(
+        err.to_string().contains("data.txt (changed after the run)"),
+        "{err}"
+    );
     assert!(!before.as_str().is_empty());
-    assert_eq!(s.read("data.txt").as_deref(), Some("edited after the run\n"), "nothing changed");
+    assert_eq!(
+        s.read("data.txt").as_deref(),
+        Some("edited after the run\n"),
+        "nothing changed"
+    );
 
-    let restored = s.undo(&before_step.id, Some(&run_end.id), true).await.unwrap();
+    let restored = s
+        .undo(&before_step.id, Some(&run_end.id), true)
+        .await
+        .unwrap();
     assert_eq!(s.read("data.txt").as_deref(), Some("original\n"));
     assert_eq!(restored.forced.len(), 1);
     // A file the run did not change keeps the later edit.
@@ -362,7 +414,10 @@ async fn ignored_folders_and_git_are_neither_recorded_nor_touched() {
     assert_eq!(diff.paths(FileChange::Modified), ["src/main.rs"]);
     s.undo(&before.id, Some(&after.id), false).await.unwrap();
     assert_eq!(s.read("src/main.rs").as_deref(), Some("fn main() {}\n"));
-    assert_eq!(s.read(".git/HEAD").as_deref(), Some("ref: refs/heads/other\n"));
+    assert_eq!(
+        s.read(".git/HEAD").as_deref(),
+        Some("ref: refs/heads/other\n")
+    );
     assert_eq!(s.read("target/debug/app").as_deref(), Some("binary 2"));
 
     // A configurable list.
@@ -387,8 +442,11 @@ async fn links_are_recorded_as_links_and_special_files_and_odd_names_are_listed(
     fs::write(&odd, "latin-1 name").unwrap();
     let before = s.take().await;
     assert_eq!(before.files, 3, "real.txt and two links");
-    let mut left: Vec<(String, LeftOutReason)> =
-        before.left_out.iter().map(|l| (l.path.clone(), l.reason)).collect();
+    let mut left: Vec<(String, LeftOutReason)> = before
+        .left_out
+        .iter()
+        .map(|l| (l.path.clone(), l.reason))
+        .collect();
     left.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         left,
@@ -413,8 +471,14 @@ async fn links_are_recorded_as_links_and_special_files_and_odd_names_are_listed(
         }
     );
     s.undo(&before.id, Some(&after.id), false).await.unwrap();
-    assert_eq!(fs::read_link(s.ws.join("outside")).unwrap(), Path::new("/etc/passwd"));
-    assert_eq!(fs::read_link(s.ws.join("inside")).unwrap(), Path::new("real.txt"));
+    assert_eq!(
+        fs::read_link(s.ws.join("outside")).unwrap(),
+        Path::new("/etc/passwd")
+    );
+    assert_eq!(
+        fs::read_link(s.ws.join("inside")).unwrap(),
+        Path::new("real.txt")
+    );
     assert!(odd.exists(), "a name that is not UTF-8 is left alone");
 }
 
@@ -425,7 +489,10 @@ async fn a_checkpoint_the_store_could_not_keep_is_incomplete_and_cannot_be_resto
     s.write("a.txt", "kept?\n");
     // The folder the content would go to is a file: the store cannot write it (as a full
     // disk would refuse it).
-    let digest: String = Sha256::digest(b"kept?\n").iter().map(|b| format!("{b:02x}")).collect();
+    let digest: String = Sha256::digest(b"kept?\n")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let objects = s.runs.join(RUN).join("checkpoints").join("objects");
     fs::create_dir_all(&objects).unwrap();
     fs::write(objects.join(&digest[..2]), "in the way").unwrap();
@@ -448,7 +515,10 @@ async fn a_file_not_kept_cannot_be_put_back_and_is_named() {
     let before = s.take().await;
     s.write("big.txt", "overwritten!");
     let after = s.take().await;
-    let err = s.undo(&before.id, Some(&after.id), false).await.unwrap_err();
+    let err = s
+        .undo(&before.id, Some(&after.id), false)
+        .await
+        .unwrap_err();
     let CheckpointError::Conflicts { conflicts, .. } = err else {
         panic!("{err:?}");
     };
@@ -456,7 +526,11 @@ async fn a_file_not_kept_cannot_be_put_back_and_is_named() {
     assert_eq!(conflicts[0].reason, ConflictReason::NotKept);
     let forced = s.undo(&before.id, Some(&after.id), true).await.unwrap();
     assert!(forced.written.is_empty());
-    assert_eq!(s.read("big.txt").as_deref(), Some("overwritten!"), "left as it is");
+    assert_eq!(
+        s.read("big.txt").as_deref(),
+        Some("overwritten!"),
+        "left as it is"
+    );
 }
 
 #[tokio::test]
@@ -468,5 +542,9 @@ async fn discard_removes_a_runs_checkpoints() {
     s.cp.discard(RUN).await.unwrap();
     assert_eq!(s.cp.space_used(RUN).await.unwrap(), 0);
     assert!(!s.runs.join(RUN).exists());
-    assert_eq!(s.read("a.txt").as_deref(), Some("a"), "the workspace is not touched");
+    assert_eq!(
+        s.read("a.txt").as_deref(),
+        Some("a"),
+        "the workspace is not touched"
+    );
 }

@@ -13,9 +13,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
-use domain::ports::{
-    CheckpointError, ConflictReason, RestoreConflict, RestoreRequest, Restored,
-};
+use domain::ports::{CheckpointError, ConflictReason, RestoreConflict, RestoreRequest, Restored};
 
 use super::diff::same;
 use super::store::{io_error, Entry, PendingRestore, RunStore};

@@ -123,18 +123,16 @@ fn walk(workspace: &Path, ignore: &[String]) -> Result<Vec<(String, Found)>, Che
 /// How reading one file into the store went.
 enum Kept {
     /// In the store (`added` bytes new).
-    Stored { digest: String, added: u64 },
+    Stored {
+        digest: String,
+        added: u64,
+    },
     NotKept(LeftOutReason),
 }
 
 /// Reads `path` into the store, at most `budget` new bytes; read again once when it
 /// changed meanwhile.
-fn keep_file(
-    store: &RunStore,
-    path: &Path,
-    meta: &fs::Metadata,
-    budget: u64,
-) -> Kept {
+fn keep_file(store: &RunStore, path: &Path, meta: &fs::Metadata, budget: u64) -> Kept {
     let mut before = (meta.len(), modified_ns(meta));
     for _ in 0..2 {
         let mut incoming = match store.incoming() {
@@ -308,9 +306,15 @@ mod tests {
 
     #[test]
     fn ignore_patterns_match_names_folders_and_paths() {
-        let p: Vec<String> = ["target/", "node_modules/", "build/out", "*.tmp", "secret.txt"]
-            .map(String::from)
-            .to_vec();
+        let p: Vec<String> = [
+            "target/",
+            "node_modules/",
+            "build/out",
+            "*.tmp",
+            "secret.txt",
+        ]
+        .map(String::from)
+        .to_vec();
         assert!(ignored(&p, "target", "target", true));
         assert!(ignored(&p, "a/target", "target", true));
         assert!(!ignored(&p, "target", "target", false));

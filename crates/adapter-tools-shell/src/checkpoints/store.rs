@@ -249,7 +249,10 @@ impl RunStore {
     }
 
     /// Records `manifest` and returns its id (the same manifest: the same id, stored once).
-    pub(crate) fn save_manifest(&self, manifest: &Manifest) -> Result<CheckpointId, CheckpointError> {
+    pub(crate) fn save_manifest(
+        &self,
+        manifest: &Manifest,
+    ) -> Result<CheckpointId, CheckpointError> {
         let json = serde_json::to_vec(manifest)
             .map_err(|e| CheckpointError::Io(format!("cannot encode a checkpoint: {e}")))?;
         let digest = hex(&Sha256::digest(&json));
@@ -271,7 +274,10 @@ impl RunStore {
             Err(e) => return Err(io_error("read", &path, &e)),
         };
         serde_json::from_slice(&bytes).map_err(|e| {
-            CheckpointError::Io(format!("checkpoint {id} cannot be read ({}): {e}", path.display()))
+            CheckpointError::Io(format!(
+                "checkpoint {id} cannot be read ({}): {e}",
+                path.display()
+            ))
         })
     }
 

@@ -67,7 +67,9 @@ async fn take(ctx: &RunContext, rt: &Runtime, at: CheckpointAt) -> Result<(), St
             tracing::warn!(error = %e, "the workspace checkpoint failed; the run goes on");
             ctx.emit(EventKind::Error {
                 step_id,
-                message: format!("the workspace checkpoint failed (the run goes on without it): {e}"),
+                message: format!(
+                    "the workspace checkpoint failed (the run goes on without it): {e}"
+                ),
             })
             .await
         }

@@ -20,7 +20,9 @@ pub enum CheckpointError {
     #[error("no checkpoint {0} in this run")]
     NotFound(CheckpointId),
     /// The checkpoint could not keep everything: it cannot be restored.
-    #[error("checkpoint {0} is incomplete (the store could not keep every file): it cannot be restored")]
+    #[error(
+        "checkpoint {0} is incomplete (the store could not keep every file): it cannot be restored"
+    )]
     Incomplete(CheckpointId),
     /// An undo that would overwrite changes made after the run, or could not put every path
     /// back; nothing was changed.

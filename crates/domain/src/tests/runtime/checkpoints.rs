@@ -47,7 +47,10 @@ impl WorkspaceCheckpoints for CountingCheckpoints {
         if self.failing {
             return Err(CheckpointError::Io("disk full".into()));
         }
-        let mut taken = self.taken.lock().map_err(|_| CheckpointError::Io("poisoned".into()))?;
+        let mut taken = self
+            .taken
+            .lock()
+            .map_err(|_| CheckpointError::Io("poisoned".into()))?;
         taken.push(at.clone());
         Ok(Checkpoint {
             id: CheckpointId::new(format!("cp{}", taken.len())),
