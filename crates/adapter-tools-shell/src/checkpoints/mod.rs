@@ -94,10 +94,15 @@ impl LocalCheckpoints {
         T: Send + 'static,
         F: FnOnce() -> Result<T, CheckpointError> + Send + 'static,
     {
-        let _one = self.lock.lock().await;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| CheckpointError::Io(format!("the checkpoint work was aborted: {e}")))?
+        let lock = Arc::clone(&self.lock);
+        // Taken on the blocking thread: a caller that stops waiting does not let another
+        // start while this work still runs.
+        tokio::task::spawn_blocking(move || {
+            let _one = lock.blocking_lock();
+            work()
+        })
+        .await
+        .map_err(|e| CheckpointError::Io(format!("the checkpoint work was aborted: {e}")))?
     }
 }
 

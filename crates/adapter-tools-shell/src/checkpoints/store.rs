@@ -163,8 +163,9 @@ impl RunStore {
         Ok(self.dir.join("manifests").join(format!("{id}.json")))
     }
 
-    /// Writes `bytes` to `to` whole: into `tmp/`, then renamed.
-    fn write_whole(&self, to: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    /// Writes `bytes` to `to` whole: into `tmp/`, then renamed; flushed to disk first when
+    /// `durable`.
+    fn write_whole(&self, to: &Path, bytes: &[u8], durable: bool) -> Result<(), CheckpointError> {
         let tmp_dir = self.tmp_dir();
         fs::create_dir_all(&tmp_dir).map_err(|e| io_error("create", &tmp_dir, &e))?;
         if let Some(parent) = to.parent() {
@@ -173,7 +174,7 @@ impl RunStore {
         let mut tmp = tempfile_in(&tmp_dir)?;
         tmp.1
             .write_all(bytes)
-            .and_then(|()| tmp.1.sync_all())
+            .and_then(|()| if durable { tmp.1.sync_all() } else { Ok(()) })
             .map_err(|e| io_error("write", &tmp.0, &e))?;
         fs::rename(&tmp.0, to).map_err(|e| {
             let _ = fs::remove_file(&tmp.0);
@@ -259,7 +260,7 @@ impl RunStore {
         let id = CheckpointId::new(&digest[..ID_LEN]);
         let path = self.manifest_path(&id)?;
         if !path.is_file() {
-            self.write_whole(&path, &json)?;
+            self.write_whole(&path, &json, true)?;
         }
         Ok(id)
     }
@@ -293,13 +294,14 @@ impl RunStore {
     pub(crate) fn save_index(&self, index: &Index) -> Result<(), CheckpointError> {
         let json = serde_json::to_vec(index)
             .map_err(|e| CheckpointError::Io(format!("cannot encode the index: {e}")))?;
-        self.write_whole(&self.dir.join("index.json"), &json)
+        // Not flushed: a lost index only makes the next checkpoint read every file again.
+        self.write_whole(&self.dir.join("index.json"), &json, false)
     }
 
     pub(crate) fn begin_restore(&self, pending: &PendingRestore) -> Result<(), CheckpointError> {
         let json = serde_json::to_vec(pending)
             .map_err(|e| CheckpointError::Io(format!("cannot encode the undo journal: {e}")))?;
-        self.write_whole(&self.dir.join("restore.json"), &json)
+        self.write_whole(&self.dir.join("restore.json"), &json, true)
     }
 
     pub(crate) fn end_restore(&self) -> Result<(), CheckpointError> {
