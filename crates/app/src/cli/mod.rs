@@ -6,9 +6,10 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
 use domain::{Mode, Revise, Schedule};
 
-use crate::database::Database;
+use runner::database::Database;
 
 pub mod mcp;
+mod settings;
 mod values;
 
 pub use mcp::McpCommand;

@@ -95,19 +95,6 @@ pub enum SearchArg {
     None,
 }
 
-impl SearchArg {
-    /// The provider's name as the search adapter reads it.
-    #[cfg(feature = "search")]
-    pub fn name(self) -> &'static str {
-        match self {
-            SearchArg::Searxng => "searxng",
-            SearchArg::Brave => "brave",
-            SearchArg::Tavily => "tavily",
-            SearchArg::None => "none",
-        }
-    }
-}
-
 /// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).
 pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
     let text = text.trim();

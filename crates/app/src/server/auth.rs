@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::AppError;
+use crate::error::AppError;
 
 /// Name of the file holding the generated token, beside a SQLite database (in
 /// `./.planwright` with PostgreSQL).
@@ -45,7 +45,7 @@ pub fn resolve_token(
     }
     let file = folder.join(TOKEN_FILE);
     // A committed `server-token` (or another user's) is never adopted.
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     if let Ok(existing) = std::fs::read_to_string(&file) {
         let existing = existing.trim();
         if !existing.is_empty() {

@@ -23,17 +23,17 @@ use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
-use crate::cli::RunOptions;
-use crate::mailbox::MailboxReader;
+use runner::mailbox::MailboxReader;
+use runner::RunSettings;
 
 /// What a client asked for beyond the task, kept with the queued run: the mode by the
 /// domain's name ([`Named`]), which is also what the command line reads.
-pub(crate) fn queue_request(opts: &RunOptions) -> Value {
+pub(crate) fn queue_request(opts: &RunSettings) -> Value {
     json!({"mode": opts.mode.name(), "model": opts.model})
 }
 
 /// The options of a claimed run: the server's, with the mode and model its client chose.
-fn options_of(state: &State, record: &RunRecord) -> Result<RunOptions, String> {
+fn options_of(state: &State, record: &RunRecord) -> Result<RunSettings, String> {
     let mut opts = state.opts.clone();
     let request = record.queue_request.clone().unwrap_or(Value::Null);
     if let Some(mode) = requested_mode(&request)? {
@@ -112,7 +112,7 @@ pub(crate) async fn adopt_orphans(state: &State) {
             run.status,
             RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
         );
-        let Some(stale) = crate::report::stale_owner(run) else {
+        let Some(stale) = runner::liveness::stale_owner(run) else {
             continue;
         };
         if !live || run.queue_request.is_none() {
@@ -219,11 +219,11 @@ async fn execute(
         let llm = if opts.model == state.opts.model {
             state.llm.clone()
         } else {
-            crate::wiring::llm(&opts)
+            runner::wiring::llm(&opts)
                 .map_err(|e| format!("cannot use model '{}': {e}", opts.model))?
                 .client
         };
-        crate::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
+        runner::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
     });
     let mut runtime = match prepared {
         Ok(rt) => rt,
@@ -236,7 +236,7 @@ async fn execute(
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
     runtime.user = state.user.clone();
-    runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
+    runtime.workspace_files = runner::wiring::workspace_files(&state.workspace_root);
     // The server's lease settings, so the claim made above is this runtime's own lease.
     runtime.config.lease = state.lease.clone();
     let control = RunControl {

@@ -44,9 +44,11 @@ use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{RunOptions, ServeArgs, WorkerArgs};
-use crate::database::Database;
-use crate::AppError;
+use runner::RunSettings;
+
+use crate::cli::{ServeArgs, WorkerArgs};
+use crate::error::AppError;
+use runner::database::Database;
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
 pub(crate) const EVENT_CHANNEL: usize = 1024;
@@ -325,7 +327,7 @@ pub(crate) struct AppState {
     pub changes: Arc<dyn RunChanges>,
     /// This process's owner id and lease time (docs/durability.md, "Leases").
     pub lease: LeaseConfig,
-    pub opts: RunOptions,
+    pub opts: RunSettings,
     /// The LLM client of runs that keep the server's model.
     pub llm: Arc<dyn LlmClient>,
     /// The tokens the API accepts and who each is (docs/security.md, "Clients").
@@ -354,10 +356,10 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
             "serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "serve")?;
+    let sandbox = runner::sandbox::resolve_for_server(args.opts.sandbox.into(), "serve")?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
     let tokens = tokens::TokenBook::new(token, &db.local_folder())?;
-    crate::state_folder::guard(&args.workspace_root)?;
+    runner::state_folder::guard(&args.workspace_root)?;
     let workers = args
         .workers
         .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
@@ -367,7 +369,7 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
         tokens,
         workspace_root: args.workspace_root.clone(),
     };
-    let state = runner_state(db, &args.opts, runner).await?;
+    let state = runner_state(db, &args.opts.settings(), runner).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
@@ -407,8 +409,8 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "worker")?;
-    crate::state_folder::guard(&args.workspace_root)?;
+    let sandbox = runner::sandbox::resolve_for_server(args.opts.sandbox.into(), "worker")?;
+    runner::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: args.concurrency,
         ask_timeout_secs: args.ask_timeout_secs,
@@ -416,7 +418,7 @@ pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError>
         // A worker creates no workspace: a claimed run's is in its record, under this root.
         workspace_root: args.workspace_root.clone(),
     };
-    let state = runner_state(db, &args.opts, runner).await?;
+    let state = runner_state(db, &args.opts.settings(), runner).await?;
     start_runner(&state).await;
     inform(&format!(
         "worker {} ready: up to {} runs at once, sandbox {}",
@@ -459,16 +461,20 @@ struct Runner {
 
 /// The state shared by the API handlers and the runner: the store, its queue and mailbox,
 /// the default run options.
-async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Result<State, AppError> {
-    let llm = crate::wiring::llm(opts)?;
-    let crate::database::QueueStore {
+async fn runner_state(
+    db: &Database,
+    opts: &RunSettings,
+    runner: Runner,
+) -> Result<State, AppError> {
+    let llm = runner::wiring::llm(opts)?;
+    let runner::database::QueueStore {
         store,
         queue,
         mailbox,
         changes,
     } = db.open().await?;
     // Fails early on a build without tools.
-    let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
+    let probe = runner::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
     let slots = Arc::new(Semaphore::new(runner.slots as usize));
     let user = ServerUser::new(
         slots.clone(),
@@ -520,18 +526,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Ctrl-C or SIGTERM, whichever comes first; its name.
 async fn stop_signal() -> &'static str {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "interrupted",
-        () = term => "terminated",
-    }
+    crate::signals::first(crate::signals::listen()).await.said()
 }
 
 /// Claims what becomes claimable: runs queued by another process (woken by the store's
@@ -589,18 +584,13 @@ async fn release_leases(state: &State) {
 /// nothing to say (no run is started), for the server's unit tests.
 #[cfg(test)]
 pub(crate) fn test_state(store: Arc<domain::testing::MemoryStore>) -> State {
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(["planwright", "serve"]).expect("parses");
-    let crate::cli::Command::Serve(args) = cli.command else {
-        panic!("not serve");
-    };
     Arc::new(AppState {
         store: store.clone(),
         queue: store.clone(),
         mailbox: store.clone(),
         changes: store,
         lease: domain::LeaseConfig::default(),
-        opts: args.opts,
+        opts: RunSettings::default(),
         llm: Arc::new(domain::testing::ScriptedLlm::new(Vec::new())),
         tokens: tokens::TokenBook::none(),
         slots: Arc::new(tokio::sync::Semaphore::new(1)),

@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use super::auth::constant_time_eq;
 use super::clients::{Client, Scope};
 use crate::cli::TokenCommand;
-use crate::AppError;
+use crate::error::AppError;
 
 /// Name of the file of named tokens, beside `server-token`.
 pub const TOKENS_FILE: &str = "server-tokens.toml";
@@ -146,7 +146,7 @@ fn write(file: &Path, tokens: &BTreeMap<String, Entry>) -> Result<(), AppError> 
 pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, AppError> {
     check_name(name)?;
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let mut tokens = read(&file)?;
     if tokens.contains_key(name) {
         return Err(AppError::Config(format!(
@@ -180,7 +180,7 @@ pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, AppErr
 /// next request). False when there was none.
 pub fn remove(folder: &Path, name: &str) -> Result<bool, AppError> {
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let mut tokens = read(&file)?;
     if tokens.remove(name).is_none() {
         return Ok(false);
@@ -192,7 +192,7 @@ pub fn remove(folder: &Path, name: &str) -> Result<bool, AppError> {
 /// `planwright token list`: one line per token (name, scopes, creation time).
 pub fn list(folder: &Path) -> Result<String, AppError> {
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let tokens = read(&file)?;
     if tokens.is_empty() {
         return Ok(format!(
@@ -281,7 +281,7 @@ impl TokenBook {
     /// read) now: one another user owns, or a copied state folder's, is refused.
     pub fn new(admin: String, folder: &Path) -> Result<TokenBook, AppError> {
         let file = folder.join(TOKENS_FILE);
-        crate::state_folder::guard(&file)?;
+        runner::state_folder::guard(&file)?;
         let stamp = stamp(&file);
         let tokens = read(&file)?;
         if !tokens.is_empty() {

@@ -9,8 +9,8 @@ use rmcp::ServiceExt;
 use super::super::{runner_state, say, start_runner, stop_runner, stop_signal, Runner};
 use super::PlanwrightMcp;
 use crate::cli::mcp::McpServeArgs;
-use crate::database::Database;
-use crate::AppError;
+use crate::error::AppError;
+use runner::database::Database;
 
 /// Serves until the client closes stdin (or SIGTERM / Ctrl-C), then suspends the runs
 /// still active at their next safe point, as `serve` does at shutdown.
@@ -20,13 +20,13 @@ pub async fn serve(db: &Database, args: McpServeArgs) -> Result<ExitCode, AppErr
             "mcp serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "mcp serve")?;
+    let sandbox = runner::sandbox::resolve_for_server(args.opts.sandbox.into(), "mcp serve")?;
     let workers = args.workers.unwrap_or(if db.is_shared() {
         0
     } else {
         super::super::DEFAULT_WORKERS
     });
-    crate::state_folder::guard(&args.workspace_root)?;
+    runner::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: workers,
         ask_timeout_secs: args.ask_timeout_secs,
@@ -34,7 +34,7 @@ pub async fn serve(db: &Database, args: McpServeArgs) -> Result<ExitCode, AppErr
         tokens: super::super::tokens::TokenBook::none(),
         workspace_root: args.workspace_root.clone(),
     };
-    let state = runner_state(db, &args.opts, runner).await?;
+    let state = runner_state(db, &args.opts.settings(), runner).await?;
     if workers > 0 {
         start_runner(&state).await;
     }

@@ -1,0 +1,122 @@
+//! The command line's run options as the runner's plain [`RunSettings`]: the one place the
+//! clap value enums are turned into the runner's own.
+
+use std::time::Duration;
+
+use runner::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+
+use super::{ProviderArg, RunOptions, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
+
+impl RunOptions {
+    /// These options as the runner reads them.
+    pub fn settings(&self) -> RunSettings {
+        RunSettings {
+            mode: self.mode,
+            model: self.model.clone(),
+            workspace: self.workspace.clone(),
+            max_steps: self.max_steps,
+            max_step_time: Duration::from_secs(self.max_step_secs),
+            max_calls_per_reply: self.max_calls_per_reply,
+            schedule: self.schedule,
+            parallel: self.parallel,
+            retries: self.retries,
+            retry_delay: Duration::from_millis(self.retry_delay_ms),
+            max_revisions: self.max_revisions,
+            revise: self.revise,
+            max_todos: self.max_todos,
+            verify: self.verify,
+            model_path: self.model_path.clone(),
+            approval: self.approval,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            allow_input_edits: self.allow_input_edits,
+            sandbox: self.sandbox.into(),
+            sandbox_network: self.sandbox_network,
+            shell_env: self.shell_env.clone(),
+            disabled_tools: self.disabled_tools.clone(),
+            search: self.search.map(Into::into),
+            searxng_url: self.searxng_url.clone(),
+            search_timeout_secs: self.search_timeout_secs,
+            chromium: self.chromium.clone(),
+            browser_allow_local: self.browser_allow_local,
+            ca_certs: self.ca_certs.clone(),
+            max_tokens: self.max_tokens,
+            max_plan_steps: self.max_plan_steps,
+            summary: match self.summary {
+                SummaryArg::Auto => domain::SummaryStyle::Auto,
+                SummaryArg::Facts => domain::SummaryStyle::Facts,
+                SummaryArg::Llm => domain::SummaryStyle::Llm,
+            },
+            lease: Duration::from_secs(self.lease_secs.into()),
+            provider: self.provider.map(Into::into),
+            api_key_env: self.api_key_env.clone(),
+            base_url: self.base_url.clone(),
+            stream: self.stream,
+            llm_max_reply_mib: self.llm_max_reply_mib,
+            tool_protocol: match self.tool_protocol {
+                ToolProtocolArg::Native => ToolProtocol::Native,
+                ToolProtocolArg::Text => ToolProtocol::Text,
+            },
+            record: self.record.clone(),
+            replay: self.replay.clone(),
+        }
+    }
+}
+
+impl From<SandboxArg> for SandboxMode {
+    fn from(arg: SandboxArg) -> SandboxMode {
+        match arg {
+            SandboxArg::Auto => SandboxMode::Auto,
+            SandboxArg::None => SandboxMode::None,
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+        }
+    }
+}
+
+impl From<SearchArg> for SearchChoice {
+    fn from(arg: SearchArg) -> SearchChoice {
+        match arg {
+            SearchArg::Searxng => SearchChoice::Searxng,
+            SearchArg::Brave => SearchChoice::Brave,
+            SearchArg::Tavily => SearchChoice::Tavily,
+            SearchArg::None => SearchChoice::None,
+        }
+    }
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(arg: ProviderArg) -> Provider {
+        match arg {
+            ProviderArg::OpenAi => Provider::OpenAi,
+            ProviderArg::Ollama => Provider::Ollama,
+            ProviderArg::Vllm => Provider::Vllm,
+            ProviderArg::LlamaCpp => Provider::LlamaCpp,
+            ProviderArg::DeepSeek => Provider::DeepSeek,
+            ProviderArg::OpenRouter => Provider::OpenRouter,
+            ProviderArg::LmStudio => Provider::LmStudio,
+            ProviderArg::Local => Provider::Local,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// The runner's defaults are the command line's: an embedder starting from
+    /// `RunSettings::default()` gets what `planwright run` does without options.
+    #[test]
+    fn the_runner_defaults_are_the_command_line_defaults() {
+        let Ok(cli) = Cli::try_parse_from(["planwright", "run", "task"]) else {
+            panic!("parses");
+        };
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        let from_cli = format!("{:?}", args.opts.settings());
+        let default = format!("{:?}", runner::RunSettings::default());
+        assert_eq!(from_cli, default);
+    }
+}
