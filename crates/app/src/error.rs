@@ -2,6 +2,7 @@
 //! 2 a usage or configuration error, 130 stopped by the user).
 
 use runner::RunnerError;
+use server::ServeError;
 
 /// The app's error enum; each variant maps to an exit code.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +47,15 @@ impl From<RunnerError> for AppError {
             RunnerError::Config(m) => AppError::Config(m),
             RunnerError::NotFound(m) => AppError::NotFound(m),
             RunnerError::Run(m) => AppError::Run(m),
+        }
+    }
+}
+
+impl From<ServeError> for AppError {
+    fn from(e: ServeError) -> AppError {
+        match e {
+            ServeError::Config(m) => AppError::Config(m),
+            ServeError::Run(m) => AppError::Run(m),
         }
     }
 }

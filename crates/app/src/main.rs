@@ -19,7 +19,6 @@ mod panel;
 mod report;
 mod safe_text;
 mod scripted_user;
-mod server;
 mod signals;
 mod terminal;
 mod terminal_user;
@@ -150,7 +149,11 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
             command: ToolsCommand::List { opts },
         } => tools::list(&opts).await,
         Command::Mcp { command } => match command {
-            McpCommand::Serve(args) => server::mcp::stdio::serve(&cli.db, *args).await,
+            McpCommand::Serve(args) => {
+                let shutdown = signals::first(signals::listen());
+                server::mcp_serve(&cli.db, args.settings(), shutdown).await?;
+                Ok(ExitCode::SUCCESS)
+            }
             McpCommand::List => {
                 print_stdout(&mcp::list().await?);
                 Ok(ExitCode::SUCCESS)
@@ -160,10 +163,18 @@ async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError
                 Ok(ExitCode::SUCCESS)
             }
         },
-        Command::Serve(args) => server::serve(&cli.db, args).await,
-        Command::Worker(args) => server::work(&cli.db, args).await,
+        Command::Serve(args) => {
+            let shutdown = signals::first(signals::listen());
+            server::serve(&cli.db, args.settings(terminal::get().quiet), shutdown).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Worker(args) => {
+            let shutdown = signals::first(signals::listen());
+            server::work(&cli.db, args.settings(terminal::get().quiet), shutdown).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Token { command } => {
-            let printed = server::tokens::run(&cli.db.local_folder(), command)?;
+            let printed = server::tokens::run(&cli.db.local_folder(), command.into())?;
             if let Some(note) = printed.note.filter(|_| !terminal::get().quiet) {
                 let _ = writeln!(std::io::stderr(), "{note}");
             }

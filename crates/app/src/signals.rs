@@ -55,10 +55,11 @@ pub fn listen() -> mpsc::UnboundedReceiver<Signal> {
     rx
 }
 
-/// The first signal; `None` when signals cannot be received (then it never comes).
-pub async fn first(mut signals: mpsc::UnboundedReceiver<Signal>) -> Signal {
+/// What the first signal did (`interrupted`, `terminated`): what a server's shutdown
+/// waits for; never, when signals cannot be received.
+pub async fn first(mut signals: mpsc::UnboundedReceiver<Signal>) -> &'static str {
     match signals.recv().await {
-        Some(signal) => signal,
+        Some(signal) => signal.said(),
         None => std::future::pending().await,
     }
 }

@@ -1,11 +1,20 @@
-//! The command line's run options as the runner's plain [`RunSettings`]: the one place the
-//! clap value enums are turned into the runner's own.
+//! The command line's options as the runner's and the server's plain settings
+//! ([`RunSettings`], `server::ServeSettings`, ...): the one place the clap types are turned
+//! into theirs.
 
 use std::time::Duration;
 
 use runner::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
 
-use super::{ProviderArg, RunOptions, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
+use server::clients::Scope;
+use server::tokens::TokenCommand as TokenAction;
+use server::{McpServeSettings, ServeSettings, WorkerSettings};
+
+use super::mcp::McpServeArgs;
+use super::{
+    ProviderArg, RunOptions, SandboxArg, ScopeArg, SearchArg, ServeArgs, SummaryArg, TokenCommand,
+    ToolProtocolArg, WorkerArgs,
+};
 
 impl RunOptions {
     /// These options as the runner reads them.
@@ -95,6 +104,72 @@ impl From<ProviderArg> for Provider {
             ProviderArg::OpenRouter => Provider::OpenRouter,
             ProviderArg::LmStudio => Provider::LmStudio,
             ProviderArg::Local => Provider::Local,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// `serve`'s settings; `quiet`: `-q`.
+    pub fn settings(&self, quiet: bool) -> ServeSettings {
+        ServeSettings {
+            addr: self.addr,
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_secs(self.header_timeout_secs.into()),
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workers: self.workers,
+            workspace_root: self.workspace_root.clone(),
+            token: self.token.clone(),
+            run: self.opts.settings(),
+            quiet,
+        }
+    }
+}
+
+impl WorkerArgs {
+    /// `worker`'s settings; `quiet`: `-q`.
+    pub fn settings(&self, quiet: bool) -> WorkerSettings {
+        WorkerSettings {
+            concurrency: self.concurrency,
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workspace_root: self.workspace_root.clone(),
+            run: self.opts.settings(),
+            quiet,
+        }
+    }
+}
+
+impl McpServeArgs {
+    /// `mcp serve`'s settings.
+    pub fn settings(&self) -> McpServeSettings {
+        McpServeSettings {
+            workers: self.workers,
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workspace_root: self.workspace_root.clone(),
+            run: self.opts.settings(),
+        }
+    }
+}
+
+impl From<TokenCommand> for TokenAction {
+    fn from(command: TokenCommand) -> TokenAction {
+        match command {
+            TokenCommand::Add { name, scopes } => TokenAction::Add {
+                name,
+                scopes: scopes.into_iter().map(Into::into).collect(),
+            },
+            TokenCommand::List => TokenAction::List,
+            TokenCommand::Remove { name } => TokenAction::Remove { name },
+        }
+    }
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(arg: ScopeArg) -> Scope {
+        match arg {
+            ScopeArg::Submit => Scope::Submit,
+            ScopeArg::Read => Scope::Read,
+            ScopeArg::Approve => Scope::Approve,
+            ScopeArg::Admin => Scope::Admin,
         }
     }
 }

@@ -1,5 +1,14 @@
-//! `planwright serve`: the HTTP API under `/v1`, the live event stream (SSE) and the web
-//! page at `/`.
+//! # planwright-server
+//!
+//! Planwright's servers over the runner (`planwright-runner`): `planwright serve` (the HTTP
+//! API under `/v1`, the live event stream (SSE), the web page at `/`, the MCP service at
+//! `/mcp`), `planwright worker` and `planwright mcp serve` (the MCP service on stdio); the
+//! API's tokens and clients.
+//!
+//! Architecture invariant (docs/architecture.md): this crate imports the runner and the
+//! domain, never clap, never the `planwright` binary nor its output modules; it is started
+//! with plain settings ([`ServeSettings`], [`WorkerSettings`], [`McpServeSettings`]) and a
+//! shutdown future (the binary owns the process's one signal handler).
 //!
 //! ```text
 //! POST /v1/runs ─▶ store: queued ─▶ dispatch: claim (lease) + Semaphore slot ─▶ Runtime
@@ -14,22 +23,28 @@
 
 mod api;
 mod auth;
-pub(crate) mod clients;
+pub mod clients;
 mod dispatch;
 mod error;
 mod files;
 mod listener;
-pub mod mcp;
+mod mcp;
 mod percent;
 mod runs;
+mod serve_error;
+mod settings;
 mod sse;
-pub(crate) mod tokens;
+pub mod tokens;
 mod web;
 
+pub use mcp::stdio::serve as mcp_serve;
+pub use serve_error::ServeError;
+pub use settings::{McpServeSettings, ServeSettings, WorkerSettings};
+
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,8 +61,6 @@ use tokio_util::sync::CancellationToken;
 
 use runner::RunSettings;
 
-use crate::cli::{ServeArgs, WorkerArgs};
-use crate::error::AppError;
 use runner::database::Database;
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
@@ -349,14 +362,19 @@ impl AppState {
     }
 }
 
-/// `planwright serve`.
-pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError> {
-    if args.opts.workspace.is_some() {
-        return Err(AppError::Config(
+/// `planwright serve`, until `shutdown` resolves (to the name of what stopped it, e.g.
+/// "interrupted").
+pub async fn serve(
+    db: &Database,
+    args: ServeSettings,
+    shutdown: impl Future<Output = &'static str> + Send + 'static,
+) -> Result<(), ServeError> {
+    if args.run.workspace.is_some() {
+        return Err(ServeError::Config(
             "serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = runner::sandbox::resolve_for_server(args.opts.sandbox.into(), "serve")?;
+    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "serve")?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
     let tokens = tokens::TokenBook::new(token, &db.local_folder())?;
     runner::state_folder::guard(&args.workspace_root)?;
@@ -365,78 +383,88 @@ pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError>
         .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
     let runner = Runner {
         slots: workers,
-        ask_timeout_secs: args.ask_timeout_secs,
+        ask_timeout: args.ask_timeout,
         tokens,
         workspace_root: args.workspace_root.clone(),
     };
-    let state = runner_state(db, &args.opts.settings(), runner).await?;
+    let state = runner_state(db, &args.run, runner).await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
-        .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
+        .map_err(|e| ServeError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
     let local = listener
         .local_addr()
-        .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
+        .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
     let router = api::router(state.clone());
     if workers > 0 {
         start_runner(&state).await;
     }
-    inform(&format!("sandbox: {}", sandbox.name()));
+    let quiet = args.quiet;
+    inform(quiet, &format!("sandbox: {}", sandbox.name()));
     say(&format!("listening on http://{local}"));
     let shutdown_state = state.clone();
     let limits = listener::Limits {
         max_connections: args.max_connections as usize,
-        header_timeout: Duration::from_secs(args.header_timeout_secs.into()),
+        header_timeout: args.header_timeout,
         ..listener::Limits::default()
     };
     listener::serve(listener, router, limits, async move {
-        let signal = stop_signal().await;
-        inform(&format!(
-            "\n{signal}: suspending the active runs at their next safe point"
-        ));
+        let signal = shutdown.await;
+        inform(
+            quiet,
+            &format!("\n{signal}: suspending the active runs at their next safe point"),
+        );
         stop_runner(&shutdown_state).await;
     })
     .await;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `planwright worker`: the server's runner without the HTTP API. Claims queued runs (and
 /// runs whose owner is gone) from the shared store until SIGTERM or Ctrl-C, then suspends
 /// its runs at their next safe point and gives their leases up, so another worker goes on
 /// with them (docs/durability.md, "The work queue").
-pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError> {
-    if args.opts.workspace.is_some() {
-        return Err(AppError::Config(
+pub async fn work(
+    db: &Database,
+    args: WorkerSettings,
+    shutdown: impl Future<Output = &'static str>,
+) -> Result<(), ServeError> {
+    if args.run.workspace.is_some() {
+        return Err(ServeError::Config(
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = runner::sandbox::resolve_for_server(args.opts.sandbox.into(), "worker")?;
+    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "worker")?;
     runner::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: args.concurrency,
-        ask_timeout_secs: args.ask_timeout_secs,
+        ask_timeout: args.ask_timeout,
         tokens: tokens::TokenBook::none(),
         // A worker creates no workspace: a claimed run's is in its record, under this root.
         workspace_root: args.workspace_root.clone(),
     };
-    let state = runner_state(db, &args.opts.settings(), runner).await?;
+    let state = runner_state(db, &args.run, runner).await?;
     start_runner(&state).await;
-    inform(&format!(
-        "worker {} ready: up to {} runs at once, sandbox {}",
-        state.lease.owner,
-        args.concurrency,
-        sandbox.name()
-    ));
-    let signal = stop_signal().await;
-    inform(&format!(
-        "{signal}: suspending the active runs at their next safe point"
-    ));
+    inform(
+        args.quiet,
+        &format!(
+            "worker {} ready: up to {} runs at once, sandbox {}",
+            state.lease.owner,
+            args.concurrency,
+            sandbox.name()
+        ),
+    );
+    let signal = shutdown.await;
+    inform(
+        args.quiet,
+        &format!("{signal}: suspending the active runs at their next safe point"),
+    );
     stop_runner(&state).await;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-/// A line of progress on stderr, unless `-q`.
-fn inform(line: &str) {
-    if !crate::terminal::get().quiet {
+/// A line of progress on stderr, unless `quiet` (`-q`).
+fn inform(quiet: bool, line: &str) {
+    if !quiet {
         say(line);
     }
 }
@@ -453,7 +481,7 @@ fn say(line: &str) {
 struct Runner {
     /// Runs executed at once.
     slots: u32,
-    ask_timeout_secs: u32,
+    ask_timeout: Duration,
     /// The API's tokens (none for a worker).
     tokens: tokens::TokenBook,
     workspace_root: PathBuf,
@@ -465,7 +493,7 @@ async fn runner_state(
     db: &Database,
     opts: &RunSettings,
     runner: Runner,
-) -> Result<State, AppError> {
+) -> Result<State, ServeError> {
     let llm = runner::wiring::llm(opts)?;
     let runner::database::QueueStore {
         store,
@@ -476,10 +504,7 @@ async fn runner_state(
     // Fails early on a build without tools.
     let probe = runner::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
     let slots = Arc::new(Semaphore::new(runner.slots as usize));
-    let user = ServerUser::new(
-        slots.clone(),
-        Duration::from_secs(runner.ask_timeout_secs.into()),
-    );
+    let user = ServerUser::new(slots.clone(), runner.ask_timeout);
     Ok(Arc::new(AppState {
         store,
         queue,
@@ -523,11 +548,6 @@ const QUEUE_POLL_MIN: Duration = Duration::from_millis(250);
 
 /// How long shutdown waits for the active runs to reach a safe point.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-
-/// Ctrl-C or SIGTERM, whichever comes first; its name.
-async fn stop_signal() -> &'static str {
-    crate::signals::first(crate::signals::listen()).await.said()
-}
 
 /// Claims what becomes claimable: runs queued by another process (woken by the store's
 /// change feed where it has one), and runs freed elsewhere (an owner that died on another
