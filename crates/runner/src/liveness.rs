@@ -61,3 +61,65 @@ pub fn stale_owner(run: &RunRecord) -> Option<String> {
         .filter(|l| crate::owner::is_gone(&l.owner))
         .map(|l| l.owner.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, Utc};
+    use domain::ports::Lease;
+
+    use super::*;
+
+    fn run(status: RunStatus, lease: Option<Lease>) -> RunRecord {
+        RunRecord {
+            run_id: "run-1".into(),
+            task: "t".into(),
+            mode: "flow".into(),
+            status,
+            workspace: "/w".into(),
+            created_at: Utc::now(),
+            finished_at: None,
+            summary: None,
+            error: None,
+            usage: Default::default(),
+            lease,
+            queue_request: None,
+            client: None,
+        }
+    }
+
+    /// A lease of this very process, live for `secs` more seconds (negative: expired).
+    fn ours(secs: i64) -> Option<Lease> {
+        Some(Lease {
+            owner: crate::owner::owner_id().to_string(),
+            until: Utc::now() + Duration::seconds(secs),
+        })
+    }
+
+    #[test]
+    fn a_held_run_is_as_stored_and_an_unheld_one_interrupted() {
+        let held = Liveness::of(&run(RunStatus::Running, ours(60)));
+        assert_eq!(held, Liveness::Stored(RunStatus::Running));
+        assert!(held.is_running() && !held.is_interrupted());
+        assert_eq!(held.shown(), "running");
+
+        let expired = Liveness::of(&run(RunStatus::Running, ours(-1)));
+        assert!(expired.is_interrupted() && !expired.is_running());
+        assert_eq!(expired.shown(), "interrupted");
+
+        let waiting = Liveness::of(&run(RunStatus::Waiting, None));
+        assert_eq!(waiting, Liveness::Interrupted);
+
+        let waiting_held = Liveness::of(&run(RunStatus::Waiting, ours(60)));
+        assert_eq!(waiting_held.shown(), "waiting");
+        assert!(!waiting_held.is_running());
+    }
+
+    #[test]
+    fn an_ended_or_queued_run_is_as_stored_whatever_its_lease() {
+        for status in [RunStatus::Queued, RunStatus::Completed, RunStatus::Failed] {
+            let liveness = Liveness::of(&run(status, ours(-1)));
+            assert_eq!(liveness, Liveness::Stored(status));
+            assert_eq!(liveness.shown(), status.as_str());
+        }
+    }
+}
