@@ -4,7 +4,8 @@
 //! [`domain::Runtime`] wired with the adapters picked by cargo features ([`wiring`]), opens
 //! the database ([`database`]) inside a guarded state folder ([`state_folder`]), probes the
 //! sandbox ([`sandbox`]), offers the config files' MCP servers as tools ([`mcp`]), reads a
-//! run's mailbox ([`mailbox`]) and says whether a run's lease still holds ([`liveness`]).
+//! run's mailbox ([`mailbox`]), says whether a run's lease still holds ([`liveness`]) and
+//! claims and executes queued runs ([`queue`]).
 //!
 //! Architecture invariant (docs/architecture.md): this crate never depends on clap, on the
 //! HTTP server (`planwright-server`) or on the `planwright` binary, and writes nothing to
@@ -19,6 +20,7 @@ pub mod mailbox;
 pub mod mcp;
 pub mod notice;
 pub mod owner;
+pub mod queue;
 pub mod sandbox;
 mod settings;
 pub mod state_folder;

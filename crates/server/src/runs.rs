@@ -85,8 +85,8 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
         client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;
-    dispatch::channel_for(state, &record);
-    dispatch::dispatch(state).await;
+    dispatch::channel_for(&state.runner, &record);
+    dispatch::dispatch(&state.runner).await;
     let position = state.queue.position(&run_id).await.map_err(store_error)?;
     Ok(Queued { run_id, position })
 }

@@ -22,13 +22,16 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
-use runner::mailbox::MailboxReader;
-use runner::RunSettings;
+use super::{BroadcastSink, Entry, Phase, QueueRunner, Registry, EVENT_CHANNEL};
+use crate::mailbox::MailboxReader;
+use crate::RunSettings;
+
+/// The queue runner as its tasks share it.
+type State = Arc<QueueRunner>;
 
 /// What a client asked for beyond the task, kept with the queued run: the mode by the
 /// domain's name ([`Named`]), which is also what the command line reads.
-pub(crate) fn queue_request(opts: &RunSettings) -> Value {
+pub fn queue_request(opts: &RunSettings) -> Value {
     json!({"mode": opts.mode.name(), "model": opts.model})
 }
 
@@ -57,7 +60,7 @@ fn requested_mode(request: &Value) -> Result<Option<Mode>, String> {
 
 /// The live channel of `run_id`, registering the run (as queued) when this process did not
 /// know it yet (it was queued before a restart, or by another server).
-pub(crate) fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
+pub fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
     state
         .with_registry(|reg| entry_for(reg, record).events.clone())
         .flatten()
@@ -76,7 +79,7 @@ fn entry_for<'a>(reg: &'a mut Registry, record: &RunRecord) -> &'a mut Entry {
 }
 
 /// Starts queued (and interrupted queue) runs while slots are free.
-pub(crate) async fn dispatch(state: &State) {
+pub async fn dispatch(state: &State) {
     while !state.shutdown.is_cancelled() {
         let Ok(permit) = state.slots.clone().try_acquire_owned() else {
             return;
@@ -99,7 +102,7 @@ pub(crate) async fn dispatch(state: &State) {
 
 /// Takes over the queue runs whose owner is provably gone (a server of this host that was
 /// killed): at start-up, without waiting for their leases to expire.
-pub(crate) async fn adopt_orphans(state: &State) {
+pub async fn adopt_orphans(state: &State) {
     let runs = match state.store.list_runs().await {
         Ok(runs) => runs,
         Err(e) => {
@@ -112,7 +115,7 @@ pub(crate) async fn adopt_orphans(state: &State) {
             run.status,
             RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
         );
-        let Some(stale) = runner::liveness::stale_owner(run) else {
+        let Some(stale) = crate::liveness::stale_owner(run) else {
             continue;
         };
         if !live || run.queue_request.is_none() {
@@ -219,11 +222,11 @@ async fn execute(
         let llm = if opts.model == state.opts.model {
             state.llm.clone()
         } else {
-            runner::wiring::llm(&opts)
+            crate::wiring::llm(&opts)
                 .map_err(|e| format!("cannot use model '{}': {e}", opts.model))?
                 .client
         };
-        runner::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
+        crate::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
     });
     let mut runtime = match prepared {
         Ok(rt) => rt,
@@ -236,7 +239,7 @@ async fn execute(
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
     runtime.user = state.user.clone();
-    runtime.workspace_files = runner::wiring::workspace_files(&state.workspace_root);
+    runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
     // The server's lease settings, so the claim made above is this runtime's own lease.
     runtime.config.lease = state.lease.clone();
     let control = RunControl {
