@@ -58,6 +58,13 @@
 //! workspace, and restores an input a tool call changed without permission
 //! (docs/security.md, "Input files").
 //!
+//! ## Checkpoints
+//!
+//! [`LocalCheckpoints`] implements the domain's `WorkspaceCheckpoints` port: a
+//! content-addressed record of the workspace before each step and at the run's end, kept
+//! beside the input copies, compared (a unified diff per text file) and restored by an undo
+//! (docs/checkpoints.md).
+//!
 //! Use [`shell_toolkit`] to get all nine tools and the registry handle the app needs, or
 //! [`shell_tools`] / [`shell_tools_with`] for the tools alone.
 
@@ -69,6 +76,7 @@ use domain::ports::Tool;
 mod args;
 mod capture;
 mod cgroup;
+mod checkpoints;
 mod containment;
 pub mod env;
 mod etc_stage;
@@ -84,6 +92,7 @@ mod supervisor;
 pub mod workspace;
 mod workspace_files;
 
+pub use checkpoints::{CheckpointLimits, LocalCheckpoints};
 pub use env::ShellEnv;
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
 pub use files::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 /// Folders of a workspace that are not the user's files: version control and Planwright's
 /// own run data.
-const SKIPPED_FOLDERS: [&str; 2] = [".git", ".planwright"];
+pub(crate) const SKIPPED_FOLDERS: [&str; 2] = [".git", ".planwright"];
 
 /// The port on the local filesystem; copies live under `copies_root`.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ impl LocalWorkspaceFiles {
 }
 
 /// `run_id` usable as one folder name.
-fn safe_component(run_id: &str) -> String {
+pub(crate) fn safe_component(run_id: &str) -> String {
     run_id
         .chars()
         .map(|c| {
@@ -55,7 +55,7 @@ fn safe_component(run_id: &str) -> String {
 }
 
 /// `rel` under `base`, refused when it is absolute or climbs out.
-fn inside(base: &Path, rel: &str) -> Result<PathBuf, WorkspaceError> {
+pub(crate) fn inside(base: &Path, rel: &str) -> Result<PathBuf, WorkspaceError> {
     let rel_path = Path::new(rel);
     let plain = rel_path
         .components()

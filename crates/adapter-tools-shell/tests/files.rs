@@ -630,7 +630,25 @@ async fn list_errors() {
         .execute(json!({"path": "nope"}), &ctx)
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolError::Failed(m) if m.contains("does not exist")));
+    // The error shows what the nearest folder that exists holds (the eval's 0.5B listed
+    // "workspace" four times).
+    let ToolError::Failed(m) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        m,
+        "cannot list 'nope': it does not exist. The nearest folder that does, '.' (up to 1 \
+         levels deep):\nbig (5000 bytes)\nbin (3 bytes)\nf (14 bytes)"
+    );
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let err = FileListTool::new()
+        .execute(json!({"path": "sub/x/y"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.starts_with("cannot list 'sub/x/y': it does not exist. The nearest folder that does, 'sub' (up to 1 levels deep):\n(empty folder)")),
+        "{err:?}"
+    );
     let err = FileListTool::new()
         .execute(json!({"path": 3}), &ctx)
         .await

@@ -285,6 +285,8 @@ impl ConsoleView {
                     format!("  ⛨ {} input file(s) protected{more}\n", inputs.len())
                 }
             }
+            // Not shown live; `runs diff` reads them (docs/checkpoints.md).
+            EventKind::CheckpointTaken { .. } => String::new(),
             EventKind::InputProtected { path, action, .. } => {
                 format!("      ⛨ {path} is an input: change {}\n", action.as_str())
             }

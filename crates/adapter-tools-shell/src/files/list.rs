@@ -138,7 +138,13 @@ fn a_file_listed(target: &Target, size: u64) -> String {
 
 fn list(target: &Target, max_depth: usize, max_entries: usize) -> Result<ToolOutput, ToolError> {
     let rel = &target.rel;
-    let meta = fs::metadata(&target.path).map_err(|e| io_error("list", rel, &e))?;
+    let meta = match fs::metadata(&target.path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing_folder(target, max_entries, &e));
+        }
+        Err(e) => return Err(io_error("list", rel, &e)),
+    };
     if !meta.is_dir() {
         return Ok(ToolOutput::ok(a_file_listed(target, meta.len())));
     }
@@ -162,6 +168,38 @@ fn list(target: &Target, max_depth: usize, max_entries: usize) -> Result<ToolOut
         ));
     }
     Ok(ToolOutput::ok(content))
+}
+
+/// A folder that does not exist: the error shows what the nearest folder that does holds
+/// (one level), so that a small model listing `workspace` or a made-up folder sees the
+/// files it is after instead of trying the same path again (docs/direct.md).
+fn missing_folder(target: &Target, max_entries: usize, e: &std::io::Error) -> ToolError {
+    let not_found = io_error("list", &target.rel, e);
+    let mut folder = target.path.parent();
+    while let Some(f) = folder {
+        if !f.starts_with(&target.root) {
+            break;
+        }
+        if f.is_dir() {
+            let existing = Target {
+                path: f.to_path_buf(),
+                rel: crate::workspace::relative(&target.root, f),
+                root: target.root.clone(),
+            };
+            return match list(&existing, 1, max_entries) {
+                Ok(shown) => ToolError::Failed(format!(
+                    "cannot list '{}': it does not exist. {}",
+                    target.rel,
+                    shown
+                        .content
+                        .replacen("Contents of", "The nearest folder that does,", 1)
+                )),
+                Err(_) => not_found,
+            };
+        }
+        folder = f.parent();
+    }
+    not_found
 }
 
 struct Walk {

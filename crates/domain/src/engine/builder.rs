@@ -10,7 +10,7 @@ use crate::engine::runtime::Runtime;
 use crate::memory_store::MemoryStore;
 use crate::ports::{
     Clock, EventSink, IdGen, LlmClient, NoEventSink, NoUser, RunStore, SystemClock, TimeRandomIds,
-    Tool, Toolbox, UserChannel, WorkspaceFiles,
+    Tool, Toolbox, UserChannel, WorkspaceCheckpoints, WorkspaceFiles,
 };
 use crate::tools::builtin::ToolSet;
 use crate::tools::combined::CombinedToolbox;
@@ -31,6 +31,7 @@ pub struct RuntimeBuilder {
     ids: Arc<dyn IdGen>,
     user: Arc<dyn UserChannel>,
     workspace_files: Option<Arc<dyn WorkspaceFiles>>,
+    workspace_checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
     config: RunConfig,
 }
 
@@ -59,6 +60,7 @@ impl Runtime {
             ids: Arc::new(TimeRandomIds),
             user: Arc::new(NoUser),
             workspace_files: None,
+            workspace_checkpoints: None,
             config: RunConfig::default(),
         }
     }
@@ -122,6 +124,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Checkpoints of the workspace before each step's attempt and at the run's end
+    /// (docs/checkpoints.md); default `None`: none.
+    pub fn workspace_checkpoints(
+        mut self,
+        checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
+    ) -> Self {
+        self.workspace_checkpoints = checkpoints;
+        self
+    }
+
     /// The run's knobs (default: [`RunConfig::default`]).
     pub fn config(mut self, config: RunConfig) -> Self {
         self.config = config;
@@ -151,6 +163,7 @@ impl RuntimeBuilder {
             ids: self.ids,
             user: self.user,
             workspace_files: self.workspace_files,
+            workspace_checkpoints: self.workspace_checkpoints,
             config: self.config,
         }
     }

@@ -16,10 +16,12 @@ use crate::engine::runtime::Runtime;
 use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::numbers::is_unworked_expression;
+use crate::model::observations::{FILE_WRITE, SHELL_EXEC};
 use crate::model::plan::{Plan, StepStatus};
-use crate::model::task_files::{asks_the_user, may_stay_empty, mentions, Intent};
-use crate::model::text::is_tool_status_message;
+use crate::model::task_files::{asks_the_user, folders_named, may_stay_empty, mentions, Intent};
+use crate::model::text::{is_tool_status_message, truncate_chars};
 use crate::ports::WorkspaceFiles;
+use crate::tools::builtin::ASK_USER;
 
 /// Bytes of an output read to recognise a tool's status message.
 const HEAD_BYTES: usize = 512;
@@ -61,14 +63,62 @@ async fn check_step(
     if !last_open {
         return None;
     }
+    unfinished(ctx).await.map(|u| u.why)
+}
+
+/// What the run still lacks before its last open step may complete, and the tool that
+/// supplies it when one plainly does: the step's loop refuses such a `complete_step` and
+/// offers that tool next (docs/direct.md, "Completion refused in the loop").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unfinished {
+    pub why: String,
+    pub next_tool: Option<&'static str>,
+}
+
+impl Unfinished {
+    fn new(why: String, next_tool: Option<&'static str>) -> Unfinished {
+        Unfinished { why, next_tool }
+    }
+}
+
+/// Why the run is not done yet, for its last open step: the task says to ask the user and
+/// nobody was asked, or an output is missing, empty or wrong ([`missing_output`]).
+pub(crate) async fn unfinished(ctx: &RunContext) -> Option<Unfinished> {
+    ctx.inputs.port.as_ref()?;
     if asks_the_user(&ctx.task) && ctx.facts().answered().is_empty() {
-        return Some(
+        return Some(Unfinished::new(
             "the task says to ask the user, and no question was asked: call \
              message_ask_user first and use the answer"
                 .to_string(),
-        );
+            Some(ASK_USER),
+        ));
     }
-    missing_output(ctx).await
+    if let Some(u) = written_before_the_answer(ctx).await {
+        return Some(u);
+    }
+    unfinished_output(ctx).await
+}
+
+/// An output of a task that says to ask the user, last written before the user answered:
+/// the eval's `ask_days` wrote days.txt, was made to ask (4 days), and completed with what
+/// it had written before.
+async fn written_before_the_answer(ctx: &RunContext) -> Option<Unfinished> {
+    if !asks_the_user(&ctx.task) {
+        return None;
+    }
+    let answer = ctx.facts().answered().last()?.answer.clone();
+    let (_, outputs) = task_outputs(ctx).await?;
+    let stale = outputs
+        .into_iter()
+        .find(|rel| ctx.facts().written_before_the_answer(rel))?;
+    Some(Unfinished::new(
+        format!(
+            "{stale} was written before the user answered ({:?}): write it again from the \
+             answer",
+            truncate_chars(&answer, 80)
+        ),
+        Some(FILE_WRITE),
+    ))
 }
 
 /// A file the result names that is not in the workspace (and was not an input, nor named
@@ -126,12 +176,17 @@ async fn task_outputs(ctx: &RunContext) -> Option<(Arc<dyn WorkspaceFiles>, Vec<
 /// Why the run's outputs are not done: an output the task names is missing, empty, or holds
 /// a tool's status message. `None` when they are all there (or nobody can look).
 pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
+    unfinished_output(ctx).await.map(|u| u.why)
+}
+
+/// [`missing_output`], with the tool that supplies what is missing.
+async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
     let (port, outputs) = task_outputs(ctx).await?;
     if let Some(why) = unmoved_input(ctx, port.as_ref()).await {
-        return Some(why);
+        return Some(Unfinished::new(why, Some(SHELL_EXEC)));
     }
     if let Some(why) = unchanged_input(ctx, port.as_ref()).await {
-        return Some(why);
+        return Some(Unfinished::new(why, None));
     }
     for mut rel in outputs {
         let mut found = port.stat(&ctx.workspace, &rel).await;
@@ -154,47 +209,63 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
                 // "The MCP server holds a note code.txt": read from there, not an output.
                 continue;
             }
-            return Some(format!(
-                "the task asks for {rel}, which does not exist: write it (with the tools) \
-                 before completing"
+            return Some(Unfinished::new(
+                format!(
+                    "the task asks for {rel}, which does not exist: write it (with the tools) \
+                     before completing"
+                ),
+                Some(FILE_WRITE),
             ));
         };
         if facts.size == 0 {
             if may_stay_empty(&ctx.task, &rel) {
                 continue;
             }
-            return Some(format!(
-                "the task asks for {rel}, which is empty: write the result into it"
+            return Some(Unfinished::new(
+                format!("the task asks for {rel}, which is empty: write the result into it"),
+                Some(FILE_WRITE),
             ));
         }
         if let Ok(Some(head)) = port.head(&ctx.workspace, &rel, HEAD_BYTES).await {
             let text = String::from_utf8_lossy(&head);
             if is_tool_status_message(&text) {
-                return Some(format!(
-                    "{rel} holds a tool's status message ({:?}), not the result the task asks \
-                     for: write the actual content",
-                    text.trim()
+                return Some(Unfinished::new(
+                    format!(
+                        "{rel} holds a tool's status message ({:?}), not the result the task \
+                         asks for: write the actual content",
+                        text.trim()
+                    ),
+                    Some(FILE_WRITE),
                 ));
             }
             if ctx.facts().is_failed_output(&text) {
-                return Some(format!(
-                    "{rel} holds the error output of a failed call, not the result the task \
-                     asks for: fix the cause, run it again and write what the successful run \
-                     prints"
+                return Some(Unfinished::new(
+                    format!(
+                        "{rel} holds the error output of a failed call, not the result the \
+                         task asks for: fix the cause, run it again and write what the \
+                         successful run prints"
+                    ),
+                    None,
                 ));
             }
             if let Some(input) = copied_input(ctx, &rel, &text).await {
-                return Some(format!(
-                    "{rel} holds the same text as the input {input}: the task asks for a \
-                     result made from it, not a copy; compute it with shell_exec (sort, tr, \
-                     awk, ...) and write what the command prints"
+                return Some(Unfinished::new(
+                    format!(
+                        "{rel} holds the same text as the input {input}: the task asks for a \
+                         result made from it, not a copy; compute it with shell_exec (sort, \
+                         tr, awk, ...) and write what the command prints"
+                    ),
+                    Some(SHELL_EXEC),
                 ));
             }
             if is_unworked_expression(&text) {
-                return Some(format!(
-                    "{rel} holds the expression {:?}, not its value: compute it with \
-                     shell_exec (e.g. echo $((4 + 5))) and write the number it prints",
-                    text.trim()
+                return Some(Unfinished::new(
+                    format!(
+                        "{rel} holds the expression {:?}, not its value: compute it with \
+                         shell_exec (e.g. echo $((4 + 5))) and write the number it prints",
+                        text.trim()
+                    ),
+                    Some(SHELL_EXEC),
                 ));
             }
         }
@@ -212,14 +283,37 @@ async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<St
             continue;
         }
         if let Ok(Some(_)) = port.stat(&ctx.workspace, &m.name).await {
+            let to = destination(ctx, port).await;
             return Some(format!(
                 "the task asks to move {0}, and it is still where it was: move it (e.g. \
-                 shell_exec with mv {0} DESTINATION), then complete",
-                m.name
+                 shell_exec with mv {0} {1}), then complete",
+                m.name,
+                to.as_deref().unwrap_or("DESTINATION")
             ));
         }
     }
     None
+}
+
+/// Where the task moves its inputs, when it says so plainly: the one folder it names
+/// (`archive/`), or else the one output it names that does not exist yet ("rename
+/// draft.txt to final.txt").
+async fn destination(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
+    let folders = folders_named(&ctx.task);
+    if let [folder] = folders.as_slice() {
+        return Some(format!("{folder}/"));
+    }
+    let (_, outputs) = task_outputs(ctx).await?;
+    let mut missing = Vec::new();
+    for rel in outputs {
+        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+            missing.push(rel);
+        }
+    }
+    match missing.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// An input the task asks to edit or add to that is as it was when the run started (same

@@ -12,6 +12,7 @@ use std::hash::{Hash, Hasher};
 use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
 use crate::model::observations::RunFacts;
+use crate::ports::checkpoints::CheckpointLog;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 
 /// What the log says about one tool call.
@@ -41,6 +42,8 @@ pub(crate) struct Journal {
     /// The tool calls the approval gate let through (`tool_calling`), in order: tool and
     /// arguments as the model wrote them.
     let_through: Vec<(String, String)>,
+    /// The workspace checkpoints already taken (docs/checkpoints.md).
+    checkpoints: CheckpointLog,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -94,6 +97,7 @@ impl Journal {
     pub fn from_events(events: &[Event]) -> Journal {
         let mut j = Journal {
             facts: RunFacts::from_events(events),
+            checkpoints: CheckpointLog::from_events(events),
             ..Journal::default()
         };
         for e in events {
@@ -185,6 +189,10 @@ impl Journal {
     }
 
     /// What each step did before the run stopped.
+    pub fn checkpoints(&self) -> &CheckpointLog {
+        &self.checkpoints
+    }
+
     pub fn facts(&self) -> &RunFacts {
         &self.facts
     }

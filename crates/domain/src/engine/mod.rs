@@ -1,6 +1,7 @@
 //! The run loop.
 
 pub mod builder;
+pub(crate) mod checkpoints;
 pub mod config;
 pub(crate) mod context;
 pub mod executor;

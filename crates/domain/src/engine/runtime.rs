@@ -12,7 +12,8 @@ use crate::model::event::RunUsage;
 use crate::model::inputs::FileChanges;
 use crate::model::plan::Plan;
 use crate::ports::{
-    Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel, WorkspaceFiles,
+    Clock, EventSink, IdGen, LlmClient, RunStatus, RunStore, UserChannel, WorkspaceCheckpoints,
+    WorkspaceFiles,
 };
 
 /// Everything a run needs, wired by the app.
@@ -30,6 +31,9 @@ pub struct Runtime {
     /// What the runtime sees of workspaces, to protect their input files and to check the
     /// outputs a task names (docs/security.md, "Input files"); `None`: neither.
     pub workspace_files: Option<Arc<dyn WorkspaceFiles>>,
+    /// Checkpoints of the workspace before each step's attempt and at the run's end, so its
+    /// changes can be shown and undone (docs/checkpoints.md); `None`: no checkpoints.
+    pub workspace_checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
     pub config: RunConfig,
 }
 

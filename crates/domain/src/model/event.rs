@@ -256,6 +256,26 @@ pub enum EventKind {
         path: String,
         action: crate::model::inputs::InputAction,
     },
+    /// The workspace was checkpointed (docs/checkpoints.md): before an attempt of a step,
+    /// or (no `step_id`) when the run ended.
+    CheckpointTaken {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        /// The step's attempt (1, 2, ...); absent for the run's end.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        attempt: u32,
+        checkpoint: crate::model::checkpoints::CheckpointId,
+        /// Files and links recorded.
+        files: u64,
+        /// Bytes this checkpoint added to the store.
+        stored_bytes: u64,
+        /// Paths whose content was not kept, and why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<crate::model::checkpoints::LeftOut>,
+        /// The store could not keep everything: an undo to it refuses.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        incomplete: bool,
+    },
     RunCompleted {
         summary: String,
         usage: RunUsage,
@@ -269,6 +289,10 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cancelled: bool,
     },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl EventKind {
@@ -299,6 +323,7 @@ impl EventKind {
             EventKind::Error { .. } => "error",
             EventKind::InputsRecorded { .. } => "inputs_recorded",
             EventKind::InputProtected { .. } => "input_protected",
+            EventKind::CheckpointTaken { .. } => "checkpoint_taken",
             EventKind::RunCompleted { .. } => "run_completed",
             EventKind::RunFailed { .. } => "run_failed",
         }

@@ -2,6 +2,7 @@
 //! plan's text forms. Pure data and pure functions: no async, no ports.
 
 pub mod approval;
+pub mod checkpoints;
 pub mod event;
 pub mod inputs;
 pub mod json_text;

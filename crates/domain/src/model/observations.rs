@@ -15,7 +15,7 @@ use crate::model::text::truncate_chars;
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
 pub(crate) const FILE_WRITE: &str = "file_write";
 pub(crate) const FILE_STR_REPLACE: &str = "file_str_replace";
-const SHELL_EXEC: &str = "shell_exec";
+pub(crate) const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
 const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
 /// How `shell_exec` names the session a command became (docs/direct.md, "Session tools").
@@ -144,6 +144,10 @@ pub struct RunFacts {
     /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
     /// note): sources of the run, not outputs.
     sourced: HashSet<String>,
+    /// Files written since the user last answered, and files last written before an answer
+    /// (`./` trimmed): an output the task builds from the answer must come after it.
+    written_since_answer: HashSet<String>,
+    written_before_answer: HashSet<String>,
 }
 
 /// Shortest line of a failed output remembered.
@@ -237,6 +241,19 @@ impl RunFacts {
             .map(str::to_string)
     }
 
+    /// Whether `path` was last written before the user's latest answer (by a file tool, or
+    /// reported by a command): days.txt written, then the user asked how many days.
+    pub fn written_before_the_answer(&self, path: &str) -> bool {
+        self.written_before_answer
+            .contains(path.trim_start_matches("./"))
+    }
+
+    fn written_now(&mut self, path: &str) {
+        let path = path.trim_start_matches("./").to_string();
+        self.written_before_answer.remove(&path);
+        self.written_since_answer.insert(path);
+    }
+
     /// Whether a shell session was started in this run (the session tools are then offered).
     pub fn session_started(&self) -> bool {
         self.session_started
@@ -317,6 +334,13 @@ impl RunFacts {
                     self.seen_numbers
                         .extend(numbers_in(body).into_iter().filter(|n| !typed.contains(n)));
                 }
+                if let Some(w) = &write {
+                    self.written_now(&w.file.path);
+                }
+                for path in &produced {
+                    self.written_now(path);
+                }
+                let facts = self.steps.entry(step.clone()).or_default();
                 match write {
                     Some(w) => {
                         self.replacements.extend(w.replacement);
@@ -349,6 +373,8 @@ impl RunFacts {
                 ..
             } => {
                 self.seen_numbers.extend(numbers_in(answer));
+                let before: Vec<String> = self.written_since_answer.drain().collect();
+                self.written_before_answer.extend(before);
                 self.steps
                     .entry(step_id.clone())
                     .or_default()

@@ -39,6 +39,9 @@ pub struct StepInput {
     /// For a retry: what the step's earlier attempts' tools really did (the user's answers,
     /// files written), one line each, so a retry does not ask or write again blind.
     pub own: Vec<String>,
+    /// Every other step of the plan is completed or skipped: this step's success is the
+    /// run's, so its loop checks the task's outputs before accepting it.
+    pub last_open: bool,
 }
 
 impl StepInput {
@@ -99,7 +102,11 @@ impl StepInput {
         } else {
             Vec::new()
         };
+        let last_open = plan.steps.iter().enumerate().all(|(i, s)| {
+            i == index || matches!(s.status, StepStatus::Completed | StepStatus::Skipped)
+        });
         StepInput {
+            last_open,
             whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
             own,
             step,

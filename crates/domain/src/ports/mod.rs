@@ -5,6 +5,7 @@
 //! together. Tests use the fakes of `crate::testing` or mock them with mockall.
 
 pub mod changes;
+pub mod checkpoints;
 pub mod clock;
 pub mod ids;
 pub mod llm;
@@ -17,6 +18,7 @@ pub mod user;
 pub mod workspace;
 
 pub use self::changes::*;
+pub use self::checkpoints::*;
 pub use self::clock::*;
 pub use self::ids::*;
 #[cfg(test)]

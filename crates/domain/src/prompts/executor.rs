@@ -104,6 +104,27 @@ pub fn stuck_nudge(reason: &str) -> String {
     )
 }
 
+/// The stuck nudge when the run is not done and one tool plainly supplies what is missing
+/// (the next call is that tool: docs/direct.md, "Completion refused in the loop").
+pub fn stuck_nudge_unfinished(reason: &str, why: &str, tool: &str) -> String {
+    format!(
+        "You seem stuck: {reason}; repeating it gives the same result. You have what you \
+         need: {why}. Call `{tool}` now."
+    )
+}
+
+/// The answer to `complete_step {success: true}` from the run's last open step while the
+/// run is not done; `tool`, when given, is the call the model must make next.
+pub fn completion_unfinished(why: &str, tool: Option<&str>) -> String {
+    match tool {
+        Some(tool) => format!(
+            "Not accepted yet: {why}. Use what you have already read above; call `{tool}` \
+             now, then `complete_step`."
+        ),
+        None => format!("Not accepted yet: {why}."),
+    }
+}
+
 pub fn verify_system() -> String {
     "You are a strict reviewer. You check whether an agent's claimed result really \
      accomplishes the step it was given. Answer with ONE JSON object and nothing else."

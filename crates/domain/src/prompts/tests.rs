@@ -145,6 +145,22 @@ fn completion_and_answer_prompts() {
 }
 
 #[test]
+fn unfinished_run_prompts() {
+    let why = "the task asks for sum.txt, which does not exist: write it (with the tools) \
+               before completing";
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}",
+        completion_unfinished(why, Some("file_write")),
+        completion_unfinished("the task asks to change app.conf, and it is as it was", None),
+        stuck_nudge_unfinished(
+            "`file_read` returned the same output 3 times",
+            why,
+            "file_write"
+        )
+    ));
+}
+
+#[test]
 fn facts_report_snapshot() {
     let mut p = plan();
     p.transition("s2", StepStatus::Completed).expect("legal");

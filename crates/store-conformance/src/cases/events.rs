@@ -59,6 +59,19 @@ fn sample_events(run_id: &str) -> Vec<Event> {
             error: "no network".into(),
             will_retry: false,
         },
+        // Added with the workspace checkpoints (docs/checkpoints.md).
+        EventKind::CheckpointTaken {
+            step_id: None,
+            attempt: 0,
+            checkpoint: domain::ports::CheckpointId::new("0123456789abcdef01234567"),
+            files: 3,
+            stored_bytes: 0,
+            left_out: vec![domain::ports::LeftOut {
+                path: "big.bin".into(),
+                reason: domain::ports::LeftOutReason::TooLarge,
+            }],
+            incomplete: true,
+        },
         EventKind::RunFailed {
             reason: "blocked".into(),
             summary: "nothing done".into(),
@@ -105,7 +118,7 @@ where
         store.events("run_1", 4).await.expect("read"),
         evs[4..].to_vec()
     );
-    assert!(store.events("run_1", 7).await.expect("read").is_empty());
+    assert!(store.events("run_1", 8).await.expect("read").is_empty());
     assert!(store
         .events("run_1", u64::MAX)
         .await

@@ -12,9 +12,12 @@ use crate::engine::executor::step_kind::asks_for_action;
 use crate::engine::executor::tool_call::{parse_arguments, run_tool};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
 use crate::engine::failure::CallProblem;
+use crate::engine::grounding;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;
+use crate::model::observations::{FILE_WRITE, SHELL_EXEC};
 use crate::model::step_input::StepInput;
+use crate::model::tool_kind::ToolEffect;
 use crate::ports::llm::{
     CallPurpose, ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolChoice, ToolSchema,
 };
@@ -44,6 +47,12 @@ pub(super) struct Attempt<'a> {
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
     claim_refused: bool,
+    /// The run's last open step: its success claim is checked against the task's outputs
+    /// here, in the loop, before the attempt ends (docs/direct.md, "Completion refused in
+    /// the loop").
+    last_open: bool,
+    /// Success claims refused so because the run is not done yet.
+    unfinished_refusals: u32,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -109,6 +118,8 @@ impl<'a> Attempt<'a> {
             ok_calls: 0,
             empty_answers: 0,
             claim_refused: false,
+            last_open: input.last_open,
+            unfinished_refusals: 0,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -309,6 +320,11 @@ impl<'a> Attempt<'a> {
             }
             return Ok((answer, None));
         }
+        if args.success {
+            if let Some(answer) = self.refuse_unfinished(replayed).await? {
+                return Ok((answer, None));
+            }
+        }
         Ok((
             "Step finished.".to_string(),
             Some(if args.success {
@@ -321,6 +337,46 @@ impl<'a> Attempt<'a> {
                 StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
             }),
         ))
+    }
+
+    /// A success claimed by the run's last open step while the run is not done (an output
+    /// missing, empty or wrong, an input not moved, nobody asked): refused in the loop, with
+    /// what is missing and the tool that supplies it offered next, so that the model acts
+    /// with what it has read in view instead of a retry starting over. At most
+    /// [`UNFINISHED_REFUSALS`] times; after that the claim ends the attempt and the
+    /// scheduler's grounding check fails it as before.
+    async fn refuse_unfinished(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
+        if !self.last_open || self.unfinished_refusals >= UNFINISHED_REFUSALS {
+            return Ok(None);
+        }
+        let Some(unfinished) = grounding::unfinished(self.ctx).await else {
+            return Ok(None);
+        };
+        self.unfinished_refusals += 1;
+        if !replayed {
+            self.ctx
+                .emit(EventKind::Nudge {
+                    step_id: self.step_id.to_string(),
+                    reason: format!("completion refused: {}", unfinished.why),
+                })
+                .await?;
+        }
+        let next = self.offer(unfinished.next_tool);
+        if let Some(tool) = next {
+            self.choice = ToolChoice::Function(tool.to_string());
+        }
+        Ok(Some(prompts::completion_unfinished(&unfinished.why, next)))
+    }
+
+    /// `tool`, offered from now on, when it exists (the router may not have offered it:
+    /// "Write the days" was not offered `message_ask_user`).
+    fn offer(&mut self, tool: Option<&'static str>) -> Option<&'static str> {
+        let tool = tool?;
+        if !self.tools.iter().any(|s| s.name == tool) {
+            let schema = self.all_tools.iter().find(|s| s.name == tool)?.clone();
+            self.tools.push(schema);
+        }
+        Some(tool)
     }
 
     /// `message_notify_user` / `message_ask_user`: asking counts as acting, an answer as
@@ -391,6 +447,15 @@ impl<'a> Attempt<'a> {
                 self.attachments.push(file);
             }
         }
+        // Only for tools that look: commands that act print the same "done" for new work.
+        if matches!(
+            self.agent.toolbox.effect(&call.name),
+            ToolEffect::Reads | ToolEffect::Network
+        ) {
+            if let Some(s) = self.watch.output(&call.name, &run.text) {
+                notes.stuck.get_or_insert(s);
+            }
+        }
         let text = if known || run.ok {
             run.text
         } else {
@@ -450,8 +515,34 @@ impl<'a> Attempt<'a> {
                     })
                     .await?;
             }
-            notes.hints.push(prompts::stuck_nudge(&reason));
-            self.choice = ToolChoice::Function(COMPLETE_STEP.to_string());
+            let unfinished = if self.last_open {
+                grounding::unfinished(self.ctx).await
+            } else {
+                None
+            };
+            // The tool going round in circles is not the way out: a refused guessed number
+            // written again and again is computed with a command instead.
+            let looping = self.watch.looping.clone();
+            let next_tool = unfinished.as_ref().and_then(|u| u.next_tool).map(|t| {
+                if looping.as_deref() == Some(t) && t == FILE_WRITE {
+                    SHELL_EXEC
+                } else {
+                    t
+                }
+            });
+            let next = self.offer(next_tool.filter(|t| looping.as_deref() != Some(*t)));
+            match (unfinished, next) {
+                (Some(u), Some(tool)) => {
+                    notes
+                        .hints
+                        .push(prompts::stuck_nudge_unfinished(&reason, &u.why, tool));
+                    self.choice = ToolChoice::Function(tool.to_string());
+                }
+                _ => {
+                    notes.hints.push(prompts::stuck_nudge(&reason));
+                    self.choice = ToolChoice::Function(COMPLETE_STEP.to_string());
+                }
+            }
         }
         if no_calls {
             notes.hints.push(prompts::nudge_use_tools());
@@ -463,6 +554,9 @@ impl<'a> Attempt<'a> {
         Ok(None)
     }
 }
+
+/// Success claims the loop refuses while the run is not done, before the attempt ends.
+const UNFINISHED_REFUSALS: u32 = 2;
 
 /// What the model reads for a call not run because the step already ended.
 const NOT_RUN_STEP_ENDED: &str =

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::{FILE_STR_REPLACE, FILE_WRITE};
-use crate::model::task_files::copies;
+use crate::model::task_files::{copies, mentions};
 use crate::model::task_files::folders_named;
 use crate::model::text::{as_one_command, is_shell_command_text};
 
@@ -28,10 +28,17 @@ pub(super) async fn refuse_unfounded_write(
         return None;
     }
     if args.get("append") == Some(&Value::Bool(true)) {
+        // Appended text is checked like written text, but for what only a whole file can
+        // be (a folder, a copy, a script): the eval's 0.5B appended a guessed 20 to
+        // numbers.txt and a refusal's own text to port.txt.
         let content = args.get("content")?.as_str()?;
-        return names_a_file(ctx, content)
-            .await
-            .map(|name| file_name_refusal(&name));
+        if ctx.facts().is_failed_output(content) {
+            return Some(FAILED_OUTPUT_REFUSAL.to_string());
+        }
+        if let Some(name) = names_a_file(ctx, content).await {
+            return Some(file_name_refusal(&name));
+        }
+        return guessed(ctx, &lone_number(content)?);
     }
     let path = args
         .get("path")
@@ -48,12 +55,7 @@ pub(super) async fn refuse_unfounded_write(
     }
     let content = args.get("content")?.as_str()?;
     if ctx.facts().is_failed_output(content) {
-        return Some(
-            "Not written: this text is the error output of a failed call, not the result the \
-             task asks for. Fix what the error says, run the command again, and write what \
-             the successful command prints."
-                .to_string(),
-        );
+        return Some(FAILED_OUTPUT_REFUSAL.to_string());
     }
     if is_shell_command_text(path, content) {
         return Some(match as_one_command(content) {
@@ -75,6 +77,11 @@ pub(super) async fn refuse_unfounded_write(
     }
     guessed(ctx, &lone_number(content)?)
 }
+
+/// What the model reads when it writes the output of a failed call.
+const FAILED_OUTPUT_REFUSAL: &str = "Not written: this text is the error output of a failed \
+     call, not the result the task asks for. Fix what the error says, run the command again, \
+     and write what the successful command prints.";
 
 /// A `file_str_replace` of one number by another that nothing showed: the eval's
 /// `words_double` wrote 3, then replaced it with 6.
@@ -118,12 +125,38 @@ async fn not_the_copy_asked(ctx: &RunContext, path: &str, content: &str) -> Opti
         .head(&ctx.workspace, &source, COPY_MAX_BYTES)
         .await
         .ok()??;
-    if String::from_utf8_lossy(&held).trim_end() == content.trim_end() {
+    let held = String::from_utf8_lossy(&held).into_owned();
+    if held.trim_end() == content.trim_end() {
         return None;
     }
+    let copied = port
+        .head(&ctx.workspace, path, COPY_MAX_BYTES)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|now| String::from_utf8_lossy(&now).trim_end() == held.trim_end());
+    if !copied {
+        return Some(format!(
+            "Not written: the task asks for {path} as a copy of {source}, and this is not its \
+             text. Copy it: shell_exec with command \"cp {source} {path}\"."
+        ));
+    }
+    // The copy is made: what is left is likely the change to the source (the eval's
+    // `backup_edit` ran the cp, then wrote "dave" into backup.txt again).
+    let added = mentions(&ctx.task, &known)
+        .into_iter()
+        .any(|m| m.name == source && m.added);
+    let next = if added {
+        format!(
+            " The text to add goes into {source}: file_write with path \"{source}\", append \
+             true and only the new text."
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
-        "Not written: the task asks for {path} as a copy of {source}, and this is not its \
-         text. Copy it: shell_exec with command \"cp {source} {path}\"."
+        "Not written: {path} already is the copy of {source} the task asks for; leave it as \
+         it is.{next}"
     ))
 }
 

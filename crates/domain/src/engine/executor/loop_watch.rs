@@ -1,5 +1,5 @@
-//! Spots a step's loop going round in circles: the same call three times, the same answer
-//! twice, a tool failing twice in a row (docs/design.md, "The tool router").
+//! Spots a step's loop going round in circles: the same call three times, the same output
+//! of a tool three times, the same answer twice, a tool failing twice in a row (docs/design.md, "The tool router").
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,10 +10,15 @@ use serde_json::Value;
 pub(super) struct LoopWatch {
     /// (tool, arguments) → times called in this attempt.
     calls: HashMap<(String, String), u32>,
+    /// (tool, output) → times returned in this attempt: a small model re-reads a file with
+    /// other line numbers and gets the same text each time.
+    outputs: HashMap<(String, String), u32>,
     texts: HashSet<String>,
     /// tool → failures in a row.
     failures_in_a_row: HashMap<String, u32>,
     pub(super) nudged: bool,
+    /// The tool of the last repeat spotted.
+    pub(super) looping: Option<String>,
 }
 
 impl LoopWatch {
@@ -27,7 +32,26 @@ impl LoopWatch {
             .entry((name.to_string(), normalized))
             .or_insert(0);
         *n += 1;
-        (*n >= 3).then(|| format!("`{name}` was called {n} times with the same arguments"))
+        let n = *n;
+        (n >= 3).then(|| {
+            self.looping = Some(name.to_string());
+            format!("`{name}` was called {n} times with the same arguments")
+        })
+    }
+
+    /// Records a tool's output; returns a description when the tool returned the same
+    /// output 3 times (whatever the arguments).
+    pub(super) fn output(&mut self, name: &str, output: &str) -> Option<String> {
+        let n = self
+            .outputs
+            .entry((name.to_string(), output.trim().to_string()))
+            .or_insert(0);
+        *n += 1;
+        let n = *n;
+        (n == 3).then(|| {
+            self.looping = Some(name.to_string());
+            format!("`{name}` returned the same output {n} times")
+        })
     }
 
     /// Records assistant text; returns a description when the same text came twice.
@@ -61,6 +85,11 @@ mod tests {
         assert_eq!(w.call("shell_exec", r#"{"command":"ls"}"#), None);
         assert_eq!(w.call("shell_exec", r#"{ "command": "ls" }"#), None);
         assert!(w.call("shell_exec", r#"{"command":"ls"}"#).is_some());
+        assert_eq!(w.output("file_read", "4\n"), None);
+        assert_eq!(w.output("file_read", "4"), None);
+        assert_eq!(w.output("file_read", "5"), None);
+        assert!(w.output("file_read", "4").is_some(), "the same text 3 times");
+        assert_eq!(w.output("file_read", "4"), None, "said once");
         assert_eq!(w.text("thinking"), None);
         assert!(w.text(" thinking ").is_some());
         assert_eq!(w.outcome("file_read", false), None);

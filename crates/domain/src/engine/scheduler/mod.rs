@@ -20,6 +20,7 @@ mod adapt;
 mod settle;
 
 use self::settle::{fail, propagate, set_status, skip_remaining, Retry};
+use crate::engine::checkpoints;
 use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;
@@ -193,9 +194,17 @@ impl<'a> Scheduler<'a> {
             total_chars: limits.max_earlier_chars,
         };
         let input = StepInput::new(plan, index, &self.ctx.facts(), budget);
-        let (ctx, limits) = (self.ctx, &self.rt.config.limits);
+        let (ctx, rt, limits) = (self.ctx, self.rt, &self.rt.config.limits);
         let route_tools = self.rt.config.route_tools;
+        let attempt = plan.steps()[index].attempts();
         Box::pin(async move {
+            // The workspace as this attempt found it (docs/checkpoints.md).
+            if let Err(e) = checkpoints::before_attempt(ctx, rt, &step_id, attempt).await {
+                return Task::Done {
+                    step_id,
+                    end: Err(e),
+                };
+            }
             let end = run_step(ctx, limits, agent, &input, route_tools).await;
             Task::Done { step_id, end }
         })

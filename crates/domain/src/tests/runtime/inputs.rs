@@ -15,6 +15,7 @@ use crate::engine::runtime::RunOutcome;
 use crate::model::approval::{ApprovalDecision, ApprovalMode, ApprovalPolicy};
 use crate::model::event::EventKind;
 use crate::model::inputs::{InputAction, MovedFile};
+use crate::ports::llm::ToolChoice;
 use crate::ports::{ApprovalRequest, AskUserError, RunStatus, UserChannel};
 use crate::testing::replies::{call, create_plan, done, text, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
@@ -392,8 +393,13 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
             create_plan(&["Compute the total"]),
             shell("echo 9"),
             done("the total is 9"),
+            // Refused twice in the loop, then the attempt ends.
+            done("the total is 9"),
+            done("the total is 9"),
             // The retry reads why.
             shell("echo 9"),
+            done("the total is 9"),
+            done("the total is 9"),
             done("the total is 9"),
             text("Could not finish."),
         ],
@@ -409,10 +415,63 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
         error.contains("the task asks for total.txt, which does not exist"),
         "{error}"
     );
-    let retry_prompt = format!("{:?}", h.llm.requests()[3].messages);
+    let requests = h.llm.requests();
+    // In the loop: the refusal says what is missing, and file_write is the next call.
+    let refusal = format!("{:?}", requests[3].messages.last());
+    assert!(
+        refusal.contains("Not accepted yet: the task asks for total.txt, which does not exist")
+            && refusal.contains("call `file_write` now"),
+        "{refusal}"
+    );
+    assert_eq!(
+        requests[3].tool_choice,
+        ToolChoice::Function("file_write".into())
+    );
+    let retry_prompt = format!("{:?}", requests[5].messages);
     assert!(
         retry_prompt.contains("NOT ACCEPTED: the task asks for total.txt"),
         "{retry_prompt}"
+    );
+}
+
+/// A small model re-reads its input with other line numbers and gets the same text each
+/// time (the eval's 0.5B `sum`): the third same output is the stuck nudge, and with the
+/// output still missing it names it and makes `file_write` the next call.
+#[tokio::test]
+async fn the_same_output_read_again_and_again_is_a_loop_pointing_at_the_missing_output() {
+    let ws = MemoryWorkspace::with(&[("a.txt", "4\n")]);
+    let h = run_in(
+        &ws,
+        "a.txt holds a number. Write a sentence giving it into out.txt",
+        vec![
+            create_plan(&["Double it"]),
+            call("file_read", json!({"path": "a.txt"})),
+            call("file_read", json!({"path": "a.txt", "start_line": 1})),
+            call("file_read", json!({"path": "a.txt", "end_line": 1})),
+            write("out.txt", "The number is 4.\n"),
+            done("out.txt holds it"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let requests = h.llm.requests();
+    let nudge = format!("{:?}", requests[4].messages.last());
+    assert!(
+        nudge.contains("`file_read` returned the same output 3 times")
+            && nudge.contains("the task asks for out.txt, which does not exist")
+            && nudge.contains("Call `file_write` now"),
+        "{nudge}"
+    );
+    assert_eq!(
+        requests[4].tool_choice,
+        ToolChoice::Function("file_write".into())
     );
 }
 
@@ -451,7 +510,10 @@ async fn an_input_the_task_moves_must_have_left_its_place() {
     );
     let retry_prompt = format!("{:?}", h.llm.requests()[3].messages);
     assert!(
-        retry_prompt.contains("the task asks to move r2.txt, and it is still where it was"),
+        retry_prompt.contains(
+            "the task asks to move r2.txt, and it is still where it was: move it (e.g. \
+             shell_exec with mv r2.txt archive/)"
+        ),
         "{retry_prompt}"
     );
     assert_eq!(ws.read("archive/r2.txt").as_deref(), Some("two\n"));
@@ -766,6 +828,9 @@ async fn an_output_that_repeats_an_input_is_not_done_unless_a_copy_was_asked() {
             create_plan(&["Sort"]),
             write("out.txt", "charlie\nalice\nbob"),
             done("out.txt written"),
+            // Refused twice in the loop, then the attempt ends (docs/direct.md).
+            done("out.txt written"),
+            done("out.txt written"),
             text("Failed."),
         ],
         base_config(),
@@ -807,6 +872,9 @@ async fn an_output_holding_a_tool_status_message_is_not_done() {
         vec![
             create_plan(&["Count"]),
             write("count.txt", "5 bytes to 'count.txt'"),
+            done("count.txt written"),
+            // Refused twice in the loop, then the attempt ends (docs/direct.md).
+            done("count.txt written"),
             done("count.txt written"),
             text("Failed."),
         ],
@@ -860,6 +928,83 @@ async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
     assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
 }
 
+/// The eval's 0.5B `sum` wrote its guessed 3 to sum.txt again and again: the nudge does
+/// not make the refused `file_write` the next call, but a command.
+#[tokio::test]
+async fn a_refused_write_repeated_is_nudged_towards_a_command() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            call("file_read", json!({"path": "data.txt"})),
+            write("total.txt", "100\n"),
+            write("total.txt", "100\n"),
+            write("total.txt", "100\n"),
+            shell("awk '{s+=$1} END {print s}' data.txt > total.txt"),
+            done("total.txt written"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    let requests = h.llm.requests();
+    let nudge = format!("{:?}", requests[5].messages.last());
+    assert!(
+        nudge.contains("`file_write` was called 3 times with the same arguments")
+            && nudge.contains("Call `shell_exec` now"),
+        "{nudge}"
+    );
+    assert_eq!(
+        requests[5].tool_choice,
+        ToolChoice::Function("shell_exec".into())
+    );
+}
+
+/// The eval's 0.5B `two_steps` appended a guessed 20 to numbers.txt, and `json_field` a
+/// refusal's own words to port.txt: appended text is checked like written text.
+#[tokio::test]
+async fn a_guessed_number_or_an_error_is_not_appended_either() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    let appended = |content: &str| {
+        call(
+            "file_write",
+            json!({"path": "total.txt", "content": content, "append": true}),
+        )
+    };
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            appended("20\n"),
+            call("file_read", json!({"path": "nope.txt"})),
+            appended("Error: it does not exist"),
+            call("file_read", json!({"path": "data.txt"})),
+            appended("2\n"),
+            done("total.txt holds 2"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.starts_with("Not written: 20 was not computed"),
+        "{outputs:?}"
+    );
+    assert!(
+        !outputs[2].0
+            && outputs[2]
+                .1
+                .starts_with("Not written: this text is the error output"),
+        "{outputs:?}"
+    );
+    assert!(outputs[4].0, "a tool showed 2: {outputs:?}");
+    assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
+}
+
 /// The eval's `python` run wrote python3's "can't open file" error into squares.txt and
 /// completed: an error output is neither written by `file_write` nor accepted as an output.
 #[tokio::test]
@@ -873,6 +1018,9 @@ async fn error_output_is_not_written_nor_accepted_as_a_result() {
             call("file_read", json!({"path": "script.py"})),
             write("out.txt", "Error: it does not exist\n"),
             shell("echo Error: it does not exist > out.txt"),
+            done("saved the output"),
+            // Refused twice in the loop, then the attempt ends (docs/direct.md).
+            done("saved the output"),
             done("saved the output"),
             text("Failed."),
         ],
@@ -996,6 +1144,8 @@ async fn commands_copies_and_file_names_get_the_call_to_make() {
                 "file_write",
                 json!({"path": "names.txt", "content": "extra.txt", "append": true}),
             ),
+            // The copy made, "dave" again (the eval's backup_edit, round 4).
+            write("backup.txt", "dave\n"),
             done("done"),
             text("Done."),
         ],
@@ -1023,6 +1173,12 @@ async fn commands_copies_and_file_names_get_the_call_to_make() {
                 .1
                 .starts_with("Not written: the content is the name extra.txt"),
         "{outputs:?}"
+    );
+    assert_eq!(
+        outputs[4].1,
+        "Not written: backup.txt already is the copy of names.txt the task asks for; leave it \
+         as it is. The text to add goes into names.txt: file_write with path \"names.txt\", \
+         append true and only the new text."
     );
     assert_eq!(ws.read("names.txt").as_deref(), Some("alice\nbob\n"));
 }
@@ -1070,6 +1226,9 @@ async fn an_output_holding_an_unworked_sum_is_not_done() {
         vec![
             create_plan(&["Compute the total"]),
             shell("echo 1 + 2 > total.txt"),
+            done("total.txt holds the sum"),
+            // Refused twice in the loop, then the attempt ends (docs/direct.md).
+            done("total.txt holds the sum"),
             done("total.txt holds the sum"),
             text("Failed."),
         ],
@@ -1129,15 +1288,13 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
             create_plan(&["Write the days"]),
             write("days.txt", "Day 1\nDay 2\n"),
             done("wrote days.txt"),
+            // Refused in the loop: the question is the next call, in the same attempt.
             call("message_ask_user", json!({"question": "How many days?"})),
             write("days.txt", "Day 1\nDay 2\nDay 3\nDay 4\n"),
             done("wrote days.txt"),
             text("Done."),
         ],
-        RunConfig {
-            retries: 1,
-            ..base_config()
-        },
+        base_config(),
         Arc::new(SaysFour),
     )
     .await;
@@ -1147,15 +1304,67 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
         "{:?}",
         h.outcome.error
     );
-    let failed = h
+    let refused = h
         .events()
         .into_iter()
         .find_map(|e| match e {
-            EventKind::StepFailed { error, .. } => Some(error),
+            EventKind::Nudge { reason, .. } => Some(reason),
             _ => None,
         })
         .unwrap_or_default();
-    assert!(failed.contains("the task says to ask the user"), "{failed}");
+    assert!(
+        refused.starts_with("completion refused: the task says to ask the user"),
+        "{refused}"
+    );
+    assert_eq!(
+        h.llm.requests()[3].tool_choice,
+        ToolChoice::Function("message_ask_user".into())
+    );
+    assert_eq!(
+        ws.read("days.txt").as_deref(),
+        Some("Day 1\nDay 2\nDay 3\nDay 4\n")
+    );
+}
+
+/// The eval's 1.5B `ask_days` (round 4) wrote days.txt, was made to ask (4 days), and
+/// claimed success with what it had written before the answer.
+#[tokio::test]
+async fn an_output_written_before_the_answer_is_written_again() {
+    let ws = MemoryWorkspace::new();
+    let task = "Ask me how many days my trip lasts. Then write one line per day into days.txt";
+    let h = run_as(
+        &ws,
+        task,
+        vec![
+            create_plan(&["Write the days"]),
+            write("days.txt", "Day 1\nDay 2\n"),
+            done("wrote days.txt"),
+            call("message_ask_user", json!({"question": "How many days?"})),
+            done("wrote days.txt"),
+            write("days.txt", "Day 1\nDay 2\nDay 3\nDay 4\n"),
+            done("wrote days.txt"),
+            text("Done."),
+        ],
+        base_config(),
+        Arc::new(SaysFour),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let requests = h.llm.requests();
+    let refusal = format!("{:?}", requests[5].messages.last());
+    assert!(
+        refusal.contains("days.txt was written before the user answered (\\\"4\\\")"),
+        "{refusal}"
+    );
+    assert_eq!(
+        requests[5].tool_choice,
+        ToolChoice::Function("file_write".into())
+    );
     assert_eq!(
         ws.read("days.txt").as_deref(),
         Some("Day 1\nDay 2\nDay 3\nDay 4\n")

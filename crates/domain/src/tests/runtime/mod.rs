@@ -3,6 +3,7 @@
 //! name.
 
 mod approvals;
+mod checkpoints;
 mod inputs;
 mod journal;
 mod planning;

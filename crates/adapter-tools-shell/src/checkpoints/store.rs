@@ -1,0 +1,398 @@
+//! The on-disk store of one run's checkpoints (docs/checkpoints.md, "Where they are"):
+//!
+//! ```text
+//! <runs root>/<run id>/checkpoints/
+//!   objects/ab/cdef…   file contents by SHA-256 (each content once)
+//!   manifests/<id>.json  one per checkpoint: path → entry; the id is the manifest's digest
+//!   index.json         size, time and digest of each file at the last checkpoint
+//!   restore.json       an undo under way (its target and paths)
+//!   tmp/               files being written (renamed into place when whole)
+//! ```
+//!
+//! Every file is written under `tmp/` and renamed into place, so a crash leaves either the
+//! old or the new version.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use domain::ports::{CheckpointError, CheckpointId, LeftOut, LeftOutReason};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Version of the manifest format.
+const MANIFEST_VERSION: u32 = 1;
+/// Hex digits of a manifest digest kept as the checkpoint id.
+const ID_LEN: usize = 24;
+
+/// What a checkpoint recorded of one path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Entry {
+    File {
+        digest: String,
+        size: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        executable: bool,
+    },
+    Link {
+        target: String,
+    },
+    /// Seen, content not kept: a change shows as a new size or time.
+    NotKept {
+        size: u64,
+        modified_ns: u64,
+        reason: LeftOutReason,
+    },
+}
+
+impl Entry {
+    pub(crate) fn size(&self) -> Option<u64> {
+        match self {
+            Entry::File { size, .. } | Entry::NotKept { size, .. } => Some(*size),
+            Entry::Link { .. } => None,
+        }
+    }
+}
+
+/// One checkpoint: every path it recorded (sorted), and what it left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub version: u32,
+    pub entries: BTreeMap<String, Entry>,
+    pub left_out: Vec<LeftOut>,
+    pub complete: bool,
+}
+
+impl Manifest {
+    pub(crate) fn new(
+        entries: BTreeMap<String, Entry>,
+        left_out: Vec<LeftOut>,
+        complete: bool,
+    ) -> Manifest {
+        Manifest {
+            version: MANIFEST_VERSION,
+            entries,
+            left_out,
+            complete,
+        }
+    }
+}
+
+/// What the last checkpoint saw of a file it kept, to skip reading it again when its size
+/// and time did not change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct IndexEntry {
+    pub size: u64,
+    pub modified_ns: u64,
+    pub executable: bool,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Index {
+    /// When that checkpoint started, nanoseconds since the epoch.
+    pub taken_ns: u64,
+    pub files: BTreeMap<String, IndexEntry>,
+}
+
+/// An undo under way: written before its first change, removed after its last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PendingRestore {
+    pub target: CheckpointId,
+    pub paths: Vec<String>,
+}
+
+pub(crate) fn io_error(what: &str, path: &Path, e: &io::Error) -> CheckpointError {
+    CheckpointError::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One run's checkpoint folder.
+#[derive(Debug, Clone)]
+pub(crate) struct RunStore {
+    dir: PathBuf,
+}
+
+/// A content being written to the store while it is hashed.
+pub(crate) struct Incoming {
+    path: PathBuf,
+    file: fs::File,
+    hasher: Sha256,
+    pub written: u64,
+}
+
+impl Incoming {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.hasher.update(bytes);
+        self.written += bytes.len() as u64;
+        self.file.write_all(bytes)
+    }
+
+    /// The content's digest; the temporary file stays until [`RunStore::admit`] or
+    /// [`RunStore::drop_incoming`].
+    pub(crate) fn finish(&mut self) -> io::Result<String> {
+        self.file.flush()?;
+        Ok(hex(&std::mem::take(&mut self.hasher).finalize()))
+    }
+}
+
+impl RunStore {
+    pub(crate) fn new(dir: PathBuf) -> RunStore {
+        RunStore { dir }
+    }
+
+    fn tmp_dir(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    fn object_path(&self, digest: &str) -> PathBuf {
+        let (head, rest) = digest.split_at(digest.len().min(2));
+        self.dir.join("objects").join(head).join(rest)
+    }
+
+    fn manifest_path(&self, id: &CheckpointId) -> Result<PathBuf, CheckpointError> {
+        let plain = !id.as_str().is_empty() && id.as_str().chars().all(|c| c.is_ascii_hexdigit());
+        if !plain {
+            return Err(CheckpointError::NotFound(id.clone()));
+        }
+        Ok(self.dir.join("manifests").join(format!("{id}.json")))
+    }
+
+    /// Writes `bytes` to `to` whole: into `tmp/`, then renamed; flushed to disk first when
+    /// `durable`.
+    fn write_whole(&self, to: &Path, bytes: &[u8], durable: bool) -> Result<(), CheckpointError> {
+        let tmp_dir = self.tmp_dir();
+        fs::create_dir_all(&tmp_dir).map_err(|e| io_error("create", &tmp_dir, &e))?;
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
+        }
+        let mut tmp = tempfile_in(&tmp_dir)?;
+        tmp.1
+            .write_all(bytes)
+            .and_then(|()| if durable { tmp.1.sync_all() } else { Ok(()) })
+            .map_err(|e| io_error("write", &tmp.0, &e))?;
+        fs::rename(&tmp.0, to).map_err(|e| {
+            let _ = fs::remove_file(&tmp.0);
+            io_error("write", to, &e)
+        })
+    }
+
+    /// Starts writing a content of the store.
+    pub(crate) fn incoming(&self) -> Result<Incoming, CheckpointError> {
+        let tmp_dir = self.tmp_dir();
+        fs::create_dir_all(&tmp_dir).map_err(|e| io_error("create", &tmp_dir, &e))?;
+        let (path, file) = tempfile_in(&tmp_dir)?;
+        Ok(Incoming {
+            path,
+            file,
+            hasher: Sha256::new(),
+            written: 0,
+        })
+    }
+
+    pub(crate) fn has_object(&self, digest: &str) -> bool {
+        self.object_path(digest).is_file()
+    }
+
+    /// Moves a finished [`Incoming`] into the store as `digest` (nothing when it is there
+    /// already). Returns the bytes added.
+    pub(crate) fn admit(&self, incoming: Incoming, digest: &str) -> Result<u64, CheckpointError> {
+        let to = self.object_path(digest);
+        if to.is_file() {
+            self.drop_incoming(incoming);
+            return Ok(0);
+        }
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
+        }
+        let written = incoming.written;
+        let Incoming { path, file, .. } = incoming;
+        file.sync_all().map_err(|e| io_error("write", &path, &e))?;
+        drop(file);
+        fs::rename(&path, &to).map_err(|e| {
+            let _ = fs::remove_file(&path);
+            io_error("store", &to, &e)
+        })?;
+        Ok(written)
+    }
+
+    pub(crate) fn drop_incoming(&self, incoming: Incoming) {
+        let Incoming { path, file, .. } = incoming;
+        drop(file);
+        let _ = fs::remove_file(path);
+    }
+
+    /// The content `digest`, at most `max` bytes of it (`None`: longer than `max`).
+    pub(crate) fn read_object(
+        &self,
+        digest: &str,
+        max: u64,
+    ) -> Result<Option<Vec<u8>>, CheckpointError> {
+        let path = self.object_path(digest);
+        let file = fs::File::open(&path).map_err(|e| io_error("read", &path, &e))?;
+        let mut bytes = Vec::new();
+        file.take(max.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error("read", &path, &e))?;
+        Ok((bytes.len() as u64 <= max).then_some(bytes))
+    }
+
+    /// Copies content `digest` to `to` (a new file, not yet in place).
+    pub(crate) fn copy_object(&self, digest: &str, to: &Path) -> Result<(), CheckpointError> {
+        let from = self.object_path(digest);
+        fs::copy(&from, to).map_err(|e| io_error("copy", &from, &e))?;
+        Ok(())
+    }
+
+    /// Records `manifest` and returns its id (the same manifest: the same id, stored once).
+    pub(crate) fn save_manifest(
+        &self,
+        manifest: &Manifest,
+    ) -> Result<CheckpointId, CheckpointError> {
+        let json = serde_json::to_vec(manifest)
+            .map_err(|e| CheckpointError::Io(format!("cannot encode a checkpoint: {e}")))?;
+        let digest = hex(&Sha256::digest(&json));
+        let id = CheckpointId::new(&digest[..ID_LEN]);
+        let path = self.manifest_path(&id)?;
+        if !path.is_file() {
+            self.write_whole(&path, &json, true)?;
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn load_manifest(&self, id: &CheckpointId) -> Result<Manifest, CheckpointError> {
+        let path = self.manifest_path(id)?;
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(CheckpointError::NotFound(id.clone()))
+            }
+            Err(e) => return Err(io_error("read", &path, &e)),
+        };
+        serde_json::from_slice(&bytes).map_err(|e| {
+            CheckpointError::Io(format!(
+                "checkpoint {id} cannot be read ({}): {e}",
+                path.display()
+            ))
+        })
+    }
+
+    /// The index of the last checkpoint; empty when there is none or it cannot be read (the
+    /// next checkpoint then reads every file).
+    pub(crate) fn load_index(&self) -> Index {
+        fs::read(self.dir.join("index.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn save_index(&self, index: &Index) -> Result<(), CheckpointError> {
+        let json = serde_json::to_vec(index)
+            .map_err(|e| CheckpointError::Io(format!("cannot encode the index: {e}")))?;
+        // Not flushed: a lost index only makes the next checkpoint read every file again.
+        self.write_whole(&self.dir.join("index.json"), &json, false)
+    }
+
+    pub(crate) fn begin_restore(&self, pending: &PendingRestore) -> Result<(), CheckpointError> {
+        let json = serde_json::to_vec(pending)
+            .map_err(|e| CheckpointError::Io(format!("cannot encode the undo journal: {e}")))?;
+        self.write_whole(&self.dir.join("restore.json"), &json, true)
+    }
+
+    pub(crate) fn end_restore(&self) -> Result<(), CheckpointError> {
+        let path = self.dir.join("restore.json");
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_error("remove", &path, &e)),
+        }
+    }
+
+    /// Bytes of every file of the store.
+    pub(crate) fn space_used(&self) -> Result<u64, CheckpointError> {
+        let mut total = 0;
+        let mut stack = vec![self.dir.clone()];
+        while let Some(dir) = stack.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_error("list", &dir, &e)),
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else {
+                    total += meta.len();
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    pub(crate) fn discard(&self) -> Result<(), CheckpointError> {
+        match fs::remove_dir_all(&self.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error("remove", &self.dir, &e)),
+        }
+        // The run's folder too, when nothing else is in it.
+        if let Some(run_dir) = self.dir.parent() {
+            let _ = fs::remove_dir(run_dir);
+        }
+        Ok(())
+    }
+}
+
+/// A new file of a unique name in `dir`.
+fn tempfile_in(dir: &Path) -> Result<(PathBuf, fs::File), CheckpointError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    for _ in 0..100 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("{}-{n}", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error("create", &path, &e)),
+        }
+    }
+    Err(CheckpointError::Io(format!(
+        "cannot create a temporary file in {}",
+        dir.display()
+    )))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_id_is_its_digest_and_unknown_ids_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path().join("c"));
+        let m = Manifest::new(BTreeMap::new(), Vec::new(), true);
+        let a = store.save_manifest(&m).unwrap();
+        assert_eq!(store.save_manifest(&m).unwrap(), a);
+        assert_eq!(store.load_manifest(&a).unwrap(), m);
+        for bad in ["../index", "", "0123"] {
+            let id = CheckpointId::new(bad);
+            assert_eq!(
+                store.load_manifest(&id),
+                Err(CheckpointError::NotFound(id.clone()))
+            );
+        }
+    }
+}
