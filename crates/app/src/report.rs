@@ -1,25 +1,18 @@
-//! What the CLI prints on stdout: the run outcome (text or one JSON object) and the
-//! `runs list` / `runs show` views.
+//! What the CLI prints on stdout: the run outcome and the `runs list` / `runs show` views as
+//! text (their JSON shapes are the runner's, `runner::json`).
 
 use std::fmt::Write as _;
 
-use domain::model::event::{Event, EventKind, RunUsage};
+use domain::model::event::{Event, RunUsage};
 use domain::model::plan::Plan;
 use domain::model::plan_text::render_plan_text;
+use runner::json::tool_calls;
+use runner::liveness::Liveness;
 
 use crate::safe_text::terminal_safe;
 use domain::ports::{RunRecord, RunStatus};
 use domain::RunOutcome;
 use serde_json::{json, Value};
-
-fn usage_json(u: &RunUsage) -> Value {
-    json!({
-        "llm_calls": u.llm_calls,
-        "prompt_tokens": u.prompt_tokens,
-        "completion_tokens": u.completion_tokens,
-        "cached_prompt_tokens": u.cached_prompt_tokens,
-    })
-}
 
 /// `n` with a comma between groups of three digits (`12,345`).
 fn grouped(n: u64) -> String {
@@ -51,37 +44,6 @@ pub fn usage_text(u: &RunUsage) -> String {
     )
 }
 
-fn plan_json(plan: &Plan) -> Value {
-    json!({
-        "id": plan.id,
-        "title": plan.title,
-        "steps": plan.steps().iter().map(|s| json!({
-            "id": s.id,
-            "description": s.description,
-            "kind": s.kind,
-            "status": s.status(),
-            "result": s.result,
-            "error": s.error,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The one JSON object `run --json` prints.
-pub fn outcome_json(outcome: &RunOutcome, workspace: &str) -> Value {
-    json!({
-        "run_id": outcome.run_id,
-        "status": outcome.status,
-        "summary": outcome.summary,
-        "error": outcome.error,
-        "workspace": workspace,
-        "plan": plan_json(&outcome.plan),
-        "usage": usage_json(&outcome.usage),
-        // Seen in the workspace: created, changed, deleted, moved, restored (docs/security.md).
-        "files": outcome.files,
-    })
-}
-
-/// `run` without `--json`: the summary, and the reason when the run failed.
 pub fn outcome_text(outcome: &RunOutcome) -> String {
     let mut s = outcome.summary.trim_end().to_string();
     s.push('\n');
@@ -91,21 +53,6 @@ pub fn outcome_text(outcome: &RunOutcome) -> String {
         }
     }
     terminal_safe(&s).into_owned()
-}
-
-pub fn runs_list_json(runs: &[RunRecord]) -> Value {
-    Value::Array(
-        runs.iter()
-            .map(|r| {
-                json!({
-                    "run_id": r.run_id,
-                    "status": shown_status(r),
-                    "task": r.task,
-                    "created_at": r.created_at.to_rfc3339(),
-                })
-            })
-            .collect(),
-    )
 }
 
 pub fn runs_list_text(runs: &[RunRecord]) -> String {
@@ -123,7 +70,7 @@ pub fn runs_list_text(runs: &[RunRecord]) -> String {
             s,
             "{:<34} {:<10} {:<20} {}",
             r.run_id,
-            shown_status(r),
+            Liveness::of(r).shown(),
             r.created_at.format("%Y-%m-%d %H:%M:%S"),
             domain::prompts::truncate_chars(&r.task.replace('\n', " "), 80)
         );
@@ -131,69 +78,11 @@ pub fn runs_list_text(runs: &[RunRecord]) -> String {
     terminal_safe(&s).into_owned()
 }
 
-/// Tool calls of a run, paired by call id, in order.
-fn tool_calls(events: &[Event]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for e in events {
-        match &e.kind {
-            EventKind::ToolCalling {
-                step_id,
-                call_id,
-                tool,
-                arguments,
-                ..
-            } => out.push(json!({
-                "step_id": step_id,
-                "call_id": call_id,
-                "tool": tool,
-                "arguments": arguments,
-                "ok": null,
-                "output": null,
-            })),
-            EventKind::ToolCalled {
-                call_id,
-                ok,
-                output,
-                ..
-            } => {
-                if let Some(v) = out
-                    .iter_mut()
-                    .rev()
-                    .find(|v| v["call_id"] == json!(call_id))
-                {
-                    v["ok"] = json!(ok);
-                    v["output"] = json!(output);
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> Value {
-    json!({
-        "run_id": run.run_id,
-        "status": shown_status(run),
-        "task": run.task,
-        "mode": run.mode,
-        "workspace": run.workspace,
-        "created_at": run.created_at.to_rfc3339(),
-        "finished_at": run.finished_at.map(|t| t.to_rfc3339()),
-        "summary": run.summary,
-        "error": run.error,
-        "usage": usage_json(&run.usage),
-        "plan": plan.map(plan_json),
-        "tool_calls": tool_calls(events),
-        "events": events.len(),
-    })
-}
-
 pub fn run_show_text(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Run:       {}", run.run_id);
     let _ = writeln!(s, "Task:      {}", run.task);
-    let _ = writeln!(s, "Status:    {}", shown_status(run));
+    let _ = writeln!(s, "Status:    {}", Liveness::of(run).shown());
     let _ = writeln!(s, "Mode:      {}", run.mode);
     let _ = writeln!(s, "Workspace: {}", run.workspace);
     let _ = writeln!(s, "Created:   {}", run.created_at.to_rfc3339());
@@ -265,34 +154,6 @@ pub fn event_line(e: &Event) -> String {
     )
 }
 
-/// A run's status as users see it: a `running`/`waiting` run nobody holds (its lease expired,
-/// or its owner is provably gone) was interrupted, and can be resumed.
-pub fn shown_status(run: &RunRecord) -> &'static str {
-    let live = matches!(run.status, RunStatus::Running | RunStatus::Waiting);
-    if live && holder(run).is_none() {
-        "interrupted"
-    } else {
-        run.status.as_str()
-    }
-}
-
-/// The owner of the run's lease, when the lease still holds and its owner may be alive.
-pub fn holder(run: &RunRecord) -> Option<&str> {
-    run.lease
-        .as_ref()
-        .filter(|l| l.is_live(chrono::Utc::now()) && !crate::owner::is_gone(&l.owner))
-        .map(|l| l.owner.as_str())
-}
-
-/// The owner of the run's lease when it is provably gone (this host, process ended): its
-/// lease may be taken over before it expires.
-pub fn stale_owner(run: &RunRecord) -> Option<String> {
-    run.lease
-        .as_ref()
-        .filter(|l| crate::owner::is_gone(&l.owner))
-        .map(|l| l.owner.clone())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,19 +184,5 @@ mod tests {
         assert_eq!(grouped(100), "100");
         assert_eq!(grouped(1_000), "1,000");
         assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
-    }
-
-    #[test]
-    fn the_json_usage_object_carries_cached_tokens() {
-        let u = RunUsage {
-            llm_calls: 2,
-            prompt_tokens: 30,
-            completion_tokens: 4,
-            cached_prompt_tokens: 16,
-        };
-        assert_eq!(
-            usage_json(&u),
-            json!({"llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 4, "cached_prompt_tokens": 16})
-        );
     }
 }

@@ -1,8 +1,8 @@
 //! How the CLI talks on the terminal: how much it says (`-q`, `-v`, `-vv`) and whether it
-//! colours what it writes. Decided once in `main`; the log, the live view, the sandbox
-//! warning and `doctor` read it here, so colours are switched on or off in one place.
+//! colours what it writes. Decided once in `main`; the log, the live view, the runner's
+//! notices (the sandbox warning) and `doctor` read it here, so colours are switched on or off in one place.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 
 use crate::cli::Verbosity;
@@ -79,6 +79,21 @@ pub fn paint(text: &str, colour: Colour, on: bool) -> String {
         Colour::Red => "31",
     };
     format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// Writes `text` on stdout at once (the CLI's results; the log and notices go to stderr).
+pub fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Where the runner's notices go (`runner::notice`): on stderr, warnings unless `-q`.
+pub fn notice(level: runner::notice::Level, text: &str) {
+    if level == runner::notice::Level::Warning && get().quiet {
+        return;
+    }
+    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 #[cfg(test)]

@@ -6,15 +6,16 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
 use domain::{Mode, Revise, Schedule};
 
-use crate::database::Database;
+use runner::database::Database;
 
 pub mod mcp;
+mod settings;
 mod values;
 
 pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern, NamedParser};
-pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
+pub use values::{ProviderArg, SandboxArg, ScopeArg, SearchArg, SummaryArg, ToolProtocolArg};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -525,7 +526,7 @@ pub enum TokenCommand {
             value_delimiter = ',',
             default_value = "submit,read,approve"
         )]
-        scopes: Vec<crate::server::clients::Scope>,
+        scopes: Vec<ScopeArg>,
     },
     /// List the named tokens: name, scopes, creation time (never the tokens).
     List,

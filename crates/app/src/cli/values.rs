@@ -95,17 +95,17 @@ pub enum SearchArg {
     None,
 }
 
-impl SearchArg {
-    /// The provider's name as the search adapter reads it.
-    #[cfg(feature = "search")]
-    pub fn name(self) -> &'static str {
-        match self {
-            SearchArg::Searxng => "searxng",
-            SearchArg::Brave => "brave",
-            SearchArg::Tavily => "tavily",
-            SearchArg::None => "none",
-        }
-    }
+/// What a token may do (`planwright token add --scope`; the server's `clients::Scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Create runs (owned by the token's name) and cancel its own runs.
+    Submit,
+    /// List, show and follow its own runs, and download their files.
+    Read,
+    /// Answer its own runs' questions and approval requests.
+    Approve,
+    /// Everything, on every run.
+    Admin,
 }
 
 /// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).

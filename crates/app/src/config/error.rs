@@ -39,8 +39,8 @@ pub enum ConfigError {
     Options(String),
 }
 
-impl From<ConfigError> for crate::AppError {
-    fn from(e: ConfigError) -> crate::AppError {
-        crate::AppError::Config(e.to_string())
+impl From<ConfigError> for crate::error::AppError {
+    fn from(e: ConfigError) -> crate::error::AppError {
+        crate::error::AppError::Config(e.to_string())
     }
 }

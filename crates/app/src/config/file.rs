@@ -362,4 +362,70 @@ mod tests {
             assert_eq!(e.lines().count(), 1);
         }
     }
+
+    // The `[mcp_servers.NAME]` tables (`super::mcp_servers`), read as part of a file.
+    fn parse_file(text: &str) -> Result<ConfigFile, String> {
+        parse("p.toml", text, &keys()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn servers_are_read_with_their_lines() {
+        let file = parse_file(
+            "model = \"m\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\"]\n\
+             tool_timeout_secs = 5\n\n[mcp_servers.remote]\nurl = \"https://h/mcp\"\n\
+             bearer_token_env = \"TOKEN\"\n",
+        )
+        .unwrap();
+        let names: Vec<&String> = file.mcp_servers.keys().collect();
+        assert_eq!(names, ["fs", "remote"]);
+        assert_eq!(file.mcp_servers["fs"].line, 3);
+        assert_eq!(file.mcp_servers["remote"].line, 8);
+        assert!(file.top.contains_key("model"));
+        #[cfg(feature = "mcp")]
+        {
+            let fs = &file.mcp_servers["fs"].config;
+            assert_eq!(fs.command.as_deref(), Some("npx"));
+            assert_eq!(fs.args, ["-y", "fs"]);
+            assert_eq!(fs.tool_timeout_secs, 5);
+            assert_eq!(fs.startup_timeout_secs, 10);
+            let remote = &file.mcp_servers["remote"].config;
+            assert_eq!(remote.bearer_token_env.as_deref(), Some("TOKEN"));
+        }
+    }
+
+    #[test]
+    fn each_mcp_server_mistake_is_one_line_naming_the_line() {
+        let error = |text: &str| parse_file(text).unwrap_err();
+        assert_eq!(
+            error("[mcp_servers.x]\ncommand = \"a\"\ncomand = \"a\"\n"),
+            "p.toml:3: unknown key \"comand\" in mcp_servers.x (did you mean \"command\"?)"
+        );
+        assert_eq!(
+            error("mcp_servers = 1\n"),
+            "p.toml:1: mcp_servers must hold [mcp_servers.NAME] tables"
+        );
+        assert_eq!(
+            error("[profiles.p.mcp_servers.x]\ncommand = \"a\"\n"),
+            "p.toml:1: mcp_servers belongs at the top level of the file, not in a profile"
+        );
+        assert_eq!(
+            error("mcp_server = 1\n"),
+            "p.toml:1: unknown key \"mcp_server\" (did you mean \"mcp_servers\"?)"
+        );
+        #[cfg(feature = "mcp")]
+        {
+            assert_eq!(
+                error("\n[mcp_servers.x]\nargs = [\"a\"]\n"),
+                "p.toml:2: MCP server `x`: set `command` (stdio) or `url` (streamable HTTP)"
+            );
+            assert_eq!(
+                error("[mcp_servers.x]\ncommand = \"a\"\nstartup_timeout_secs = \"ten\"\n"),
+                "p.toml:3: mcp_servers.x: invalid type: string \"ten\", expected u64"
+            );
+            assert_eq!(
+                error("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"\n"),
+                "p.toml:1: MCP server `x`: set `command` or `url`, not both"
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod error;
 mod file;
 mod keys;
 pub mod mcp_servers;
+mod paths;
 pub mod show;
 mod sources;
 pub mod starter;
@@ -28,10 +29,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub use error::ConfigError;
 pub use keys::Key;
-pub use sources::{user_file, Layers, Profile, ProjectTrust, Source};
-// The sandbox keeps the project file read-only (`wiring::protected_paths`).
-#[cfg(feature = "tools-shell")]
-pub use sources::PROJECT_FILE;
+pub use sources::{Layers, Profile, ProjectTrust, Source};
 
 use crate::cli::{Cli, ConfigCommand};
 
@@ -99,7 +97,7 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
             None => return Err(e),
         },
     };
-    trust::remember(layers.trusted.clone());
+    runner::state_folder::remember_trusted(layers.trusted.clone());
     // Second pass: the files' values as the options' defaults.
     let mut command = apply::with_defaults(Cli::command(), &layers.values(&keys));
     let matches = command

@@ -93,7 +93,7 @@ fn setting(loaded: &Loaded, key: &Key, matches: &ArgMatches) -> Setting {
 fn shown_value(key: &Key, value: &str) -> String {
     if key.name == "db" {
         value
-            .parse::<crate::database::Database>()
+            .parse::<runner::database::Database>()
             .map_or_else(|never| match never {}, |db| db.to_string())
     } else {
         value.to_string()

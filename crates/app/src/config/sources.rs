@@ -9,11 +9,9 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 use super::file::{self, ConfigFile, Entry};
 use super::keys::Key;
+use super::paths::{user_file, PROJECT_FILE};
 use super::tighten;
 use super::trust::{self, Ask, Decision, Trusted};
-
-/// The project's file, looked up in the working folder.
-pub const PROJECT_FILE: &str = "planwright.toml";
 
 /// Which config file a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,20 +262,6 @@ impl Layers {
             .filter_map(|k| Some((k.name.clone(), self.get(&k.name)?.0.values.clone())))
             .collect()
     }
-}
-
-/// The user's file: `$XDG_CONFIG_HOME/planwright/config.toml` (an absolute
-/// `XDG_CONFIG_HOME` only, as the XDG spec says), else `$HOME/.config/planwright/config.toml`.
-pub fn user_file() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".config"))
-    })?;
-    Some(base.join("planwright").join("config.toml"))
 }
 
 /// Reads and parses one file; a missing file is no error unless `required`.

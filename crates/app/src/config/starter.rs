@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::keys::{Key, Kind};
+use super::paths::PROJECT_FILE;
 use super::show::toml_value;
-use super::sources::PROJECT_FILE;
 use super::ConfigError;
 
 /// The starter file's text: every key commented out.

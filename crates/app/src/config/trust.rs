@@ -1,5 +1,5 @@
 //! Trust in a project folder (docs/security.md, "Project configuration and trust"). A
-//! folder's `planwright.toml` (and its `.planwright/` state, see `crate::state_folder`) is
+//! folder's `planwright.toml` (and its `.planwright/` state, see `runner::state_folder`) is
 //! read only once the user trusts the folder: `planwright trust [PATH]`, `--trust-project`
 //! for one run, or a question on first use when stdin and stderr are a terminal. Trusted
 //! folders are recorded in the user's config file as `[trusted_projects."PATH"]` tables.
@@ -9,10 +9,9 @@
 //! are recorded with the folder, and a new or changed one is refused (asked in a terminal)
 //! until `planwright trust` has shown and recorded it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
@@ -21,7 +20,7 @@ use super::file::{self, ConfigFile, Pins};
 use super::keys::Key;
 #[cfg(doc)]
 use super::mcp_servers::PINNED_SERVER_KEYS;
-use super::sources::{user_file, PROJECT_FILE};
+use super::paths::{user_file, PROJECT_FILE};
 
 /// The settings of a project file that run a program or send a secret somewhere.
 pub const PINNED_KEYS: [&str; 5] = [
@@ -143,28 +142,9 @@ pub fn folder_key(folder: &Path) -> Result<String, ConfigError> {
         })
 }
 
-/// The folders trusted in this process: recorded ones and `--trust-project`'s.
-#[derive(Debug, Clone, Default)]
-pub struct Trusted {
-    pub recorded: BTreeSet<String>,
-    pub this_run: Option<String>,
-}
-
-static TRUSTED: OnceLock<Trusted> = OnceLock::new();
-
-/// Remembers the trusted folders for `crate::state_folder` (once per process).
-pub fn remember(trusted: Trusted) {
-    let _ = TRUSTED.set(trusted);
-}
-
-/// Whether `folder` (a canonical path) is trusted in this process.
-pub fn is_trusted(folder: &Path) -> bool {
-    let Some(trusted) = TRUSTED.get() else {
-        return false;
-    };
-    let key = folder.display().to_string();
-    trusted.recorded.contains(&key) || trusted.this_run.as_deref() == Some(key.as_str())
-}
+/// The folders trusted in this process: recorded ones and `--trust-project`'s (the state
+/// folder's guard asks them, `runner::state_folder`).
+pub use runner::state_folder::Trusted;
 
 /// Records `folder` as trusted with `pins` in the user's file (replacing its earlier
 /// record). Returns the user file's path.

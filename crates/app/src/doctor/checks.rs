@@ -4,15 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use super::{Check, Status};
-use crate::cli::{RunOptions, SandboxArg};
-use crate::database::Database;
+use runner::database::Database;
+use runner::{RunSettings, SandboxMode};
 
 /// The embedded model's file: present (with its size), or how to get it. Fails when
 /// `--model-path` / `PLANWRIGHT_MODEL_PATH` names a missing file; warns when the default
 /// model is merely not fetched.
 #[cfg(feature = "llama")]
-pub fn model(opts: &RunOptions) -> Check {
-    let path = crate::wiring::local_model_path(opts);
+pub fn model(opts: &RunSettings) -> Check {
+    let path = runner::wiring::local_model_path(opts);
     match std::fs::metadata(&path) {
         Ok(m) if m.is_file() => Check::new(
             "model",
@@ -32,7 +32,7 @@ pub fn model(opts: &RunOptions) -> Check {
                     "no model file at {}: {} (needed only for --provider local or without \
                      an endpoint)",
                     path.display(),
-                    crate::wiring::local_model_fix(&path)
+                    runner::wiring::local_model_fix(&path)
                 ),
             )
         }
@@ -40,7 +40,7 @@ pub fn model(opts: &RunOptions) -> Check {
 }
 
 #[cfg(not(feature = "llama"))]
-pub fn model(_opts: &RunOptions) -> Check {
+pub fn model(_opts: &RunSettings) -> Check {
     Check::new(
         "model",
         Status::Ok,
@@ -88,8 +88,8 @@ pub fn chromium(_chosen: Option<&std::path::Path>) -> Check {
 
 /// Whether the bubblewrap sandbox works here (the probe `--sandbox auto` uses). Fails only
 /// when `--sandbox bwrap` requires it.
-pub fn bubblewrap(sandbox: SandboxArg) -> Check {
-    match crate::sandbox::bwrap_usable() {
+pub fn bubblewrap(sandbox: SandboxMode) -> Check {
+    match runner::sandbox::bwrap_usable() {
         Ok(()) => Check::new(
             "bubblewrap",
             Status::Ok,
@@ -97,7 +97,7 @@ pub fn bubblewrap(sandbox: SandboxArg) -> Check {
         ),
         Err(why) => {
             let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
-            let status = if sandbox == SandboxArg::Bwrap {
+            let status = if sandbox == SandboxMode::Bwrap {
                 Status::Fail
             } else {
                 Status::Warn

@@ -2,15 +2,15 @@
 //! timeout says whether it is reachable, accepts the key, and which models it serves.
 
 use super::{Check, Status};
-use crate::cli::RunOptions;
+use runner::RunSettings;
 
 /// Models named at most on the line.
 #[cfg(feature = "openai")]
 const SHOWN_MODELS: usize = 10;
 
 #[cfg(feature = "openai")]
-pub async fn check(opts: &RunOptions, timeout_secs: u64) -> Check {
-    let config = match crate::wiring::openai_config(opts) {
+pub async fn check(opts: &RunSettings, timeout_secs: u64) -> Check {
+    let config = match runner::wiring::openai_config(opts) {
         Ok(Some(config)) => config,
         Ok(None) => {
             return Check::new(
@@ -131,13 +131,13 @@ fn model_ids(body: &serde_json::Value) -> Vec<String> {
 /// roots only for an https endpoint, as the OpenAI client).
 #[cfg(feature = "openai")]
 fn http_client(
-    opts: &RunOptions,
+    opts: &RunSettings,
     base: &str,
     timeout_secs: u64,
 ) -> Result<reqwest::Client, String> {
     let timeout = std::time::Duration::from_secs(timeout_secs);
     let scheme = base.split_once("://").map_or("", |(scheme, _)| scheme);
-    let pems = crate::wiring::ca_certs(opts).map_err(|e| e.to_string())?;
+    let pems = runner::wiring::ca_certs(opts).map_err(|e| e.to_string())?;
     http_client::client_builder(http_client::Roots::for_scheme(scheme), &pems)
         .map_err(|e| format!("a --ca-cert file is not PEM: {e}"))?
         .timeout(timeout)
@@ -152,7 +152,7 @@ fn http_client(
 }
 
 #[cfg(not(feature = "openai"))]
-pub async fn check(_opts: &RunOptions, _timeout_secs: u64) -> Check {
+pub async fn check(_opts: &RunSettings, _timeout_secs: u64) -> Check {
     Check::new(
         "endpoint",
         Status::Ok,

@@ -12,8 +12,8 @@ mod endpoint;
 use std::process::ExitCode;
 
 use crate::cli::DoctorArgs;
-use crate::database::Database;
 use crate::terminal::{paint, Colour};
+use runner::database::Database;
 
 /// How a check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,12 +77,13 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     let mut failed = false;
     let mut say = |check: Check| {
         failed |= check.status == Status::Fail;
-        crate::print_stdout(&format!("{}\n", check.line(colour)));
+        crate::terminal::print_stdout(&format!("{}\n", check.line(colour)));
     };
-    say(checks::model(&args.opts));
-    say(checks::chromium(args.opts.chromium.as_deref()));
-    say(checks::bubblewrap(args.opts.sandbox));
-    say(endpoint::check(&args.opts, args.timeout_secs).await);
+    let settings = args.opts.settings();
+    say(checks::model(&settings));
+    say(checks::chromium(settings.chromium.as_deref()));
+    say(checks::bubblewrap(settings.sandbox));
+    say(endpoint::check(&settings, args.timeout_secs).await);
     say(checks::database(db).await);
     say(checks::workspace_root(&args.workspace_root));
     if failed {

@@ -1,17 +1,17 @@
 //! What `planwright mcp list`, `planwright mcp check NAME` and the MCP lines of
 //! `planwright tools list` print (each starts the servers it reports on).
 
-use super::servers::declarations;
-use crate::AppError;
+use crate::error::AppError;
+use runner::mcp::declarations;
 
 /// The MCP lines of `tools list` and the number of MCP tools offered (but those `disabled`,
 /// `--disabled-tools` patterns); starts the servers.
 pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
     #[cfg(feature = "mcp")]
-    if let Some(toolbox) = super::servers::toolbox() {
+    if let Some(toolbox) = runner::mcp::toolbox() {
         toolbox.start().await;
         let offered: Vec<String> =
-            super::servers::executor_toolbox(domain::tools::builtin::ToolSet::new(), disabled)
+            runner::mcp::executor_toolbox(domain::tools::builtin::ToolSet::new(), disabled)
                 .schemas()
                 .into_iter()
                 .map(|s| s.name)
@@ -60,7 +60,7 @@ pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
 /// trying to start it.
 #[cfg(feature = "mcp")]
 pub async fn list() -> Result<String, AppError> {
-    let Some(toolbox) = super::servers::toolbox() else {
+    let Some(toolbox) = runner::mcp::toolbox() else {
         return Ok(
             "no MCP servers declared ([mcp_servers.NAME] in planwright.toml, \
                    docs/mcp.md)\n"
@@ -75,7 +75,7 @@ pub async fn list() -> Result<String, AppError> {
             "{} ({}:{}): {}: {}\n",
             declaration.name,
             declaration.file,
-            declaration.declared.line,
+            declaration.line,
             transport_text(declaration),
             state_text(&status.state)
         ));
@@ -94,7 +94,7 @@ pub async fn check(name: &str) -> Result<String, AppError> {
         .iter()
         .find(|d| d.name == name)
         .ok_or_else(|| no_such_server(name))?;
-    let toolbox = McpToolbox::new([(name.to_string(), declaration.declared.config.clone())])
+    let toolbox = McpToolbox::new([(name.to_string(), declaration.config.clone())])
         .map_err(|e| AppError::Config(e.to_string()))?;
     toolbox.start().await;
     let status = toolbox.status().await;
@@ -156,8 +156,8 @@ fn no_such_server(name: &str) -> AppError {
 
 /// `stdio: COMMAND ARGS` or `http: URL`.
 #[cfg(feature = "mcp")]
-fn transport_text(declaration: &super::servers::Declaration) -> String {
-    match declaration.declared.config.transport(&declaration.name) {
+fn transport_text(declaration: &runner::mcp::Declaration) -> String {
+    match declaration.config.transport(&declaration.name) {
         Ok(adapter_mcp::Transport::Stdio { command, args, .. }) => {
             let mut words = vec![command];
             words.extend(args);

@@ -1,12 +1,29 @@
-//! The MCP servers of the config files (`[mcp_servers.NAME]`, docs/mcp.md) as the executor's
-//! tools: one `adapter_mcp::McpToolbox` per process, built when the files are read and
-//! shared by every run (`serve` and `worker` run many), offered after the built-in tools
-//! (`domain::tools::combined`: a built-in name wins). A server that is missing, exits or
-//! hangs never stops a run from starting: its tools are absent and `tools list`,
-//! `mcp list` and `mcp check` say why.
+//! The config files' MCP servers (`[mcp_servers.NAME]`, docs/mcp.md) on the command line:
+//! declared to the runner once the files are read (its `runner::mcp` offers their tools to
+//! every run), and what `planwright mcp list`, `planwright mcp check NAME` and `planwright
+//! tools list` say of them.
 
 mod commands;
-mod servers;
 
 pub use commands::{check, list, tools_lines};
-pub use servers::{declare, executor_toolbox};
+
+use crate::config::Layers;
+use crate::error::AppError;
+
+/// Takes the files' declarations for the process (once, before any run is built); starts
+/// nothing.
+pub fn declare(layers: &Layers) -> Result<(), AppError> {
+    let declarations = layers
+        .mcp_servers()
+        .into_iter()
+        .map(|(name, (declared, file))| runner::mcp::Declaration {
+            name,
+            file,
+            line: declared.line,
+            #[cfg(feature = "mcp")]
+            config: declared.config,
+        })
+        .collect();
+    runner::mcp::declare(declarations)?;
+    Ok(())
+}

@@ -5,13 +5,15 @@
 //! the user's (`state-key` beside the user's config file), so a copied or committed
 //! `.planwright/` carries no valid mark; a folder or file owned by another user is refused.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::AppError;
+use crate::RunnerError;
 
 /// The state folder's name.
 pub const STATE_FOLDER: &str = ".planwright";
@@ -22,18 +24,58 @@ const MARKER: &str = "created-by-planwright";
 /// The user's secret the marks are keyed with, beside the user's config file.
 const KEY_FILE: &str = "state-key";
 
+/// The folders trusted in this process (canonical paths, as text): the user's recorded ones
+/// and `--trust-project`'s, told by the front end that read the config files
+/// ([`remember_trusted`]).
+#[derive(Debug, Clone, Default)]
+pub struct Trusted {
+    pub recorded: BTreeSet<String>,
+    pub this_run: Option<String>,
+}
+
+static TRUSTED: OnceLock<Trusted> = OnceLock::new();
+
+/// Remembers the trusted folders for [`guard`] (once per process).
+pub fn remember_trusted(trusted: Trusted) {
+    let _ = TRUSTED.set(trusted);
+}
+
+/// Whether `folder` (a canonical path) is trusted in this process.
+pub fn is_trusted(folder: &Path) -> bool {
+    let Some(trusted) = TRUSTED.get() else {
+        return false;
+    };
+    let key = folder.display().to_string();
+    trusted.recorded.contains(&key) || trusted.this_run.as_deref() == Some(key.as_str())
+}
+
+/// The user's Planwright config folder: `$XDG_CONFIG_HOME/planwright` (an absolute
+/// `XDG_CONFIG_HOME` only, as the XDG spec says), else `$HOME/.config/planwright`; it holds
+/// the user's config file and the key of the state folders' marks.
+pub fn user_config_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".config"))
+    })?;
+    Some(base.join("planwright"))
+}
+
 /// Makes sure that the state folder `path` lies in, if any, may be used: created (and
 /// marked) when missing; else owned by this user and marked by Planwright for this folder,
 /// or in a trusted folder (then marked now). A `path` outside a state folder must only not
 /// belong to another user.
-pub fn guard(path: &Path) -> Result<(), AppError> {
+pub fn guard(path: &Path) -> Result<(), RunnerError> {
     let absolute = absolute(path)?;
     let Some(folder) = state_folder_of(&absolute) else {
         return check_owner(&absolute);
     };
     if !folder.exists() {
         std::fs::create_dir_all(&folder)
-            .map_err(|e| AppError::Config(format!("cannot create {}: {e}", folder.display())))?;
+            .map_err(|e| RunnerError::Config(format!("cannot create {}: {e}", folder.display())))?;
         return mark(&folder);
     }
     check_owner(&folder)?;
@@ -42,12 +84,11 @@ pub fn guard(path: &Path) -> Result<(), AppError> {
         return Ok(());
     }
     let project = folder.parent().unwrap_or(Path::new("/"));
-    let trusted =
-        std::fs::canonicalize(project).is_ok_and(|p| crate::config::trust::is_trusted(&p));
+    let trusted = std::fs::canonicalize(project).is_ok_and(|p| is_trusted(&p));
     if trusted {
         return mark(&folder);
     }
-    Err(AppError::Config(format!(
+    Err(RunnerError::Config(format!(
         "{} was not created by Planwright for this folder (copied or committed?), so its \
          database, token and workspaces are not used; `planwright trust {}` trusts the folder \
          and adopts it (docs/security.md)",
@@ -58,12 +99,12 @@ pub fn guard(path: &Path) -> Result<(), AppError> {
 
 /// `planwright trust`: marks `folder` (a state folder) as Planwright's when it exists and
 /// belongs to this user; returns a line saying so.
-pub fn adopt(folder: &Path) -> Result<Option<String>, AppError> {
+pub fn adopt(folder: &Path) -> Result<Option<String>, RunnerError> {
     if !folder.is_dir() {
         return Ok(None);
     }
     let folder = std::fs::canonicalize(folder)
-        .map_err(|e| AppError::Config(format!("cannot resolve {}: {e}", folder.display())))?;
+        .map_err(|e| RunnerError::Config(format!("cannot resolve {}: {e}", folder.display())))?;
     check_owner(&folder)?;
     if is_marked(&folder) {
         return Ok(None);
@@ -76,14 +117,14 @@ pub fn adopt(folder: &Path) -> Result<Option<String>, AppError> {
 }
 
 /// Refuses `path` when it exists and belongs to another user.
-pub fn check_owner(path: &Path) -> Result<(), AppError> {
+pub fn check_owner(path: &Path) -> Result<(), RunnerError> {
     let (Ok(meta), Some(me)) = (std::fs::metadata(path), current_uid()) else {
         return Ok(());
     };
     if meta.uid() == me {
         return Ok(());
     }
-    Err(AppError::Config(format!(
+    Err(RunnerError::Config(format!(
         "{} belongs to another user (uid {}); Planwright does not use another user's state",
         path.display(),
         meta.uid()
@@ -96,12 +137,12 @@ fn current_uid() -> Option<u32> {
 }
 
 /// `path` made absolute against the working folder, without `.` components.
-fn absolute(path: &Path) -> Result<PathBuf, AppError> {
+fn absolute(path: &Path) -> Result<PathBuf, RunnerError> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
         std::env::current_dir()
-            .map_err(|e| AppError::Config(format!("cannot read the working folder: {e}")))?
+            .map_err(|e| RunnerError::Config(format!("cannot read the working folder: {e}")))?
             .join(path)
     };
     Ok(joined
@@ -118,9 +159,9 @@ fn state_folder_of(path: &Path) -> Option<PathBuf> {
 }
 
 /// The mark of `folder` for this user.
-fn expected_mark(folder: &Path) -> Result<String, AppError> {
+fn expected_mark(folder: &Path) -> Result<String, RunnerError> {
     let canonical = std::fs::canonicalize(folder)
-        .map_err(|e| AppError::Config(format!("cannot resolve {}: {e}", folder.display())))?;
+        .map_err(|e| RunnerError::Config(format!("cannot resolve {}: {e}", folder.display())))?;
     let mut hash = Sha256::new();
     hash.update(b"planwright state folder\0");
     hash.update(user_key()?.as_bytes());
@@ -142,17 +183,16 @@ fn is_marked(folder: &Path) -> bool {
     found == expected
 }
 
-fn mark(folder: &Path) -> Result<(), AppError> {
+fn mark(folder: &Path) -> Result<(), RunnerError> {
     let text = expected_mark(folder)?;
     write_atomically(&folder.join(MARKER), &text)
-        .map_err(|e| AppError::Config(format!("cannot mark {}: {e}", folder.display())))
+        .map_err(|e| RunnerError::Config(format!("cannot mark {}: {e}", folder.display())))
 }
 
 /// The user's secret: read, or created (mode 0600) on first use. Without a user config
 /// folder (no HOME, no XDG_CONFIG_HOME) the marks are keyed with nothing.
-fn user_key() -> Result<String, AppError> {
-    let Some(dir) = crate::config::user_file().and_then(|f| f.parent().map(Path::to_path_buf))
-    else {
+fn user_key() -> Result<String, RunnerError> {
+    let Some(dir) = user_config_dir() else {
         return Ok(String::new());
     };
     let path = dir.join(KEY_FILE);
@@ -162,7 +202,7 @@ fn user_key() -> Result<String, AppError> {
         }
     }
     let unwritable =
-        |e: std::io::Error| AppError::Config(format!("cannot write {}: {e}", path.display()));
+        |e: std::io::Error| RunnerError::Config(format!("cannot write {}: {e}", path.display()));
     std::fs::create_dir_all(&dir).map_err(unwritable)?;
     let key = format!(
         "{}{}",

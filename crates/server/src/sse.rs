@@ -90,7 +90,7 @@ pub async fn events(
             match record.status {
                 // Queued before this process started: follow it from its first event.
                 RunStatus::Queued => (
-                    super::dispatch::channel_for(&state, &record).map(|tx| tx.subscribe()),
+                    super::dispatch::channel_for(&state.runner, &record).map(|tx| tx.subscribe()),
                     Some(Phase::Queued),
                 ),
                 RunStatus::Failed if record.error.as_deref() == Some(QUEUED_CANCEL) => {

@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::AppError;
+use crate::ServeError;
 
 /// Name of the file holding the generated token, beside a SQLite database (in
 /// `./.planwright` with PostgreSQL).
@@ -28,24 +28,24 @@ pub fn resolve_token(
     folder: &Path,
     given: Option<&str>,
     addr: &SocketAddr,
-) -> Result<String, AppError> {
+) -> Result<String, ServeError> {
     if let Some(t) = given.map(str::trim).filter(|t| !t.is_empty()) {
         if t.len() < 8 {
-            return Err(AppError::Config(
+            return Err(ServeError::Config(
                 "the API token must have at least 8 characters".into(),
             ));
         }
         return Ok(t.to_string());
     }
     if !addr.ip().is_loopback() {
-        return Err(AppError::Config(format!(
+        return Err(ServeError::Config(format!(
             "refusing to listen on {addr} (not a loopback address) without an explicit token: \
              set PLANWRIGHT_TOKEN or --token"
         )));
     }
     let file = folder.join(TOKEN_FILE);
     // A committed `server-token` (or another user's) is never adopted.
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     if let Ok(existing) = std::fs::read_to_string(&file) {
         let existing = existing.trim();
         if !existing.is_empty() {
@@ -53,14 +53,14 @@ pub fn resolve_token(
         }
     }
     std::fs::create_dir_all(folder)
-        .map_err(|e| AppError::Config(format!("cannot create {}: {e}", folder.display())))?;
+        .map_err(|e| ServeError::Config(format!("cannot create {}: {e}", folder.display())))?;
     let token = format!(
         "pw_{}{}",
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
     write_private(&file, &token)
-        .map_err(|e| AppError::Config(format!("cannot write {}: {e}", file.display())))?;
+        .map_err(|e| ServeError::Config(format!("cannot write {}: {e}", file.display())))?;
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use domain::ports::{RunChanges, RunMailbox, RunStore, WorkQueue};
 
-use crate::AppError;
+use crate::RunnerError;
 
 /// The database named by `--db`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl Database {
     }
 
     /// Opens the database (migrating its schema) with the store, queue and mailbox on it.
-    pub async fn open(&self) -> Result<QueueStore, AppError> {
+    pub async fn open(&self) -> Result<QueueStore, RunnerError> {
         match self {
             Database::Sqlite(path) => {
                 // Not a copied or committed `.planwright/`, not another user's file.
@@ -107,9 +107,9 @@ impl Database {
 }
 
 #[cfg(feature = "store-sqlite")]
-fn open_sqlite(path: &Path) -> Result<QueueStore, AppError> {
+fn open_sqlite(path: &Path) -> Result<QueueStore, RunnerError> {
     let store = adapter_store_sqlite::SqliteStore::open_with(path, durability()?).map_err(|e| {
-        AppError::Config(format!("cannot open the database {}: {e}", path.display()))
+        RunnerError::Config(format!("cannot open the database {}: {e}", path.display()))
     })?;
     Ok(QueueStore {
         store: Arc::new(store.clone()),
@@ -120,8 +120,8 @@ fn open_sqlite(path: &Path) -> Result<QueueStore, AppError> {
 }
 
 #[cfg(not(feature = "store-sqlite"))]
-fn open_sqlite(_path: &Path) -> Result<QueueStore, AppError> {
-    Err(AppError::Config(
+fn open_sqlite(_path: &Path) -> Result<QueueStore, RunnerError> {
+    Err(RunnerError::Config(
         "this planwright was built without the SQLite store (enable the `store-sqlite` \
          feature), so --db must be a postgres:// URL"
             .into(),
@@ -129,21 +129,21 @@ fn open_sqlite(_path: &Path) -> Result<QueueStore, AppError> {
 }
 
 #[cfg(feature = "store-sqlite")]
-fn durability() -> Result<adapter_store_sqlite::Durability, AppError> {
+fn durability() -> Result<adapter_store_sqlite::Durability, RunnerError> {
     match std::env::var("PLANWRIGHT_DB_SYNC").ok().as_deref() {
         None | Some("") | Some("normal") => Ok(adapter_store_sqlite::Durability::Normal),
         Some("full") => Ok(adapter_store_sqlite::Durability::Full),
-        Some(other) => Err(AppError::Config(format!(
+        Some(other) => Err(RunnerError::Config(format!(
             "PLANWRIGHT_DB_SYNC must be `normal` or `full`, not `{other}`"
         ))),
     }
 }
 
 #[cfg(feature = "store-postgres")]
-async fn open_postgres(url: &str, db: &Database) -> Result<QueueStore, AppError> {
+async fn open_postgres(url: &str, db: &Database) -> Result<QueueStore, RunnerError> {
     let store = adapter_store_postgres::PostgresStore::open(url)
         .await
-        .map_err(|e| AppError::Config(format!("cannot open the database {db}: {e}")))?;
+        .map_err(|e| RunnerError::Config(format!("cannot open the database {db}: {e}")))?;
     Ok(QueueStore {
         store: Arc::new(store.clone()),
         queue: Arc::new(store.clone()),
@@ -153,8 +153,8 @@ async fn open_postgres(url: &str, db: &Database) -> Result<QueueStore, AppError>
 }
 
 #[cfg(not(feature = "store-postgres"))]
-async fn open_postgres(_url: &str, db: &Database) -> Result<QueueStore, AppError> {
-    Err(AppError::Config(format!(
+async fn open_postgres(_url: &str, db: &Database) -> Result<QueueStore, RunnerError> {
+    Err(RunnerError::Config(format!(
         "this planwright was built without the PostgreSQL store (enable the `store-postgres` \
          feature), so it cannot open {db}"
     )))

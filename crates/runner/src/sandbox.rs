@@ -11,11 +11,11 @@
 //! runs while the configuration, the store and the LLM client are set up instead of
 //! before them.
 
-use std::io::Write;
 use std::sync::{Once, OnceLock};
 
-use crate::cli::SandboxArg;
-use crate::AppError;
+use crate::notice::{self, Level};
+use crate::RunnerError;
+use crate::SandboxMode;
 
 /// Whether this build has the shell tools, the only commands a sandbox is for.
 const SHELL_TOOLS: bool = cfg!(feature = "tools-shell");
@@ -39,8 +39,8 @@ impl Effective {
 
 /// Starts [`bwrap_usable`]'s probe on a thread of its own when `arg` will need it; the
 /// first caller of [`bwrap_usable`] then waits only for what is left of it.
-pub fn probe_in_background(arg: SandboxArg) {
-    if arg == SandboxArg::None || !SHELL_TOOLS {
+pub fn probe_in_background(arg: SandboxMode) {
+    if arg == SandboxMode::None || !SHELL_TOOLS {
         return;
     }
     let started = std::thread::Builder::new()
@@ -70,16 +70,16 @@ fn probe() -> Result<(), String> {
 }
 
 /// The sandbox of a `run`, `resume` or `tools list`: `auto` without a working bubblewrap
-/// is no sandbox, said once per process on stderr (unless `-q`).
-pub fn resolve(arg: SandboxArg) -> Result<Effective, AppError> {
+/// is no sandbox, said once per process (a warning [`notice`]).
+pub fn resolve(arg: SandboxMode) -> Result<Effective, RunnerError> {
     match arg {
         // Without the shell tools no command runs: nothing to sandbox, nothing to say.
-        SandboxArg::Auto if !SHELL_TOOLS => Ok(Effective::None),
-        SandboxArg::None => Ok(Effective::None),
-        SandboxArg::Bwrap => bwrap_usable()
-            .map(|()| Effective::Bwrap)
-            .map_err(|why| AppError::Config(format!("--sandbox bwrap is not usable here: {why}"))),
-        SandboxArg::Auto => match bwrap_usable() {
+        SandboxMode::Auto if !SHELL_TOOLS => Ok(Effective::None),
+        SandboxMode::None => Ok(Effective::None),
+        SandboxMode::Bwrap => bwrap_usable().map(|()| Effective::Bwrap).map_err(|why| {
+            RunnerError::Config(format!("--sandbox bwrap is not usable here: {why}"))
+        }),
+        SandboxMode::Auto => match bwrap_usable() {
             Ok(()) => Ok(Effective::Bwrap),
             Err(why) => {
                 warn_once(&why);
@@ -91,10 +91,10 @@ pub fn resolve(arg: SandboxArg) -> Result<Effective, AppError> {
 
 /// The sandbox of `serve` and `worker`: as [`resolve`], but `auto` without a working
 /// bubblewrap is an error naming the fix.
-pub fn resolve_for_server(arg: SandboxArg, command: &str) -> Result<Effective, AppError> {
-    if arg == SandboxArg::Auto && SHELL_TOOLS {
+pub fn resolve_for_server(arg: SandboxMode, command: &str) -> Result<Effective, RunnerError> {
+    if arg == SandboxMode::Auto && SHELL_TOOLS {
         if let Err(why) = bwrap_usable() {
-            return Err(AppError::Config(format!(
+            return Err(RunnerError::Config(format!(
                 "`planwright {command}` does not run shell commands unsandboxed by default and \
                  bubblewrap is not usable here ({}); fix bubblewrap or pass --sandbox none",
                 short(&why)
@@ -107,10 +107,7 @@ pub fn resolve_for_server(arg: SandboxArg, command: &str) -> Result<Effective, A
 fn warn_once(why: &str) {
     static WARNED: Once = Once::new();
     WARNED.call_once(|| {
-        if crate::terminal::get().quiet {
-            return;
-        }
-        let _ = writeln!(std::io::stderr(), "{}", warning(why));
+        notice::say(Level::Warning, &warning(why));
     });
 }
 
@@ -150,9 +147,9 @@ mod tests {
 
     #[test]
     fn none_is_none_without_a_probe() {
-        assert_eq!(resolve(SandboxArg::None).ok(), Some(Effective::None));
+        assert_eq!(resolve(SandboxMode::None).ok(), Some(Effective::None));
         assert_eq!(
-            resolve_for_server(SandboxArg::None, "serve").ok(),
+            resolve_for_server(SandboxMode::None, "serve").ok(),
             Some(Effective::None)
         );
     }

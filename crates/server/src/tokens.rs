@@ -22,8 +22,7 @@ use sha2::{Digest, Sha256};
 
 use super::auth::constant_time_eq;
 use super::clients::{Client, Scope};
-use crate::cli::TokenCommand;
-use crate::AppError;
+use crate::ServeError;
 
 /// Name of the file of named tokens, beside `server-token`.
 pub const TOKENS_FILE: &str = "server-tokens.toml";
@@ -60,7 +59,7 @@ fn digest(token: &str) -> String {
 }
 
 /// A client name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
-fn check_name(name: &str) -> Result<(), AppError> {
+fn check_name(name: &str) -> Result<(), ServeError> {
     let ok = !name.is_empty()
         && name.len() <= MAX_NAME
         && name
@@ -69,26 +68,26 @@ fn check_name(name: &str) -> Result<(), AppError> {
     if ok {
         Ok(())
     } else {
-        Err(AppError::Config(format!(
+        Err(ServeError::Config(format!(
             "'{name}' is not a client name: use 1 to {MAX_NAME} letters, digits, '.', '_' or '-'"
         )))
     }
 }
 
 /// Reads the file; a missing file has no tokens.
-fn read(file: &Path) -> Result<BTreeMap<String, Entry>, AppError> {
+fn read(file: &Path) -> Result<BTreeMap<String, Entry>, ServeError> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => {
-            return Err(AppError::Config(format!(
+            return Err(ServeError::Config(format!(
                 "cannot read {}: {e}",
                 file.display()
             )))
         }
     };
     let parsed: TokensFile = toml::from_str(&text)
-        .map_err(|e| AppError::Config(format!("{} is not readable: {e}", file.display())))?;
+        .map_err(|e| ServeError::Config(format!("{} is not readable: {e}", file.display())))?;
     for name in parsed.tokens.keys() {
         check_name(name)?;
     }
@@ -121,14 +120,14 @@ fn render(tokens: &BTreeMap<String, Entry>) -> String {
 }
 
 /// Replaces the file by `tokens`, mode 0600, through a temporary file and a rename.
-fn write(file: &Path, tokens: &BTreeMap<String, Entry>) -> Result<(), AppError> {
+fn write(file: &Path, tokens: &BTreeMap<String, Entry>) -> Result<(), ServeError> {
     use std::os::unix::fs::OpenOptionsExt;
     let folder = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(folder)
-        .map_err(|e| AppError::Config(format!("cannot create {}: {e}", folder.display())))?;
+        .map_err(|e| ServeError::Config(format!("cannot create {}: {e}", folder.display())))?;
     let temp = folder.join(format!(".{TOKENS_FILE}.{}", std::process::id()));
     let failed =
-        |e: std::io::Error| AppError::Config(format!("cannot write {}: {e}", file.display()));
+        |e: std::io::Error| ServeError::Config(format!("cannot write {}: {e}", file.display()));
     let _ = std::fs::remove_file(&temp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -143,13 +142,13 @@ fn write(file: &Path, tokens: &BTreeMap<String, Entry>) -> Result<(), AppError> 
 
 /// `planwright token add NAME --scope ...`: a new token, returned (shown once; the file
 /// keeps its hash). A name already in use is refused.
-pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, AppError> {
+pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, ServeError> {
     check_name(name)?;
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let mut tokens = read(&file)?;
     if tokens.contains_key(name) {
-        return Err(AppError::Config(format!(
+        return Err(ServeError::Config(format!(
             "a token named '{name}' exists already; `planwright token remove {name}` first"
         )));
     }
@@ -157,7 +156,9 @@ pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, AppErr
     scopes.sort();
     scopes.dedup();
     if scopes.is_empty() {
-        return Err(AppError::Config("a token needs at least one scope".into()));
+        return Err(ServeError::Config(
+            "a token needs at least one scope".into(),
+        ));
     }
     let token = format!(
         "pw_{}{}",
@@ -178,9 +179,9 @@ pub fn add(folder: &Path, name: &str, scopes: &[Scope]) -> Result<String, AppErr
 
 /// `planwright token remove NAME`: revokes the token (a running server refuses it at its
 /// next request). False when there was none.
-pub fn remove(folder: &Path, name: &str) -> Result<bool, AppError> {
+pub fn remove(folder: &Path, name: &str) -> Result<bool, ServeError> {
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let mut tokens = read(&file)?;
     if tokens.remove(name).is_none() {
         return Ok(false);
@@ -190,9 +191,9 @@ pub fn remove(folder: &Path, name: &str) -> Result<bool, AppError> {
 }
 
 /// `planwright token list`: one line per token (name, scopes, creation time).
-pub fn list(folder: &Path) -> Result<String, AppError> {
+pub fn list(folder: &Path) -> Result<String, ServeError> {
     let file = folder.join(TOKENS_FILE);
-    crate::state_folder::guard(&file)?;
+    runner::state_folder::guard(&file)?;
     let tokens = read(&file)?;
     if tokens.is_empty() {
         return Ok(format!(
@@ -220,8 +221,19 @@ pub struct Printed {
     pub note: Option<String>,
 }
 
+/// What `planwright token` is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenCommand {
+    /// Make a token for the client `name` with `scopes`.
+    Add { name: String, scopes: Vec<Scope> },
+    /// List the named tokens.
+    List,
+    /// Revoke the token of `name`.
+    Remove { name: String },
+}
+
 /// `planwright token add|list|remove` in the state folder `folder`.
-pub fn run(folder: &Path, command: TokenCommand) -> Result<Printed, AppError> {
+pub fn run(folder: &Path, command: TokenCommand) -> Result<Printed, ServeError> {
     match command {
         TokenCommand::Add { name, scopes } => {
             let token = add(folder, &name, &scopes)?;
@@ -246,7 +258,7 @@ pub fn run(folder: &Path, command: TokenCommand) -> Result<Printed, AppError> {
                     note: None,
                 })
             } else {
-                Err(AppError::Config(format!("no token named '{name}'")))
+                Err(ServeError::Config(format!("no token named '{name}'")))
             }
         }
     }
@@ -279,9 +291,9 @@ pub struct TokenBook {
 impl TokenBook {
     /// `admin` and the tokens of `folder`'s `server-tokens.toml`. The file is checked (and
     /// read) now: one another user owns, or a copied state folder's, is refused.
-    pub fn new(admin: String, folder: &Path) -> Result<TokenBook, AppError> {
+    pub fn new(admin: String, folder: &Path) -> Result<TokenBook, ServeError> {
         let file = folder.join(TOKENS_FILE);
-        crate::state_folder::guard(&file)?;
+        runner::state_folder::guard(&file)?;
         let stamp = stamp(&file);
         let tokens = read(&file)?;
         if !tokens.is_empty() {

@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{unknown_run, ApiError};
 
 /// What a token may do.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Create runs (owned by the token's name) and cancel its own runs.

@@ -60,12 +60,15 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
         }
         opts.model = model.to_string();
         // Built to refuse a bad model now; the worker that claims the run builds its own.
-        crate::wiring::llm(&opts)
+        runner::wiring::llm(&opts)
             .map_err(|e| ApiError::BadRequest(format!("cannot use model '{model}': {e}")))?;
     }
     let run_id = domain::ports::IdGen::new_id(&domain::ports::TimeRandomIds, "run");
-    let workspace = crate::create_workspace(&crate::run_workspace(&state.workspace_root, &run_id))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let workspace = runner::workspace::create_workspace(&runner::workspace::run_workspace(
+        &state.workspace_root,
+        &run_id,
+    ))
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
     let record = RunRecord {
         run_id: run_id.clone(),
         task,
@@ -82,8 +85,8 @@ pub async fn create(state: &State, client: &Client, req: NewRun) -> Result<Queue
         client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;
-    dispatch::channel_for(state, &record);
-    dispatch::dispatch(state).await;
+    dispatch::channel_for(&state.runner, &record);
+    dispatch::dispatch(&state.runner).await;
     let position = state.queue.position(&run_id).await.map_err(store_error)?;
     Ok(Queued { run_id, position })
 }
@@ -94,7 +97,7 @@ pub async fn list(state: &State, client: &Client) -> Result<Vec<Value>, ApiError
     let mut stored = state.store.list_runs().await.map_err(store_error)?;
     stored.retain(|r| client.sees(r));
     let mut runs: Vec<Value> = Vec::new();
-    if let Value::Array(list) = crate::report::runs_list_json(&stored) {
+    if let Value::Array(list) = runner::json::runs_list_json(&stored) {
         for (mut v, r) in list.into_iter().zip(&stored) {
             v["mode"] = json!(r.mode);
             v["queued"] = json!(r.status == RunStatus::Queued);
@@ -119,7 +122,7 @@ pub async fn show(state: &State, client: &Client, run_id: &str) -> Result<Value,
     let run = visible(state, client, run_id).await?;
     let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
     let events = state.store.events(run_id, 0).await.map_err(store_error)?;
-    let mut v = crate::report::run_show_json(&run, plan.as_ref(), &events);
+    let mut v = runner::json::run_show_json(&run, plan.as_ref(), &events);
     v["queued"] = json!(run.status == RunStatus::Queued);
     v["client"] = json!(run.client);
     if cancelled_while_queued(&run) {
@@ -237,7 +240,7 @@ pub async fn cancel(state: &State, client: &Client, run_id: &str) -> Result<Canc
         }
         None => Err(ApiError::Conflict(format!(
             "run '{run_id}' is not running ({})",
-            crate::report::shown_status(&run)
+            runner::liveness::Liveness::of(&run).shown()
         ))),
     }
 }

@@ -22,18 +22,21 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use super::{BroadcastSink, Entry, Phase, Registry, State, EVENT_CHANNEL};
-use crate::cli::RunOptions;
+use super::{BroadcastSink, Entry, Phase, QueueRunner, Registry, EVENT_CHANNEL};
 use crate::mailbox::MailboxReader;
+use crate::RunSettings;
+
+/// The queue runner as its tasks share it.
+type State = Arc<QueueRunner>;
 
 /// What a client asked for beyond the task, kept with the queued run: the mode by the
 /// domain's name ([`Named`]), which is also what the command line reads.
-pub(crate) fn queue_request(opts: &RunOptions) -> Value {
+pub fn queue_request(opts: &RunSettings) -> Value {
     json!({"mode": opts.mode.name(), "model": opts.model})
 }
 
 /// The options of a claimed run: the server's, with the mode and model its client chose.
-fn options_of(state: &State, record: &RunRecord) -> Result<RunOptions, String> {
+fn options_of(state: &State, record: &RunRecord) -> Result<RunSettings, String> {
     let mut opts = state.opts.clone();
     let request = record.queue_request.clone().unwrap_or(Value::Null);
     if let Some(mode) = requested_mode(&request)? {
@@ -57,7 +60,7 @@ fn requested_mode(request: &Value) -> Result<Option<Mode>, String> {
 
 /// The live channel of `run_id`, registering the run (as queued) when this process did not
 /// know it yet (it was queued before a restart, or by another server).
-pub(crate) fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
+pub fn channel_for(state: &State, record: &RunRecord) -> Option<broadcast::Sender<Event>> {
     state
         .with_registry(|reg| entry_for(reg, record).events.clone())
         .flatten()
@@ -76,7 +79,7 @@ fn entry_for<'a>(reg: &'a mut Registry, record: &RunRecord) -> &'a mut Entry {
 }
 
 /// Starts queued (and interrupted queue) runs while slots are free.
-pub(crate) async fn dispatch(state: &State) {
+pub async fn dispatch(state: &State) {
     while !state.shutdown.is_cancelled() {
         let Ok(permit) = state.slots.clone().try_acquire_owned() else {
             return;
@@ -99,7 +102,7 @@ pub(crate) async fn dispatch(state: &State) {
 
 /// Takes over the queue runs whose owner is provably gone (a server of this host that was
 /// killed): at start-up, without waiting for their leases to expire.
-pub(crate) async fn adopt_orphans(state: &State) {
+pub async fn adopt_orphans(state: &State) {
     let runs = match state.store.list_runs().await {
         Ok(runs) => runs,
         Err(e) => {
@@ -112,7 +115,7 @@ pub(crate) async fn adopt_orphans(state: &State) {
             run.status,
             RunStatus::Queued | RunStatus::Running | RunStatus::Waiting
         );
-        let Some(stale) = crate::report::stale_owner(run) else {
+        let Some(stale) = crate::liveness::stale_owner(run) else {
             continue;
         };
         if !live || run.queue_request.is_none() {

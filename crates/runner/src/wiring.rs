@@ -1,15 +1,12 @@
 //! Wiring: builds the adapters picked by cargo features and plugs them into the domain.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use domain::ports::{LlmClient, RunStore};
 use domain::tools::builtin::ToolSet;
 use domain::{ExecutorAgent, RunConfig, Runtime};
 
-use crate::cli::{RunOptions, SummaryArg};
-use crate::view::ConsoleView;
-use crate::AppError;
+use crate::{Provider, RunSettings, RunnerError};
 use domain::model::approval::ApprovalPolicy;
 
 /// The LLM client of a run, and what to check once the run is over.
@@ -32,10 +29,10 @@ impl LlmSetup {
 
 /// The run's LLM: the cassette with `--replay` (no network, no key), else the
 /// OpenAI-compatible client, wrapped in a recorder with `--record`.
-pub fn llm(args: &RunOptions) -> Result<LlmSetup, AppError> {
+pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
     if let Some(path) = &args.replay {
         let replay = adapter_replay::ReplayLlm::open(path)
-            .map_err(|e| AppError::Config(format!("cannot replay: {e}")))?;
+            .map_err(|e| RunnerError::Config(format!("cannot replay: {e}")))?;
         let replay = Arc::new(replay);
         return Ok(LlmSetup {
             client: replay.clone(),
@@ -52,7 +49,7 @@ pub fn llm(args: &RunOptions) -> Result<LlmSetup, AppError> {
         });
     };
     let recorder = adapter_replay::RecordingLlm::create(path, client, Some(&args.model))
-        .map_err(|e| AppError::Config(format!("cannot record: {e}")))?
+        .map_err(|e| RunnerError::Config(format!("cannot record: {e}")))?
         .with_secrets(api_key);
     let recorder = Arc::new(recorder);
     Ok(LlmSetup {
@@ -66,15 +63,16 @@ pub fn llm(args: &RunOptions) -> Result<LlmSetup, AppError> {
 /// `OPENAI_BASE_URL`, `OPENAI_API_KEY`); `None` when the embedded model is meant
 /// (`--provider local`, or no endpoint configured).
 #[cfg(feature = "openai")]
-pub fn openai_config(args: &RunOptions) -> Result<Option<adapter_openai::OpenAiConfig>, AppError> {
-    use crate::cli::ProviderArg;
-    use adapter_openai::{OpenAiConfig, Provider, API_KEY_VAR, BASE_URL_VAR};
+pub fn openai_config(
+    args: &RunSettings,
+) -> Result<Option<adapter_openai::OpenAiConfig>, RunnerError> {
+    use adapter_openai::{OpenAiConfig, API_KEY_VAR, BASE_URL_VAR};
 
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     // `--api-key-env NAME`: the key is read from NAME, which must then be set.
     let named_key = match &args.api_key_env {
         Some(name) => Some(env(name).ok_or_else(|| {
-            AppError::Config(format!(
+            RunnerError::Config(format!(
                 "api_key_env names the variable {name}, which is not set"
             ))
         })?),
@@ -82,17 +80,17 @@ pub fn openai_config(args: &RunOptions) -> Result<Option<adapter_openai::OpenAiC
     };
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let config = match args.provider {
-        Some(ProviderArg::Local) => return Ok(None),
+        Some(Provider::Local) => return Ok(None),
         Some(arg) => {
             let provider = match arg {
-                ProviderArg::Local => Provider::OpenAi,
-                ProviderArg::OpenAi => Provider::OpenAi,
-                ProviderArg::Ollama => Provider::Ollama,
-                ProviderArg::Vllm => Provider::Vllm,
-                ProviderArg::LlamaCpp => Provider::LlamaCpp,
-                ProviderArg::DeepSeek => Provider::DeepSeek,
-                ProviderArg::OpenRouter => Provider::OpenRouter,
-                ProviderArg::LmStudio => Provider::LmStudio,
+                Provider::Local => adapter_openai::Provider::OpenAi,
+                Provider::OpenAi => adapter_openai::Provider::OpenAi,
+                Provider::Ollama => adapter_openai::Provider::Ollama,
+                Provider::Vllm => adapter_openai::Provider::Vllm,
+                Provider::LlamaCpp => adapter_openai::Provider::LlamaCpp,
+                Provider::DeepSeek => adapter_openai::Provider::DeepSeek,
+                Provider::OpenRouter => adapter_openai::Provider::OpenRouter,
+                Provider::LmStudio => adapter_openai::Provider::LmStudio,
             };
             provider
                 .from_env(&args.model, |var| match var {
@@ -100,7 +98,7 @@ pub fn openai_config(args: &RunOptions) -> Result<Option<adapter_openai::OpenAiC
                     _ if named_key.is_some() => named_key.clone(),
                     _ => env(var),
                 })
-                .map_err(|e| AppError::Config(e.to_string()))?
+                .map_err(|e| RunnerError::Config(e.to_string()))?
         }
         None => {
             let key = named_key.or_else(|| env(API_KEY_VAR));
@@ -126,31 +124,28 @@ pub fn openai_config(args: &RunOptions) -> Result<Option<adapter_openai::OpenAiC
 /// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
 /// `OPENAI_BASE_URL` (or `--base-url`) must be set.
 #[cfg(feature = "openai")]
-fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
-    use crate::cli::{ProviderArg, ToolProtocolArg};
-    use adapter_openai::ToolProtocol;
-
+fn live_llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
     let Some(mut config) = openai_config(args)? else {
-        let fallback = !matches!(args.provider, Some(ProviderArg::Local));
+        let fallback = !matches!(args.provider, Some(Provider::Local));
         return local_llm(args, fallback);
     };
     config.stream |= args.stream;
     config.max_response_bytes = u64::from(args.llm_max_reply_mib) << 20;
     config.extra_root_certs = ca_certs(args)?;
     config.tool_protocol = match args.tool_protocol {
-        ToolProtocolArg::Native => ToolProtocol::Native,
-        ToolProtocolArg::Text => ToolProtocol::Text,
+        crate::ToolProtocol::Native => adapter_openai::ToolProtocol::Native,
+        crate::ToolProtocol::Text => adapter_openai::ToolProtocol::Text,
     };
     let api_key = config.api_key.clone();
     let client = adapter_openai::OpenAiClient::new(config)
-        .map_err(|e| AppError::Config(format!("cannot set up the OpenAI client: {e}")))?;
+        .map_err(|e| RunnerError::Config(format!("cannot set up the OpenAI client: {e}")))?;
     Ok((Arc::new(client), api_key))
 }
 
 /// The embedded model's file: `--model-path` / `PLANWRIGHT_MODEL_PATH` (a path or a name of
 /// the catalogue), else the default model's place.
 #[cfg(feature = "llama")]
-pub(crate) fn local_model_path(args: &RunOptions) -> std::path::PathBuf {
+pub fn local_model_path(args: &RunSettings) -> std::path::PathBuf {
     args.model_path
         .as_ref()
         .map_or_else(adapter_llama::default_model_path, |p| {
@@ -160,7 +155,7 @@ pub(crate) fn local_model_path(args: &RunOptions) -> std::path::PathBuf {
 
 /// How to get the embedded model file `path` when it is missing.
 #[cfg(feature = "llama")]
-pub(crate) fn local_model_fix(path: &std::path::Path) -> String {
+pub fn local_model_fix(path: &std::path::Path) -> String {
     adapter_llama::CATALOGUE
         .iter()
         .find(|m| path.file_name().is_some_and(|f| f == m.file))
@@ -182,10 +177,9 @@ pub(crate) fn local_model_fix(path: &std::path::Path) -> String {
 /// The embedded model. `fallback`: chosen because no endpoint is configured (said on stderr).
 #[cfg(feature = "llama")]
 fn local_llm(
-    args: &RunOptions,
+    args: &RunSettings,
     fallback: bool,
-) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
-    use std::io::Write;
+) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
     let path = local_model_path(args);
     if !path.is_file() {
         let fetch = local_model_fix(&path);
@@ -195,47 +189,47 @@ fn local_llm(
         } else {
             ""
         };
-        return Err(AppError::Config(format!(
+        return Err(RunnerError::Config(format!(
             "{head}no local model at {}: {fetch}",
             path.display()
         )));
     }
     if fallback {
-        let _ = writeln!(
-            std::io::stderr(),
-            "no OPENAI_API_KEY or OPENAI_BASE_URL: using the embedded model {}",
-            path.display()
+        crate::notice::say(
+            crate::notice::Level::Choice,
+            &format!(
+                "no OPENAI_API_KEY or OPENAI_BASE_URL: using the embedded model {}",
+                path.display()
+            ),
         );
     }
     let client = adapter_llama::LlamaClient::load(adapter_llama::LlamaConfig::new(&path))
-        .map_err(|e| AppError::Config(format!("cannot load {}: {e}", path.display())))?;
+        .map_err(|e| RunnerError::Config(format!("cannot load {}: {e}", path.display())))?;
     Ok((Arc::new(client), None))
 }
 
 #[cfg(not(feature = "llama"))]
 fn local_llm(
-    _args: &RunOptions,
+    _args: &RunSettings,
     fallback: bool,
-) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
+) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
     let head = if fallback {
         "no LLM endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL (this planwright was \
          built without the embedded model)"
     } else {
         "this planwright was built without the embedded model (enable the `llama` feature)"
     };
-    Err(AppError::Config(head.into()))
+    Err(RunnerError::Config(head.into()))
 }
 
 /// Built without the OpenAI adapter: the embedded model is the only LLM, unless an endpoint
 /// was asked for.
 #[cfg(not(feature = "openai"))]
-fn live_llm(args: &RunOptions) -> Result<(Arc<dyn LlmClient>, Option<String>), AppError> {
-    let endpoint_asked = args.base_url.is_some()
-        || args
-            .provider
-            .is_some_and(|p| !matches!(p, crate::cli::ProviderArg::Local));
+fn live_llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
+    let endpoint_asked =
+        args.base_url.is_some() || args.provider.is_some_and(|p| !matches!(p, Provider::Local));
     if endpoint_asked {
-        return Err(AppError::Config(
+        return Err(RunnerError::Config(
             "this planwright was built without the OpenAI adapter (enable the `openai` \
              feature); only the embedded model can be used"
                 .into(),
@@ -286,12 +280,12 @@ pub struct ToolFamily {
 /// The contents of every `--ca-cert FILE`, trusted beside the platform's roots by the
 /// HTTP clients that talk to the outside (the LLM endpoint, web search).
 #[cfg(any(feature = "openai", feature = "search"))]
-pub(crate) fn ca_certs(args: &RunOptions) -> Result<Vec<Vec<u8>>, AppError> {
+pub fn ca_certs(args: &RunSettings) -> Result<Vec<Vec<u8>>, RunnerError> {
     args.ca_certs
         .iter()
         .map(|path| {
             std::fs::read(path).map_err(|e| {
-                AppError::Config(format!(
+                RunnerError::Config(format!(
                     "cannot read the CA certificate {}: {e}",
                     path.display()
                 ))
@@ -300,13 +294,16 @@ pub(crate) fn ca_certs(args: &RunOptions) -> Result<Vec<Vec<u8>>, AppError> {
         .collect()
 }
 
+/// The project's config file, read-only to sandboxed commands.
+pub const PROJECT_FILE: &str = "planwright.toml";
+
 /// The executor's tools, and a line per family saying what is offered and why not.
 /// The shell tools' own output caps sit below the executor's observation budget, so a
 /// tool's labelled sections (exit code, stdout, stderr, "continue at line N") survive.
 pub fn tools(
-    opts: &RunOptions,
+    opts: &RunSettings,
     observation_budget: usize,
-) -> Result<(ToolSet, Vec<ToolFamily>), AppError> {
+) -> Result<(ToolSet, Vec<ToolFamily>), RunnerError> {
     // Without any tool feature nothing is added.
     #[allow(unused_mut)]
     let mut set = ToolSet::new();
@@ -376,7 +373,7 @@ pub fn tools(
             Ok(None) => families.push(ToolFamily {
                 family: "web search",
                 tools: Vec::new(),
-                not_offered: Some(if opts.search == Some(crate::cli::SearchArg::None) {
+                not_offered: Some(if opts.search == Some(crate::SearchChoice::None) {
                     "turned off (--search none)".to_string()
                 } else {
                     "no search provider: set --searxng-url (SEARXNG_URL), BRAVE_API_KEY or \
@@ -385,7 +382,7 @@ pub fn tools(
                 }),
             }),
             Err(e) => {
-                return Err(AppError::Config(format!(
+                return Err(RunnerError::Config(format!(
                     "web search is misconfigured: {e}"
                 )))
             }
@@ -403,7 +400,7 @@ pub fn tools(
 
 /// The plan-size cap when `--max-plan-steps` is not given: a few steps for the embedded
 /// model, many for an OpenAI-compatible endpoint.
-fn default_max_plan_steps(args: &RunOptions) -> usize {
+fn default_max_plan_steps(args: &RunSettings) -> usize {
     if uses_embedded_model(args) {
         domain::SMALL_MODEL_PLAN_STEPS
     } else {
@@ -413,27 +410,23 @@ fn default_max_plan_steps(args: &RunOptions) -> usize {
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
 #[cfg(feature = "openai")]
-fn uses_embedded_model(args: &RunOptions) -> bool {
+fn uses_embedded_model(args: &RunSettings) -> bool {
     matches!(openai_config(args), Ok(None))
 }
 
 #[cfg(not(feature = "openai"))]
-fn uses_embedded_model(_args: &RunOptions) -> bool {
+fn uses_embedded_model(_args: &RunSettings) -> bool {
     true
 }
 
 pub fn runtime(
     llm: Arc<dyn LlmClient>,
     store: Arc<dyn RunStore>,
-    args: &RunOptions,
-) -> Result<Runtime, AppError> {
+    args: &RunSettings,
+) -> Result<Runtime, RunnerError> {
     let mut config = RunConfig {
         mode: args.mode,
-        summary: match args.summary {
-            SummaryArg::Auto => domain::SummaryStyle::Auto,
-            SummaryArg::Facts => domain::SummaryStyle::Facts,
-            SummaryArg::Llm => domain::SummaryStyle::Llm,
-        },
+        summary: args.summary,
         max_plan_steps: match args.max_plan_steps {
             Some(n) => n as usize,
             None => default_max_plan_steps(args),
@@ -441,7 +434,7 @@ pub fn runtime(
         schedule: args.schedule,
         parallelism: args.parallel as usize,
         retries: args.retries,
-        retry_delay: Duration::from_millis(args.retry_delay_ms),
+        retry_delay: args.retry_delay,
         max_revisions: args.max_revisions,
         revise: args.revise,
         max_todos: args.max_todos as usize,
@@ -449,7 +442,7 @@ pub fn runtime(
         max_tokens: args.max_tokens,
         lease: domain::LeaseConfig {
             owner: crate::owner::owner_id().to_string(),
-            ttl: Duration::from_secs(args.lease_secs.into()),
+            ttl: args.lease,
         },
         allow_input_edits: args.allow_input_edits,
         approvals: ApprovalPolicy {
@@ -461,13 +454,11 @@ pub fn runtime(
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;
-    config.limits.max_step_time =
-        (args.max_step_secs > 0).then(|| Duration::from_secs(args.max_step_secs));
+    config.limits.max_step_time = (!args.max_step_time.is_zero()).then_some(args.max_step_time);
     config.limits.max_calls_per_reply = args.max_calls_per_reply as usize;
     let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
-    let sandbox = crate::sandbox::resolve(args.sandbox)?;
     if toolbox.names().is_empty() {
-        return Err(AppError::Config(if args.disabled_tools.is_empty() {
+        return Err(RunnerError::Config(if args.disabled_tools.is_empty() {
             "this planwright was built without tools (enable the `tools-shell` feature)".into()
         } else {
             "--disabled-tools leaves the model no tool".into()
@@ -485,10 +476,8 @@ pub fn runtime(
                 toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
             })
             .store(store)
-            .sink(Arc::new(ConsoleView::new().with_sandbox(sandbox.name())))
-            .user(Arc::new(crate::terminal_user::TerminalUser))
             .workspace_files(workspace_files(std::path::Path::new(
-                crate::DEFAULT_WORKSPACE_ROOT,
+                crate::workspace::DEFAULT_WORKSPACE_ROOT,
             )))
             .config(config)
             .build(),
@@ -501,10 +490,10 @@ pub fn runtime(
 fn protected_paths() -> Vec<std::path::PathBuf> {
     let mut paths = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
-        paths.push(cwd.join(crate::config::PROJECT_FILE));
+        paths.push(cwd.join(PROJECT_FILE));
         paths.push(cwd.join(crate::state_folder::STATE_FOLDER));
     }
-    if let Some(dir) = crate::config::user_file().and_then(|f| f.parent().map(Into::into)) {
+    if let Some(dir) = crate::state_folder::user_config_dir() {
         paths.push(dir);
     }
     paths

@@ -124,7 +124,7 @@ async fn glance(state: &State, run_id: &str) -> Result<Glance, ApiError> {
     let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
         return Err(unknown_run(run_id));
     };
-    let shown = crate::report::shown_status(&run);
+    let liveness = runner::liveness::Liveness::of(&run);
     // A run executed here waits when its question is pending here (the store may still say
     // `waiting` just after an answer); one executed elsewhere when the store says so.
     let local = state
@@ -136,7 +136,7 @@ async fn glance(state: &State, run_id: &str) -> Result<Glance, ApiError> {
         run.status == RunStatus::Waiting
     };
     let settled = matches!(run.status, RunStatus::Completed | RunStatus::Failed)
-        || shown == "interrupted"
+        || liveness.is_interrupted()
         || asks
         || runs::errored(state, run_id).is_some();
     let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
@@ -159,7 +159,11 @@ async fn glance(state: &State, run_id: &str) -> Result<Glance, ApiError> {
         .enumerate()
         .find(|(_, s)| !s.status().is_terminal());
     let message = match current {
-        _ if settled => format!("{shown}: {done} of {} steps settled", steps.len()),
+        _ if settled => format!(
+            "{}: {done} of {} steps settled",
+            liveness.shown(),
+            steps.len()
+        ),
         Some((i, s)) => format!("step {} of {}: {}", i + 1, steps.len(), s.description),
         None => "summarising".to_string(),
     };

@@ -1,21 +1,30 @@
+//! The MCP servers of the config files (`[mcp_servers.NAME]`, docs/mcp.md) as the executor's
+//! tools: one `adapter_mcp::McpToolbox` per process, built when the files are read and
+//! shared by every run (`serve` and `worker` run many), offered after the built-in tools
+//! (`domain::tools::combined`: a built-in name wins). A server that is missing, exits or
+//! hangs never stops a run from starting: its tools are absent.
+//!
 //! What this process knows of MCP: the declared servers and, with the `mcp` feature, the one
-//! `McpToolbox` over them, set once when the config files are read.
+//! `McpToolbox` over them, set once ([`declare`]) by the front end that read the files.
 
 use std::sync::{Arc, OnceLock};
 
 use domain::ports::Toolbox;
 use domain::tools::builtin::ToolSet;
 
-use crate::config::mcp_servers::Declared;
-use crate::config::Layers;
-use crate::AppError;
+use crate::RunnerError;
 
 /// A declared server and the file declaring it.
 #[derive(Debug, Clone)]
 pub struct Declaration {
     pub name: String,
+    /// The file declaring it, as shown to users.
     pub file: String,
-    pub declared: Declared,
+    /// Its line in that file.
+    pub line: usize,
+    /// The checked declaration (`mcp` feature only: without it the table is only read).
+    #[cfg(feature = "mcp")]
+    pub config: adapter_mcp::McpServerConfig,
 }
 
 /// What this process knows of MCP: the declarations and, with the `mcp` feature, the one
@@ -30,24 +39,18 @@ static SERVERS: OnceLock<Servers> = OnceLock::new();
 
 /// Takes the files' declarations for the process (once, before any run is built); starts
 /// nothing.
-pub fn declare(layers: &Layers) -> Result<(), AppError> {
-    let declarations: Vec<Declaration> = layers
-        .mcp_servers()
-        .into_iter()
-        .map(|(name, (declared, file))| Declaration {
-            name,
-            file,
-            declared,
-        })
-        .collect();
+pub fn declare(declarations: Vec<Declaration>) -> Result<(), RunnerError> {
     #[cfg(feature = "mcp")]
     let toolbox = if declarations.is_empty() {
         None
     } else {
         let servers = declarations
             .iter()
-            .map(|d| (d.name.clone(), d.declared.config.clone()));
-        Some(adapter_mcp::McpToolbox::new(servers).map_err(|e| AppError::Config(e.to_string()))?)
+            .map(|d| (d.name.clone(), d.config.clone()));
+        Some(
+            adapter_mcp::McpToolbox::new(servers)
+                .map_err(|e| RunnerError::Config(e.to_string()))?,
+        )
     };
     #[cfg(not(feature = "mcp"))]
     if let Some(first) = declarations.first() {
@@ -55,7 +58,7 @@ pub fn declare(layers: &Layers) -> Result<(), AppError> {
             "{}:{} declares the MCP server `{}`, but this planwright was built without MCP \
              (the `mcp` feature): its tools are not offered",
             first.file,
-            first.declared.line,
+            first.line,
             first.name
         );
     }
@@ -68,13 +71,13 @@ pub fn declare(layers: &Layers) -> Result<(), AppError> {
 }
 
 /// The declared servers, by name.
-pub(super) fn declarations() -> &'static [Declaration] {
+pub fn declarations() -> &'static [Declaration] {
     SERVERS.get().map_or(&[], |s| s.declarations.as_slice())
 }
 
 /// The process's MCP toolbox, when servers are declared.
 #[cfg(feature = "mcp")]
-pub(super) fn toolbox() -> Option<&'static adapter_mcp::McpToolbox> {
+pub fn toolbox() -> Option<&'static adapter_mcp::McpToolbox> {
     SERVERS.get().and_then(|s| s.toolbox.as_ref())
 }
 

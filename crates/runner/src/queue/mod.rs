@@ -1,35 +1,13 @@
-//! `planwright serve`: the HTTP API under `/v1`, the live event stream (SSE) and the web
-//! page at `/`.
-//!
-//! ```text
-//! POST /v1/runs ─▶ store: queued ─▶ dispatch: claim (lease) + Semaphore slot ─▶ Runtime
-//!                                      sink ─▶ broadcast ─▶ SSE (replay from store)
-//! ```
-//!
-//! Runs execute concurrently up to `--workers`; the rest wait in the durable
-//! queue (`dispatch`): a queued run is in the store before its client is answered, so a
-//! restart loses none. Every run has its own workspace (`./.planwright/runs/<id>/workspace`).
-//! Live listeners never slow a run: events go through a bounded broadcast channel, and a
-//! listener that falls behind re-reads what it missed from the store.
+//! The queue runner (docs/durability.md, "The work queue"): claims queued runs (and runs
+//! whose owner is gone) from the store and executes them, up to a number at once; a run
+//! waiting for its user gives its slot back. `serve`, `worker` and `mcp serve` share it
+//! (`planwright-server`); shutdown suspends the runs at their next safe point and gives
+//! their leases up, so the next process on the same store goes on with them.
 
-mod api;
-mod auth;
-pub(crate) mod clients;
-mod dispatch;
-mod error;
-mod files;
-mod listener;
-pub mod mcp;
-mod percent;
-mod runs;
-mod sse;
-pub(crate) mod tokens;
-mod web;
+pub mod dispatch;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,16 +22,15 @@ use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{RunOptions, ServeArgs, WorkerArgs};
 use crate::database::Database;
-use crate::AppError;
+use crate::{RunSettings, RunnerError};
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
-pub(crate) const EVENT_CHANNEL: usize = 1024;
+pub const EVENT_CHANNEL: usize = 1024;
 
 /// Where a run known to this server stands, before the store has its record or instead of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub enum Phase {
     /// Stored as queued, waiting for a free slot.
     Queued,
     /// Running; the store has its record and events.
@@ -67,7 +44,7 @@ pub(crate) enum Phase {
 }
 
 /// A run this server works on or was asked about: its live channel and cancel token.
-pub(crate) struct Entry {
+pub struct Entry {
     pub workspace: PathBuf,
     pub cancel: CancellationToken,
     /// The live channel; `None` once nothing more will be published.
@@ -76,7 +53,7 @@ pub(crate) struct Entry {
 }
 
 #[derive(Default)]
-pub(crate) struct Registry {
+pub struct Registry {
     pub runs: HashMap<String, Entry>,
 }
 
@@ -92,7 +69,7 @@ struct Pending {
 /// `POST /v1/runs/{id}/reply`. A run waiting for its answer gives its slot back (another
 /// queued run may start) and takes a slot again once answered; it waits at most
 /// `--ask-timeout-secs`.
-pub(crate) struct ServerUser {
+pub struct ServerUser {
     pending: Mutex<HashMap<String, Pending>>,
     /// The slot of each run this server works on (see `dispatch`).
     permits: Mutex<HashMap<String, OwnedSemaphorePermit>>,
@@ -104,7 +81,7 @@ pub(crate) struct ServerUser {
 
 /// Why a reply could not be delivered.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ReplyError {
+pub enum ReplyError {
     #[error("run '{0}' is not waiting for an answer")]
     NotWaiting(String),
     #[error("run '{run_id}' has no call '{call_id}' waiting for approval")]
@@ -305,7 +282,7 @@ impl Drop for PendingGuard<'_> {
 }
 
 /// Forwards a run's events into its broadcast channel; never blocks.
-pub(crate) struct BroadcastSink(pub broadcast::Sender<Event>);
+pub struct BroadcastSink(pub broadcast::Sender<Event>);
 
 impl EventSink for BroadcastSink {
     fn publish(&self, event: &Event) {
@@ -314,8 +291,10 @@ impl EventSink for BroadcastSink {
     }
 }
 
-/// Everything the handlers share.
-pub(crate) struct AppState {
+/// The queue runner: the store, its queue and mailbox, the runs this process works on and
+/// the user channel they ask through; shared by every front end that executes queued runs
+/// (`serve`, `worker`, `mcp serve`).
+pub struct QueueRunner {
     pub store: Arc<dyn RunStore>,
     pub queue: Arc<dyn WorkQueue>,
     /// Cancellations and answers for runs another process executes, and for this
@@ -325,11 +304,9 @@ pub(crate) struct AppState {
     pub changes: Arc<dyn RunChanges>,
     /// This process's owner id and lease time (docs/durability.md, "Leases").
     pub lease: LeaseConfig,
-    pub opts: RunOptions,
+    pub opts: RunSettings,
     /// The LLM client of runs that keep the server's model.
     pub llm: Arc<dyn LlmClient>,
-    /// The tokens the API accepts and who each is (docs/security.md, "Clients").
-    pub tokens: tokens::TokenBook,
     pub slots: Arc<Semaphore>,
     pub registry: Mutex<Registry>,
     pub user: Arc<ServerUser>,
@@ -339,161 +316,61 @@ pub(crate) struct AppState {
     pub workspace_root: PathBuf,
 }
 
-pub(crate) type State = Arc<AppState>;
-
-impl AppState {
+impl QueueRunner {
     pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> Option<T> {
         self.registry.lock().ok().map(|mut r| f(&mut r))
     }
 }
 
-/// `planwright serve`.
-pub async fn serve(db: &Database, args: ServeArgs) -> Result<ExitCode, AppError> {
-    if args.opts.workspace.is_some() {
-        return Err(AppError::Config(
-            "serve gives every run its own workspace; --workspace is not supported here".into(),
-        ));
-    }
-    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "serve")?;
-    let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
-    let tokens = tokens::TokenBook::new(token, &db.local_folder())?;
-    crate::state_folder::guard(&args.workspace_root)?;
-    let workers = args
-        .workers
-        .unwrap_or(if db.is_shared() { 0 } else { DEFAULT_WORKERS });
-    let runner = Runner {
-        slots: workers,
-        ask_timeout_secs: args.ask_timeout_secs,
-        tokens,
-        workspace_root: args.workspace_root.clone(),
-    };
-    let state = runner_state(db, &args.opts, runner).await?;
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .map_err(|e| AppError::Config(format!("cannot listen on {}: {e}", args.addr)))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| AppError::Config(format!("cannot read the bound address: {e}")))?;
-    let router = api::router(state.clone());
-    if workers > 0 {
-        start_runner(&state).await;
-    }
-    inform(&format!("sandbox: {}", sandbox.name()));
-    say(&format!("listening on http://{local}"));
-    let shutdown_state = state.clone();
-    let limits = listener::Limits {
-        max_connections: args.max_connections as usize,
-        header_timeout: Duration::from_secs(args.header_timeout_secs.into()),
-        ..listener::Limits::default()
-    };
-    listener::serve(listener, router, limits, async move {
-        let signal = stop_signal().await;
-        inform(&format!(
-            "\n{signal}: suspending the active runs at their next safe point"
-        ));
-        stop_runner(&shutdown_state).await;
-    })
-    .await;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `planwright worker`: the server's runner without the HTTP API. Claims queued runs (and
-/// runs whose owner is gone) from the shared store until SIGTERM or Ctrl-C, then suspends
-/// its runs at their next safe point and gives their leases up, so another worker goes on
-/// with them (docs/durability.md, "The work queue").
-pub async fn work(db: &Database, args: WorkerArgs) -> Result<ExitCode, AppError> {
-    if args.opts.workspace.is_some() {
-        return Err(AppError::Config(
-            "a worker gives every run its own workspace; --workspace is not supported here".into(),
-        ));
-    }
-    let sandbox = crate::sandbox::resolve_for_server(args.opts.sandbox, "worker")?;
-    crate::state_folder::guard(&args.workspace_root)?;
-    let runner = Runner {
-        slots: args.concurrency,
-        ask_timeout_secs: args.ask_timeout_secs,
-        tokens: tokens::TokenBook::none(),
-        // A worker creates no workspace: a claimed run's is in its record, under this root.
-        workspace_root: args.workspace_root.clone(),
-    };
-    let state = runner_state(db, &args.opts, runner).await?;
-    start_runner(&state).await;
-    inform(&format!(
-        "worker {} ready: up to {} runs at once, sandbox {}",
-        state.lease.owner,
-        args.concurrency,
-        sandbox.name()
-    ));
-    let signal = stop_signal().await;
-    inform(&format!(
-        "{signal}: suspending the active runs at their next safe point"
-    ));
-    stop_runner(&state).await;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A line of progress on stderr, unless `-q`.
-fn inform(line: &str) {
-    if !crate::terminal::get().quiet {
-        say(line);
-    }
-}
-
-/// One line on stderr, flushed (tests and supervisors wait for these lines), even with `-q`:
-/// the address the server listens on.
-fn say(line: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
-    let _ = err.flush();
-}
-
-/// What `serve` and `worker` set up differently.
-struct Runner {
+/// How many runs a queue runner executes at once, how long they wait for their user, and
+/// where their workspaces are.
+#[derive(Debug, Clone)]
+pub struct QueueOptions {
     /// Runs executed at once.
-    slots: u32,
-    ask_timeout_secs: u32,
-    /// The API's tokens (none for a worker).
-    tokens: tokens::TokenBook,
-    workspace_root: PathBuf,
+    pub slots: u32,
+    pub ask_timeout: Duration,
+    pub workspace_root: PathBuf,
 }
 
-/// The state shared by the API handlers and the runner: the store, its queue and mailbox,
-/// the default run options.
-async fn runner_state(db: &Database, opts: &RunOptions, runner: Runner) -> Result<State, AppError> {
-    let llm = crate::wiring::llm(opts)?;
-    let crate::database::QueueStore {
-        store,
-        queue,
-        mailbox,
-        changes,
-    } = db.open().await?;
-    // Fails early on a build without tools.
-    let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), opts)?;
-    let slots = Arc::new(Semaphore::new(runner.slots as usize));
-    let user = ServerUser::new(
-        slots.clone(),
-        Duration::from_secs(runner.ask_timeout_secs.into()),
-    );
-    Ok(Arc::new(AppState {
-        store,
-        queue,
-        mailbox,
-        changes,
-        lease: probe.config.lease.clone(),
-        opts: opts.clone(),
-        llm: llm.client.clone(),
-        tokens: runner.tokens,
-        slots,
-        registry: Mutex::new(Registry::default()),
-        user: Arc::new(user),
-        shutdown: CancellationToken::new(),
-        workspace_root: runner.workspace_root,
-    }))
+impl QueueRunner {
+    /// Opens the database and builds the runner with `settings` as its runs' defaults;
+    /// claims nothing until [`start`].
+    pub async fn open(
+        db: &Database,
+        settings: &RunSettings,
+        options: QueueOptions,
+    ) -> Result<Arc<QueueRunner>, RunnerError> {
+        let llm = crate::wiring::llm(settings)?;
+        let crate::database::QueueStore {
+            store,
+            queue,
+            mailbox,
+            changes,
+        } = db.open().await?;
+        // Fails early on a build without tools.
+        let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), settings)?;
+        let slots = Arc::new(Semaphore::new(options.slots as usize));
+        let user = ServerUser::new(slots.clone(), options.ask_timeout);
+        Ok(Arc::new(QueueRunner {
+            store,
+            queue,
+            mailbox,
+            changes,
+            lease: probe.config.lease.clone(),
+            opts: settings.clone(),
+            llm: llm.client.clone(),
+            slots,
+            registry: Mutex::new(Registry::default()),
+            user: Arc::new(user),
+            shutdown: CancellationToken::new(),
+            workspace_root: options.workspace_root,
+        }))
+    }
 }
 
 /// Starts executing runs: adopts the runs of a dead server of this host, claims what is
 /// queued, and keeps claiming (new work at once, expired leases on a timer).
-async fn start_runner(state: &State) {
+pub async fn start(state: &Arc<QueueRunner>) {
     dispatch::adopt_orphans(state).await;
     dispatch::dispatch(state).await;
     tokio::spawn(poll_queue(state.clone()));
@@ -501,14 +378,14 @@ async fn start_runner(state: &State) {
 
 /// Stops claiming, suspends the active runs at their next safe point (the LLM or tool call
 /// under way finishes and is journaled) and gives their leases up.
-async fn stop_runner(state: &State) {
+pub async fn stop(state: &Arc<QueueRunner>) {
     state.shutdown.cancel();
     wait_for_runs(state, SHUTDOWN_GRACE).await;
     release_leases(state).await;
 }
 
 /// Runs a server with a SQLite file executes at once unless `--workers` says otherwise.
-const DEFAULT_WORKERS: u32 = 4;
+pub const DEFAULT_WORKERS: u32 = 4;
 
 /// The longest a runner goes without trying to claim (expired leases notify nobody).
 const QUEUE_POLL: Duration = Duration::from_secs(1);
@@ -518,28 +395,12 @@ const QUEUE_POLL_MIN: Duration = Duration::from_millis(250);
 /// How long shutdown waits for the active runs to reach a safe point.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Ctrl-C or SIGTERM, whichever comes first; its name.
-async fn stop_signal() -> &'static str {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "interrupted",
-        () = term => "terminated",
-    }
-}
-
 /// Claims what becomes claimable: runs queued by another process (woken by the store's
 /// change feed where it has one), and runs freed elsewhere (an owner that died on another
 /// host or container) once their leases expire, found by a claim every [`QUEUE_POLL`] at
 /// most, so a failover takes the lease time and about a second more (docs/scaling.md).
 /// New local work is dispatched at once, not by this loop.
-async fn poll_queue(state: State) {
+async fn poll_queue(state: Arc<QueueRunner>) {
     let every = (state.lease.ttl / 2).clamp(QUEUE_POLL_MIN, QUEUE_POLL);
     let mut queue = state.changes.watch_queue();
     loop {
@@ -553,7 +414,7 @@ async fn poll_queue(state: State) {
 }
 
 /// Waits (up to `limit`) until no run of this server is still active.
-async fn wait_for_runs(state: &State, limit: Duration) {
+async fn wait_for_runs(state: &Arc<QueueRunner>, limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
     while tokio::time::Instant::now() < deadline {
         let active = state
@@ -568,7 +429,7 @@ async fn wait_for_runs(state: &State, limit: Duration) {
 
 /// Gives up the leases of runs still active after the grace period: the next server takes
 /// them at once (their journals say what finished; a call under way counts as interrupted).
-async fn release_leases(state: &State) {
+async fn release_leases(state: &Arc<QueueRunner>) {
     let active: Vec<String> = state
         .with_registry(|r| {
             r.runs
@@ -583,33 +444,4 @@ async fn release_leases(state: &State) {
             tracing::warn!(run_id = %run_id, error = %e, "cannot release the lease at shutdown");
         }
     }
-}
-
-/// A server's state over `store` with `serve`'s default options, no token and an LLM with
-/// nothing to say (no run is started), for the server's unit tests.
-#[cfg(test)]
-pub(crate) fn test_state(store: Arc<domain::testing::MemoryStore>) -> State {
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(["planwright", "serve"]).expect("parses");
-    let crate::cli::Command::Serve(args) = cli.command else {
-        panic!("not serve");
-    };
-    Arc::new(AppState {
-        store: store.clone(),
-        queue: store.clone(),
-        mailbox: store.clone(),
-        changes: store,
-        lease: domain::LeaseConfig::default(),
-        opts: args.opts,
-        llm: Arc::new(domain::testing::ScriptedLlm::new(Vec::new())),
-        tokens: tokens::TokenBook::none(),
-        slots: Arc::new(tokio::sync::Semaphore::new(1)),
-        registry: Mutex::new(Registry::default()),
-        user: Arc::new(ServerUser::new(
-            Arc::new(tokio::sync::Semaphore::new(1)),
-            std::time::Duration::from_secs(60),
-        )),
-        shutdown: CancellationToken::new(),
-        workspace_root: ".planwright/runs".into(),
-    })
 }

@@ -15,7 +15,7 @@ const MAILBOX_POLL: Duration = Duration::from_millis(250);
 const EARLY_ANSWER_TICKS: u32 = 20;
 
 /// The mailbox of one run, as its owner reads it.
-pub(crate) struct MailboxReader {
+pub struct MailboxReader {
     pub mailbox: Arc<dyn RunMailbox>,
     pub changes: Arc<dyn RunChanges>,
     pub run_id: String,

@@ -1,0 +1,197 @@
+//! The command line's options as the runner's and the server's plain settings
+//! ([`RunSettings`], `server::ServeSettings`, ...): the one place the clap types are turned
+//! into theirs.
+
+use std::time::Duration;
+
+use runner::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+
+use server::clients::Scope;
+use server::tokens::TokenCommand as TokenAction;
+use server::{McpServeSettings, ServeSettings, WorkerSettings};
+
+use super::mcp::McpServeArgs;
+use super::{
+    ProviderArg, RunOptions, SandboxArg, ScopeArg, SearchArg, ServeArgs, SummaryArg, TokenCommand,
+    ToolProtocolArg, WorkerArgs,
+};
+
+impl RunOptions {
+    /// These options as the runner reads them.
+    pub fn settings(&self) -> RunSettings {
+        RunSettings {
+            mode: self.mode,
+            model: self.model.clone(),
+            workspace: self.workspace.clone(),
+            max_steps: self.max_steps,
+            max_step_time: Duration::from_secs(self.max_step_secs),
+            max_calls_per_reply: self.max_calls_per_reply,
+            schedule: self.schedule,
+            parallel: self.parallel,
+            retries: self.retries,
+            retry_delay: Duration::from_millis(self.retry_delay_ms),
+            max_revisions: self.max_revisions,
+            revise: self.revise,
+            max_todos: self.max_todos,
+            verify: self.verify,
+            model_path: self.model_path.clone(),
+            approval: self.approval,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            allow_input_edits: self.allow_input_edits,
+            sandbox: self.sandbox.into(),
+            sandbox_network: self.sandbox_network,
+            shell_env: self.shell_env.clone(),
+            disabled_tools: self.disabled_tools.clone(),
+            search: self.search.map(Into::into),
+            searxng_url: self.searxng_url.clone(),
+            search_timeout_secs: self.search_timeout_secs,
+            chromium: self.chromium.clone(),
+            browser_allow_local: self.browser_allow_local,
+            ca_certs: self.ca_certs.clone(),
+            max_tokens: self.max_tokens,
+            max_plan_steps: self.max_plan_steps,
+            summary: match self.summary {
+                SummaryArg::Auto => domain::SummaryStyle::Auto,
+                SummaryArg::Facts => domain::SummaryStyle::Facts,
+                SummaryArg::Llm => domain::SummaryStyle::Llm,
+            },
+            lease: Duration::from_secs(self.lease_secs.into()),
+            provider: self.provider.map(Into::into),
+            api_key_env: self.api_key_env.clone(),
+            base_url: self.base_url.clone(),
+            stream: self.stream,
+            llm_max_reply_mib: self.llm_max_reply_mib,
+            tool_protocol: match self.tool_protocol {
+                ToolProtocolArg::Native => ToolProtocol::Native,
+                ToolProtocolArg::Text => ToolProtocol::Text,
+            },
+            record: self.record.clone(),
+            replay: self.replay.clone(),
+        }
+    }
+}
+
+impl From<SandboxArg> for SandboxMode {
+    fn from(arg: SandboxArg) -> SandboxMode {
+        match arg {
+            SandboxArg::Auto => SandboxMode::Auto,
+            SandboxArg::None => SandboxMode::None,
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+        }
+    }
+}
+
+impl From<SearchArg> for SearchChoice {
+    fn from(arg: SearchArg) -> SearchChoice {
+        match arg {
+            SearchArg::Searxng => SearchChoice::Searxng,
+            SearchArg::Brave => SearchChoice::Brave,
+            SearchArg::Tavily => SearchChoice::Tavily,
+            SearchArg::None => SearchChoice::None,
+        }
+    }
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(arg: ProviderArg) -> Provider {
+        match arg {
+            ProviderArg::OpenAi => Provider::OpenAi,
+            ProviderArg::Ollama => Provider::Ollama,
+            ProviderArg::Vllm => Provider::Vllm,
+            ProviderArg::LlamaCpp => Provider::LlamaCpp,
+            ProviderArg::DeepSeek => Provider::DeepSeek,
+            ProviderArg::OpenRouter => Provider::OpenRouter,
+            ProviderArg::LmStudio => Provider::LmStudio,
+            ProviderArg::Local => Provider::Local,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// `serve`'s settings; `quiet`: `-q`.
+    pub fn settings(&self, quiet: bool) -> ServeSettings {
+        ServeSettings {
+            addr: self.addr,
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_secs(self.header_timeout_secs.into()),
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workers: self.workers,
+            workspace_root: self.workspace_root.clone(),
+            token: self.token.clone(),
+            run: self.opts.settings(),
+            quiet,
+        }
+    }
+}
+
+impl WorkerArgs {
+    /// `worker`'s settings; `quiet`: `-q`.
+    pub fn settings(&self, quiet: bool) -> WorkerSettings {
+        WorkerSettings {
+            concurrency: self.concurrency,
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workspace_root: self.workspace_root.clone(),
+            run: self.opts.settings(),
+            quiet,
+        }
+    }
+}
+
+impl McpServeArgs {
+    /// `mcp serve`'s settings.
+    pub fn settings(&self) -> McpServeSettings {
+        McpServeSettings {
+            workers: self.workers,
+            ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
+            workspace_root: self.workspace_root.clone(),
+            run: self.opts.settings(),
+        }
+    }
+}
+
+impl From<TokenCommand> for TokenAction {
+    fn from(command: TokenCommand) -> TokenAction {
+        match command {
+            TokenCommand::Add { name, scopes } => TokenAction::Add {
+                name,
+                scopes: scopes.into_iter().map(Into::into).collect(),
+            },
+            TokenCommand::List => TokenAction::List,
+            TokenCommand::Remove { name } => TokenAction::Remove { name },
+        }
+    }
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(arg: ScopeArg) -> Scope {
+        match arg {
+            ScopeArg::Submit => Scope::Submit,
+            ScopeArg::Read => Scope::Read,
+            ScopeArg::Approve => Scope::Approve,
+            ScopeArg::Admin => Scope::Admin,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// The runner's defaults are the command line's: an embedder starting from
+    /// `RunSettings::default()` gets what `planwright run` does without options.
+    #[test]
+    fn the_runner_defaults_are_the_command_line_defaults() {
+        let Ok(cli) = Cli::try_parse_from(["planwright", "run", "task"]) else {
+            panic!("parses");
+        };
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        let from_cli = format!("{:?}", args.opts.settings());
+        let default = format!("{:?}", runner::RunSettings::default());
+        assert_eq!(from_cli, default);
+    }
+}

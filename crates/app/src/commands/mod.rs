@@ -1,0 +1,7 @@
+//! The subcommands that run or inspect runs (`run`, `resume`, `tools list`, `runs`): each
+//! reads its clap arguments, asks the runner (`runner`) and prints through the output layer
+//! (`report`, `view`, `jsonl`).
+
+pub mod run;
+pub mod runs;
+pub mod tools;

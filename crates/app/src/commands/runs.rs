@@ -1,0 +1,115 @@
+//! `planwright runs`: list, show, follow and delete stored runs.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use domain::ports::RunStore;
+use runner::database::Database;
+use runner::liveness::Liveness;
+
+use crate::cli::RunsCommand;
+use crate::error::AppError;
+use crate::report;
+use crate::terminal::print_stdout;
+
+pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppError> {
+    let store: Arc<dyn RunStore> = db.open().await?.store;
+    let store_err = |e: domain::StoreError| AppError::Run(format!("reading {}: {e}", db));
+    match command {
+        RunsCommand::List { json } => {
+            let runs = store.list_runs().await.map_err(store_err)?;
+            if json {
+                print_stdout(&format!("{}\n", runner::json::runs_list_json(&runs)));
+            } else {
+                print_stdout(&report::runs_list_text(&runs));
+            }
+        }
+        RunsCommand::Show { run_id, json } => {
+            let run = store
+                .get_run(&run_id)
+                .await
+                .map_err(store_err)?
+                .ok_or_else(|| {
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db))
+                })?;
+            let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
+            let events = store.events(&run_id, 0).await.map_err(store_err)?;
+            if json {
+                let value = runner::json::run_show_json(&run, plan.as_ref(), &events);
+                print_stdout(&format!("{value}\n"));
+            } else {
+                print_stdout(&report::run_show_text(&run, plan.as_ref(), &events));
+            }
+        }
+        RunsCommand::Events {
+            run_id,
+            follow,
+            json,
+        } => {
+            if store.get_run(&run_id).await.map_err(store_err)?.is_none() {
+                return Err(AppError::NotFound(format!(
+                    "no run with id '{run_id}' in {}",
+                    db
+                )));
+            }
+            let mut after = 0;
+            let mut polls: u32 = 0;
+            loop {
+                let events = store.events(&run_id, after).await.map_err(store_err)?;
+                let mut ended = false;
+                for e in &events {
+                    if json {
+                        print_stdout(&format!(
+                            "{}\n",
+                            serde_json::to_string(e).unwrap_or_default()
+                        ));
+                    } else {
+                        print_stdout(&report::event_line(e));
+                    }
+                    after = e.seq;
+                    ended |= e.kind.is_final();
+                }
+                if !follow || ended {
+                    break;
+                }
+                // A followed run that stopped without a final event (killed) ends the follow.
+                polls += 1;
+                if polls % 10 == 0 {
+                    let run = store.get_run(&run_id).await.map_err(store_err)?;
+                    if run.is_none_or(|r| Liveness::of(&r).is_interrupted()) {
+                        break;
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        RunsCommand::Delete { run_id } => {
+            let run = store
+                .get_run(&run_id)
+                .await
+                .map_err(store_err)?
+                .ok_or_else(|| {
+                    AppError::NotFound(format!("no run with id '{run_id}' in {}", db))
+                })?;
+            if Liveness::of(&run).is_running() {
+                return Err(AppError::Config(format!(
+                    "run '{run_id}' is still running; stop it first"
+                )));
+            }
+            store.delete_run(&run_id).await.map_err(store_err)?;
+            let default_ws = Path::new(".planwright").join("runs").join(&run_id);
+            let ws = Path::new(&run.workspace);
+            let removed = match (
+                std::fs::canonicalize(&default_ws),
+                std::fs::canonicalize(ws),
+            ) {
+                (Ok(d), Ok(w)) if w.starts_with(&d) => std::fs::remove_dir_all(&d).is_ok(),
+                _ => false,
+            };
+            let note = if removed { " and its workspace" } else { "" };
+            print_stdout(&format!("deleted run {run_id}{note}\n"));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
