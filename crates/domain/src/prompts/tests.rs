@@ -151,7 +151,10 @@ fn unfinished_run_prompts() {
     insta::assert_snapshot!(format!(
         "{}\n---\n{}\n---\n{}",
         completion_unfinished(why, Some("file_write")),
-        completion_unfinished("the task asks to change app.conf, and it is as it was", None),
+        completion_unfinished(
+            "the task asks to change app.conf, and it is as it was",
+            None
+        ),
         stuck_nudge_unfinished(
             "`file_read` returned the same output 3 times",
             why,

@@ -88,7 +88,10 @@ mod tests {
         assert_eq!(w.output("file_read", "4\n"), None);
         assert_eq!(w.output("file_read", "4"), None);
         assert_eq!(w.output("file_read", "5"), None);
-        assert!(w.output("file_read", "4").is_some(), "the same text 3 times");
+        assert!(
+            w.output("file_read", "4").is_some(),
+            "the same text 3 times"
+        );
         assert_eq!(w.output("file_read", "4"), None, "said once");
         assert_eq!(w.text("thinking"), None);
         assert!(w.text(" thinking ").is_some());
