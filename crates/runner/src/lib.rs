@@ -12,6 +12,7 @@
 //! the terminal itself: what a user should read goes through [`notice`], which the binary
 //! points at stderr.
 
+pub mod caller;
 pub mod database;
 mod error;
 pub mod json;
@@ -22,6 +23,7 @@ pub mod notice;
 pub mod owner;
 pub mod queue;
 pub mod sandbox;
+pub mod service;
 mod settings;
 pub mod state_folder;
 pub mod wiring;

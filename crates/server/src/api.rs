@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
 
-use super::clients::Client;
+use runner::service::Caller;
 pub use super::error::ApiError;
-use super::runs::{self, Cancelled, NewRun};
+use super::runs;
+use runner::service::{Cancelled, NewRun};
 use super::{auth, files, percent, sse, web, State};
 
 /// Largest request body accepted.
@@ -115,12 +116,11 @@ struct CreateRun {
 
 async fn create_run(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: CreateRun = parse_body(body)?;
-    let queued = runs::create(
-        &state,
+    let queued = state.service.queue(
         &client,
         NewRun {
             task: req.task,
@@ -146,25 +146,25 @@ async fn create_run(
 
 async fn list_runs(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({"runs": runs::list(&state, &client).await?})))
+    Ok(Json(json!({"runs": state.service.list(&client).await?})))
 }
 
 async fn show_run(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(runs::show(&state, &client, &run_id).await?))
+    Ok(Json(runs::show(&*state.service, &client, &run_id).await?))
 }
 
 async fn cancel_run(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     UrlPath(run_id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    Ok(match runs::cancel(&state, &client, &run_id).await? {
+    Ok(match state.service.cancel(&client, &run_id).await? {
         Cancelled::WhileQueued => (
             StatusCode::OK,
             Json(json!({"run_id": run_id, "status": "cancelled", "queued": true})),
@@ -186,12 +186,12 @@ struct Reply {
 
 async fn reply(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     UrlPath(run_id): UrlPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let req: Reply = parse_body(body)?;
-    runs::reply(&state, &client, &run_id, req.answer).await?;
+    state.service.answer(&client, &run_id, req.answer).await?;
     Ok(Json(json!({"run_id": run_id, "delivered": true})))
 }
 
@@ -206,13 +206,13 @@ struct Decide {
 /// approval (`approval_requested`), here or in the process executing the run.
 async fn decide(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     UrlPath((run_id, call_id)): UrlPath<(String, String)>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let req: Decide = parse_body(body)?;
     let decision: ApprovalDecision = req.decision.parse().map_err(ApiError::BadRequest)?;
-    runs::decide(&state, &client, &run_id, &call_id, decision).await?;
+    state.service.decide(&client, &run_id, &call_id, decision).await?;
     Ok(Json(
         json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
     ))
@@ -237,7 +237,7 @@ fn run_and_file(uri: &axum::http::Uri) -> Result<(String, std::path::PathBuf), A
 
 async fn file(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     uri: axum::http::Uri,
 ) -> Result<Response, ApiError> {
     let (run_id, path) = run_and_file(&uri)?;

@@ -1,5 +1,5 @@
 //! The API's bearer token: where it comes from, and the check on every request, which
-//! tells the handlers who calls (a [`Client`](super::clients::Client): the server's own
+//! tells the handlers who calls (a [`Caller`](runner::service::Caller): the server's own
 //! token is admin, named tokens come from `tokens.rs`).
 //!
 //! The server's own token is `--token` / `PLANWRIGHT_TOKEN`; without one, a random token is generated at
@@ -121,7 +121,7 @@ fn is_event_stream(method: &axum::http::Method, path: &str) -> bool {
 }
 
 /// Middleware: `Authorization: Bearer <token>` on every API route it wraps; the request
-/// goes on with the token's [`Client`](super::clients::Client) in its extensions.
+/// goes on with the token's [`Caller`](runner::service::Caller) in its extensions.
 pub async fn require_token(
     State(state): State<super::State>,
     request: Request,

@@ -6,6 +6,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+use runner::service::RunServiceError;
+
 /// An API failure: a status and `{"error": "..."}`.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -65,30 +67,27 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A store failure as the client sees it: its kind, never the store's own message, which
-/// names the database (user, host, port, name); that goes to the log only.
-pub fn store_error(e: domain::StoreError) -> ApiError {
-    use domain::StoreError as Kind;
-    tracing::error!(error = %e, "store failure");
-    match e {
-        Kind::Unavailable(_) => {
-            ApiError::Unavailable("the run store is unavailable for now; retry later".into())
-        }
-        Kind::Unstorable(_) => {
-            ApiError::BadRequest("the run store cannot keep a value of this request".into())
-        }
-        Kind::NotFound(_) => ApiError::NotFound("the run store has no such record".into()),
-        Kind::Conflict(_) => {
-            ApiError::Conflict("the request conflicts with what the run store holds".into())
-        }
-        Kind::Corrupt(_) | Kind::Suspended(_) => {
-            ApiError::Internal("the run store failed; the server's log says why".into())
+/// The HTTP API's answer to a run operation's failure: each kind its status.
+impl From<RunServiceError> for ApiError {
+    fn from(e: RunServiceError) -> ApiError {
+        match e {
+            RunServiceError::BadRequest(m) => ApiError::BadRequest(m),
+            RunServiceError::Forbidden(m) => ApiError::Forbidden(m),
+            RunServiceError::NotFound(m) => ApiError::NotFound(m),
+            RunServiceError::Conflict(m) => ApiError::Conflict(m),
+            RunServiceError::Unavailable(m) => ApiError::Unavailable(m),
+            RunServiceError::Internal(m) => ApiError::Internal(m),
         }
     }
 }
 
+/// A store failure as the client sees it (`runner::service::store_error`: its kind, never
+/// the store's own message).
+pub fn store_error(e: domain::StoreError) -> ApiError {
+    runner::service::store_error(e).into()
+}
 pub fn unknown_run(run_id: &str) -> ApiError {
-    ApiError::NotFound(format!("no run with id '{run_id}'"))
+    runner::service::unknown_run(run_id).into()
 }
 
 #[cfg(test)]

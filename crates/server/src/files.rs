@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::clients::{Client, Scope};
+use runner::service::{Caller, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::State;
 
@@ -14,14 +14,15 @@ use super::State;
 /// it (another client's run is unknown: 404).
 pub async fn workspace_of(
     state: &State,
-    client: &Client,
+    client: &Caller,
     run_id: &str,
 ) -> Result<PathBuf, ApiError> {
     client.require(Scope::Read)?;
     if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
         return client
             .visible(Some(r), run_id)
-            .map(|r| PathBuf::from(r.workspace));
+            .map(|r| PathBuf::from(r.workspace))
+            .map_err(ApiError::from);
     }
     if !client.is_admin() {
         return Err(unknown_run(run_id));

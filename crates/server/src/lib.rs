@@ -23,7 +23,6 @@
 
 mod api;
 mod auth;
-pub mod clients;
 mod error;
 mod files;
 mod listener;
@@ -32,8 +31,16 @@ mod percent;
 mod runs;
 mod serve_error;
 mod settings;
+#[cfg(test)]
+mod service_seam;
 mod sse;
 pub mod tokens;
+
+/// Who calls and what it may do: the runner's rule (`runner::caller`), named here for the
+/// binary's `token add --scope`.
+pub mod clients {
+    pub use runner::service::{Caller, Scope};
+}
 mod web;
 
 pub use mcp::stdio::serve as mcp_serve;
@@ -47,13 +54,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runner::database::Database;
+use runner::service::RunService;
 use runner::RunSettings;
 
-pub(crate) use runner::queue::{dispatch, Phase, QueueRunner, ReplyError};
+pub(crate) use runner::queue::{dispatch, Phase, QueueRunner};
 
-/// Everything the handlers share: the queue runner (its fields reached through `Deref`)
-/// and the tokens the API accepts.
+/// Everything the handlers share: the run operations ([`RunService`]), the queue runner
+/// (its fields reached through `Deref`: the event stream, files, MCP resources) and the
+/// tokens the API accepts.
 pub(crate) struct AppState {
+    /// The operations on runs the API and the MCP service call (docs/architecture.md,
+    /// "The server crate"); a fake in the seam's test.
+    pub service: Arc<dyn RunService>,
     pub runner: Arc<QueueRunner>,
     /// The tokens the API accepts and who each is (docs/security.md, "Clients").
     pub tokens: tokens::TokenBook,
@@ -207,6 +219,7 @@ async fn runner_state(
     };
     let queue = QueueRunner::open(db, opts, options).await?;
     Ok(Arc::new(AppState {
+        service: Arc::new(queue.clone()),
         runner: queue,
         tokens: runner.tokens,
     }))
@@ -247,8 +260,10 @@ pub(crate) fn test_state(store: Arc<domain::testing::MemoryStore>) -> State {
         shutdown: CancellationToken::new(),
         workspace_root: ".planwright/runs".into(),
     };
+    let runner = Arc::new(runner);
     Arc::new(AppState {
-        runner: Arc::new(runner),
+        service: Arc::new(runner.clone()),
+        runner,
         tokens: tokens::TokenBook::none(),
     })
 }

@@ -20,7 +20,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use domain::ports::{Change, RunStatus};
 
-use super::clients::{Client, Scope};
+use runner::service::{Caller, Scope};
 use super::error::ApiError;
 use super::runs::QUEUED_CANCEL;
 use super::{Phase, State};
@@ -45,7 +45,7 @@ const STORE_POLL: Duration = Duration::from_millis(500);
 
 pub async fn events(
     Ext(state): Ext<State>,
-    Extension(client): Extension<Client>,
+    Extension(client): Extension<Caller>,
     UrlPath(run_id): UrlPath<String>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,

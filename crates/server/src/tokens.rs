@@ -21,7 +21,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::auth::constant_time_eq;
-use super::clients::{Client, Scope};
+use runner::service::{Caller, Scope};
 use crate::ServeError;
 
 /// Name of the file of named tokens, beside `server-token`.
@@ -316,13 +316,13 @@ impl TokenBook {
     }
 
     /// The client `presented` identifies, if any.
-    pub fn client_for(&self, presented: &str) -> Option<Client> {
+    pub fn client_for(&self, presented: &str) -> Option<Caller> {
         if presented.is_empty() {
             return None;
         }
         if let Some(admin) = &self.admin {
             if constant_time_eq(presented.as_bytes(), admin.as_bytes()) {
-                return Some(Client::admin());
+                return Some(Caller::admin());
             }
         }
         let file = self.file.as_ref()?;
@@ -344,7 +344,7 @@ impl TokenBook {
         let mut found = None;
         for (name, entry) in &loaded.tokens {
             if constant_time_eq(hash.as_bytes(), entry.sha256.as_bytes()) {
-                found = Some(Client::named(name, &entry.scopes));
+                found = Some(Caller::named(name, &entry.scopes));
             }
         }
         found
@@ -361,7 +361,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path();
         let book = TokenBook::new("admin-token-123".into(), folder).unwrap();
-        assert_eq!(book.client_for("admin-token-123"), Some(Client::admin()));
+        assert_eq!(book.client_for("admin-token-123"), Some(Caller::admin()));
         assert_eq!(book.client_for(""), None);
 
         let alice = add(folder, "alice", &[Scope::Read, Scope::Submit, Scope::Read]).unwrap();
@@ -379,7 +379,7 @@ mod tests {
         // Added after the server started: known at its next request.
         assert_eq!(
             book.client_for(&alice),
-            Some(Client::named("alice", &[Scope::Submit, Scope::Read]))
+            Some(Caller::named("alice", &[Scope::Submit, Scope::Read]))
         );
         assert_eq!(book.client_for("pw_not-a-token"), None);
         assert!(
@@ -394,7 +394,7 @@ mod tests {
         assert_eq!(book.client_for(&alice), None);
         assert_eq!(
             book.client_for(&bob),
-            Some(Client::named("bob", &[Scope::Approve]))
+            Some(Caller::named("bob", &[Scope::Approve]))
         );
         assert!(TokenBook::none().client_for("").is_none());
     }

@@ -5,6 +5,7 @@
 //! their leases up, so the next process on the same store goes on with them.
 
 pub mod dispatch;
+pub mod runs;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -8,9 +8,10 @@ use rmcp::RoleServer;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::super::clients::Client;
+use runner::service::Caller;
 use super::super::error::ApiError;
-use super::super::runs::{self, Cancelled, NewRun};
+use super::super::runs;
+use runner::service::{Cancelled, NewRun, RunServiceError};
 use super::super::State;
 use super::resources;
 use super::tools::{self, AnswerArgs, ApproveCallArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
@@ -23,12 +24,16 @@ pub enum CallError {
     Arguments { tool: String, reason: String },
     #[error("{0}")]
     Run(#[from] ApiError),
+    /// A run operation's failure, as the tool's error text (the MCP service's mapping of
+    /// `runner::service::RunServiceError`).
+    #[error("{0}")]
+    Service(#[from] RunServiceError),
 }
 
 /// Calls the tool `name` (one of [`tools::all`]; the caller checked) with `arguments`.
 pub async fn call(
     state: &State,
-    client: &Client,
+    client: &Caller,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
@@ -46,7 +51,7 @@ pub async fn call(
 
 async fn dispatch(
     state: &State,
-    client: &Client,
+    client: &Caller,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
@@ -54,8 +59,7 @@ async fn dispatch(
     match name {
         tools::RUN_TASK => {
             let args: RunTaskArgs = parse(name, arguments)?;
-            let queued = runs::create(
-                state,
+            let queued = state.service.queue(
                 client,
                 NewRun {
                     task: args.task,
@@ -79,15 +83,15 @@ async fn dispatch(
             if args.wait {
                 return Ok(settled(state, client, &args.run_id, context).await?);
             }
-            Ok(view(runs::show(state, client, &args.run_id).await?))
+            Ok(view(runs::show(&*state.service, client, &args.run_id).await?))
         }
         tools::LIST_RUNS => {
             let _: NoArgs = parse(name, arguments)?;
-            Ok(json!({"runs": runs::list(state, client).await?}))
+            Ok(json!({"runs": state.service.list(client).await?}))
         }
         tools::CANCEL_RUN => {
             let args: RunIdArgs = parse(name, arguments)?;
-            let status = match runs::cancel(state, client, &args.run_id).await? {
+            let status = match state.service.cancel(client, &args.run_id).await? {
                 Cancelled::WhileQueued => "cancelled",
                 Cancelled::Cancelling => "cancelling",
             };
@@ -95,7 +99,7 @@ async fn dispatch(
         }
         tools::ANSWER => {
             let args: AnswerArgs = parse(name, arguments)?;
-            runs::reply(state, client, &args.run_id, args.text).await?;
+            state.service.answer(client, &args.run_id, args.text).await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "delivered": true,
@@ -111,7 +115,7 @@ async fn dispatch(
                         tool: name.to_string(),
                         reason,
                     })?;
-            runs::decide(state, client, &args.run_id, &args.call_id, decision).await?;
+            state.service.decide(client, &args.run_id, &args.call_id, decision).await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "call_id": args.call_id,
@@ -139,7 +143,7 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Resu
 /// Waits for the run to settle, with progress notifications when the client asked for them.
 async fn settled(
     state: &State,
-    client: &Client,
+    client: &Caller,
     run_id: &str,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, ApiError> {

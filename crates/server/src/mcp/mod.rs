@@ -4,7 +4,7 @@
 //! `ServerUser`); its resources are the runs' workspace files.
 //!
 //! ```text
-//! tools/call run_task ─▶ runs::create ─▶ store: queued ─▶ dispatch ─▶ Runtime
+//! tools/call run_task ─▶ RunService::queue ─▶ store: queued ─▶ dispatch ─▶ Runtime
 //!                wait ◀── store (events, plan) ─▶ notifications/progress
 //! ```
 //!
@@ -33,7 +33,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::clients::Client;
+use runner::service::Caller;
 use super::error::ApiError;
 use super::State;
 
@@ -73,16 +73,16 @@ impl PlanwrightMcp {
 
     /// Who makes this request: over HTTP the client `auth.rs` put in the request's parts
     /// (none there: nobody, allowed nothing).
-    fn client(&self, context: &RequestContext<RoleServer>) -> Client {
+    fn client(&self, context: &RequestContext<RoleServer>) -> Caller {
         if self.local {
-            return Client::admin();
+            return Caller::admin();
         }
         context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Client>())
+            .and_then(|parts| parts.extensions.get::<Caller>())
             .cloned()
-            .unwrap_or_else(Client::nobody)
+            .unwrap_or_else(Caller::nobody)
     }
 }
 

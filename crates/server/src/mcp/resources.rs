@@ -7,7 +7,7 @@ use std::io::Read;
 use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
-use super::super::clients::{Client, Scope};
+use runner::service::{Caller, Scope};
 use super::super::error::ApiError;
 use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
@@ -65,7 +65,7 @@ pub struct Page {
 /// the runs the client may see.
 pub async fn list(
     state: &State,
-    client: &Client,
+    client: &Caller,
     cursor: Option<String>,
 ) -> Result<Page, ApiError> {
     client.require(Scope::Read)?;
@@ -188,7 +188,7 @@ fn page(
 /// Reads the resource at `uri`: text as text, anything else as base64.
 pub async fn read(
     state: &State,
-    client: &Client,
+    client: &Caller,
     uri_text: &str,
 ) -> Result<ResourceContents, ApiError> {
     let (run_id, path) = parse(uri_text)?;

@@ -7,7 +7,7 @@
 //! - [`BoundedSessions`], the session manager rmcp calls: records when each session was last
 //!   used, and closes the idle ones (unused for [`IDLE`]) before a new one opens;
 //! - [`own_sessions`], a layer around the `/mcp` service that sees the token's
-//!   [`Client`]: a request naming a session another client opened (or one idle too long)
+//!   [`Caller`]: a request naming a session another client opened (or one idle too long)
 //!   is answered 404, as an unknown session is; a new session is recorded as its
 //!   opener's, and an opener past [`PER_CLIENT`] sessions has its own least recently used
 //!   one closed, never another client's. When [`MAX_SESSIONS`] are open and none is idle,
@@ -31,7 +31,7 @@ use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
-use super::super::clients::Client;
+use runner::service::Caller;
 use super::super::error::ApiError;
 
 /// Sessions open at once, whatever their tokens (docs/security.md).
@@ -55,7 +55,7 @@ enum Owner {
 
 impl Owner {
     /// The owner of the sessions `client` opens; `None` for a caller without identity.
-    fn of(client: &Client) -> Option<Owner> {
+    fn of(client: &Caller) -> Option<Owner> {
         match client.name() {
             Some(name) => Some(Owner::Named(name.to_string())),
             None if client.is_admin() => Some(Owner::Admin),
@@ -243,7 +243,7 @@ fn session_not_found() -> Response {
 }
 
 /// Layer around the `/mcp` service, inside the token check (`auth.rs` put the request's
-/// [`Client`] in its extensions): a request naming a session is let through only when its
+/// [`Caller`] in its extensions): a request naming a session is let through only when its
 /// client opened that session; a request without one may open a session, which is then
 /// recorded as the client's, within the bounds (module doc).
 pub async fn own_sessions(
@@ -251,7 +251,7 @@ pub async fn own_sessions(
     request: Request<Body>,
     next: Next,
 ) -> Response {
-    let Some(owner) = request.extensions().get::<Client>().and_then(Owner::of) else {
+    let Some(owner) = request.extensions().get::<Caller>().and_then(Owner::of) else {
         return ApiError::Unauthorized("missing API token".into()).into_response();
     };
     let named = request

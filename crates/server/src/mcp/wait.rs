@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use domain::model::event::Event;
 use domain::ports::{Change, RunStatus};
 
-use super::super::clients::{Client, Scope};
+use runner::service::{Caller, Scope};
 use super::super::error::{store_error, unknown_run, ApiError};
 use super::super::{runs, Phase, State};
 
@@ -57,7 +57,7 @@ impl Reported {
 /// its request; the run goes on), then shows it as [`runs::show`] does.
 pub async fn until_settled(
     state: &State,
-    client: &Client,
+    client: &Caller,
     run_id: &str,
     stop: &CancellationToken,
     progress: Option<ProgressTarget>,
@@ -87,7 +87,7 @@ pub async fn until_settled(
                 .await;
         }
         if glance.settled {
-            return runs::show(state, client, run_id).await;
+            return runs::show(&*state.service, client, run_id).await;
         }
         tokio::select! {
             _ = appended.changed(STORE_POLL) => {}

@@ -1,0 +1,122 @@
+//! The seam between the server and the runner (docs/architecture.md, "The server crate"):
+//! the API's routes served over a fake [`RunService`], no queue runner behind them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use domain::model::approval::ApprovalDecision;
+use runner::service::{
+    Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun,
+};
+
+/// Answers every operation with a fixed value, and records the tasks it was asked to queue.
+#[derive(Default)]
+struct FakeRuns {
+    queued: std::sync::Mutex<Vec<(Option<String>, String)>>,
+}
+
+#[async_trait]
+impl RunService for FakeRuns {
+    async fn queue(&self, caller: &Caller, run: NewRun) -> Result<Queued, RunServiceError> {
+        if let Ok(mut queued) = self.queued.lock() {
+            queued.push((caller.name().map(str::to_string), run.task));
+        }
+        Ok(Queued {
+            run_id: "run_fake".into(),
+            position: Some(3),
+        })
+    }
+
+    async fn list(&self, _: &Caller) -> Result<Vec<Value>, RunServiceError> {
+        Ok(vec![json!({"run_id": "run_fake", "status": "queued"})])
+    }
+
+    async fn show(&self, _: &Caller, run_id: &str) -> Result<ShownRun, RunServiceError> {
+        Err(runner::service::unknown_run(run_id))
+    }
+
+    async fn cancel(&self, _: &Caller, run_id: &str) -> Result<Cancelled, RunServiceError> {
+        Err(RunServiceError::Conflict(format!("run '{run_id}' is not running")))
+    }
+
+    async fn answer(&self, _: &Caller, _: &str, _: String) -> Result<(), RunServiceError> {
+        Err(RunServiceError::Unavailable("down".into()))
+    }
+
+    async fn decide(
+        &self,
+        _: &Caller,
+        _: &str,
+        _: &str,
+        _: ApprovalDecision,
+    ) -> Result<(), RunServiceError> {
+        Err(RunServiceError::Forbidden("no".into()))
+    }
+}
+
+#[tokio::test]
+#[allow(clippy::unwrap_used)]
+async fn the_api_serves_runs_from_any_run_service() {
+    let store = Arc::new(domain::testing::MemoryStore::new());
+    let Ok(mut state) = Arc::try_unwrap(super::test_state(store)) else {
+        panic!("the state is shared");
+    };
+    let folder = tempfile::tempdir().unwrap();
+    state.tokens = super::tokens::TokenBook::new("t0ken".into(), folder.path()).unwrap();
+    let fake = Arc::new(FakeRuns::default());
+    state.service = fake.clone();
+    let app = super::api::router(Arc::new(state));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let http = reqwest::Client::new();
+    let url = |path: &str| format!("http://{addr}/v1{path}");
+
+    let created = http
+        .post(url("/runs"))
+        .bearer_auth("t0ken")
+        .json(&json!({"task": "write a haiku"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::ACCEPTED);
+    let body: Value = created.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"run_id": "run_fake", "queued": true, "position": 3})
+    );
+    assert_eq!(
+        *fake.queued.lock().unwrap(),
+        vec![(None, "write a haiku".to_string())],
+        "the admin token calls as the unnamed admin"
+    );
+
+    let listed: Value = http
+        .get(url("/runs"))
+        .bearer_auth("t0ken")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["runs"][0]["run_id"], "run_fake");
+
+    for (method, path, status) in [
+        ("GET", "/runs/run_x", StatusCode::NOT_FOUND),
+        ("POST", "/runs/run_x/cancel", StatusCode::CONFLICT),
+    ] {
+        let answer = http
+            .request(method.parse().unwrap(), url(path))
+            .bearer_auth("t0ken")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), status, "{method} {path}");
+    }
+}
