@@ -8,7 +8,7 @@
 use domain::ports::RunRecord;
 use serde::{Deserialize, Serialize};
 
-use crate::service::{unknown_run, RunServiceError};
+use crate::service_error::{unknown_run, RunServiceError};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -97,7 +97,11 @@ impl Caller {
     }
 
     /// `run` when this caller may see it; otherwise the same error as an unknown run.
-    pub fn visible(&self, run: Option<RunRecord>, run_id: &str) -> Result<RunRecord, RunServiceError> {
+    pub fn visible(
+        &self,
+        run: Option<RunRecord>,
+        run_id: &str,
+    ) -> Result<RunRecord, RunServiceError> {
         run.filter(|r| self.sees(r))
             .ok_or_else(|| unknown_run(run_id))
     }

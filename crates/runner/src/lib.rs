@@ -24,6 +24,7 @@ pub mod owner;
 pub mod queue;
 pub mod sandbox;
 pub mod service;
+mod service_error;
 mod settings;
 pub mod state_folder;
 pub mod wiring;

@@ -1,5 +1,5 @@
-//! The JSON API under `/v1`: reads requests, calls the operations of `runs.rs`, answers
-//! JSON.
+//! The JSON API under `/v1`: reads requests, calls the runner's `RunService` (the state's
+//! `service`), answers JSON.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -14,11 +14,11 @@ use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
 
-use runner::service::Caller;
 pub use super::error::ApiError;
 use super::runs;
-use runner::service::{Cancelled, NewRun};
 use super::{auth, files, percent, sse, web, State};
+use runner::service::Caller;
+use runner::service::{Cancelled, NewRun};
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -120,15 +120,17 @@ async fn create_run(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: CreateRun = parse_body(body)?;
-    let queued = state.service.queue(
-        &client,
-        NewRun {
-            task: req.task,
-            mode: req.mode,
-            model: req.model,
-        },
-    )
-    .await?;
+    let queued = state
+        .service
+        .queue(
+            &client,
+            NewRun {
+                task: req.task,
+                mode: req.mode,
+                model: req.model,
+            },
+        )
+        .await?;
     let run_id = queued.run_id;
     Ok(match queued.position {
         None => (
@@ -212,7 +214,10 @@ async fn decide(
 ) -> Result<Json<Value>, ApiError> {
     let req: Decide = parse_body(body)?;
     let decision: ApprovalDecision = req.decision.parse().map_err(ApiError::BadRequest)?;
-    state.service.decide(&client, &run_id, &call_id, decision).await?;
+    state
+        .service
+        .decide(&client, &run_id, &call_id, decision)
+        .await?;
     Ok(Json(
         json!({"run_id": run_id, "call_id": call_id, "delivered": true}),
     ))

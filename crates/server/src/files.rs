@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use runner::service::{Caller, Scope};
 use super::error::{store_error, unknown_run, ApiError};
 use super::State;
+use runner::service::{Caller, Scope};
 
 /// The workspace of a run known to the store or to this process, when `client` may read
 /// it (another client's run is unknown: 404).

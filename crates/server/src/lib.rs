@@ -30,9 +30,9 @@ mod mcp;
 mod percent;
 mod runs;
 mod serve_error;
-mod settings;
 #[cfg(test)]
 mod service_seam;
+mod settings;
 mod sse;
 pub mod tokens;
 

@@ -8,9 +8,7 @@ use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
-use runner::service::{
-    Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun,
-};
+use runner::service::{Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun};
 
 /// Answers every operation with a fixed value, and records the tasks it was asked to queue.
 #[derive(Default)]
@@ -39,7 +37,9 @@ impl RunService for FakeRuns {
     }
 
     async fn cancel(&self, _: &Caller, run_id: &str) -> Result<Cancelled, RunServiceError> {
-        Err(RunServiceError::Conflict(format!("run '{run_id}' is not running")))
+        Err(RunServiceError::Conflict(format!(
+            "run '{run_id}' is not running"
+        )))
     }
 
     async fn answer(&self, _: &Caller, _: &str, _: String) -> Result<(), RunServiceError> {

@@ -20,10 +20,10 @@ use tokio::sync::{broadcast, mpsc};
 
 use domain::ports::{Change, RunStatus};
 
-use runner::service::{Caller, Scope};
 use super::error::ApiError;
 use super::runs::QUEUED_CANCEL;
 use super::{Phase, State};
+use runner::service::{Caller, Scope};
 
 /// Frames buffered per connection before the producer waits for the client.
 const CONNECTION_BUFFER: usize = 64;

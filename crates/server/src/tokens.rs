@@ -21,8 +21,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::auth::constant_time_eq;
-use runner::service::{Caller, Scope};
 use crate::ServeError;
+use runner::service::{Caller, Scope};
 
 /// Name of the file of named tokens, beside `server-token`.
 pub const TOKENS_FILE: &str = "server-tokens.toml";

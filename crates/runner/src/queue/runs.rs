@@ -110,8 +110,8 @@ async fn create(state: &State, client: &Caller, req: NewRun) -> Result<Queued, R
         client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;
-    dispatch::channel_for(&*state, &record);
-    dispatch::dispatch(&*state).await;
+    dispatch::channel_for(state, &record);
+    dispatch::dispatch(state).await;
     let position = state.queue.position(&run_id).await.map_err(store_error)?;
     Ok(Queued { run_id, position })
 }
@@ -182,7 +182,11 @@ pub fn errored(state: &QueueRunner, run_id: &str) -> Option<String> {
 
 /// The stored run `run_id` when `client` may see it; the same 404 as an unknown run when
 /// it is another client's.
-pub async fn visible(state: &QueueRunner, client: &Caller, run_id: &str) -> Result<RunRecord, RunServiceError> {
+pub async fn visible(
+    state: &QueueRunner,
+    client: &Caller,
+    run_id: &str,
+) -> Result<RunRecord, RunServiceError> {
     let run = state.store.get_run(run_id).await.map_err(store_error)?;
     client.visible(run, run_id)
 }
@@ -202,7 +206,11 @@ async fn known(state: &State, client: &Caller, run_id: &str) -> Result<bool, Run
 }
 
 /// Cancels a queued or running run; a run that already ended is a conflict.
-async fn cancel(state: &State, client: &Caller, run_id: &str) -> Result<Cancelled, RunServiceError> {
+async fn cancel(
+    state: &State,
+    client: &Caller,
+    run_id: &str,
+) -> Result<Cancelled, RunServiceError> {
     client.require(Scope::Submit)?;
     let run = visible(state, client, run_id).await?;
     if run.status == RunStatus::Queued {

@@ -1,4 +1,4 @@
-//! One `tools/call`: the arguments read, the operation of `runs.rs` called, its answer (or
+//! One `tools/call`: the arguments read, the `RunService` operation called, its answer (or
 //! its error, as an `isError` result with a clear text) returned as JSON.
 
 use domain::model::approval::ApprovalDecision;
@@ -8,14 +8,14 @@ use rmcp::RoleServer;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use runner::service::Caller;
 use super::super::error::ApiError;
 use super::super::runs;
-use runner::service::{Cancelled, NewRun, RunServiceError};
 use super::super::State;
 use super::resources;
 use super::tools::{self, AnswerArgs, ApproveCallArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
 use super::wait::{self, ProgressTarget};
+use runner::service::Caller;
+use runner::service::{Cancelled, NewRun, RunServiceError};
 
 /// Why a call could not be made; shown to the calling model as the tool's error text.
 #[derive(Debug, thiserror::Error)]
@@ -59,15 +59,17 @@ async fn dispatch(
     match name {
         tools::RUN_TASK => {
             let args: RunTaskArgs = parse(name, arguments)?;
-            let queued = state.service.queue(
-                client,
-                NewRun {
-                    task: args.task,
-                    mode: args.mode,
-                    model: None,
-                },
-            )
-            .await?;
+            let queued = state
+                .service
+                .queue(
+                    client,
+                    NewRun {
+                        task: args.task,
+                        mode: args.mode,
+                        model: None,
+                    },
+                )
+                .await?;
             if !args.wait {
                 return Ok(json!({
                     "run_id": queued.run_id,
@@ -83,7 +85,9 @@ async fn dispatch(
             if args.wait {
                 return Ok(settled(state, client, &args.run_id, context).await?);
             }
-            Ok(view(runs::show(&*state.service, client, &args.run_id).await?))
+            Ok(view(
+                runs::show(&*state.service, client, &args.run_id).await?,
+            ))
         }
         tools::LIST_RUNS => {
             let _: NoArgs = parse(name, arguments)?;
@@ -99,7 +103,10 @@ async fn dispatch(
         }
         tools::ANSWER => {
             let args: AnswerArgs = parse(name, arguments)?;
-            state.service.answer(client, &args.run_id, args.text).await?;
+            state
+                .service
+                .answer(client, &args.run_id, args.text)
+                .await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "delivered": true,
@@ -115,7 +122,10 @@ async fn dispatch(
                         tool: name.to_string(),
                         reason,
                     })?;
-            state.service.decide(client, &args.run_id, &args.call_id, decision).await?;
+            state
+                .service
+                .decide(client, &args.run_id, &args.call_id, decision)
+                .await?;
             Ok(json!({
                 "run_id": args.run_id,
                 "call_id": args.call_id,

@@ -1,6 +1,6 @@
 //! Planwright as an MCP server (docs/mcp.md, "Planwright as an MCP server"): a driving
 //! adapter beside the HTTP API. Its tools queue, follow, cancel and answer runs through the
-//! same operations as `/v1` (`runs.rs`), on the same state (store, queue, registry,
+//! same operations as `/v1` (the runner's `RunService`), on the same state (store, queue, registry,
 //! `ServerUser`); its resources are the runs' workspace files.
 //!
 //! ```text
@@ -33,9 +33,9 @@ use rmcp::service::RequestContext;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use runner::service::Caller;
 use super::error::ApiError;
 use super::State;
+use runner::service::Caller;
 
 const INSTRUCTIONS: &str = "Planwright runs long multi-step tasks for you: it plans them, \
 executes each step with shell and file tools in a workspace of its own, verifies and \

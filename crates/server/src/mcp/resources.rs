@@ -7,10 +7,10 @@ use std::io::Read;
 use base64::Engine;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
-use runner::service::{Caller, Scope};
 use super::super::error::ApiError;
 use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
+use runner::service::{Caller, Scope};
 
 const SCHEME: &str = "planwright://runs/";
 

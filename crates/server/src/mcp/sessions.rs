@@ -31,8 +31,8 @@ use rmcp::transport::streamable_http_server::session::{
     RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
-use runner::service::Caller;
 use super::super::error::ApiError;
+use runner::service::Caller;
 
 /// Sessions open at once, whatever their tokens (docs/security.md).
 pub const MAX_SESSIONS: usize = 256;

@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 use domain::model::event::Event;
 use domain::ports::{Change, RunStatus};
 
-use runner::service::{Caller, Scope};
 use super::super::error::{store_error, unknown_run, ApiError};
 use super::super::{runs, Phase, State};
+use runner::service::{Caller, Scope};
 
 /// How long a wait goes without reading the store when nothing wakes it (the store is the
 /// truth; its change feed is only the fast path).
