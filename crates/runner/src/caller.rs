@@ -5,6 +5,7 @@
 //! [`RunServiceError::Forbidden`]. This is the rule's one place: the server turns a token
 //! into a [`Caller`], the [`RunService`](crate::service::RunService) asks it.
 
+use domain::model::names::Named;
 use domain::ports::RunRecord;
 use serde::{Deserialize, Serialize};
 
@@ -25,12 +26,31 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub fn name(self) -> &'static str {
+    /// Every scope, in the order they are listed.
+    pub const ALL: [Scope; 4] = [Scope::Submit, Scope::Read, Scope::Approve, Scope::Admin];
+}
+
+/// The one source of the scopes' names and help (`planwright token add --scope`, the
+/// token file, error messages).
+impl Named for Scope {
+    const WHAT: &'static str = "scope";
+    fn all() -> &'static [Scope] {
+        &Scope::ALL
+    }
+    fn name(self) -> &'static str {
         match self {
             Scope::Submit => "submit",
             Scope::Read => "read",
             Scope::Approve => "approve",
             Scope::Admin => "admin",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Scope::Submit => "Create runs (owned by the token's name) and cancel its own runs",
+            Scope::Read => "List, show and follow its own runs, and download their files",
+            Scope::Approve => "Answer its own runs' questions and approval requests",
+            Scope::Admin => "Everything, on every run",
         }
     }
 }

@@ -10,6 +10,7 @@
 //! created_at = "2026-11-26T03:00:00+00:00"
 //! ```
 
+use domain::model::names::Named;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -6,6 +6,7 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
 use domain::{Mode, Revise, Schedule};
 
+use runner::caller::Scope;
 use runner::database::Database;
 
 pub mod mcp;
@@ -15,7 +16,7 @@ mod values;
 pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern, NamedParser};
-pub use values::{ProviderArg, SandboxArg, ScopeArg, SearchArg, SummaryArg, ToolProtocolArg};
+pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -522,11 +523,11 @@ pub enum TokenCommand {
         /// read (see its runs and their files), approve (answer its runs), admin (every run).
         #[arg(
             long = "scope",
-            value_enum,
+            value_parser = NamedParser::<Scope>::new(),
             value_delimiter = ',',
             default_value = "submit,read,approve"
         )]
-        scopes: Vec<ScopeArg>,
+        scopes: Vec<Scope>,
     },
     /// List the named tokens: name, scopes, creation time (never the tokens).
     List,

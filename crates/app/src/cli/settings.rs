@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use runner::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
 
-use server::clients::Scope;
 use server::tokens::TokenCommand as TokenAction;
 use server::{McpServeSettings, ServeSettings, WorkerSettings};
 
 use super::mcp::McpServeArgs;
 use super::{
-    ProviderArg, RunOptions, SandboxArg, ScopeArg, SearchArg, ServeArgs, SummaryArg, TokenCommand,
+    ProviderArg, RunOptions, SandboxArg, SearchArg, ServeArgs, SummaryArg, TokenCommand,
     ToolProtocolArg, WorkerArgs,
 };
 
@@ -153,23 +152,9 @@ impl McpServeArgs {
 impl From<TokenCommand> for TokenAction {
     fn from(command: TokenCommand) -> TokenAction {
         match command {
-            TokenCommand::Add { name, scopes } => TokenAction::Add {
-                name,
-                scopes: scopes.into_iter().map(Into::into).collect(),
-            },
+            TokenCommand::Add { name, scopes } => TokenAction::Add { name, scopes },
             TokenCommand::List => TokenAction::List,
             TokenCommand::Remove { name } => TokenAction::Remove { name },
-        }
-    }
-}
-
-impl From<ScopeArg> for Scope {
-    fn from(arg: ScopeArg) -> Scope {
-        match arg {
-            ScopeArg::Submit => Scope::Submit,
-            ScopeArg::Read => Scope::Read,
-            ScopeArg::Approve => Scope::Approve,
-            ScopeArg::Admin => Scope::Admin,
         }
     }
 }

@@ -95,19 +95,6 @@ pub enum SearchArg {
     None,
 }
 
-/// What a token may do (`planwright token add --scope`; the server's `clients::Scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScopeArg {
-    /// Create runs (owned by the token's name) and cancel its own runs.
-    Submit,
-    /// List, show and follow its own runs, and download their files.
-    Read,
-    /// Answer its own runs' questions and approval requests.
-    Approve,
-    /// Everything, on every run.
-    Admin,
-}
-
 /// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).
 pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
     let text = text.trim();
