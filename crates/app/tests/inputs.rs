@@ -82,6 +82,10 @@ async fn a_run_missing_its_output_file_ends_failed_naming_it() {
     let server = ScriptedOpenAi::start(vec![
         plan(&["Compute the total"]),
         call("shell_exec", json!({"command": "echo 9"})),
+        // Refused twice in the step's loop (docs/direct.md, "Completion refused in the
+        // loop"), then the attempt ends and the grounding check fails it.
+        complete(true, "the total is 9"),
+        complete(true, "the total is 9"),
         complete(true, "the total is 9"),
         text("The total is 9."),
     ])
