@@ -17,7 +17,7 @@ use crate::engine::verify::verify;
 use crate::error::Error;
 use crate::model::numbers::is_unworked_expression;
 use crate::model::observations::{FILE_WRITE, SHELL_EXEC};
-use crate::model::plan::{Plan, StepStatus};
+use crate::model::plan::Plan;
 use crate::model::task_files::{asks_the_user, folders_named, may_stay_empty, mentions, Intent};
 use crate::model::text::{is_tool_status_message, truncate_chars};
 use crate::ports::WorkspaceFiles;
@@ -55,12 +55,8 @@ async fn check_step(
     if let Some(why) = claimed_file_missing(ctx, step_id, result).await {
         return Some(why);
     }
-    let last_open = plan.steps().iter().enumerate().all(|(i, s)| {
-        i == index
-            || matches!(s.status(), StepStatus::Completed | StepStatus::Skipped)
-                && !busy.contains(&s.id)
-    }) && !busy.iter().any(|b| b != step_id);
-    if !last_open {
+    // Another step running is not done, whatever its recorded status.
+    if !plan.only_open_step(index) || busy.iter().any(|b| b != step_id) {
         return None;
     }
     unfinished(ctx).await.map(|u| u.why)
@@ -85,16 +81,18 @@ impl Unfinished {
 /// nobody was asked, or an output is missing, empty or wrong ([`missing_output`]).
 pub(crate) async fn unfinished(ctx: &RunContext) -> Option<Unfinished> {
     ctx.inputs.port.as_ref()?;
-    if asks_the_user(&ctx.task) && ctx.facts().answered().is_empty() {
-        return Some(Unfinished::new(
-            "the task says to ask the user, and no question was asked: call \
-             message_ask_user first and use the answer"
-                .to_string(),
-            Some(ASK_USER),
-        ));
-    }
-    if let Some(u) = written_before_the_answer(ctx).await {
-        return Some(u);
+    if asks_the_user(&ctx.task) {
+        if ctx.facts().answered().is_empty() {
+            return Some(Unfinished::new(
+                "the task says to ask the user, and no question was asked: call \
+                 message_ask_user first and use the answer"
+                    .to_string(),
+                Some(ASK_USER),
+            ));
+        }
+        if let Some(u) = written_before_the_answer(ctx).await {
+            return Some(u);
+        }
     }
     unfinished_output(ctx).await
 }
@@ -103,9 +101,6 @@ pub(crate) async fn unfinished(ctx: &RunContext) -> Option<Unfinished> {
 /// the eval's `ask_days` wrote days.txt, was made to ask (4 days), and completed with what
 /// it had written before.
 async fn written_before_the_answer(ctx: &RunContext) -> Option<Unfinished> {
-    if !asks_the_user(&ctx.task) {
-        return None;
-    }
     let answer = ctx.facts().answered().last()?.answer.clone();
     let (_, outputs) = task_outputs(ctx).await?;
     let stale = outputs
@@ -182,7 +177,7 @@ pub(crate) async fn missing_output(ctx: &RunContext) -> Option<String> {
 /// [`missing_output`], with the tool that supplies what is missing.
 async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
     let (port, outputs) = task_outputs(ctx).await?;
-    if let Some(why) = unmoved_input(ctx, port.as_ref()).await {
+    if let Some(why) = unmoved_input(ctx, port.as_ref(), &outputs).await {
         return Some(Unfinished::new(why, Some(SHELL_EXEC)));
     }
     if let Some(why) = unchanged_input(ctx, port.as_ref()).await {
@@ -275,7 +270,11 @@ async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
 
 /// An input the task asks to move or rename that is still where it was: "move report1.txt
 /// into archive" completed with report1.txt untouched.
-async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
+async fn unmoved_input(
+    ctx: &RunContext,
+    port: &dyn WorkspaceFiles,
+    outputs: &[String],
+) -> Option<String> {
     let inputs = input_paths(ctx).await?;
     let known: Vec<&str> = inputs.iter().map(String::as_str).collect();
     for m in mentions(&ctx.task, &known) {
@@ -283,7 +282,7 @@ async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<St
             continue;
         }
         if let Ok(Some(_)) = port.stat(&ctx.workspace, &m.name).await {
-            let to = destination(ctx, port).await;
+            let to = destination(ctx, port, outputs).await;
             return Some(format!(
                 "the task asks to move {0}, and it is still where it was: move it (e.g. \
                  shell_exec with mv {0} {1}), then complete",
@@ -298,20 +297,23 @@ async fn unmoved_input(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<St
 /// Where the task moves its inputs, when it says so plainly: the one folder it names
 /// (`archive/`), or else the one output it names that does not exist yet ("rename
 /// draft.txt to final.txt").
-async fn destination(ctx: &RunContext, port: &dyn WorkspaceFiles) -> Option<String> {
+async fn destination(
+    ctx: &RunContext,
+    port: &dyn WorkspaceFiles,
+    outputs: &[String],
+) -> Option<String> {
     let folders = folders_named(&ctx.task);
     if let [folder] = folders.as_slice() {
         return Some(format!("{folder}/"));
     }
-    let (_, outputs) = task_outputs(ctx).await?;
     let mut missing = Vec::new();
     for rel in outputs {
-        if let Ok(None) = port.stat(&ctx.workspace, &rel).await {
+        if let Ok(None) = port.stat(&ctx.workspace, rel).await {
             missing.push(rel);
         }
     }
     match missing.as_slice() {
-        [one] => Some(one.clone()),
+        [one] => Some(one.to_string()),
         _ => None,
     }
 }

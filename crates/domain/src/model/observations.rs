@@ -144,10 +144,28 @@ pub struct RunFacts {
     /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
     /// note): sources of the run, not outputs.
     sourced: HashSet<String>,
-    /// Files written since the user last answered, and files last written before an answer
-    /// (`./` trimmed): an output the task builds from the answer must come after it.
-    written_since_answer: HashSet<String>,
-    written_before_answer: HashSet<String>,
+    /// Which files were last written before the user's latest answer.
+    writes: WritesAroundAnswers,
+}
+
+/// Files written since the user last answered, and files last written before an answer
+/// (`./` trimmed): an output the task builds from the answer must come after it.
+#[derive(Debug, Clone, Default)]
+struct WritesAroundAnswers {
+    since: HashSet<String>,
+    before: HashSet<String>,
+}
+
+impl WritesAroundAnswers {
+    fn written(&mut self, path: &str) {
+        let path = path.trim_start_matches("./").to_string();
+        self.before.remove(&path);
+        self.since.insert(path);
+    }
+
+    fn answered(&mut self) {
+        self.before.extend(self.since.drain());
+    }
 }
 
 /// Shortest line of a failed output remembered.
@@ -244,14 +262,7 @@ impl RunFacts {
     /// Whether `path` was last written before the user's latest answer (by a file tool, or
     /// reported by a command): days.txt written, then the user asked how many days.
     pub fn written_before_the_answer(&self, path: &str) -> bool {
-        self.written_before_answer
-            .contains(path.trim_start_matches("./"))
-    }
-
-    fn written_now(&mut self, path: &str) {
-        let path = path.trim_start_matches("./").to_string();
-        self.written_before_answer.remove(&path);
-        self.written_since_answer.insert(path);
+        self.writes.before.contains(path.trim_start_matches("./"))
     }
 
     /// Whether a shell session was started in this run (the session tools are then offered).
@@ -335,12 +346,11 @@ impl RunFacts {
                         .extend(numbers_in(body).into_iter().filter(|n| !typed.contains(n)));
                 }
                 if let Some(w) = &write {
-                    self.written_now(&w.file.path);
+                    self.writes.written(&w.file.path);
                 }
                 for path in &produced {
-                    self.written_now(path);
+                    self.writes.written(path);
                 }
-                let facts = self.steps.entry(step.clone()).or_default();
                 match write {
                     Some(w) => {
                         self.replacements.extend(w.replacement);
@@ -373,8 +383,7 @@ impl RunFacts {
                 ..
             } => {
                 self.seen_numbers.extend(numbers_in(answer));
-                let before: Vec<String> = self.written_since_answer.drain().collect();
-                self.written_before_answer.extend(before);
+                self.writes.answered();
                 self.steps
                     .entry(step_id.clone())
                     .or_default()

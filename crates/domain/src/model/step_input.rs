@@ -102,11 +102,8 @@ impl StepInput {
         } else {
             Vec::new()
         };
-        let last_open = plan.steps.iter().enumerate().all(|(i, s)| {
-            i == index || matches!(s.status, StepStatus::Completed | StepStatus::Skipped)
-        });
         StepInput {
-            last_open,
+            last_open: plan.only_open_step(index),
             whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
             own,
             step,

@@ -522,15 +522,13 @@ impl<'a> Attempt<'a> {
             };
             // The tool going round in circles is not the way out: a refused guessed number
             // written again and again is computed with a command instead.
-            let looping = self.watch.looping.clone();
-            let next_tool = unfinished.as_ref().and_then(|u| u.next_tool).map(|t| {
-                if looping.as_deref() == Some(t) && t == FILE_WRITE {
-                    SHELL_EXEC
-                } else {
-                    t
+            let next_tool = match unfinished.as_ref().and_then(|u| u.next_tool) {
+                Some(t) if self.watch.looping.as_deref() == Some(t) => {
+                    (t == FILE_WRITE).then_some(SHELL_EXEC)
                 }
-            });
-            let next = self.offer(next_tool.filter(|t| looping.as_deref() != Some(*t)));
+                other => other,
+            };
+            let next = self.offer(next_tool);
             match (unfinished, next) {
                 (Some(u), Some(tool)) => {
                     notes

@@ -10,8 +10,7 @@ use serde_json::Value;
 use crate::engine::context::RunContext;
 use crate::model::numbers::{lone_number, numbers_in};
 use crate::model::observations::{FILE_STR_REPLACE, FILE_WRITE};
-use crate::model::task_files::folders_named;
-use crate::model::task_files::{copies, mentions};
+use crate::model::task_files::{copies, folders_named, mentions};
 use crate::model::text::{as_one_command, is_shell_command_text};
 
 /// The refusal of a guessed number, of error text, or of a file's name written as its

@@ -1,5 +1,6 @@
 //! Spots a step's loop going round in circles: the same call three times, the same output
-//! of a tool three times, the same answer twice, a tool failing twice in a row (docs/design.md, "The tool router").
+//! of a tool three times, the same answer twice, a tool failing twice in a row
+//! (docs/design.md, "The tool router").
 
 use std::collections::{HashMap, HashSet};
 

@@ -87,6 +87,14 @@ impl Plan {
         &self.steps
     }
 
+    /// Whether every step but `index` is completed or skipped: step `index`'s success is
+    /// the run's (docs/security.md, "Outputs").
+    pub fn only_open_step(&self, index: usize) -> bool {
+        self.steps.iter().enumerate().all(|(i, s)| {
+            i == index || matches!(s.status, StepStatus::Completed | StepStatus::Skipped)
+        })
+    }
+
     /// The steps, to edit what they say (description, notes, result...); their status and
     /// attempts change only through [`Plan::transition`], their number only through
     /// [`Plan::add_steps`], [`Plan::set_steps`] and [`Plan::replace_steps`].
