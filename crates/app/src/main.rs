@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod completions;
 mod config;
+mod diff_text;
 mod doctor;
 mod environ;
 mod error;
@@ -93,7 +94,9 @@ fn wants_json(cli: &Cli) -> bool {
             command:
                 RunsCommand::List { json }
                 | RunsCommand::Show { json, .. }
-                | RunsCommand::Events { json, .. },
+                | RunsCommand::Events { json, .. }
+                | RunsCommand::Diff { json, .. }
+                | RunsCommand::Undo { json, .. },
         }
         | Command::Config {
             command: ConfigCommand::Show { json },

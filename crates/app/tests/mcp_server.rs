@@ -155,7 +155,9 @@ fn check_run_and_wait(out: &Value) {
             "list_runs",
             "cancel_run",
             "answer",
-            "approve_call"
+            "approve_call",
+            "run_diff",
+            "undo_run"
         ]
     );
     let run_task = &tools[0];

@@ -524,6 +524,8 @@ async fn mcp_clients_see_only_their_own_runs() {
             "approve_call",
             json!({"run_id": run_id, "call_id": "call_1", "decision": "always"}),
         ),
+        ("run_diff", json!({"run_id": run_id})),
+        ("undo_run", json!({"run_id": run_id})),
     ] {
         let (is_error, text) = b.tool(tool, args).await;
         assert!(is_error, "{tool}: {text}");

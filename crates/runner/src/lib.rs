@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod notice;
 pub mod owner;
 pub mod queue;
+pub mod run_changes;
 pub mod sandbox;
 pub mod service;
 mod service_error;
@@ -31,4 +32,6 @@ pub mod wiring;
 pub mod workspace;
 
 pub use error::RunnerError;
-pub use settings::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+pub use settings::{
+    CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol,
+};

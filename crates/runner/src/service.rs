@@ -1,5 +1,6 @@
 //! The application service the server's front ends (the HTTP API, the MCP service) call:
-//! [`RunService`], the operations on runs (queue, list, show, cancel, answer, decide), with
+//! [`RunService`], the operations on runs (queue, list, show, cancel, answer, decide, diff,
+//! undo), with
 //! plain typed inputs, the [`Caller`] among them, and a typed [`RunServiceError`] each front
 //! end maps its own way. The queue runner implements it (`queue/runs.rs`); the server's
 //! tests put a fake in its place (docs/architecture.md, "The server crate").
@@ -10,8 +11,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use domain::model::approval::ApprovalDecision;
+use domain::ports::{Restored, WorkspaceDiff};
 
 pub use crate::caller::{Caller, Scope};
+pub use crate::run_changes::UndoRequest;
 pub use crate::service_error::{store_error, unknown_run, RunServiceError};
 
 /// What a caller asks to run.
@@ -82,4 +85,22 @@ pub trait RunService: Send + Sync {
         call_id: &str,
         decision: ApprovalDecision,
     ) -> Result<(), RunServiceError>;
+
+    /// What the run changed in its workspace, or what step `step` (its index in the plan,
+    /// from 0) changed, from its checkpoints (docs/checkpoints.md).
+    async fn diff(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        step: Option<u32>,
+    ) -> Result<WorkspaceDiff, RunServiceError>;
+
+    /// Puts the run's workspace back as it was before the run (or a step); a live run is a
+    /// conflict, and so are files changed after the run unless `force` (docs/checkpoints.md).
+    async fn undo(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        request: UndoRequest,
+    ) -> Result<Restored, RunServiceError>;
 }

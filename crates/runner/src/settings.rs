@@ -67,6 +67,26 @@ pub enum ToolProtocol {
     Text,
 }
 
+/// Whether and how a run's workspace is checkpointed (docs/checkpoints.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    pub enabled: bool,
+    /// Left out besides `.git` and `.planwright` (`NAME/`, `NAME`, `a/b`).
+    pub ignore: Vec<String>,
+    /// Files bigger than this (MiB) are recorded without their content.
+    pub max_file_mib: u32,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> CheckpointSettings {
+        CheckpointSettings {
+            enabled: true,
+            ignore: vec!["target/".into(), "node_modules/".into()],
+            max_file_mib: 16,
+        }
+    }
+}
+
 /// The settings of a run: the planning style, the model and its endpoint, the tools, the
 /// limits and the lease (docs/configuration.md names each as a command-line option).
 #[derive(Debug, Clone)]
@@ -92,6 +112,8 @@ pub struct RunSettings {
     pub allow: Vec<ApprovalRule>,
     pub deny: Vec<ApprovalRule>,
     pub allow_input_edits: bool,
+    /// The workspace checkpoints (docs/checkpoints.md).
+    pub checkpoints: CheckpointSettings,
     pub sandbox: SandboxMode,
     pub sandbox_network: bool,
     pub shell_env: Vec<String>,
@@ -141,6 +163,7 @@ impl Default for RunSettings {
             allow: Vec::new(),
             deny: Vec::new(),
             allow_input_edits: false,
+            checkpoints: CheckpointSettings::default(),
             sandbox: SandboxMode::Auto,
             sandbox_network: false,
             shell_env: Vec::new(),

@@ -8,7 +8,10 @@ use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
-use runner::service::{Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun};
+use domain::ports::{Restored, WorkspaceDiff};
+use runner::service::{
+    Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun, UndoRequest,
+};
 
 /// Answers every operation with a fixed value, and records the tasks it was asked to queue.
 #[derive(Default)]
@@ -54,6 +57,19 @@ impl RunService for FakeRuns {
         _: ApprovalDecision,
     ) -> Result<(), RunServiceError> {
         Err(RunServiceError::Forbidden("no".into()))
+    }
+
+    async fn diff(
+        &self,
+        _: &Caller,
+        _: &str,
+        step: Option<u32>,
+    ) -> Result<WorkspaceDiff, RunServiceError> {
+        Err(RunServiceError::BadRequest(format!("no step {step:?}")))
+    }
+
+    async fn undo(&self, _: &Caller, _: &str, _: UndoRequest) -> Result<Restored, RunServiceError> {
+        Err(RunServiceError::Conflict("running".into()))
     }
 }
 
@@ -110,6 +126,9 @@ async fn the_api_serves_runs_from_any_run_service() {
     for (method, path, status) in [
         ("GET", "/runs/run_x", StatusCode::NOT_FOUND),
         ("POST", "/runs/run_x/cancel", StatusCode::CONFLICT),
+        ("GET", "/runs/run_x/diff?step=9", StatusCode::BAD_REQUEST),
+        ("GET", "/runs/run_x/diff?step=x", StatusCode::BAD_REQUEST),
+        ("POST", "/runs/run_x/undo", StatusCode::CONFLICT),
     ] {
         let answer = http
             .request(method.parse().unwrap(), url(path))

@@ -378,6 +378,26 @@ pub struct RunOptions {
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub allow_input_edits: bool,
 
+    /// Record the workspace before each step and when the run ends, so that `planwright
+    /// runs diff` shows and `planwright runs undo` undoes what the run changed
+    /// (docs/checkpoints.md).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    pub checkpoints: bool,
+
+    /// Left out of the workspace checkpoints besides `.git` and `.planwright`: `NAME/` a
+    /// folder of that name anywhere, `NAME` a file or folder of that name, `a/b` that path
+    /// (comma-separated; no wildcards).
+    #[arg(long, value_name = "PATTERN", value_delimiter = ',',
+          default_values = ["target/", "node_modules/"])]
+    pub checkpoint_ignore: Vec<String>,
+
+    /// A file bigger than this (MiB) is recorded by the checkpoints (a change is seen) but
+    /// its content is not kept: it cannot be shown nor undone.
+    #[arg(long, value_name = "MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub checkpoint_max_file_mib: u32,
+
     /// Where shell commands run.
     #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_SANDBOX")]
     pub sandbox: SandboxArg,
@@ -570,6 +590,33 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Delete a run, its plans and events (and its workspace when it is the default one).
+    /// Delete a run, its plans and events, its workspace checkpoints (and its workspace
+    /// when it is the default one).
     Delete { run_id: String },
+    /// Show what a run changed in its workspace (or one step): a unified diff for text
+    /// files, a line for binary, too large and kept-out ones (docs/checkpoints.md).
+    Diff {
+        run_id: String,
+        /// Only this step's changes (its number in `planwright runs show`, from 0).
+        #[arg(long, value_name = "N")]
+        step: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put the workspace back as it was before the run (or before a step). Refuses a live
+    /// run, and files changed after the run ended unless --force; the undo can be undone.
+    Undo {
+        run_id: String,
+        /// Back to before this step (its number in `planwright runs show`, from 0).
+        #[arg(long, value_name = "N", conflicts_with = "checkpoint")]
+        to_step: Option<u32>,
+        /// Back to this checkpoint of the run: the one an earlier undo printed, to undo it.
+        #[arg(long, value_name = "ID")]
+        checkpoint: Option<String>,
+        /// Overwrite the files changed after the run ended instead of refusing.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }

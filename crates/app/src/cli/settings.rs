@@ -38,6 +38,11 @@ impl RunOptions {
             allow: self.allow.clone(),
             deny: self.deny.clone(),
             allow_input_edits: self.allow_input_edits,
+            checkpoints: runner::CheckpointSettings {
+                enabled: self.checkpoints,
+                ignore: self.checkpoint_ignore.clone(),
+                max_file_mib: self.checkpoint_max_file_mib,
+            },
             sandbox: self.sandbox.into(),
             sandbox_network: self.sandbox_network,
             shell_env: self.shell_env.clone(),

@@ -129,7 +129,8 @@ impl ServerHandler for PlanwrightMcp {
         if !self.tools.iter().any(|t| t.name == request.name) {
             return Err(McpError::invalid_params(
                 format!(
-                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer, approve_call)",
+                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer, approve_call, \
+                     run_diff, undo_run)",
                     request.name
                 ),
                 None,
