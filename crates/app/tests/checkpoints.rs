@@ -192,3 +192,103 @@ async fn without_checkpoints_a_run_has_nothing_to_diff_or_undo() {
         assert!(stderr.contains("has no workspace checkpoint"), "{stderr}");
     }
 }
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// The same over HTTP: `GET /v1/runs/{id}/diff`, `POST /v1/runs/{id}/undo`, their errors,
+/// and `space_used` in `GET /v1/runs/{id}`.
+#[tokio::test]
+async fn the_api_shows_and_undoes_a_runs_changes() {
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Create a.txt"]),
+        call("shell_exec", json!({"command": "echo hello > a.txt"})),
+        complete(true, "created a.txt"),
+        text("a.txt exists."),
+        // The second run: busy until cancelled.
+        plan(&["Wait a long time"]),
+        call(
+            "shell_exec",
+            json!({"command": "sleep 30", "timeout_secs": 60}),
+        ),
+        complete(true, "waited"),
+        text("should not be needed"),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--sandbox", "none"])
+        .await;
+    let (_, body) = create(&server, json!({"task": "create a.txt"})).await;
+    let run_id = body["run_id"].as_str().expect("run_id").to_string();
+    let _ = events(&server, &run_id, None).await.collect(60).await;
+    assert_eq!(
+        status_once(&server, &run_id, "completed").await,
+        "completed"
+    );
+
+    let (status, diff) = get_json(&server, &format!("/v1/runs/{run_id}/diff")).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{diff}");
+    assert_eq!(diff["run_id"], run_id.as_str());
+    assert_eq!(diff["files"][0]["path"], "a.txt", "{diff}");
+    assert_eq!(diff["files"][0]["change"], "added", "{diff}");
+    let unified = diff["files"][0]["content"]["unified"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(unified.contains("+hello"), "{diff}");
+    let (status, step) = get_json(&server, &format!("/v1/runs/{run_id}/diff?step=0")).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{step}");
+    assert_eq!(step["step"], 0);
+    for (path, want) in [
+        (format!("/v1/runs/{run_id}/diff?step=4"), 400),
+        (format!("/v1/runs/{run_id}/diff?step=x"), 400),
+        ("/v1/runs/run_nope/diff".to_string(), 404),
+    ] {
+        let (status, body) = get_json(&server, &path).await;
+        assert_eq!(status.as_u16(), want, "{path}: {body}");
+        assert!(
+            body["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{body}"
+        );
+    }
+    let (_, shown) = get_json(&server, &format!("/v1/runs/{run_id}")).await;
+    assert!(
+        shown["space_used"].as_u64().is_some_and(|b| b > 0),
+        "{shown}"
+    );
+
+    // Changed after the run: refused (naming it) until forced.
+    let file = pw.workspace(&run_id).join("a.txt");
+    std::fs::write(&file, "mine\n").expect("edit");
+    let undo = format!("/v1/runs/{run_id}/undo");
+    let (status, body) = post_json(&server, &undo, json!({})).await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"].as_str().is_some_and(|e| e.contains("a.txt")),
+        "{body}"
+    );
+    assert_eq!(read(&file).as_deref(), Some("mine\n"));
+    let (status, body) = post_json(&server, &undo, json!({"force": true})).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["removed"], json!(["a.txt"]), "{body}");
+    assert!(!file.exists());
+    let (status, body) = post_json(&server, &undo, json!({"to_step": 0, "checkpoint": "x"})).await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = post_json(&server, "/v1/runs/run_nope/undo", json!({})).await;
+    assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
+
+    // A running run is not undone: cancel it first.
+    let (_, body) = create(&server, json!({"task": "sleep"})).await;
+    let busy = body["run_id"].as_str().expect("run_id").to_string();
+    let mut reader = events(&server, &busy, None).await;
+    while reader.next().await.expect("event").event != "tool_calling" {}
+    let (status, body) = post_json(&server, &format!("/v1/runs/{busy}/undo"), json!({})).await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cancel it first")),
+        "{body}"
+    );
+    let (status, _) = post_json(&server, &format!("/v1/runs/{busy}/cancel"), json!({})).await;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED);
+}

@@ -511,6 +511,40 @@ async fn mcp_clients_see_only_their_own_runs() {
     let uri = format!("planwright://runs/{run_id}/files/a.txt");
     let read = a.request("resources/read", json!({"uri": uri})).await;
     assert_eq!(read["result"]["contents"][0]["text"], "hello\n", "{read}");
+    // What the run changed, and undoing it (docs/checkpoints.md).
+    let (is_error, diff) = a.tool("run_diff", json!({"run_id": run_id})).await;
+    assert!(!is_error, "{diff}");
+    assert_eq!(diff["files"][0]["path"], "a.txt", "{diff}");
+    assert_eq!(diff["files"][0]["change"], "added", "{diff}");
+    assert_eq!(diff["files"][0]["content"]["kind"], "text", "{diff}");
+    let (is_error, step) = a
+        .tool("run_diff", json!({"run_id": run_id, "step": 1}))
+        .await;
+    assert!(!is_error, "{step}");
+    assert_eq!(
+        step["files"], diff["files"],
+        "the only step made every change"
+    );
+    for (args, why) in [
+        (json!({"run_id": run_id, "step": 0}), "counts from 1"),
+        (json!({"run_id": run_id, "step": 9}), "no such step"),
+    ] {
+        let (is_error, text) = a.tool("run_diff", args).await;
+        assert!(is_error, "{text}");
+        assert!(text.as_str().unwrap_or_default().contains(why), "{text}");
+    }
+    let file = pw.workspace(&run_id).join("a.txt");
+    let (is_error, undone) = a.tool("undo_run", json!({"run_id": run_id})).await;
+    assert!(!is_error, "{undone}");
+    assert_eq!(undone["removed"], json!(["a.txt"]), "{undone}");
+    assert!(!file.exists());
+    let redo = json!({"run_id": run_id, "checkpoint": undone["undo_checkpoint"]});
+    let (is_error, redone) = a.tool("undo_run", redo).await;
+    assert!(!is_error, "{redone}");
+    assert_eq!(
+        std::fs::read_to_string(&file).ok().as_deref(),
+        Some("hello\n")
+    );
 
     let mut b = McpSession::open(&server, &bob).await;
     let (_, listed) = b.tool("list_runs", json!({})).await;
