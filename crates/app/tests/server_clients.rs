@@ -517,6 +517,13 @@ async fn mcp_clients_see_only_their_own_runs() {
     assert_eq!(diff["files"][0]["path"], "a.txt", "{diff}");
     assert_eq!(diff["files"][0]["change"], "added", "{diff}");
     assert_eq!(diff["files"][0]["content"]["kind"], "text", "{diff}");
+    let diff_uri = format!("planwright://runs/{run_id}/diff");
+    let read = a.request("resources/read", json!({"uri": diff_uri})).await;
+    let text = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let as_resource: Value = serde_json::from_str(text).unwrap_or_default();
+    assert_eq!(as_resource["files"], diff["files"], "{read}");
     let (is_error, step) = a
         .tool("run_diff", json!({"run_id": run_id, "step": 1}))
         .await;
@@ -573,6 +580,8 @@ async fn mcp_clients_see_only_their_own_runs() {
     let listed = b.request("resources/list", json!({})).await;
     assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
     let refused = b.request("resources/read", json!({"uri": uri})).await;
+    assert!(refused["error"].is_object(), "{refused}");
+    let refused = b.request("resources/read", json!({"uri": diff_uri})).await;
     assert!(refused["error"].is_object(), "{refused}");
     assert!(refused["result"].is_null(), "{refused}");
 

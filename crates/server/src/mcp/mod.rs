@@ -169,6 +169,7 @@ impl ServerHandler for PlanwrightMcp {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             resources::template(),
+            resources::diff_template(),
         ]))
     }
 

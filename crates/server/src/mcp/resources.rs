@@ -1,6 +1,8 @@
 //! Each run's workspace files as MCP resources, `planwright://runs/{run_id}/files/{path}`
 //! (the path percent-encoded), listed from the store's runs and read confined to the
-//! workspace like the HTTP API's downloads (`files::open_confined`).
+//! workspace like the HTTP API's downloads (`files::open_confined`); and what each run
+//! changed, `planwright://runs/{run_id}/diff` (the JSON of `GET /v1/runs/{id}/diff`,
+//! docs/checkpoints.md).
 
 use std::io::Read;
 
@@ -51,6 +53,23 @@ pub fn template() -> ResourceTemplate {
             "A file the run wrote in its workspace; `path` is relative to the workspace, \
              percent-encoded (slashes kept).",
         )
+}
+
+/// The template of a run's changes.
+pub fn diff_template() -> ResourceTemplate {
+    ResourceTemplate::new(format!("{SCHEME}{{run_id}}/diff"), "run-diff")
+        .with_title("What a Planwright run changed in its workspace")
+        .with_description(
+            "The files the run created, modified and deleted, from its checkpoints, with a \
+             unified diff for text files (JSON, as the run_diff tool answers).",
+        )
+        .with_mime_type("application/json")
+}
+
+/// The run of a `planwright://runs/{run_id}/diff` URI, when it is one.
+fn diff_run(uri: &str) -> Option<String> {
+    let run_id = uri.strip_prefix(SCHEME)?.strip_suffix("/diff")?;
+    decode_text(run_id).filter(|r| !r.is_empty() && !r.contains('/'))
 }
 
 /// One page of `resources/list`: the files of the newest runs first.
@@ -191,6 +210,14 @@ pub async fn read(
     client: &Caller,
     uri_text: &str,
 ) -> Result<ResourceContents, ApiError> {
+    if let Some(run_id) = diff_run(uri_text) {
+        let diff = state.service.diff(client, &run_id, None).await?;
+        let json = runner::json::diff_json(&run_id, None, &diff);
+        return Ok(
+            ResourceContents::text(json.to_string(), uri_text.to_string())
+                .with_mime_type("application/json"),
+        );
+    }
     let (run_id, path) = parse(uri_text)?;
     let workspace = files::workspace_of(state, client, &run_id).await?;
     let uri_owned = uri_text.to_string();
@@ -244,6 +271,16 @@ fn parse(uri: &str) -> Result<(String, std::path::PathBuf), ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diff_uri_names_its_run() {
+        assert_eq!(
+            diff_run("planwright://runs/run-1/diff").as_deref(),
+            Some("run-1")
+        );
+        assert_eq!(diff_run("planwright://runs/run-1/files/diff"), None);
+        assert_eq!(diff_run("planwright://runs//diff"), None);
+    }
 
     #[test]
     fn a_uri_round_trips_to_its_run_and_path() {
