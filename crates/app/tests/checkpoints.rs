@@ -216,7 +216,11 @@ async fn the_api_shows_and_undoes_a_runs_changes() {
     .await;
     let pw = Planwright::new();
     let server = pw
-        .serve(&llm.base_url(), Some(TOKEN), &["--sandbox", "none"])
+        .serve(
+            &llm.base_url(),
+            Some(TOKEN),
+            &["--sandbox", "none", "--workspace-root", "served"],
+        )
         .await;
     let (_, body) = create(&server, json!({"task": "create a.txt"})).await;
     let run_id = body["run_id"].as_str().expect("run_id").to_string();
@@ -257,7 +261,15 @@ async fn the_api_shows_and_undoes_a_runs_changes() {
     );
 
     // Changed after the run: refused (naming it) until forced.
-    let file = pw.workspace(&run_id).join("a.txt");
+    // The CLI finds a server run's checkpoints beside its workspace.
+    let cli = json_of(&pw, &["runs", "diff", &run_id, "--json"]).await;
+    assert_eq!(cli["files"], diff["files"], "{cli}");
+    let file = pw
+        .cwd()
+        .join("served")
+        .join(&run_id)
+        .join("workspace")
+        .join("a.txt");
     std::fs::write(&file, "mine\n").expect("edit");
     let undo = format!("/v1/runs/{run_id}/undo");
     let (status, body) = post_json(&server, &undo, json!({})).await;

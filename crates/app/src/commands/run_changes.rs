@@ -1,6 +1,6 @@
 //! `planwright runs diff` and `runs undo`: what a run changed in its workspace, and putting
-//! it back, from the run's checkpoints in `./.planwright/runs/<run id>/checkpoints`
-//! (docs/checkpoints.md). The rules are the runner's (`runner::run_changes`), shared with
+//! it back, from the run's checkpoints in `./.planwright/runs/<run id>/checkpoints` (or
+//! beside a server run's workspace; docs/checkpoints.md). The rules are the runner's (`runner::run_changes`), shared with
 //! the HTTP API and the MCP tools.
 
 use std::path::Path;
@@ -15,13 +15,22 @@ use crate::diff_text;
 use crate::error::AppError;
 use crate::terminal::print_stdout;
 
-/// The checkpoints of the runs this folder's CLI ran.
-pub fn local_checkpoints() -> Result<Arc<dyn WorkspaceCheckpoints>, AppError> {
-    runner::wiring::checkpoint_store(
-        Path::new(runner::workspace::DEFAULT_WORKSPACE_ROOT),
-        &RunSettings::default(),
-    )
-    .ok_or_else(|| AppError::Config(RunChangesError::Unsupported.to_string()))
+/// The checkpoints of `run`: under the runs root its workspace lies in when it is a
+/// server's run (`<root>/<run id>/workspace`, its checkpoints beside it), else under this
+/// folder's `./.planwright/runs/`, where the CLI keeps them.
+pub fn checkpoints_of(run: &RunRecord) -> Result<Arc<dyn WorkspaceCheckpoints>, AppError> {
+    let workspace = Path::new(&run.workspace);
+    let own_root = workspace
+        .parent()
+        .filter(|dir| {
+            workspace.ends_with("workspace")
+                && dir.file_name().is_some_and(|n| n == run.run_id.as_str())
+                && dir.join("checkpoints").is_dir()
+        })
+        .and_then(Path::parent);
+    let root = own_root.unwrap_or(Path::new(runner::workspace::DEFAULT_WORKSPACE_ROOT));
+    runner::wiring::checkpoint_store(root, &RunSettings::default())
+        .ok_or_else(|| AppError::Config(RunChangesError::Unsupported.to_string()))
 }
 
 fn app_error(e: RunChangesError) -> AppError {
@@ -69,7 +78,7 @@ pub async fn diff(
     json: bool,
 ) -> Result<(), AppError> {
     let (run, plan, events) = read(db, store, run_id).await?;
-    let checkpoints = local_checkpoints()?;
+    let checkpoints = checkpoints_of(&run)?;
     let diff = run_changes::diff(checkpoints.as_ref(), &run, plan.as_ref(), &events, step)
         .await
         .map_err(app_error)?;
@@ -93,7 +102,7 @@ pub async fn undo(
     json: bool,
 ) -> Result<(), AppError> {
     let (run, plan, events) = read(db, store, run_id).await?;
-    let checkpoints = local_checkpoints()?;
+    let checkpoints = checkpoints_of(&run)?;
     let restored = run_changes::undo(checkpoints.as_ref(), &run, plan.as_ref(), &events, &request)
         .await
         .map_err(app_error)?;

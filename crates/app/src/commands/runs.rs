@@ -38,7 +38,7 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 })?;
             let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
             let events = store.events(&run_id, 0).await.map_err(store_err)?;
-            let space_used = match run_changes::local_checkpoints() {
+            let space_used = match run_changes::checkpoints_of(&run) {
                 Ok(checkpoints) => runner::run_changes::space_used(checkpoints.as_ref(), &run_id)
                     .await
                     .ok(),
@@ -112,7 +112,7 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 )));
             }
             store.delete_run(&run_id).await.map_err(store_err)?;
-            if let Ok(checkpoints) = run_changes::local_checkpoints() {
+            if let Ok(checkpoints) = run_changes::checkpoints_of(&run) {
                 if let Err(e) = checkpoints.discard(&run_id).await {
                     tracing::warn!(error = %e, "cannot delete the run's workspace checkpoints");
                 }
