@@ -304,3 +304,45 @@ async fn the_api_shows_and_undoes_a_runs_changes() {
     let (status, _) = post_json(&server, &format!("/v1/runs/{busy}/cancel"), json!({})).await;
     assert_eq!(status, reqwest::StatusCode::ACCEPTED);
 }
+
+/// `runs prune --older-than AGE` discards the checkpoints of runs that ended before, and
+/// keeps the runs.
+#[tokio::test]
+async fn prune_discards_the_checkpoints_of_old_runs_only() {
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Write total.txt"]),
+        call("shell_exec", json!({"command": "echo 6 > total.txt"})),
+        complete(true, "total.txt holds 6"),
+        text("Wrote the total."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let res = pw
+        .run(&server, "Write 6 to total.txt", &["--sandbox", "none"])
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let run_id = res.json["run_id"].as_str().expect("run id").to_string();
+    let folder = pw
+        .cwd()
+        .join(".planwright/runs")
+        .join(&run_id)
+        .join("checkpoints");
+    assert!(folder.is_dir());
+
+    let (code, stdout, stderr) = planwright(&pw, &["runs", "prune", "--older-than", "1d"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("of 0 run(s)"), "{stdout}");
+    assert!(folder.is_dir(), "a recent run keeps its checkpoints");
+    let (code, _, stderr) = planwright(&pw, &["runs", "prune", "--older-than", "3x"]).await;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is not an age"), "{stderr}");
+
+    let (code, stdout, stderr) = planwright(&pw, &["runs", "prune", "--older-than", "0m"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("of 1 run(s)"), "{stdout}");
+    assert!(!folder.exists());
+    let shown = json_of(&pw, &["runs", "show", &run_id, "--json"]).await;
+    assert_eq!(shown["space_used"], 0, "the run stays: {shown}");
+    let (code, _, _) = planwright(&pw, &["runs", "diff", &run_id]).await;
+    assert_eq!(code, 2, "nothing left to diff");
+}

@@ -9,6 +9,7 @@ use domain::{Mode, Revise, Schedule};
 use runner::caller::Scope;
 use runner::database::Database;
 
+mod age;
 pub mod mcp;
 mod settings;
 mod values;
@@ -593,6 +594,13 @@ pub enum RunsCommand {
     /// Delete a run, its plans and events, its workspace checkpoints (and its workspace
     /// when it is the default one).
     Delete { run_id: String },
+    /// Delete the workspace checkpoints of the runs that ended more than AGE ago (the runs
+    /// stay; `runs diff` and `runs undo` no longer reach them).
+    Prune {
+        /// A number and d, h or m: 30d, 12h, 90m.
+        #[arg(long, value_name = "AGE", value_parser = age::age)]
+        older_than: std::time::Duration,
+    },
     /// Show what a run changed in its workspace (or one step): a unified diff for text
     /// files, a line for binary, too large and kept-out ones (docs/checkpoints.md).
     Diff {

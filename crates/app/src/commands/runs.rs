@@ -129,6 +129,14 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
             let note = if removed { " and its workspace" } else { "" };
             print_stdout(&format!("deleted run {run_id}{note}\n"));
         }
+        RunsCommand::Prune { older_than } => {
+            let runs = store.list_runs().await.map_err(store_err)?;
+            let pruned = prune(&runs, older_than).await?;
+            print_stdout(&format!(
+                "removed the checkpoints of {} run(s): {} bytes freed\n",
+                pruned.runs, pruned.bytes
+            ));
+        }
         RunsCommand::Diff { run_id, step, json } => {
             run_changes::diff(db, store.as_ref(), &run_id, step, json).await?
         }
@@ -148,4 +156,42 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `runs prune` removed.
+struct Pruned {
+    runs: usize,
+    bytes: u64,
+}
+
+/// Discards the checkpoints of the runs that ended more than `older_than` ago.
+async fn prune(
+    runs: &[domain::ports::RunRecord],
+    older_than: std::time::Duration,
+) -> Result<Pruned, AppError> {
+    let age = chrono::Duration::from_std(older_than)
+        .map_err(|e| AppError::Config(format!("--older-than is too large: {e}")))?;
+    let cutoff = chrono::Utc::now() - age;
+    let mut pruned = Pruned { runs: 0, bytes: 0 };
+    for run in runs {
+        let ended = matches!(
+            run.status,
+            domain::ports::RunStatus::Completed | domain::ports::RunStatus::Failed
+        );
+        if !ended || run.finished_at.is_none_or(|at| at > cutoff) {
+            continue;
+        }
+        let checkpoints = run_changes::checkpoints_of(run)?;
+        let bytes = checkpoints.space_used(&run.run_id).await.unwrap_or(0);
+        if bytes == 0 {
+            continue;
+        }
+        checkpoints
+            .discard(&run.run_id)
+            .await
+            .map_err(|e| AppError::Run(format!("cannot prune run '{}': {e}", run.run_id)))?;
+        pruned.runs += 1;
+        pruned.bytes += bytes;
+    }
+    Ok(pruned)
 }
