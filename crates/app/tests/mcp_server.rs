@@ -216,7 +216,10 @@ fn check_run_and_wait(out: &Value) {
     assert_eq!(out["resources"], json!([uri]));
     assert_eq!(
         out["templates"],
-        json!(["planwright://runs/{run_id}/files/{path}"])
+        json!([
+            "planwright://runs/{run_id}/files/{path}",
+            "planwright://runs/{run_id}/diff"
+        ])
     );
     assert!(
         out["outside"]

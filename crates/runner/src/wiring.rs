@@ -352,7 +352,7 @@ pub fn tools(
         let configured = adapter_search::SearchConfig::from_env().and_then(|mut config| {
             // The options read the same variables, and a config file's values besides.
             if let Some(search) = opts.search {
-                config.provider = Some(search.name().to_string());
+                config.provider = Some(domain::model::names::Named::name(search).to_string());
             }
             if let Some(url) = &opts.searxng_url {
                 config.searxng_url = Some(url.clone());

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
-use domain::{Mode, Revise, Schedule};
+use domain::{Mode, Revise, Schedule, SummaryStyle};
 
 use runner::caller::Scope;
 use runner::database::Database;
+use runner::{Provider, SandboxMode, SearchChoice, ToolProtocol};
 
 mod age;
 pub mod mcp;
@@ -17,7 +18,6 @@ mod values;
 pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern, NamedParser};
-pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -400,8 +400,9 @@ pub struct RunOptions {
     pub checkpoint_max_file_mib: u32,
 
     /// Where shell commands run.
-    #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_SANDBOX")]
-    pub sandbox: SandboxArg,
+    #[arg(long, value_parser = NamedParser::<SandboxMode>::new(), default_value = "auto",
+          env = "PLANWRIGHT_SANDBOX")]
+    pub sandbox: SandboxMode,
 
     /// Let sandboxed shell commands use the network.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
@@ -432,8 +433,8 @@ pub struct RunOptions {
 
     /// Who serves `web_search` [default: the first configured of SEARXNG_URL,
     /// TAVILY_API_KEY, BRAVE_API_KEY; none: not offered].
-    #[arg(long, value_enum, env = "PLANWRIGHT_SEARCH")]
-    pub search: Option<SearchArg>,
+    #[arg(long, value_parser = NamedParser::<SearchChoice>::new(), env = "PLANWRIGHT_SEARCH")]
+    pub search: Option<SearchChoice>,
 
     /// Root of the SearxNG instance serving `web_search`, e.g. http://localhost:8888.
     #[arg(long, value_name = "URL", env = "SEARXNG_URL")]
@@ -472,8 +473,8 @@ pub struct RunOptions {
 
     /// How the final summary is written: `auto` (from the recorded facts when they say
     /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub summary: SummaryArg,
+    #[arg(long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
+    pub summary: SummaryStyle,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
     /// elsewhere (another host or container), the run can be taken over once it expires.
@@ -488,8 +489,8 @@ pub struct RunOptions {
     /// OpenAI-compatible server preset: sets the base URL and the server's quirks
     /// (OPENAI_BASE_URL still overrides the URL). Without it, OPENAI_API_KEY or
     /// OPENAI_BASE_URL must be set.
-    #[arg(long, value_enum, env = "PLANWRIGHT_PROVIDER")]
-    pub provider: Option<ProviderArg>,
+    #[arg(long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
+    pub provider: Option<Provider>,
 
     /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
     /// the preset's own key variables): config files name the variable, never the key.
@@ -516,11 +517,11 @@ pub struct RunOptions {
     /// protocol for models without it.
     #[arg(
         long,
-        value_enum,
+        value_parser = NamedParser::<ToolProtocol>::new(),
         env = "PLANWRIGHT_TOOL_PROTOCOL",
         default_value = "native"
     )]
-    pub tool_protocol: ToolProtocolArg,
+    pub tool_protocol: ToolProtocol,
 
     /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]

@@ -16,8 +16,8 @@ use domain::Mode;
 use super::{dispatch, Phase, QueueRunner, ReplyError};
 use crate::run_changes::{self, RunChangesError};
 use crate::service::{
-    store_error, unknown_run, Caller, Cancelled, NewRun, Queued, RunService, RunServiceError,
-    Scope, ShownRun, UndoRequest,
+    store_error, unknown_run, Caller, Cancelled, NewRun, Progress, Queued, RunFeed, RunService,
+    RunServiceError, RunWorkspace, Scope, ShownRun, UndoRequest,
 };
 
 type State = Arc<QueueRunner>;
@@ -86,6 +86,59 @@ impl RunService for Arc<QueueRunner> {
         let checkpoints = checkpoint_store(self)?;
         Ok(run_changes::undo(checkpoints.as_ref(), &run, plan.as_ref(), &events, &request).await?)
     }
+
+    async fn follow(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        after: u64,
+    ) -> Result<RunFeed, RunServiceError> {
+        super::follow::follow(self, caller, run_id, after).await
+    }
+
+    async fn progress(&self, caller: &Caller, run_id: &str) -> Result<Progress, RunServiceError> {
+        super::progress::progress(self, caller, run_id).await
+    }
+
+    async fn workspace(&self, caller: &Caller, run_id: &str) -> Result<PathBuf, RunServiceError> {
+        workspace(self, caller, run_id).await
+    }
+
+    async fn workspaces(&self, caller: &Caller) -> Result<Vec<RunWorkspace>, RunServiceError> {
+        caller.require(Scope::Read)?;
+        let runs = self.store.list_runs().await.map_err(store_error)?;
+        Ok(runs
+            .into_iter()
+            .filter(|r| caller.sees(r))
+            .map(|r| RunWorkspace {
+                run_id: r.run_id,
+                task: r.task,
+                workspace: r.workspace.into(),
+            })
+            .collect())
+    }
+}
+
+/// The workspace of a run known to the store or to this process, when `caller` may read
+/// it (another client's run is unknown).
+async fn workspace(
+    state: &State,
+    caller: &Caller,
+    run_id: &str,
+) -> Result<PathBuf, RunServiceError> {
+    caller.require(Scope::Read)?;
+    if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
+        return caller
+            .visible(Some(r), run_id)
+            .map(|r| PathBuf::from(r.workspace));
+    }
+    if !caller.is_admin() {
+        return Err(unknown_run(run_id));
+    }
+    state
+        .with_registry(|reg| reg.runs.get(run_id).map(|e| e.workspace.clone()))
+        .flatten()
+        .ok_or_else(|| unknown_run(run_id))
 }
 
 /// The checkpoints of the runs under this process's workspace root.

@@ -194,7 +194,7 @@ impl ServerHandler for PlanwrightMcp {
 pub fn http_service(state: State) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_cancellation_token(state.shutdown.child_token());
+        .with_cancellation_token(state.runner.shutdown.child_token());
     let sessions = Arc::new(BoundedSessions::new(
         sessions::MAX_SESSIONS,
         sessions::PER_CLIENT,

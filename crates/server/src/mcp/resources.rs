@@ -12,7 +12,7 @@ use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use super::super::error::ApiError;
 use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
-use runner::service::{Caller, Scope};
+use runner::service::{Caller, RunWorkspace};
 
 const SCHEME: &str = "planwright://runs/";
 
@@ -87,20 +87,7 @@ pub async fn list(
     client: &Caller,
     cursor: Option<String>,
 ) -> Result<Page, ApiError> {
-    client.require(Scope::Read)?;
-    let runs: Vec<RunFiles> = state
-        .store
-        .list_runs()
-        .await
-        .map_err(super::super::error::store_error)?
-        .into_iter()
-        .filter(|r| client.sees(r))
-        .map(|r| RunFiles {
-            run_id: r.run_id,
-            task: r.task,
-            workspace: r.workspace.into(),
-        })
-        .collect();
+    let runs = state.service.workspaces(client).await?;
     tokio::task::spawn_blocking(move || {
         page(&runs, cursor.as_deref(), PAGE_LIMITS, |workspace| {
             files::list_files(workspace, files::LIST_LIMITS)
@@ -108,14 +95,6 @@ pub async fn list(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("listing the files failed: {e}")))?
-}
-
-/// A run whose files are listed.
-#[derive(Debug)]
-struct RunFiles {
-    run_id: String,
-    task: String,
-    workspace: std::path::PathBuf,
 }
 
 /// Where a page starts: the run, and how many of its listed files earlier pages held.
@@ -142,7 +121,7 @@ impl Cursor {
 
 /// The page starting at `cursor` over `runs` (newest first), each run's files from `list`.
 fn page(
-    runs: &[RunFiles],
+    runs: &[RunWorkspace],
     cursor: Option<&str>,
     limits: PageLimits,
     list: impl Fn(&std::path::Path) -> files::Listing,
@@ -296,7 +275,7 @@ mod tests {
     }
 
     /// `runs` runs, each with `files_each` files, as `page` sees them.
-    fn runs_with_files(runs: usize, files_each: usize) -> (tempfile::TempDir, Vec<RunFiles>) {
+    fn runs_with_files(runs: usize, files_each: usize) -> (tempfile::TempDir, Vec<RunWorkspace>) {
         let root = tempfile::tempdir().expect("tempdir");
         let list = (0..runs)
             .map(|r| {
@@ -305,7 +284,7 @@ mod tests {
                 for f in 0..files_each {
                     std::fs::write(workspace.join(format!("f{f}.txt")), "x").expect("write");
                 }
-                RunFiles {
+                RunWorkspace {
                     run_id: format!("run{r}"),
                     task: "t".into(),
                     workspace,
@@ -316,7 +295,7 @@ mod tests {
     }
 
     /// Every page from the first, and how many workspaces each page listed.
-    fn all_pages(runs: &[RunFiles], limits: PageLimits) -> (Vec<String>, Vec<usize>) {
+    fn all_pages(runs: &[RunWorkspace], limits: PageLimits) -> (Vec<String>, Vec<usize>) {
         let mut uris = Vec::new();
         let mut walks = Vec::new();
         let mut cursor = None;
