@@ -532,6 +532,7 @@ async fn mcp_clients_see_only_their_own_runs() {
         step["files"], diff["files"],
         "the only step made every change"
     );
+    assert_eq!(step["step"], 1, "numbered as the caller numbered it");
     for (args, why) in [
         (json!({"run_id": run_id, "step": 0}), "counts from 1"),
         (json!({"run_id": run_id, "step": 9}), "no such step"),

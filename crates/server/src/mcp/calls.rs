@@ -140,7 +140,8 @@ async fn dispatch(
             let args: RunDiffArgs = parse(name, arguments)?;
             let step = step_index(name, "step", args.step)?;
             let diff = state.service.diff(client, &args.run_id, step).await?;
-            Ok(runner::json::diff_json(&args.run_id, step, &diff))
+            // `step` as the caller numbered it (from 1, as get_run lists the steps).
+            Ok(runner::json::diff_json(&args.run_id, args.step, &diff))
         }
         tools::UNDO_RUN => {
             let args: UndoRunArgs = parse(name, arguments)?;
