@@ -12,6 +12,7 @@ const BENCHES: &[(&str, &str)] = &[
     ("planwright", "server_load"),
     ("planwright", "containment"),
     ("planwright", "workers"),
+    ("planwright-tools-shell", "checkpoints"),
 ];
 
 /// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and

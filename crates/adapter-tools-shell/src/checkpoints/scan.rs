@@ -2,6 +2,9 @@
 //! followed; `.git`, `.planwright` and the ignore list left out), each regular file's
 //! content put in the store unless the index says its size and time did not change since
 //! the last checkpoint, within the per-file and per-checkpoint caps (docs/checkpoints.md).
+//! The index is trusted without looking in the store (10,000 files: 10,000 lookups fewer):
+//! the store only ever adds objects, and discarding a run's checkpoints removes the index
+//! with them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -91,18 +94,22 @@ fn walk(workspace: &Path, ignore: &[String]) -> Result<Vec<(String, Found)>, Che
             } else {
                 format!("{prefix}/{name}")
             };
-            let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            // The kind comes with the listing; only files need their metadata (read
+            // relative to the open folder, links not followed).
+            let Ok(kind) = entry.file_type() else {
                 found.push((rel, Found::LeftOut(LeftOutReason::Unreadable)));
                 continue;
             };
-            let kind = meta.file_type();
             if ignored(ignore, &rel, name, kind.is_dir()) {
                 continue;
             }
             if kind.is_dir() {
                 stack.push((entry.path(), rel));
             } else if kind.is_file() {
-                found.push((rel, Found::File(meta)));
+                match entry.metadata() {
+                    Ok(meta) => found.push((rel, Found::File(meta))),
+                    Err(_) => found.push((rel, Found::LeftOut(LeftOutReason::Unreadable))),
+                }
             } else if kind.is_symlink() {
                 match fs::read_link(entry.path()) {
                     Ok(target) => match target.to_str() {
@@ -228,7 +235,6 @@ pub(crate) fn take(
                 && c.modified_ns == mtime
                 && c.executable == exec
                 && mtime.saturating_add(RACY_NS) < previous.taken_ns
-                && store.has_object(&c.digest)
         });
         let kept = match cached {
             Some(c) => Kept::Stored {

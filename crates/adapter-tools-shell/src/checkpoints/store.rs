@@ -2,15 +2,19 @@
 //!
 //! ```text
 //! <runs root>/<run id>/checkpoints/
-//!   objects/ab/cdef…   file contents by SHA-256 (each content once)
-//!   manifests/<id>.json  one per checkpoint: path → entry; the id is the manifest's digest
+//!   objects/ab/cdef…   file contents and folder listings by SHA-256 (each content once)
+//!   manifests/<id>.json  one per checkpoint: folder → its listing's digest; the id is the
+//!                      manifest's digest
 //!   index.json         size, time and digest of each file at the last checkpoint
 //!   restore.json       an undo under way (its target and paths)
 //!   tmp/               files being written (renamed into place when whole)
 //! ```
 //!
 //! Every file is written under `tmp/` and renamed into place, so a crash leaves either the
-//! old or the new version.
+//! old or the new version. A folder's listing (name → entry) is an object like a file's
+//! content, so a checkpoint that changed one file stores that file, its folder's new
+//! listing and a manifest of one line per folder, not a list of every path (as git's trees;
+//! docs/benchmarks.md, "Checkpoints").
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,8 +25,9 @@ use domain::ports::{CheckpointError, CheckpointId, LeftOut, LeftOutReason};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Version of the manifest format.
-const MANIFEST_VERSION: u32 = 1;
+/// Version of the manifest format: 1 listed every path in the manifest; 2 lists each
+/// folder's listing by digest ([`StoredManifest`]).
+const MANIFEST_VERSION: u32 = 2;
 /// Hex digits of a manifest digest kept as the checkpoint id.
 const ID_LEN: usize = 24;
 
@@ -78,6 +83,21 @@ impl Manifest {
             complete,
         }
     }
+}
+
+/// A manifest as stored (version 2): each folder that holds entries ("" for the top) and the
+/// digest of its listing, a `BTreeMap<name, Entry>` kept as an object.
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredManifest {
+    version: u32,
+    folders: BTreeMap<String, String>,
+    left_out: Vec<LeftOut>,
+    complete: bool,
+}
+
+/// The folder and the name of a recorded path.
+fn folder_and_name(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
 }
 
 /// What the last checkpoint saw of a file it kept, to skip reading it again when its size
@@ -250,12 +270,34 @@ impl RunStore {
     }
 
     /// Records `manifest` and returns its id (the same manifest: the same id, stored once).
+    /// Each folder's listing is stored as an object (written only when new), then the
+    /// manifest naming them.
     pub(crate) fn save_manifest(
         &self,
         manifest: &Manifest,
     ) -> Result<CheckpointId, CheckpointError> {
-        let json = serde_json::to_vec(manifest)
-            .map_err(|e| CheckpointError::Io(format!("cannot encode a checkpoint: {e}")))?;
+        let mut listings: BTreeMap<&str, BTreeMap<&str, &Entry>> = BTreeMap::new();
+        for (path, entry) in &manifest.entries {
+            let (folder, name) = folder_and_name(path);
+            listings.entry(folder).or_default().insert(name, entry);
+        }
+        let mut folders = BTreeMap::new();
+        for (folder, listing) in listings {
+            let json = encode(&listing)?;
+            let digest = hex(&Sha256::digest(&json));
+            let path = self.object_path(&digest);
+            if !path.is_file() {
+                self.write_whole(&path, &json, true)?;
+            }
+            folders.insert(folder.to_string(), digest);
+        }
+        let stored = StoredManifest {
+            version: MANIFEST_VERSION,
+            folders,
+            left_out: manifest.left_out.clone(),
+            complete: manifest.complete,
+        };
+        let json = encode(&stored)?;
         let digest = hex(&Sha256::digest(&json));
         let id = CheckpointId::new(&digest[..ID_LEN]);
         let path = self.manifest_path(&id)?;
@@ -274,11 +316,40 @@ impl RunStore {
             }
             Err(e) => return Err(io_error("read", &path, &e)),
         };
-        serde_json::from_slice(&bytes).map_err(|e| {
+        let unreadable = |e: &dyn std::fmt::Display| {
             CheckpointError::Io(format!(
                 "checkpoint {id} cannot be read ({}): {e}",
                 path.display()
             ))
+        };
+        #[derive(Deserialize)]
+        struct Version {
+            version: u32,
+        }
+        let version: Version = serde_json::from_slice(&bytes).map_err(|e| unreadable(&e))?;
+        if version.version == 1 {
+            return serde_json::from_slice(&bytes).map_err(|e| unreadable(&e));
+        }
+        let stored: StoredManifest = serde_json::from_slice(&bytes).map_err(|e| unreadable(&e))?;
+        let mut entries = BTreeMap::new();
+        for (folder, digest) in &stored.folders {
+            let listing = self.read_object(digest, u64::MAX)?.unwrap_or_default();
+            let listing: BTreeMap<String, Entry> =
+                serde_json::from_slice(&listing).map_err(|e| unreadable(&e))?;
+            for (name, entry) in listing {
+                let path = if folder.is_empty() {
+                    name
+                } else {
+                    format!("{folder}/{name}")
+                };
+                entries.insert(path, entry);
+            }
+        }
+        Ok(Manifest {
+            version: stored.version,
+            entries,
+            left_out: stored.left_out,
+            complete: stored.complete,
         })
     }
 
@@ -351,6 +422,11 @@ impl RunStore {
     }
 }
 
+fn encode(value: &impl Serialize) -> Result<Vec<u8>, CheckpointError> {
+    serde_json::to_vec(value)
+        .map_err(|e| CheckpointError::Io(format!("cannot encode a checkpoint: {e}")))
+}
+
 /// A new file of a unique name in `dir`.
 fn tempfile_in(dir: &Path) -> Result<(PathBuf, fs::File), CheckpointError> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -387,6 +463,45 @@ mod tests {
         let a = store.save_manifest(&m).unwrap();
         assert_eq!(store.save_manifest(&m).unwrap(), a);
         assert_eq!(store.load_manifest(&a).unwrap(), m);
+        // A second manifest that changes one file of one folder adds that folder's listing
+        // and its own few lines, not the other folders' listings again.
+        let file = |digest: String| Entry::File {
+            digest,
+            size: 1,
+            executable: false,
+        };
+        let mut entries: BTreeMap<String, Entry> = (0..50)
+            .flat_map(|f| (0..20).map(move |i| (format!("d{f}/f{i}"), file(format!("{f:064x}")))))
+            .collect();
+        entries.insert("top.txt".into(), file("bb".into()));
+        let big = Manifest::new(entries.clone(), Vec::new(), true);
+        let first = store.save_manifest(&big).unwrap();
+        let used = store.space_used().unwrap();
+        entries.insert("d7/f3".into(), file("cc".into()));
+        let changed = Manifest::new(entries, Vec::new(), true);
+        let second = store.save_manifest(&changed).unwrap();
+        assert_ne!(first, second);
+        let added = store.space_used().unwrap() - used;
+        assert!(
+            added * 8 < used,
+            "{added} bytes added for one changed file, {used} for the first"
+        );
+        assert_eq!(store.load_manifest(&first).unwrap(), big);
+        assert_eq!(store.load_manifest(&second).unwrap(), changed);
+        // A manifest of the first format (every path in it) still reads.
+        let old = Manifest {
+            version: 1,
+            ..changed
+        };
+        let old_id = CheckpointId::new("0123456789abcdef01234567");
+        store
+            .write_whole(
+                &store.manifest_path(&old_id).unwrap(),
+                &serde_json::to_vec(&old).unwrap(),
+                false,
+            )
+            .unwrap();
+        assert_eq!(store.load_manifest(&old_id).unwrap(), old);
         for bad in ["../index", "", "0123"] {
             let id = CheckpointId::new(bad);
             assert_eq!(
