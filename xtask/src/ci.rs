@@ -212,8 +212,9 @@ fn docs() -> Result<(), String> {
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
-const FEATURES: [&str; 8] = [
+const FEATURES: [&str; 9] = [
     "openai",
+    "anthropic",
     "llama",
     "tools-shell",
     "tools-browser",

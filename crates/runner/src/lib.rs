@@ -12,6 +12,7 @@
 //! the terminal itself: what a user should read goes through [`notice`], which the binary
 //! points at stderr.
 
+pub mod anthropic;
 pub mod caller;
 pub mod database;
 mod error;
@@ -31,4 +32,6 @@ pub mod wiring;
 pub mod workspace;
 
 pub use error::RunnerError;
-pub use settings::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+pub use settings::{
+    AnthropicSettings, Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol,
+};

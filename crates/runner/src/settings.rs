@@ -43,7 +43,8 @@ impl SearchChoice {
     }
 }
 
-/// An OpenAI-compatible server preset, or the embedded model (`Local`).
+/// An OpenAI-compatible server preset, Anthropic's Messages API, or the embedded model
+/// (`Local`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     OpenAi,
@@ -53,8 +54,24 @@ pub enum Provider {
     DeepSeek,
     OpenRouter,
     LmStudio,
+    /// Anthropic's Messages API (docs/anthropic.md).
+    Anthropic,
     /// The embedded model, in process.
     Local,
+}
+
+/// The `[providers.anthropic]` table of a config file (docs/anthropic.md): each `None`
+/// leaves the adapter's default (or the option that overrides it) in place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnthropicSettings {
+    /// Below `--base-url` and `ANTHROPIC_BASE_URL`.
+    pub base_url: Option<String>,
+    /// The variable holding the key, below `--api-key-env`; else `ANTHROPIC_API_KEY`.
+    pub api_key_env: Option<String>,
+    /// The `max_tokens` of every request.
+    pub max_tokens: Option<u32>,
+    /// `cache_control` breakpoints on the stable prefix (on by default).
+    pub prompt_caching: Option<bool>,
 }
 
 /// How tools are offered to the model.
@@ -107,6 +124,8 @@ pub struct RunSettings {
     pub summary: SummaryStyle,
     pub lease: Duration,
     pub provider: Option<Provider>,
+    /// With `provider` Anthropic: the `[providers.anthropic]` table.
+    pub anthropic: AnthropicSettings,
     pub api_key_env: Option<String>,
     pub base_url: Option<String>,
     pub stream: bool,
@@ -156,6 +175,7 @@ impl Default for RunSettings {
             summary: SummaryStyle::Auto,
             lease: Duration::from_secs(30),
             provider: None,
+            anthropic: AnthropicSettings::default(),
             api_key_env: None,
             base_url: None,
             stream: false,

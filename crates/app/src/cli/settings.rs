@@ -57,6 +57,7 @@ impl RunOptions {
             },
             lease: Duration::from_secs(self.lease_secs.into()),
             provider: self.provider.map(Into::into),
+            anthropic: crate::config::providers::anthropic(),
             api_key_env: self.api_key_env.clone(),
             base_url: self.base_url.clone(),
             stream: self.stream,
@@ -102,6 +103,7 @@ impl From<ProviderArg> for Provider {
             ProviderArg::DeepSeek => Provider::DeepSeek,
             ProviderArg::OpenRouter => Provider::OpenRouter,
             ProviderArg::LmStudio => Provider::LmStudio,
+            ProviderArg::Anthropic => Provider::Anthropic,
             ProviderArg::Local => Provider::Local,
         }
     }

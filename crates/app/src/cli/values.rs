@@ -138,6 +138,10 @@ pub enum ProviderArg {
     /// http://localhost:1234/v1 (no key)
     #[value(name = "lmstudio", alias = "lm-studio")]
     LmStudio,
+    /// https://api.anthropic.com, the Messages API (ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL
+    /// overrides the URL)
+    #[value(name = "anthropic")]
+    Anthropic,
     /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-1.5B;
     /// any GGUF with --model-path)
     #[value(name = "local")]
