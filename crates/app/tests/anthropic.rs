@@ -269,6 +269,17 @@ async fn the_providers_anthropic_table_of_a_config_file_is_read() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     assert_eq!(stdout_json(&out)["status"], "completed");
+    let shown = pw.exec(&["config", "show", "--json"], &[]).await;
+    let shown = stdout_json(&shown);
+    assert_eq!(
+        shown["providers"]["anthropic"],
+        json!({"base_url": server.uri(), "api_key_env": "GATEWAY_KEY", "max_tokens": 1000,
+               "prompt_caching": false})
+    );
+    let text = pw.exec(&["config", "show"], &[]).await;
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("[providers.anthropic]"), "{text}");
+
     let requests = server.received_requests().await.expect("recorded requests");
     assert_eq!(requests.len(), 7);
     for request in &requests {

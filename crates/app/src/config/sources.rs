@@ -273,6 +273,13 @@ impl Layers {
         merged
     }
 
+    /// The files with a `[providers.anthropic]` table and its line, by precedence.
+    pub fn anthropic_tables(&self) -> Vec<(String, usize)> {
+        self.parsed()
+            .filter_map(|f| Some((f.shown.clone(), f.providers.anthropic.as_ref()?.line)))
+            .collect()
+    }
+
     /// Every key the files set, with its values.
     pub fn values(&self, keys: &[Key]) -> BTreeMap<String, Vec<String>> {
         keys.iter()
