@@ -89,14 +89,30 @@ impl Respond for Script {
     }
 }
 
+/// The scripted `POST /v1/messages`, and `GET /v1/models/{MODEL}` for the key check
+/// before a run.
 async fn scripted_messages_api(script: Vec<ResponseTemplate>) -> MockServer {
     let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(format!("/v1/models/{MODEL}")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "type": "model", "id": MODEL, "display_name": "Test", "created_at": "2026-01-01T00:00:00Z"})))
+        .mount(&server)
+        .await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
         .respond_with(Script(Mutex::new(script.into())))
         .mount(&server)
         .await;
     server
+}
+
+/// The requests `POST /v1/messages` received (the key check before a run is not one).
+async fn messages_requests(server: &MockServer) -> Vec<Request> {
+    let all = server.received_requests().await.expect("recorded requests");
+    all.into_iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .collect()
 }
 
 fn stdout_json(out: &std::process::Output) -> Value {
@@ -155,7 +171,7 @@ async fn a_three_step_task_runs_on_the_messages_api_and_its_cassette_replays() {
     assert_eq!(recorded["usage"]["cached_prompt_tokens"], 7 * 60);
 
     // The wire: the Messages API's headers and body, with cache breakpoints.
-    let requests = server.received_requests().await.expect("recorded requests");
+    let requests = messages_requests(&server).await;
     assert_eq!(requests.len(), 7);
     for (n, request) in requests.iter().enumerate() {
         assert_eq!(request.headers.get("x-api-key").expect("key"), KEY);
@@ -280,7 +296,7 @@ async fn the_providers_anthropic_table_of_a_config_file_is_read() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("[providers.anthropic]"), "{text}");
 
-    let requests = server.received_requests().await.expect("recorded requests");
+    let requests = messages_requests(&server).await;
     assert_eq!(requests.len(), 7);
     for request in &requests {
         assert_eq!(request.headers.get("x-api-key").expect("key"), "sk-gateway");
@@ -288,4 +304,47 @@ async fn the_providers_anthropic_table_of_a_config_file_is_read() {
         assert_eq!(body["max_tokens"], 1000);
         assert!(!body.to_string().contains("cache_control"), "{body}");
     }
+}
+
+#[tokio::test]
+async fn a_refused_key_is_an_error_before_the_first_step_with_the_servers_message() {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::any())
+        .respond_with(
+            ResponseTemplate::new(401).set_body_json(json!({"type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"}})),
+        )
+        .mount(&server)
+        .await;
+    let pw = Planwright::new();
+    let base = server.uri();
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--provider",
+                "anthropic",
+                "--model",
+                MODEL,
+                TASK,
+            ],
+            &[
+                ("ANTHROPIC_BASE_URL", base.as_str()),
+                ("ANTHROPIC_API_KEY", "sk-ant-wrong"),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("invalid x-api-key"), "{said}");
+    assert!(said.contains("ANTHROPIC_API_KEY"), "{said}");
+    assert!(!said.contains("sk-ant-wrong"), "{said}");
+    // One request, the model check (no tokens spent), and no run.
+    let requests = server.received_requests().await.expect("requests");
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].method.as_str(), "GET");
+    assert_eq!(pw.only_run_id(), None);
 }

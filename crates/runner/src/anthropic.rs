@@ -60,6 +60,40 @@ pub fn llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), R
     Ok((Arc::new(client), api_key))
 }
 
+/// Before a run's first step, with `--provider anthropic` (and no `--replay`): asks the API
+/// about the model (`check_model`: no tokens, no retries, 10 s) so that a refused key stops
+/// the command at once, not at the run's first call. Only a refused key is an error here;
+/// anything else (a proxy without `/v1/models`, a server down, an unknown model) is left to
+/// the run's own calls, which report it.
+#[cfg(feature = "anthropic")]
+pub async fn check_key(args: &RunSettings) -> Result<(), RunnerError> {
+    if args.provider != Some(crate::Provider::Anthropic) || args.replay.is_some() {
+        return Ok(());
+    }
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let config = config(args, env)?
+        .with_max_retries(0)
+        .with_request_timeout(std::time::Duration::from_secs(10));
+    let client = adapter_anthropic::AnthropicClient::new(config)
+        .map_err(|e| RunnerError::Config(format!("cannot set up the Anthropic client: {e}")))?;
+    match client.check_model().await {
+        Err(domain::LlmError::Auth(message)) => Err(RunnerError::Config(format!(
+            "{} refused the key ({message}): check ANTHROPIC_API_KEY or --api-key-env",
+            client.endpoint()
+        ))),
+        Err(other) => {
+            tracing::debug!(error = %other, "the model check before the run did not pass; the run goes on");
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
+#[cfg(not(feature = "anthropic"))]
+pub async fn check_key(_args: &RunSettings) -> Result<(), RunnerError> {
+    Ok(())
+}
+
 /// Built without the Anthropic adapter: `--provider anthropic` is refused.
 #[cfg(not(feature = "anthropic"))]
 pub fn llm(_args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
