@@ -100,6 +100,16 @@ pub fn parse(
                 ("max_tokens", _) => return Err(wrong("an integer from 1 to 4294967295")),
                 ("prompt_caching", DeValue::Boolean(b)) => settings.prompt_caching = Some(*b),
                 ("prompt_caching", _) => return Err(wrong("a boolean")),
+                (secret, _) if super::keys::SECRET_KEYS.contains(&secret) => {
+                    return Err(problem(
+                        key.span(),
+                        format!(
+                            "\"{secret}\" in providers.anthropic would put a secret in the \
+                             file: name the environment variable that holds the key instead \
+                             (api_key_env = \"MY_KEY\")"
+                        ),
+                    ))
+                }
                 (other, _) => {
                     return Err(problem(
                         key.span(),
@@ -167,6 +177,9 @@ mod tests {
         );
         let err = parsed("[providers.anthropic]\nmax_token = 1\n").unwrap_err();
         assert!(err.contains("unknown key \"max_token\""), "{err}");
+        let err = parsed("[providers.anthropic]\napi_key = \"sk-ant-x\"\n").unwrap_err();
+        assert!(err.contains("api_key_env"), "{err}");
+        assert!(!err.contains("sk-ant-x"), "{err}");
         let err = parsed("[providers.anthropic]\nmax_tokens = 0\n").unwrap_err();
         assert!(err.contains("from 1"), "{err}");
         let err = parsed("[providers.anthropic]\nprompt_caching = \"yes\"\n").unwrap_err();
