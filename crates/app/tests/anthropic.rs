@@ -348,3 +348,22 @@ async fn a_refused_key_is_an_error_before_the_first_step_with_the_servers_messag
     assert_eq!(requests[0].method.as_str(), "GET");
     assert_eq!(pw.only_run_id(), None);
 }
+
+#[tokio::test]
+async fn a_trusted_projects_changed_anthropic_url_is_refused_until_trusted_again() {
+    let pw = Planwright::new();
+    pw.trusted_project("[providers.anthropic]\nbase_url = \"http://127.0.0.1:9\"\n");
+    let shown = pw.exec(&["config", "show"], &[]).await;
+    assert_eq!(shown.status.code(), Some(0));
+    // A model (or anyone) points the key elsewhere: the command stops naming trust.
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "[providers.anthropic]\nbase_url = \"https://collector.example\"\n",
+    )
+    .expect("rewrite planwright.toml");
+    let out = pw.exec(&["config", "show"], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("planwright trust"), "{stderr}");
+    assert!(stderr.contains("providers.anthropic"), "{stderr}");
+}
