@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod notice;
 pub mod owner;
 pub mod queue;
+pub mod run_changes;
 pub mod sandbox;
 pub mod service;
 mod service_error;
@@ -33,5 +34,6 @@ pub mod workspace;
 
 pub use error::RunnerError;
 pub use settings::{
-    AnthropicSettings, Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol,
+    AnthropicSettings, CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice,
+    ToolProtocol,
 };
