@@ -1,4 +1,5 @@
-//! `cargo xtask ci`: format check, no import circle in any crate (`cargo xtask cycles`),
+//! `cargo xtask ci`: format check, no import circle in any crate (`cargo xtask cycles`), the
+//! domain untouched by the commit adding adapter-anthropic (`cargo xtask domain-untouched`),
 //! clippy with warnings denied, the API documentation with warnings denied (dead intra-doc
 //! links included), `cargo deny check`, each adapter feature of the binary built alone, every
 //! example run (`cargo xtask examples`), then every test with `--no-fail-fast`, ending with
@@ -176,6 +177,7 @@ fn cargo_test(
 pub(crate) fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--", "--check"])?;
     crate::cycles::cycles()?;
+    crate::domain_untouched::domain_untouched()?;
     cargo(&[
         "clippy",
         "--workspace",
@@ -212,8 +214,9 @@ fn docs() -> Result<(), String> {
 }
 
 /// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
-const FEATURES: [&str; 8] = [
+const FEATURES: [&str; 9] = [
     "openai",
+    "anthropic",
     "llama",
     "tools-shell",
     "tools-browser",

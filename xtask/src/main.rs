@@ -5,6 +5,8 @@
 //!   denied, `cargo deny check`, the binary with each adapter feature alone (clippy),
 //!   `examples`, then every test of the workspace.
 //! - `cycles`: import circles between the files of each crate (fails when there is one).
+//! - `domain-untouched`: the commit adding adapter-anthropic touched no file of
+//!   `crates/domain` (a provider is swapped without changing the domain).
 //! - `examples`: runs every cargo example of the workspace (each against a scripted model).
 //! - `deny`: `cargo deny check` alone (advisories from the vendored RustSec snapshot,
 //!   licences, duplicate crates, sources; see `deny.toml`).
@@ -19,7 +21,7 @@
 //! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
 //! unknown task or model name, a file whose size or sha256 is not the pinned one).
 //!
-//! One module per task (`ci`, `cycles`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
+//! One module per task (`ci`, `cycles`, `domain_untouched`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
 //! python3 (`model`, hashing) and to the built `planwright` binary (`eval`); its one
 //! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
 //! crates.
@@ -30,6 +32,7 @@ mod cycles;
 mod deny;
 #[cfg(test)]
 mod doc_paths;
+mod domain_untouched;
 mod eval;
 mod examples;
 mod fuzz;
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::fuzz(&args[1..]),
         "deny" => deny::deny().map_err(TaskError::Failed),
         "cycles" => cycles::cycles().map_err(TaskError::Failed),
+        "domain-untouched" => domain_untouched::domain_untouched().map_err(TaskError::Failed),
         "examples" => examples::examples().map_err(TaskError::Failed),
         _ => {
             let _ = usage();
@@ -89,7 +93,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

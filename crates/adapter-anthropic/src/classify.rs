@@ -1,6 +1,6 @@
 //! What the server reported, as the port's [`LlmError`] kinds: the API's error bodies
 //! (`{"type": "error", "error": {"type", "message"}}`) read, HTTP statuses and error types
-//! classified, `retry-after` parsed, and the text helpers used to build error messages.
+//! classified (on `http_client::StatusClass`), and the text helpers used to build error messages.
 //!
 //! Statuses and types (Anthropic's "Errors" reference): 400 `invalid_request_error`
 //! (`ContextTooLong` when it says the prompt is too long, else `Permanent`), 401
@@ -11,15 +11,14 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use domain::LlmError;
-use reqwest::header::HeaderMap;
+use http_client::StatusClass;
 use serde_json::Value;
+
+pub(crate) use http_client::{body_excerpt, excerpt};
 
 /// How much of a server message goes into an error.
 const MAX_MESSAGE_CHARS: usize = 500;
-/// How much of an unparseable body goes into an error.
-const MAX_EXCERPT_CHARS: usize = 200;
 
 /// An error as the API reported it: its `type` and `message`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,17 +64,17 @@ pub(crate) fn of_status(
     retry_after: Option<Duration>,
     text: String,
 ) -> LlmError {
-    match status {
-        401 | 403 => LlmError::Auth(text),
-        429 => LlmError::RateLimited {
+    match StatusClass::of(status) {
+        StatusClass::Auth => LlmError::Auth(text),
+        StatusClass::RateLimited => LlmError::RateLimited {
             retry_after,
             message: text,
         },
-        413 => LlmError::ContextTooLong(text),
+        StatusClass::TooLarge => LlmError::ContextTooLong(text),
         _ if says_prompt_too_long(message) => LlmError::ContextTooLong(text),
-        408 | 409 | 425 | 500..=599 => LlmError::Transient(text),
-        400..=499 => LlmError::Permanent(text),
-        _ => match error_type {
+        StatusClass::Transient => LlmError::Transient(text),
+        StatusClass::Refused => LlmError::Permanent(text),
+        StatusClass::Unexpected => match error_type {
             Some(_) => of_event(error_type, message, text),
             None => LlmError::InvalidResponse(format!("unexpected {text}")),
         },
@@ -119,46 +118,6 @@ pub(crate) fn describe(error_type: Option<&str>, message: &str) -> String {
     out
 }
 
-/// How long the server asked us to wait: `retry-after` as seconds (integer or decimal) or
-/// as an HTTP date.
-pub(crate) fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Duration> {
-    let value = headers.get("retry-after")?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<f64>() {
-        if !seconds.is_finite() || seconds < 0.0 {
-            return None;
-        }
-        return Duration::try_from_secs_f64(seconds).ok();
-    }
-    let at = DateTime::parse_from_rfc2822(value)
-        .ok()?
-        .with_timezone(&Utc);
-    Some((at - now).to_std().unwrap_or(Duration::ZERO))
-}
-
-/// At most `max_chars` characters of `s` on one line, with `…` when cut.
-pub(crate) fn excerpt(s: &str, max_chars: usize) -> String {
-    let flat: String = s
-        .trim()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match flat.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
-    }
-}
-
-/// A shortened view of an unparseable body, for error messages.
-pub(crate) fn body_excerpt(raw: &[u8]) -> String {
-    if raw.is_empty() {
-        return "empty body".to_owned();
-    }
-    format!(
-        "body starts with: {:?}",
-        excerpt(&String::from_utf8_lossy(raw), MAX_EXCERPT_CHARS)
-    )
-}
-
 fn text(value: &Value) -> Option<String> {
     match value {
         Value::Null => None,
@@ -171,7 +130,6 @@ fn text(value: &Value) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
     use serde_json::json;
 
     fn kind(status: u16, error_type: &str, message: &str) -> LlmError {
@@ -254,32 +212,5 @@ mod tests {
             ApiError::from_raw_body(b"<html>bad gateway</html>").message,
             "<html>bad gateway</html>"
         );
-    }
-
-    #[test]
-    fn retry_after_forms() {
-        let now = Utc::now();
-        let headers = |v: &str| {
-            let mut h = HeaderMap::new();
-            h.insert("retry-after", HeaderValue::from_str(v).unwrap());
-            h
-        };
-        assert_eq!(
-            retry_after(&headers("3"), now),
-            Some(Duration::from_secs(3))
-        );
-        assert_eq!(
-            retry_after(&headers("1.5"), now),
-            Some(Duration::from_millis(1500))
-        );
-        assert_eq!(retry_after(&headers("-1"), now), None);
-        assert_eq!(retry_after(&headers("soon"), now), None);
-        let later = (now + chrono::Duration::seconds(30)).to_rfc2822();
-        let wait = retry_after(&headers(&later), now).unwrap();
-        assert!(
-            wait > Duration::from_secs(28) && wait <= Duration::from_secs(30),
-            "{wait:?}"
-        );
-        assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
 }

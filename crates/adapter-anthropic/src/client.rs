@@ -8,22 +8,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use backon::{ExponentialBuilder, Retryable};
-use chrono::Utc;
+use domain::llm::transcript::repaired;
 use domain::llm::{ChatRequest, ChatResponse, ResponseFormat};
 use domain::ports::LlmClient;
 use domain::LlmError;
+use http_client::{is_success, BodyError, ReplyHead, RetryableFailure};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::Url;
 use serde_json::Value;
 
-use crate::classify::{self, ApiError};
+use crate::classify::ApiError;
 use crate::config::{AnthropicConfig, ANTHROPIC_VERSION, API_KEY_VAR, DEFAULT_BASE_URL, REDACTED};
 use crate::error::{CallError, Error};
 use crate::request::{self, RequestOptions};
 use crate::response::{self, ReplyParts};
 use crate::sse::{self, SseAssembler};
-use crate::transcript;
 
 /// An [`LlmClient`] talking to Anthropic's Messages API.
 ///
@@ -48,6 +47,16 @@ struct Failure {
     status: Option<u16>,
 }
 
+impl RetryableFailure for Failure {
+    fn is_retryable(&self) -> bool {
+        self.error.is_retryable()
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        self.error.retry_after()
+    }
+}
+
 impl AnthropicClient {
     /// Validates `config` and builds the HTTP client. Nothing is sent yet.
     pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, Error> {
@@ -63,7 +72,7 @@ impl AnthropicClient {
             return Err(Error::InvalidConfig("max_tokens must be above zero".into()));
         }
         let endpoint = endpoint_url(&config.base_url)?;
-        let endpoint_shown = shown_url(&endpoint);
+        let endpoint_shown = http_client::shown_url(&endpoint);
 
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
@@ -143,10 +152,13 @@ impl AnthropicClient {
             .send()
             .await
             .map_err(|e| self.transport_error("asking for the model", &e))?;
-        let status = response.status().as_u16();
-        let retry_after = classify::retry_after(response.headers(), Utc::now());
+        let ReplyHead {
+            status,
+            retry_after,
+            ..
+        } = ReplyHead::of(&response);
         let raw = self.read_body(response, status).await?;
-        if (200..300).contains(&status) {
+        if is_success(status) {
             return Ok(());
         }
         let err = ApiError::from_raw_body(&raw);
@@ -156,16 +168,6 @@ impl AnthropicClient {
             message: err.message,
             retry_after,
         })
-    }
-
-    fn backoff(&self) -> ExponentialBuilder {
-        let c = &self.inner.config;
-        ExponentialBuilder::default()
-            .with_jitter()
-            .with_factor(2.0)
-            .with_min_delay(c.initial_backoff)
-            .with_max_delay(c.max_backoff.max(c.initial_backoff))
-            .with_max_times(usize::try_from(c.max_retries).unwrap_or(usize::MAX))
     }
 
     /// One logical call: the body built once, then attempts with retries.
@@ -191,33 +193,24 @@ impl AnthropicClient {
             "messages request"
         );
 
-        let max_backoff = config.max_backoff.max(config.initial_backoff);
-        let max_retry_after = config.max_retry_after;
         let mut attempt: u32 = 1;
-        let result = (|| self.attempt(&body, max_tokens))
-            .retry(self.backoff())
-            .sleep(tokio::time::sleep)
-            .when(|failure| failure.error.is_retryable())
-            .adjust(|failure, computed| {
-                // `None` means the retries are used up.
-                let computed = computed?;
-                Some(match failure.error.retry_after() {
-                    Some(wait) => wait.min(max_retry_after),
-                    None => computed.min(max_backoff),
-                })
-            })
-            .notify(|failure, delay| {
-                tracing::warn!(
-                    model = %config.model,
-                    status = failure.status,
-                    attempt,
-                    max_retries = config.max_retries,
-                    delay_ms = delay.as_millis() as u64,
-                    error = %self.scrub_text(failure.error.to_string()),
-                    "messages call failed, retrying"
-                );
-                attempt += 1;
-            })
+        let result = config
+            .retry_policy()
+            .run(
+                || self.attempt(&body, max_tokens),
+                |failure: &Failure, delay| {
+                    tracing::warn!(
+                        model = %config.model,
+                        status = failure.status,
+                        attempt,
+                        max_retries = config.max_retries,
+                        delay_ms = delay.as_millis() as u64,
+                        error = %self.scrub_text(failure.error.to_string()),
+                        "messages call failed, retrying"
+                    );
+                    attempt += 1;
+                },
+            )
             .await
             .map_err(|failure| self.scrub(LlmError::from(failure.error)));
 
@@ -252,24 +245,16 @@ impl AnthropicClient {
     ) -> Result<ReplyParts, CallError> {
         let inner = &*self.inner;
         let started = Instant::now();
-        let response = inner
-            .http
-            .post(inner.endpoint.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec())
-            .send()
+        let response = http_client::post_json(&inner.http, inner.endpoint.clone(), body)
             .await
             .map_err(|e| self.transport_error("sending the request", &e))?;
-
-        let status = response.status().as_u16();
+        let ReplyHead {
+            status,
+            retry_after,
+            event_stream,
+        } = ReplyHead::of(&response);
         *status_seen = Some(status);
-        let retry_after = classify::retry_after(response.headers(), Utc::now());
-        let event_stream = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/event-stream"));
-        if (200..300).contains(&status) && event_stream {
+        if event_stream {
             return self.read_stream(response, status).await;
         }
         let raw = self.read_body(response, status).await?;
@@ -280,7 +265,7 @@ impl AnthropicClient {
             "messages reply"
         );
 
-        if !(200..300).contains(&status) {
+        if !is_success(status) {
             let err = ApiError::from_raw_body(&raw);
             return Err(CallError::Status {
                 status,
@@ -296,7 +281,7 @@ impl AnthropicClient {
             return stream.finish();
         }
         let value: Value = serde_json::from_slice(&raw).map_err(|e| {
-            let what = format!("{} ({e})", classify::body_excerpt(&raw));
+            let what = format!("{} ({e})", http_client::body_excerpt(&raw));
             if e.is_eof() {
                 CallError::Truncated { status, why: what }
             } else {
@@ -316,33 +301,22 @@ impl AnthropicClient {
     /// Reads an event stream chunk by chunk until `message_stop` or the end of the body.
     async fn read_stream(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         status: u16,
     ) -> Result<ReplyParts, CallError> {
+        let config = &self.inner.config;
         let mut stream = SseAssembler::new(status);
-        let idle = self.inner.config.stream_idle_timeout;
-        let limit = self.inner.config.max_response_bytes;
-        let mut read: u64 = 0;
-        loop {
-            let next = tokio::time::timeout(idle, response.chunk())
-                .await
-                .map_err(|_| CallError::Stalled {
-                    idle,
-                    endpoint: self.inner.endpoint_shown.clone(),
-                })?
-                .map_err(|e| self.transport_error("reading the event stream", &e))?;
-            let Some(bytes) = next else {
-                break;
-            };
-            read = read.saturating_add(bytes.len() as u64);
-            if read > limit {
-                return Err(self.too_large(status));
-            }
-            stream.push(&bytes)?;
-            if stream.is_done() {
-                break;
-            }
-        }
+        http_client::read_stream(
+            response,
+            config.stream_idle_timeout,
+            config.max_response_bytes,
+            |bytes| {
+                stream.push(bytes)?;
+                Ok(stream.is_done())
+            },
+            |e| self.body_error("reading the event stream", status, e),
+        )
+        .await?;
         stream.finish()
     }
 
@@ -350,25 +324,23 @@ impl AnthropicClient {
     /// `max_response_bytes`: past it, reading stops (the connection is dropped).
     async fn read_body(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         status: u16,
     ) -> Result<Vec<u8>, CallError> {
-        let limit = self.inner.config.max_response_bytes;
-        if response.content_length().is_some_and(|len| len > limit) {
-            return Err(self.too_large(status));
-        }
-        let mut raw = Vec::new();
-        while let Some(piece) = response
-            .chunk()
+        http_client::read_body(response, self.inner.config.max_response_bytes)
             .await
-            .map_err(|e| self.transport_error("reading the response body", &e))?
-        {
-            if (raw.len() as u64).saturating_add(piece.len() as u64) > limit {
-                return Err(self.too_large(status));
-            }
-            raw.extend_from_slice(&piece);
+            .map_err(|e| self.body_error("reading the response body", status, e))
+    }
+
+    fn body_error(&self, doing: &'static str, status: u16, err: BodyError) -> CallError {
+        match err {
+            BodyError::TooLarge { .. } => self.too_large(status),
+            BodyError::Stalled { idle } => CallError::Stalled {
+                idle,
+                endpoint: self.inner.endpoint_shown.clone(),
+            },
+            BodyError::Transport(e) => self.transport_error(doing, &e),
         }
-        Ok(raw)
     }
 
     fn too_large(&self, status: u16) -> CallError {
@@ -409,22 +381,7 @@ impl AnthropicClient {
     }
 
     fn scrub(&self, err: LlmError) -> LlmError {
-        let clean = |m: String| self.scrub_text(m);
-        match err {
-            LlmError::RateLimited {
-                retry_after,
-                message,
-            } => LlmError::RateLimited {
-                retry_after,
-                message: clean(message),
-            },
-            LlmError::Transient(m) => LlmError::Transient(clean(m)),
-            LlmError::ContextTooLong(m) => LlmError::ContextTooLong(clean(m)),
-            LlmError::Auth(m) => LlmError::Auth(clean(m)),
-            LlmError::Permanent(m) => LlmError::Permanent(clean(m)),
-            LlmError::ResponseFormatUnsupported(m) => LlmError::ResponseFormatUnsupported(clean(m)),
-            LlmError::InvalidResponse(m) => LlmError::InvalidResponse(clean(m)),
-        }
+        err.map_message(|m| self.scrub_text(m))
     }
 }
 
@@ -445,35 +402,15 @@ impl LlmClient for AnthropicClient {
     }
 }
 
-/// The request with its transcript made valid (see [`transcript::repair`]), each repair
-/// logged as a warning.
-fn repaired(mut request: ChatRequest) -> ChatRequest {
-    let (messages, repairs) = transcript::repair(std::mem::take(&mut request.messages));
-    for repair in &repairs {
-        tracing::warn!(purpose = ?request.purpose, repair = %repair, "repaired the transcript before sending");
-    }
-    request.messages = messages;
-    request
-}
-
 /// `{base_url}/v1/messages` (or `{base_url}/messages` when the base already ends in `/v1`),
 /// after checking the base URL is an http(s) URL.
 fn endpoint_url(base_url: &str) -> Result<Url, Error> {
-    let trimmed = base_url.trim().trim_end_matches('/');
     let invalid = |reason: String| Error::InvalidBaseUrl {
         url: base_url.to_owned(),
         reason,
     };
-    let base = Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
-    if !matches!(base.scheme(), "http" | "https") {
-        return Err(invalid(format!(
-            "the scheme must be http or https (as in {DEFAULT_BASE_URL}), not '{}'",
-            base.scheme()
-        )));
-    }
-    if base.query().is_some() || base.fragment().is_some() {
-        return Err(invalid("a base URL cannot have a query or fragment".into()));
-    }
+    let trimmed = http_client::checked_base_url(base_url, DEFAULT_BASE_URL)
+        .map_err(|e| invalid(e.to_string()))?;
     let path = if trimmed.ends_with("/v1") {
         "/messages"
     } else {
@@ -486,15 +423,6 @@ fn endpoint_url(base_url: &str) -> Result<Url, Error> {
 fn is_anthropic_host(url: &Url) -> bool {
     url.host_str()
         .is_some_and(|host| host.eq_ignore_ascii_case("api.anthropic.com"))
-}
-
-/// A URL with any user name or password removed.
-fn shown_url(url: &Url) -> String {
-    let mut shown = url.clone();
-    // Both only fail for URLs that cannot have credentials at all.
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.to_string()
 }
 
 impl fmt::Debug for AnthropicClient {
@@ -533,7 +461,10 @@ mod tests {
         assert!(endpoint_url("ftp://example.com").is_err());
         assert!(endpoint_url("https://example.com?x=1").is_err());
         let url = endpoint_url("https://user:pw@proxy.example").unwrap();
-        assert_eq!(shown_url(&url), "https://proxy.example/v1/messages");
+        assert_eq!(
+            http_client::shown_url(&url),
+            "https://proxy.example/v1/messages"
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use http_client::RetryPolicy;
+
 /// Anthropic's public endpoint, used when no other base URL is given. Requests go to
 /// `{base_url}/v1/messages`.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -147,6 +149,16 @@ impl AnthropicConfig {
     pub fn with_max_response_bytes(mut self, limit: u64) -> AnthropicConfig {
         self.max_response_bytes = limit;
         self
+    }
+
+    /// How a call is retried (`max_retries`, the backoff, the `retry-after` cap).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.max_retries,
+            initial_backoff: self.initial_backoff,
+            max_backoff: self.max_backoff,
+            max_retry_after: self.max_retry_after,
+        }
     }
 
     /// The key as it will be sent: trimmed, `None` when blank.

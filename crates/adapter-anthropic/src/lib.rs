@@ -12,7 +12,7 @@
 //!   assistant tool calls are `tool_use` blocks (parallel calls side by side) and tool
 //!   messages `tool_result` blocks (`is_error: true` for a result the engine marked as a
 //!   failure); turns of one role in a row are merged; tools are `{name, description,
-//!   input_schema}`; the transcript is made valid first (`transcript`). A `response_format`
+//!   input_schema}`; the transcript is made valid first (`domain::llm::transcript`). A `response_format`
 //!   is refused before sending ([`domain::LlmError::ResponseFormatUnsupported`]: the API
 //!   has no such parameter; the domain then asks without it).
 //! - Replies (`response`, `sse`): whole or streamed (`message_start`, `content_block_*` with
@@ -62,7 +62,6 @@ mod error;
 mod request;
 mod response;
 mod sse;
-mod transcript;
 
 pub use client::AnthropicClient;
 pub use config::{

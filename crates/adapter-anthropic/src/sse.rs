@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use http_client::{data_of, SseLines};
 use serde_json::Value;
 
 use crate::classify::{excerpt, ApiError};
@@ -32,8 +33,7 @@ struct OpenBlock {
 #[derive(Debug)]
 pub(crate) struct SseAssembler {
     status: u16,
-    /// Bytes of a line not yet ended.
-    pending: Vec<u8>,
+    lines: SseLines,
     blocks: BTreeMap<u64, OpenBlock>,
     stop_reason: Option<String>,
     usage: WireUsage,
@@ -47,7 +47,7 @@ impl SseAssembler {
     pub(crate) fn new(status: u16) -> SseAssembler {
         SseAssembler {
             status,
-            pending: Vec::new(),
+            lines: SseLines::new(),
             blocks: BTreeMap::new(),
             stop_reason: None,
             usage: WireUsage::default(),
@@ -63,23 +63,18 @@ impl SseAssembler {
 
     /// Feeds received bytes; complete lines are handled at once.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), CallError> {
-        self.pending.extend_from_slice(bytes);
-        while let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=newline).collect();
-            let line = String::from_utf8_lossy(&line);
-            self.line(line.trim_end_matches(['\n', '\r']))?;
-            if self.done {
-                self.pending.clear();
-                break;
-            }
-        }
-        Ok(())
+        let mut lines = std::mem::take(&mut self.lines);
+        let fed = lines.feed(bytes, |line| {
+            self.line(line)?;
+            Ok(self.done)
+        });
+        self.lines = lines;
+        fed
     }
 
     /// The assembled reply, once the body has ended.
     pub(crate) fn finish(mut self) -> Result<ReplyParts, CallError> {
-        let rest = std::mem::take(&mut self.pending);
-        let rest = String::from_utf8_lossy(&rest).trim().to_owned();
+        let rest = self.lines.take_rest();
         if !rest.is_empty() && !self.done {
             // A last line without its newline: fine if whole, a cut stream if not.
             if let Err(e) = self.line(&rest) {
@@ -119,10 +114,9 @@ impl SseAssembler {
     fn line(&mut self, line: &str) -> Result<(), CallError> {
         // `event:` lines repeat the `type` of the data that follows; blank lines, `id:`,
         // `retry:` and `: comment` lines say nothing more.
-        let Some(data) = line.strip_prefix("data:") else {
+        let Some(data) = data_of(line) else {
             return Ok(());
         };
-        let data = data.trim();
         if data.is_empty() {
             return Ok(());
         }

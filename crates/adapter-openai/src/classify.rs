@@ -1,17 +1,17 @@
 //! Turning what the server said (status, headers, error body) into an [`LlmError`] the caller
-//! can act on, plus the text helpers used to build error messages.
+//! can act on (the status's class from `http_client::StatusClass`, refined by the error
+//! body), plus the text helpers used to build error messages.
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use domain::LlmError;
-use reqwest::header::HeaderMap;
+use http_client::StatusClass;
 use serde_json::Value;
+
+pub(crate) use http_client::excerpt;
 
 /// How much of a server message or body goes into an error.
 const MAX_MESSAGE_CHARS: usize = 500;
-/// How much of an unparseable body goes into an error.
-const MAX_EXCERPT_CHARS: usize = 200;
 
 /// An error as a server reported it, from an error body or from the bare status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -170,19 +170,21 @@ pub(crate) fn classify_status(
     err: &ServerError,
 ) -> LlmError {
     let text = format!("HTTP {status}: {}", err.describe());
-    match status {
-        401 | 403 => LlmError::Auth(text),
-        429 if err.is_quota_exhausted() => LlmError::Permanent(text),
-        429 => LlmError::RateLimited {
+    match StatusClass::of(status) {
+        StatusClass::Auth => LlmError::Auth(text),
+        StatusClass::RateLimited if err.is_quota_exhausted() => LlmError::Permanent(text),
+        StatusClass::RateLimited => LlmError::RateLimited {
             retry_after,
             message: text,
         },
         _ if err.is_context_overflow() => LlmError::ContextTooLong(text),
-        413 => LlmError::ContextTooLong(text),
-        408 | 409 | 425 | 500..=599 => LlmError::Transient(text),
-        400..=499 if err.refuses_response_format() => LlmError::ResponseFormatUnsupported(text),
-        400..=499 => LlmError::Permanent(text),
-        _ => LlmError::InvalidResponse(format!("unexpected {text}")),
+        StatusClass::TooLarge => LlmError::ContextTooLong(text),
+        StatusClass::Transient => LlmError::Transient(text),
+        StatusClass::Refused if err.refuses_response_format() => {
+            LlmError::ResponseFormatUnsupported(text)
+        }
+        StatusClass::Refused => LlmError::Permanent(text),
+        StatusClass::Unexpected => LlmError::InvalidResponse(format!("unexpected {text}")),
     }
 }
 
@@ -230,60 +232,6 @@ pub(crate) fn classify_error_in_success(
     }
 }
 
-/// How long the server asked us to wait: `retry-after-ms` (milliseconds), else
-/// `Retry-After` as seconds (integer or decimal) or as an HTTP date.
-pub(crate) fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Duration> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = header("retry-after-ms").and_then(parse_seconds) {
-        return Some(ms / 1000);
-    }
-    let value = header("retry-after")?;
-    parse_seconds(value).or_else(|| {
-        let at = DateTime::parse_from_rfc2822(value)
-            .ok()?
-            .with_timezone(&Utc);
-        Some((at - now).to_std().unwrap_or(Duration::ZERO))
-    })
-}
-
-/// A non-negative, finite number as a duration in seconds (`"1"`, `"1.5"`).
-fn parse_seconds(value: &str) -> Option<Duration> {
-    let n: f64 = value.parse().ok()?;
-    if !n.is_finite() || n < 0.0 {
-        return None;
-    }
-    Duration::try_from_secs_f64(n).ok()
-}
-
-/// At most `max_chars` characters of `s` on one line, with `…` when cut.
-pub(crate) fn excerpt(s: &str, max_chars: usize) -> String {
-    let flat: String = s
-        .trim()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match flat.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
-    }
-}
-
-/// A shortened view of an unparseable body, for error messages.
-pub(crate) fn body_excerpt(raw: &[u8]) -> String {
-    if raw.is_empty() {
-        return "empty body".to_owned();
-    }
-    format!(
-        "body starts with: {:?}",
-        excerpt(&String::from_utf8_lossy(raw), MAX_EXCERPT_CHARS)
-    )
-}
-
 fn text(value: &Value) -> Option<String> {
     match value {
         Value::Null => None,
@@ -296,60 +244,10 @@ fn text(value: &Value) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
     use serde_json::json;
 
     fn err(body: Value) -> ServerError {
         ServerError::from_body(&body).unwrap()
-    }
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn retry_after_forms() {
-        let now = Utc::now();
-        assert_eq!(
-            retry_after(&headers(&[("retry-after", "3")]), now),
-            Some(Duration::from_secs(3))
-        );
-        assert_eq!(
-            retry_after(&headers(&[("retry-after", "1.5")]), now),
-            Some(Duration::from_millis(1500))
-        );
-        assert_eq!(
-            retry_after(
-                &headers(&[("retry-after", "2"), ("retry-after-ms", "250")]),
-                now
-            ),
-            Some(Duration::from_millis(250))
-        );
-        let at = DateTime::parse_from_rfc2822("Wed, 21 Oct 2015 07:28:00 GMT")
-            .unwrap()
-            .with_timezone(&Utc);
-        assert_eq!(
-            retry_after(
-                &headers(&[("retry-after", "Wed, 21 Oct 2015 07:28:30 GMT")]),
-                at
-            ),
-            Some(Duration::from_secs(30))
-        );
-        // A date in the past means "now".
-        assert_eq!(
-            retry_after(
-                &headers(&[("retry-after", "Wed, 21 Oct 2015 07:27:00 GMT")]),
-                at
-            ),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
-        assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
-        assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
 
     #[test]
@@ -540,6 +438,5 @@ mod tests {
         assert!(text.chars().count() < 600, "{}", text.len());
         assert!(text.ends_with('…'));
         assert_eq!(excerpt("héllo", 2), "hé…");
-        assert_eq!(body_excerpt(b""), "empty body");
     }
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use backon::{ExponentialBuilder, Retryable};
-use chrono::Utc;
+use domain::llm::transcript::repaired;
 use domain::llm::{ChatRequest, ChatResponse, ResponseFormat};
 use domain::ports::LlmClient;
 use domain::LlmError;
+use http_client::{is_success, BodyError, ReplyHead, RetryableFailure};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::Url;
 use serde_json::Value;
@@ -20,8 +20,8 @@ use crate::classify::{self, ServerError};
 use crate::config::{OpenAiConfig, ToolProtocol, REDACTED};
 use crate::error::Error;
 use crate::sse::{self, SseAssembler};
+use crate::text_tools;
 use crate::wire::{self, WireOptions};
-use crate::{text_tools, transcript};
 
 /// An [`LlmClient`] talking to an OpenAI-compatible Chat Completions endpoint.
 ///
@@ -52,7 +52,7 @@ impl OpenAiClient {
             ));
         }
         let endpoint = endpoint_url(&config.base_url)?;
-        let endpoint_shown = shown_url(&endpoint);
+        let endpoint_shown = http_client::shown_url(&endpoint);
 
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
@@ -98,16 +98,6 @@ impl OpenAiClient {
         &self.inner.endpoint_shown
     }
 
-    fn backoff(&self) -> ExponentialBuilder {
-        let c = &self.inner.config;
-        ExponentialBuilder::default()
-            .with_jitter()
-            .with_factor(2.0)
-            .with_min_delay(c.initial_backoff)
-            .with_max_delay(c.max_backoff.max(c.initial_backoff))
-            .with_max_times(usize::try_from(c.max_retries).unwrap_or(usize::MAX))
-    }
-
     /// One attempt: send, read, classify, parse. The key is scrubbed from any error.
     async fn attempt(&self, body: &[u8]) -> Result<ChatResponse, Failure> {
         let mut status = None;
@@ -126,24 +116,16 @@ impl OpenAiClient {
     ) -> Result<ChatResponse, LlmError> {
         let inner = &*self.inner;
         let started = Instant::now();
-        let response = inner
-            .http
-            .post(inner.endpoint.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec())
-            .send()
+        let response = http_client::post_json(&inner.http, inner.endpoint.clone(), body)
             .await
             .map_err(|e| self.transport_error("sending the request", &e))?;
-
-        let status = response.status().as_u16();
+        let ReplyHead {
+            status,
+            retry_after,
+            event_stream,
+        } = ReplyHead::of(&response);
         *status_seen = Some(status);
-        let retry_after = classify::retry_after(response.headers(), Utc::now());
-        let event_stream = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/event-stream"));
-        if (200..300).contains(&status) && event_stream {
+        if event_stream {
             return self.read_stream(response, status).await;
         }
         let raw = self.read_body(response, status).await?;
@@ -154,7 +136,7 @@ impl OpenAiClient {
             "chat completion reply"
         );
 
-        if !(200..300).contains(&status) {
+        if !is_success(status) {
             let err = ServerError::from_raw_body(&raw);
             return Err(classify::classify_status(status, retry_after, &err));
         }
@@ -166,7 +148,7 @@ impl OpenAiClient {
         }
 
         let value: Value = serde_json::from_slice(&raw).map_err(|e| {
-            let what = format!("{} ({e})", classify::body_excerpt(&raw));
+            let what = format!("{} ({e})", http_client::body_excerpt(&raw));
             if e.is_eof() {
                 LlmError::Transient(format!("truncated HTTP {status} reply: {what}"))
             } else {
@@ -186,36 +168,22 @@ impl OpenAiClient {
     /// Reads an event stream chunk by chunk until `[DONE]` or the end of the body.
     async fn read_stream(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         status: u16,
     ) -> Result<ChatResponse, LlmError> {
+        let config = &self.inner.config;
         let mut stream = SseAssembler::new(status);
-        let idle = self.inner.config.stream_idle_timeout;
-        let limit = self.inner.config.max_response_bytes;
-        let mut read: u64 = 0;
-        loop {
-            let next = tokio::time::timeout(idle, response.chunk())
-                .await
-                .map_err(|_| {
-                    LlmError::Transient(format!(
-                        "the event stream stalled: nothing for {} s (POST {})",
-                        idle.as_secs_f64(),
-                        self.inner.endpoint_shown
-                    ))
-                })?
-                .map_err(|e| self.transport_error("reading the event stream", &e))?;
-            let Some(bytes) = next else {
-                break;
-            };
-            read = read.saturating_add(bytes.len() as u64);
-            if read > limit {
-                return Err(self.too_large(status));
-            }
-            stream.push(&bytes)?;
-            if stream.is_done() {
-                break;
-            }
-        }
+        http_client::read_stream(
+            response,
+            config.stream_idle_timeout,
+            config.max_response_bytes,
+            |bytes| {
+                stream.push(bytes)?;
+                Ok(stream.is_done())
+            },
+            |e| self.body_error("reading the event stream", status, e),
+        )
+        .await?;
         stream.finish()
     }
 
@@ -223,25 +191,24 @@ impl OpenAiClient {
     /// `max_response_bytes`: past it, reading stops (the connection is dropped).
     async fn read_body(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         status: u16,
     ) -> Result<Vec<u8>, LlmError> {
-        let limit = self.inner.config.max_response_bytes;
-        if response.content_length().is_some_and(|len| len > limit) {
-            return Err(self.too_large(status));
-        }
-        let mut raw = Vec::new();
-        while let Some(piece) = response
-            .chunk()
+        http_client::read_body(response, self.inner.config.max_response_bytes)
             .await
-            .map_err(|e| self.transport_error("reading the response body", &e))?
-        {
-            if (raw.len() as u64).saturating_add(piece.len() as u64) > limit {
-                return Err(self.too_large(status));
-            }
-            raw.extend_from_slice(&piece);
+            .map_err(|e| self.body_error("reading the response body", status, e))
+    }
+
+    fn body_error(&self, doing: &str, status: u16, err: BodyError) -> LlmError {
+        match err {
+            BodyError::TooLarge { .. } => self.too_large(status),
+            BodyError::Stalled { idle } => LlmError::Transient(format!(
+                "the event stream stalled: nothing for {} s (POST {})",
+                idle.as_secs_f64(),
+                self.inner.endpoint_shown
+            )),
+            BodyError::Transport(e) => self.transport_error(doing, &e),
         }
-        Ok(raw)
     }
 
     /// A reply larger than `max_response_bytes`: not understood, and not worth retrying.
@@ -281,28 +248,13 @@ impl OpenAiClient {
         let Some(key) = self.inner.config.effective_api_key() else {
             return err;
         };
-        let clean = |s: String| {
-            if s.contains(key) {
-                s.replace(key, REDACTED)
+        err.map_message(|m| {
+            if m.contains(key) {
+                m.replace(key, REDACTED)
             } else {
-                s
+                m
             }
-        };
-        match err {
-            LlmError::RateLimited {
-                retry_after,
-                message,
-            } => LlmError::RateLimited {
-                retry_after,
-                message: clean(message),
-            },
-            LlmError::Transient(m) => LlmError::Transient(clean(m)),
-            LlmError::ContextTooLong(m) => LlmError::ContextTooLong(clean(m)),
-            LlmError::Auth(m) => LlmError::Auth(clean(m)),
-            LlmError::Permanent(m) => LlmError::Permanent(clean(m)),
-            LlmError::ResponseFormatUnsupported(m) => LlmError::ResponseFormatUnsupported(clean(m)),
-            LlmError::InvalidResponse(m) => LlmError::InvalidResponse(clean(m)),
-        }
+        })
     }
 }
 
@@ -372,36 +324,24 @@ impl OpenAiClient {
             "chat completion request"
         );
 
-        let max_backoff = config.max_backoff.max(config.initial_backoff);
-        let max_retry_after = config.max_retry_after;
         let mut attempt: u32 = 1;
-        let result = (|| self.attempt(&body))
-            .retry(self.backoff())
-            .sleep(tokio::time::sleep)
-            .when(|failure| failure.error.is_retryable())
-            .adjust(|failure, computed| {
-                // `None` means the retries are used up.
-                let computed = computed?;
-                Some(match &failure.error {
-                    LlmError::RateLimited {
-                        retry_after: Some(wait),
-                        ..
-                    } => (*wait).min(max_retry_after),
-                    _ => computed.min(max_backoff),
-                })
-            })
-            .notify(|failure, delay| {
-                tracing::warn!(
-                    model = %config.model,
-                    status = failure.status,
-                    attempt,
-                    max_retries = config.max_retries,
-                    delay_ms = delay.as_millis() as u64,
-                    error = %failure.error,
-                    "chat completion failed, retrying"
-                );
-                attempt += 1;
-            })
+        let result = config
+            .retry_policy()
+            .run(
+                || self.attempt(&body),
+                |failure: &Failure, delay| {
+                    tracing::warn!(
+                        model = %config.model,
+                        status = failure.status,
+                        attempt,
+                        max_retries = config.max_retries,
+                        delay_ms = delay.as_millis() as u64,
+                        error = %failure.error,
+                        "chat completion failed, retrying"
+                    );
+                    attempt += 1;
+                },
+            )
             .await
             .map_err(|failure| failure.error);
 
@@ -417,17 +357,6 @@ impl OpenAiClient {
         }
         result
     }
-}
-
-/// The request with its transcript made valid (see [`transcript::repair`]), each repair
-/// logged as a warning.
-fn repaired(mut request: ChatRequest) -> ChatRequest {
-    let (messages, repairs) = transcript::repair(std::mem::take(&mut request.messages));
-    for repair in &repairs {
-        tracing::warn!(purpose = ?request.purpose, repair = %repair, "repaired the transcript before sending");
-    }
-    request.messages = messages;
-    request
 }
 
 fn has_tool_turns(request: &ChatRequest) -> bool {
@@ -468,33 +397,29 @@ struct Failure {
     status: Option<u16>,
 }
 
+impl RetryableFailure for Failure {
+    fn is_retryable(&self) -> bool {
+        self.error.is_retryable()
+    }
+
+    /// Only a rate limit's wait is honoured as such.
+    fn retry_after(&self) -> Option<Duration> {
+        match &self.error {
+            LlmError::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
 /// `{base_url}/chat/completions`, after checking the base URL is an http(s) URL.
 fn endpoint_url(base_url: &str) -> Result<Url, Error> {
-    let trimmed = base_url.trim().trim_end_matches('/');
     let invalid = |reason: String| Error::InvalidBaseUrl {
         url: base_url.to_owned(),
         reason,
     };
-    let base = Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
-    if !matches!(base.scheme(), "http" | "https") {
-        return Err(invalid(format!(
-            "the scheme must be http or https (as in http://localhost:8080/v1), not '{}'",
-            base.scheme()
-        )));
-    }
-    if base.query().is_some() || base.fragment().is_some() {
-        return Err(invalid("a base URL cannot have a query or fragment".into()));
-    }
+    let trimmed = http_client::checked_base_url(base_url, "http://localhost:8080/v1")
+        .map_err(|e| invalid(e.to_string()))?;
     Url::parse(&format!("{trimmed}/chat/completions")).map_err(|e| invalid(e.to_string()))
-}
-
-/// A URL with any user name or password removed.
-fn shown_url(url: &Url) -> String {
-    let mut shown = url.clone();
-    // Both only fail for URLs that cannot have credentials at all.
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.to_string()
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -555,7 +480,10 @@ mod tests {
     #[test]
     fn credentials_in_the_url_are_not_shown() {
         let url = endpoint_url("https://user:pw@example.com/v1").unwrap();
-        assert_eq!(shown_url(&url), "https://example.com/v1/chat/completions");
+        assert_eq!(
+            http_client::shown_url(&url),
+            "https://example.com/v1/chat/completions"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use http_client::RetryPolicy;
+
 /// The public OpenAI endpoint, used when no other base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -116,6 +118,16 @@ impl OpenAiConfig {
     /// at `base_url`, with the other defaults of [`OpenAiConfig::new`].
     pub fn compatible(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig::new(model).with_base_url(base_url)
+    }
+
+    /// How a call is retried (`max_retries`, the backoff, the `retry-after` cap).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.max_retries,
+            initial_backoff: self.initial_backoff,
+            max_backoff: self.max_backoff,
+            max_retry_after: self.max_retry_after,
+        }
     }
 
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> OpenAiConfig {

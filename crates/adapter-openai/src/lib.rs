@@ -15,7 +15,7 @@
 //! - Replies may be streamed (server-sent events, [`OpenAiConfig::stream`]): content,
 //!   reasoning and tool-call deltas are assembled (by `index`, else id, else position), and a
 //!   stream cut short is a transient failure, retried.
-//! - Every outgoing transcript is made valid first: an assistant tool call without its tool
+//! - Every outgoing transcript is made valid first (`domain::llm::transcript`): an assistant tool call without its tool
 //!   message gets `"(no result recorded)"`, an orphaned tool message is dropped (with a
 //!   warning).
 //! - Structured output: the request's `response_format` (`json_schema`, `json_object`) is
@@ -42,7 +42,6 @@ pub mod fuzzing;
 mod provider;
 mod sse;
 mod text_tools;
-mod transcript;
 mod wire;
 
 pub use client::OpenAiClient;

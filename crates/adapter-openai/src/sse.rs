@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use domain::llm::{ChatResponse, ToolCall, Usage};
 use domain::LlmError;
+use http_client::{data_of, SseLines};
 use serde_json::Value;
 
 use crate::classify::{self, excerpt, ServerError};
@@ -29,8 +30,7 @@ struct PartialCall {
 #[derive(Debug)]
 pub(crate) struct SseAssembler {
     status: u16,
-    /// Bytes of a line not yet ended.
-    pending: Vec<u8>,
+    lines: SseLines,
     content: Option<String>,
     reasoning: Option<String>,
     calls: Vec<PartialCall>,
@@ -50,7 +50,7 @@ impl SseAssembler {
     pub(crate) fn new(status: u16) -> SseAssembler {
         SseAssembler {
             status,
-            pending: Vec::new(),
+            lines: SseLines::new(),
             content: None,
             reasoning: None,
             calls: Vec::new(),
@@ -70,23 +70,18 @@ impl SseAssembler {
 
     /// Feeds received bytes; complete lines are handled at once.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), LlmError> {
-        self.pending.extend_from_slice(bytes);
-        while let Some(newline) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=newline).collect();
-            let line = String::from_utf8_lossy(&line);
-            self.line(line.trim_end_matches(['\n', '\r']))?;
-            if self.done {
-                self.pending.clear();
-                break;
-            }
-        }
-        Ok(())
+        let mut lines = std::mem::take(&mut self.lines);
+        let fed = lines.feed(bytes, |line| {
+            self.line(line)?;
+            Ok(self.done)
+        });
+        self.lines = lines;
+        fed
     }
 
     /// The assembled reply, once the body has ended.
     pub(crate) fn finish(mut self) -> Result<ChatResponse, LlmError> {
-        let rest = std::mem::take(&mut self.pending);
-        let rest = String::from_utf8_lossy(&rest).trim().to_owned();
+        let rest = self.lines.take_rest();
         if !rest.is_empty() && !self.done {
             // A last line without its newline: fine if complete, a cut stream if not.
             if let Err(e) = self.line(&rest) {
@@ -138,8 +133,8 @@ impl SseAssembler {
     }
 
     fn line(&mut self, line: &str) -> Result<(), LlmError> {
-        let payload = if let Some(data) = line.strip_prefix("data:") {
-            data.trim()
+        let payload = if let Some(data) = data_of(line) {
+            data
         } else if line.trim_start().starts_with('{') {
             line.trim() // a bare JSON line (NDJSON-style servers)
         } else {

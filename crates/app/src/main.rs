@@ -145,6 +145,7 @@ fn init_tracing(verbosity: cli::Verbosity, colour: bool) {
 async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
     // Once per process: every run built from here on is offered the same servers.
     mcp::declare(&loaded.layers)?;
+    config::providers::declare(&loaded.layers);
     match cli.command {
         Command::Run(args) => run::run(&cli.db, args).await,
         Command::Resume(args) => run::resume(&cli.db, args).await,

@@ -12,6 +12,7 @@
 //! the terminal itself: what a user should read goes through [`notice`], which the binary
 //! points at stderr.
 
+pub mod anthropic;
 pub mod caller;
 pub mod database;
 mod error;
@@ -33,5 +34,6 @@ pub mod workspace;
 
 pub use error::RunnerError;
 pub use settings::{
-    CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol,
+    AnthropicSettings, CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice,
+    ToolProtocol,
 };

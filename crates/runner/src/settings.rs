@@ -88,7 +88,8 @@ impl Named for SearchChoice {
     }
 }
 
-/// An OpenAI-compatible server preset, or the embedded model (`Local`).
+/// An OpenAI-compatible server preset, Anthropic's Messages API, or the embedded model
+/// (`Local`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     OpenAi,
@@ -98,6 +99,8 @@ pub enum Provider {
     DeepSeek,
     OpenRouter,
     LmStudio,
+    /// Anthropic's Messages API (docs/anthropic.md).
+    Anthropic,
     /// The embedded model, in process.
     Local,
 }
@@ -113,6 +116,7 @@ impl Named for Provider {
             Provider::DeepSeek,
             Provider::OpenRouter,
             Provider::LmStudio,
+            Provider::Anthropic,
             Provider::Local,
         ]
     }
@@ -125,6 +129,7 @@ impl Named for Provider {
             Provider::DeepSeek => "deepseek",
             Provider::OpenRouter => "openrouter",
             Provider::LmStudio => "lmstudio",
+            Provider::Anthropic => "anthropic",
             Provider::Local => "local",
         }
     }
@@ -148,12 +153,30 @@ impl Named for Provider {
                 "https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)"
             }
             Provider::LmStudio => "http://localhost:1234/v1 (no key)",
+            Provider::Anthropic => {
+                "https://api.anthropic.com, the Messages API (ANTHROPIC_API_KEY; \
+                 ANTHROPIC_BASE_URL overrides the URL)"
+            }
             Provider::Local => {
                 "The embedded model, in process, offline (`cargo xtask model` fetches \
                  Qwen2.5-Coder-1.5B; any GGUF with --model-path)"
             }
         }
     }
+}
+
+/// The `[providers.anthropic]` table of a config file (docs/anthropic.md): each `None`
+/// leaves the adapter's default (or the option that overrides it) in place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnthropicSettings {
+    /// Below `--base-url` and `ANTHROPIC_BASE_URL`.
+    pub base_url: Option<String>,
+    /// The variable holding the key, below `--api-key-env`; else `ANTHROPIC_API_KEY`.
+    pub api_key_env: Option<String>,
+    /// The `max_tokens` of every request.
+    pub max_tokens: Option<u32>,
+    /// `cache_control` breakpoints on the stable prefix (on by default).
+    pub prompt_caching: Option<bool>,
 }
 
 /// How tools are offered to the model.
@@ -249,6 +272,8 @@ pub struct RunSettings {
     pub summary: SummaryStyle,
     pub lease: Duration,
     pub provider: Option<Provider>,
+    /// With `provider` Anthropic: the `[providers.anthropic]` table.
+    pub anthropic: AnthropicSettings,
     pub api_key_env: Option<String>,
     pub base_url: Option<String>,
     pub stream: bool,
@@ -299,6 +324,7 @@ impl Default for RunSettings {
             summary: SummaryStyle::Auto,
             lease: Duration::from_secs(30),
             provider: None,
+            anthropic: AnthropicSettings::default(),
             api_key_env: None,
             base_url: None,
             stream: false,

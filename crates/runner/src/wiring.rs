@@ -40,7 +40,10 @@ pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
             replay: Some(replay),
         });
     }
-    let (client, api_key) = live_llm(args)?;
+    let (client, api_key) = match args.provider {
+        Some(Provider::Anthropic) => crate::anthropic::llm(args)?,
+        _ => live_llm(args)?,
+    };
     let Some(path) = &args.record else {
         return Ok(LlmSetup {
             client,
@@ -80,10 +83,11 @@ pub fn openai_config(
     };
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let config = match args.provider {
-        Some(Provider::Local) => return Ok(None),
+        // Anthropic is not an OpenAI-compatible server (`crate::anthropic`).
+        Some(Provider::Local | Provider::Anthropic) => return Ok(None),
         Some(arg) => {
             let provider = match arg {
-                Provider::Local => adapter_openai::Provider::OpenAi,
+                Provider::Local | Provider::Anthropic => adapter_openai::Provider::OpenAi,
                 Provider::OpenAi => adapter_openai::Provider::OpenAi,
                 Provider::Ollama => adapter_openai::Provider::Ollama,
                 Provider::Vllm => adapter_openai::Provider::Vllm,
@@ -279,7 +283,7 @@ pub struct ToolFamily {
 
 /// The contents of every `--ca-cert FILE`, trusted beside the platform's roots by the
 /// HTTP clients that talk to the outside (the LLM endpoint, web search).
-#[cfg(any(feature = "openai", feature = "search"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "search"))]
 pub fn ca_certs(args: &RunSettings) -> Result<Vec<Vec<u8>>, RunnerError> {
     args.ca_certs
         .iter()
@@ -411,12 +415,12 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
 #[cfg(feature = "openai")]
 fn uses_embedded_model(args: &RunSettings) -> bool {
-    matches!(openai_config(args), Ok(None))
+    args.provider != Some(Provider::Anthropic) && matches!(openai_config(args), Ok(None))
 }
 
 #[cfg(not(feature = "openai"))]
-fn uses_embedded_model(_args: &RunSettings) -> bool {
-    true
+fn uses_embedded_model(args: &RunSettings) -> bool {
+    args.provider != Some(Provider::Anthropic)
 }
 
 pub fn runtime(

@@ -487,7 +487,8 @@ pub struct RunOptions {
     pub json: bool,
 
     /// OpenAI-compatible server preset: sets the base URL and the server's quirks
-    /// (OPENAI_BASE_URL still overrides the URL). Without it, OPENAI_API_KEY or
+    /// (OPENAI_BASE_URL still overrides the URL); `anthropic` for Anthropic's Messages API
+    /// (ANTHROPIC_API_KEY, docs/anthropic.md). Without it, OPENAI_API_KEY or
     /// OPENAI_BASE_URL must be set.
     #[arg(long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
     pub provider: Option<Provider>,

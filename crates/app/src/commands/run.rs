@@ -23,6 +23,7 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     }
     let settings = args.opts.settings();
     let llm = runner::wiring::llm(&settings)?;
+    runner::anthropic::check_key(&settings).await?;
     let opened = db.open().await?;
     let mut runtime = console_runtime(llm.client.clone(), opened.store.clone(), &settings)?;
     if args.output == OutputArg::Jsonl {
@@ -60,6 +61,7 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
 pub async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     let settings = args.opts.settings();
     let llm = runner::wiring::llm(&settings)?;
+    runner::anthropic::check_key(&settings).await?;
     let opened = db.open().await?;
     let store = opened.store.clone();
     let record = store

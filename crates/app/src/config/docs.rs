@@ -110,6 +110,35 @@ A table with an unknown key, a value of the wrong type, or neither (or both) of 
 and `url` is an error like any other: one line naming the file and the line, exit code 2.
 "#;
 
+/// The `[providers.anthropic]` table: not options, so written here (docs/anthropic.md has
+/// more).
+const PROVIDERS: &str = r#"
+## Provider tables
+
+`[providers.anthropic]` holds the settings of `--provider anthropic` (Anthropic's Messages
+API, [anthropic.md](anthropic.md)) that are not options. It belongs at a file's top level,
+not in a profile; each key of the project file's (or `--config`'s) table replaces the user
+file's. A project file's `base_url` and `api_key_env` here are pinned like the top-level
+ones (see "Trust" above). No other provider has a table: the OpenAI-compatible presets are
+picked with `--provider` and configured with the keys above.
+
+| Key | Type | Default | Description |
+|---|---|---|---|
+| `base_url` | string | `https://api.anthropic.com` | The API root (requests go to `{base_url}/v1/messages`); `--base-url` and `ANTHROPIC_BASE_URL` come first. |
+| `api_key_env` | string | `ANTHROPIC_API_KEY` | The environment variable holding the key (never the key itself); `--api-key-env` comes first. |
+| `max_tokens` | integer | `8192` | The `max_tokens` of every request (the API requires one). |
+| `prompt_caching` | boolean | `true` | `cache_control` breakpoints on the stable prefix of every request. |
+
+```toml
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+
+[providers.anthropic]
+base_url = "https://llm-gateway.example.com"
+api_key_env = "GATEWAY_KEY"
+```
+"#;
+
 /// The whole reference page.
 pub fn markdown(keys: &[Key]) -> String {
     let mut out = String::from(INTRO);
@@ -149,6 +178,7 @@ pub fn markdown(keys: &[Key]) -> String {
         ));
     }
     out.push_str(MCP_SERVERS);
+    out.push_str(PROVIDERS);
     out
 }
 

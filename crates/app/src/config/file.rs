@@ -12,6 +12,7 @@ use toml::Spanned;
 use super::error::ConfigError;
 use super::keys::{Key, Kind, SECRET_KEYS};
 use super::mcp_servers;
+use super::providers;
 
 /// A value of a file, as the option's command-line value(s), and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub struct ConfigFile {
     pub profile: Option<String>,
     /// `[mcp_servers.NAME]` tables (top level only).
     pub mcp_servers: mcp_servers::Servers,
+    /// `[providers.NAME]` tables (top level only).
+    pub providers: providers::ProviderTables,
     /// `[trusted_projects."PATH"]` tables: the folders the user trusts and their pinned
     /// values (read from the user's file only; see [`super::trust`]).
     pub trusted_projects: BTreeMap<String, Pins>,
@@ -114,6 +117,10 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                 file.mcp_servers = mcp_servers::parse(value, |offset| src.line(offset))
                     .map_err(|p| src.error(p.span, p.text))?;
             }
+            "providers" => {
+                file.providers = providers::parse(value, |offset| src.line(offset))
+                    .map_err(|p| src.error(p.span, p.text))?;
+            }
             _ => top.push((key, value)),
         }
     }
@@ -168,7 +175,7 @@ fn settings(
         let name_str = name.get_ref().as_ref();
         if matches!(
             name_str,
-            "profile" | "profiles" | "mcp_servers" | "trusted_projects"
+            "profile" | "profiles" | "mcp_servers" | "providers" | "trusted_projects"
         ) {
             return Err(src.error(
                 name.span(),
@@ -206,6 +213,7 @@ fn unknown(name: &str, keys: &[Key]) -> String {
         "profile",
         "profiles",
         "mcp_servers",
+        "providers",
         "trusted_projects",
     ]);
     let nearest = candidates

@@ -29,9 +29,10 @@ const NOT_SETTINGS: [&str; 16] = [
 ];
 
 /// Keys that would put a secret in a file: refused, with a pointer to `api_key_env`.
-pub const SECRET_KEYS: [&str; 6] = [
+pub const SECRET_KEYS: [&str; 7] = [
     "api_key",
     "openai_api_key",
+    "anthropic_api_key",
     "key",
     "token",
     "password",

@@ -15,6 +15,7 @@ mod file;
 mod keys;
 pub mod mcp_servers;
 mod paths;
+pub mod providers;
 pub mod show;
 mod sources;
 pub mod starter;

@@ -146,6 +146,13 @@ pub fn text(loaded: &Loaded, settings: &[Setting]) -> String {
             width = width.saturating_sub(2)
         ));
     }
+    for (file, line) in loaded.layers.anthropic_tables() {
+        out.push_str(&format!(
+            "# {:<width$}  # {file}:{line}\n",
+            "[providers.anthropic]",
+            width = width.saturating_sub(2)
+        ));
+    }
     out
 }
 
@@ -185,7 +192,11 @@ pub fn json(loaded: &Loaded, settings: &[Setting]) -> Value {
         .into_iter()
         .map(|(name, (declared, file))| (name, json!({"source": file, "line": declared.line})))
         .collect();
-    json!({"profile": profile, "files": files, "settings": map, "mcp_servers": servers})
+    let a = loaded.layers.anthropic();
+    let anthropic = json!({"base_url": a.base_url, "api_key_env": a.api_key_env,
+        "max_tokens": a.max_tokens, "prompt_caching": a.prompt_caching});
+    json!({"profile": profile, "files": files, "settings": map, "mcp_servers": servers,
+        "providers": {"anthropic": anthropic}})
 }
 
 /// `values` written as a TOML value of `kind`.

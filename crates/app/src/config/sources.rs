@@ -256,6 +256,30 @@ impl Layers {
         servers
     }
 
+    /// The `[providers.anthropic]` settings in effect: each key from the project's (or
+    /// `--config`'s) table when it sets it, else from the user's.
+    pub fn anthropic(&self) -> runner::AnthropicSettings {
+        let mut merged = runner::AnthropicSettings::default();
+        for file in self.parsed() {
+            let Some(table) = &file.providers.anthropic else {
+                continue;
+            };
+            let s = &table.settings;
+            merged.base_url = merged.base_url.or_else(|| s.base_url.clone());
+            merged.api_key_env = merged.api_key_env.or_else(|| s.api_key_env.clone());
+            merged.max_tokens = merged.max_tokens.or(s.max_tokens);
+            merged.prompt_caching = merged.prompt_caching.or(s.prompt_caching);
+        }
+        merged
+    }
+
+    /// The files with a `[providers.anthropic]` table and its line, by precedence.
+    pub fn anthropic_tables(&self) -> Vec<(String, usize)> {
+        self.parsed()
+            .filter_map(|f| Some((f.shown.clone(), f.providers.anthropic.as_ref()?.line)))
+            .collect()
+    }
+
     /// Every key the files set, with its values.
     pub fn values(&self, keys: &[Key]) -> BTreeMap<String, Vec<String>> {
         keys.iter()

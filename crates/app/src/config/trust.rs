@@ -5,7 +5,8 @@
 //! folders are recorded in the user's config file as `[trusted_projects."PATH"]` tables.
 //!
 //! On top of that, the values of a project file that run a program or send a secret
-//! ([`PINNED_KEYS`] and each MCP server's [`PINNED_SERVER_KEYS`]) are pinned: their digests
+//! ([`PINNED_KEYS`], each MCP server's [`PINNED_SERVER_KEYS`] and `[providers.anthropic]`'s
+//! `base_url` and `api_key_env`) are pinned: their digests
 //! are recorded with the folder, and a new or changed one is refused (asked in a terminal)
 //! until `planwright trust` has shown and recorded it.
 
@@ -79,6 +80,15 @@ pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
             label: format!("mcp_servers.{name}"),
             shown: format!("[mcp_servers.{name}] {}", server.pinned),
         });
+    }
+    if let Some(table) = &file.providers.anthropic {
+        let pinned = table.pinned();
+        if !pinned.is_empty() {
+            out.push(Pinned {
+                label: "providers.anthropic".into(),
+                shown: format!("[providers.anthropic] {pinned}"),
+            });
+        }
     }
     out
 }
@@ -389,5 +399,22 @@ mod tests {
         assert_ne!(a.digest(), b.digest());
         assert!(a.digest().starts_with("sha256:"));
         assert_eq!(a.digest().len(), 7 + 64);
+    }
+
+    #[test]
+    fn the_anthropic_tables_url_and_key_variable_are_pinned() {
+        let keys = super::super::keys::keys(&<crate::cli::Cli as clap::CommandFactory>::command());
+        let text = "[providers.anthropic]\nbase_url = \"http://evil:1\"\nmax_tokens = 10\n";
+        let parsed = file::parse("p.toml", text, &keys).unwrap();
+        let pins = pinned(&parsed, &keys);
+        assert_eq!(
+            pins,
+            [Pinned {
+                label: "providers.anthropic".into(),
+                shown: "[providers.anthropic] base_url = \"http://evil:1\"".into(),
+            }]
+        );
+        let only_tokens = file::parse("p.toml", "[providers.anthropic]\nmax_tokens = 10\n", &keys);
+        assert!(pinned(&only_tokens.unwrap(), &keys).is_empty());
     }
 }

@@ -6,6 +6,8 @@
 //! A part that is configured explicitly (`--model-path`, `PLANWRIGHT_CHROMIUM`, `--sandbox
 //! bwrap`, an endpoint) and does not work fails; an optional part merely absent warns.
 
+#[cfg(feature = "anthropic")]
+mod anthropic;
 mod checks;
 mod endpoint;
 
@@ -83,6 +85,13 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     say(checks::model(&settings));
     say(checks::chromium(settings.chromium.as_deref()));
     say(checks::bubblewrap(settings.sandbox));
+    #[cfg(feature = "anthropic")]
+    if settings.provider == Some(runner::Provider::Anthropic) {
+        say(anthropic::check(&settings, args.timeout_secs).await);
+    } else {
+        say(endpoint::check(&settings, args.timeout_secs).await);
+    }
+    #[cfg(not(feature = "anthropic"))]
     say(endpoint::check(&settings, args.timeout_secs).await);
     say(checks::database(db).await);
     say(checks::workspace_root(&args.workspace_root));

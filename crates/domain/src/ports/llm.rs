@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+pub mod transcript;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
@@ -246,8 +248,54 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The same error with its message passed through `f` (an adapter removing a secret the
+    /// server echoed back); the kind and any `retry_after` are kept.
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> LlmError {
+        match self {
+            LlmError::RateLimited {
+                retry_after,
+                message,
+            } => LlmError::RateLimited {
+                retry_after,
+                message: f(message),
+            },
+            LlmError::Transient(m) => LlmError::Transient(f(m)),
+            LlmError::ContextTooLong(m) => LlmError::ContextTooLong(f(m)),
+            LlmError::Auth(m) => LlmError::Auth(f(m)),
+            LlmError::Permanent(m) => LlmError::Permanent(f(m)),
+            LlmError::ResponseFormatUnsupported(m) => LlmError::ResponseFormatUnsupported(f(m)),
+            LlmError::InvalidResponse(m) => LlmError::InvalidResponse(f(m)),
+        }
+    }
+
     /// Whether trying the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self, LlmError::RateLimited { .. } | LlmError::Transient(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_message_keeps_the_kind_and_the_wait() {
+        let wait = Some(Duration::from_secs(2));
+        let err = LlmError::RateLimited {
+            retry_after: wait,
+            message: "key sk-1".into(),
+        }
+        .map_message(|m| m.replace("sk-1", "[REDACTED]"));
+        assert_eq!(
+            err,
+            LlmError::RateLimited {
+                retry_after: wait,
+                message: "key [REDACTED]".into()
+            }
+        );
+        assert_eq!(
+            LlmError::Auth("a".into()).map_message(|m| m + "b"),
+            LlmError::Auth("ab".into())
+        );
     }
 }

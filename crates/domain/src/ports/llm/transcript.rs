@@ -1,18 +1,31 @@
-//! Making every outgoing transcript valid for strict servers: each assistant tool call is
-//! answered by a tool message right after it, and no tool message answers a call that is
-//! not there (docs/design.md, "Transcripts": orphaned tool messages give HTTP 400s).
+//! Making an outgoing transcript valid for strict servers, whatever their wire format: each
+//! assistant tool call is answered by a tool message right after its turn, and no tool
+//! message answers a call that is not there (docs/design.md, "Transcripts": the OpenAI
+//! format and Anthropic's Messages API both refuse such transcripts with HTTP 400s). The
+//! LLM adapters call [`repaired`] before encoding a request.
 
 use std::collections::HashSet;
 
-use domain::llm::{ChatMessage, Role};
+use super::{ChatMessage, ChatRequest, Role};
 
 /// The text of the tool message given to a call that has no answer.
-pub(crate) const NO_RESULT: &str = "(no result recorded)";
+pub const NO_RESULT: &str = "(no result recorded)";
+
+/// The request with its transcript made valid (see [`repair`]), each repair logged as a
+/// warning.
+pub fn repaired(mut request: ChatRequest) -> ChatRequest {
+    let (messages, repairs) = repair(std::mem::take(&mut request.messages));
+    for repair in &repairs {
+        tracing::warn!(purpose = ?request.purpose, repair = %repair, "repaired the transcript before sending");
+    }
+    request.messages = messages;
+    request
+}
 
 /// Returns `messages` with orphaned or duplicate tool messages dropped and a synthetic
 /// answer ([`NO_RESULT`]) added for each unanswered tool call, plus one line per repair made
 /// (empty when the transcript was already valid).
-pub(crate) fn repair(messages: Vec<ChatMessage>) -> (Vec<ChatMessage>, Vec<String>) {
+pub fn repair(messages: Vec<ChatMessage>) -> (Vec<ChatMessage>, Vec<String>) {
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
     let mut repairs = Vec::new();
     // Calls of the latest assistant turn still waiting for their tool message, in order.
@@ -70,7 +83,7 @@ fn close_turn(out: &mut Vec<ChatMessage>, pending: &mut Vec<String>, repairs: &m
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use domain::llm::ToolCall;
+    use crate::llm::ToolCall;
 
     fn calls(ids: &[&str]) -> ChatMessage {
         ChatMessage {
