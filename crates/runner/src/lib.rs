@@ -27,6 +27,7 @@ pub mod service;
 mod service_error;
 mod settings;
 pub mod state_folder;
+pub mod telemetry;
 pub mod wiring;
 pub mod workspace;
 

@@ -410,12 +410,12 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
 #[cfg(feature = "openai")]
-fn uses_embedded_model(args: &RunSettings) -> bool {
+pub(crate) fn uses_embedded_model(args: &RunSettings) -> bool {
     matches!(openai_config(args), Ok(None))
 }
 
 #[cfg(not(feature = "openai"))]
-fn uses_embedded_model(_args: &RunSettings) -> bool {
+pub(crate) fn uses_embedded_model(_args: &RunSettings) -> bool {
     true
 }
 
@@ -451,6 +451,7 @@ pub fn runtime(
             deny: args.deny.clone(),
             paths: approval_paths(),
         },
+        trace: crate::telemetry::labels(args),
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;

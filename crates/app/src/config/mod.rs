@@ -18,6 +18,7 @@ mod paths;
 pub mod show;
 mod sources;
 pub mod starter;
+pub mod telemetry;
 mod tighten;
 pub mod trust;
 

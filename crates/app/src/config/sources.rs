@@ -256,6 +256,20 @@ impl Layers {
         servers
     }
 
+    /// The `[telemetry]` values in effect, by key, with the file setting each: the
+    /// project's (or `--config`'s) beats the user's.
+    pub fn telemetry(&self) -> BTreeMap<String, (super::telemetry::Value, String)> {
+        let mut values = BTreeMap::new();
+        for file in self.parsed() {
+            for (name, value) in &file.telemetry {
+                values
+                    .entry(name.clone())
+                    .or_insert_with(|| (value.clone(), file.shown.clone()));
+            }
+        }
+        values
+    }
+
     /// Every key the files set, with its values.
     pub fn values(&self, keys: &[Key]) -> BTreeMap<String, Vec<String>> {
         keys.iter()

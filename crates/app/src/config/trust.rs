@@ -80,6 +80,23 @@ pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
             shown: format!("[mcp_servers.{name}] {}", server.pinned),
         });
     }
+    // Where spans are sent, and whether with content: data leaving the machine.
+    let telemetry: Vec<String> = super::telemetry::PINNED_TELEMETRY_KEYS
+        .iter()
+        .filter_map(|k| {
+            let value = file.telemetry.get(*k)?;
+            Some(format!(
+                "{k} = {}",
+                serde_json::Value::from(value.text.as_str())
+            ))
+        })
+        .collect();
+    if !telemetry.is_empty() {
+        out.push(Pinned {
+            label: "telemetry".into(),
+            shown: format!("[telemetry] {}", telemetry.join(", ")),
+        });
+    }
     out
 }
 

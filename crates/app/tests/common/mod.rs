@@ -289,7 +289,7 @@ impl Planwright {
     /// no web search unless a test asks for them), and no user config file.
     pub fn isolate(&self, cmd: &mut tokio::process::Command) {
         for (k, _) in std::env::vars() {
-            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") {
+            if k.starts_with("OPENAI_") || k.starts_with("PLANWRIGHT_") || k.starts_with("OTEL_") {
                 cmd.env_remove(k);
             }
         }

@@ -1,0 +1,468 @@
+//! Trace export against a real collector: Arize Phoenix (`arize-phoenix` on PyPI, pinned
+//! below), installed once in a virtual environment under the target folder and started once
+//! per test binary on a free port, like the MCP tests' Python SDK. A scripted 3-step run sent
+//! to it is read back through Phoenix's REST API: one trace, the span tree run → steps →
+//! chat and execute_tool, the GenAI attributes. Without python3, venv or PyPI the Phoenix
+//! test skips, except with `CI=true`, where it fails. The collector-down and bad-setting
+//! tests need nothing.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// The collector the test is written for.
+const PHOENIX: &str = "arize-phoenix==20.26.1";
+
+/// How long Phoenix may take to answer `/healthz` (about 35 s on a loaded 2-core machine
+/// the first time: it creates its database).
+const PHOENIX_START: Duration = Duration::from_secs(240);
+
+/// Phoenix under a watchdog: once the watchdog's stdin closes (the test binary exits or is
+/// killed), it stops Phoenix and removes its working folder.
+const WATCHDOG: &str = r#"
+"$@" </dev/null >>"$PHOENIX_LOG" 2>&1 & pid=$!
+trap '' INT HUP
+while read -r _; do :; done
+kill "$pid" 2>/dev/null
+wait "$pid"
+rm -rf "$PHOENIX_WORKING_DIR"
+rm -f "$PHOENIX_LOG"
+"#;
+
+struct Phoenix {
+    port: u16,
+    /// Kept open for the whole test binary: its end stops Phoenix.
+    _watchdog: Mutex<Child>,
+}
+
+impl Phoenix {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+/// The Phoenix of this test binary, started on first use; `None` (the test skips) when it
+/// cannot be installed or started outside CI.
+fn phoenix() -> Option<&'static Phoenix> {
+    static PHOENIX_SERVER: OnceLock<Result<Phoenix, String>> = OnceLock::new();
+    test_support::require_or_skip(
+        PHOENIX_SERVER
+            .get_or_init(|| prepare_venv().and_then(|python| start_phoenix(&python)))
+            .as_ref()
+            .map_err(|why| format!("Arize Phoenix is not available ({why})")),
+    )
+}
+
+fn prepare_venv() -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("phoenix-{}", PHOENIX.replace("==", "-")));
+    let python = dir.join("bin").join("python");
+    if dir.join(".installed").exists() {
+        return Ok(python);
+    }
+    // Made aside and renamed: a run cut short never leaves a half-installed venv.
+    let building = dir.with_extension(format!("building-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    let step = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        let out = cmd
+            .output()
+            .map_err(|e| format!("{what}: cannot start: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+            ))
+        }
+    };
+    step(
+        Command::new("python3").args(["-m", "venv"]).arg(&building),
+        "python3 -m venv",
+    )?;
+    step(
+        Command::new(building.join("bin").join("python")).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            PHOENIX,
+        ]),
+        &format!("pip install {PHOENIX}"),
+    )?;
+    std::fs::write(building.join(".installed"), PHOENIX).map_err(|e| e.to_string())?;
+    if std::fs::rename(&building, &dir).is_err() {
+        // Another test process installed it meanwhile.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    if dir.join(".installed").exists() {
+        Ok(python)
+    } else {
+        Err(format!("{} could not be made", dir.display()))
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+/// Starts Phoenix (through its module: a renamed venv's scripts name the old path) and
+/// waits for `/healthz`.
+fn start_phoenix(python: &Path) -> Result<Phoenix, String> {
+    let port = free_port()?;
+    let grpc_port = free_port()?;
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("phoenix-run-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let log = work.with_extension("log");
+    let watchdog = Command::new("sh")
+        .args(["-c", WATCHDOG, "sh"])
+        .arg(python)
+        .args([
+            "-c",
+            "import sys; from phoenix.server.main import main; sys.argv[0] = 'phoenix'; \
+             sys.exit(main())",
+            "serve",
+        ])
+        .env("PHOENIX_PORT", port.to_string())
+        .env("PHOENIX_GRPC_PORT", grpc_port.to_string())
+        .env("PHOENIX_HOST", "127.0.0.1")
+        .env("PHOENIX_WORKING_DIR", &work)
+        .env("PHOENIX_LOG", &log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start Phoenix: {e}"))?;
+    let phoenix = Phoenix {
+        port,
+        _watchdog: Mutex::new(watchdog),
+    };
+    let started = Instant::now();
+    while !healthy(port) {
+        if started.elapsed() > PHOENIX_START {
+            let tail = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = tail.lines().rev().take(5).collect();
+            return Err(format!(
+                "Phoenix did not answer /healthz in {PHOENIX_START:?}: {}",
+                tail.join(" | ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Ok(phoenix)
+}
+
+/// Whether `GET /healthz` answers 200 (plain HTTP over a socket: no runtime needed here).
+fn healthy(port: u16) -> bool {
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(b"GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok()
+        && (head.starts_with(b"HTTP/1.1 200") || head.starts_with(b"HTTP/1.0 200"))
+}
+
+/// Every span of Phoenix project `project`.
+async fn spans(phoenix: &Phoenix, project: &str) -> Vec<Value> {
+    let client = reqwest::Client::new();
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut url = phoenix.url(&format!("/v1/projects/{project}/spans?limit=500"));
+        if let Some(c) = &cursor {
+            url.push_str(&format!("&cursor={c}"));
+        }
+        let Ok(response) = client.get(&url).send().await else {
+            return all;
+        };
+        let Ok(page) = response.json::<Value>().await else {
+            return all;
+        };
+        all.extend(page["data"].as_array().cloned().unwrap_or_default());
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return all,
+        }
+    }
+}
+
+/// The attribute `key` of a span, whether Phoenix gives attributes flat (`a.b`) or nested.
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
+    let attributes = &span["attributes"];
+    if let Some(v) = attributes.get(key) {
+        return Some(v);
+    }
+    key.split('.').try_fold(attributes, |v, part| v.get(part))
+}
+
+fn attr_str(span: &Value, key: &str) -> String {
+    match attr(span, key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn op(span: &Value) -> String {
+    attr_str(span, "gen_ai.operation.name")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripted_run_lands_in_phoenix_as_one_trace_of_genai_spans() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-trace-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--model",
+                "test-model",
+                "Write greeting.txt, count its words\nand report",
+            ],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    assert!(!stderr.contains("traces"), "a telemetry warning:\n{stderr}");
+    let run: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let run_id = run["run_id"].as_str().expect("a run id").to_string();
+
+    // The binary flushed at exit; Phoenix ingests in the background.
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        let agents = spans.iter().filter(|s| op(s) == "invoke_agent").count();
+        let workflows = spans.iter().filter(|s| op(s) == "invoke_workflow").count();
+        if workflows == 1 && agents >= 3 {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Phoenix has not got the run's spans: {spans:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    let trace_ids: std::collections::BTreeSet<&str> = spans
+        .iter()
+        .filter_map(|s| s["context"]["trace_id"].as_str())
+        .collect();
+    assert_eq!(trace_ids.len(), 1, "one trace: {trace_ids:?}");
+    let id = |s: &Value| {
+        s["context"]["span_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let parent = |s: &Value| s["parent_id"].as_str().unwrap_or_default().to_string();
+    let of = |name: &str| -> Vec<&Value> { spans.iter().filter(|s| op(s) == name).collect() };
+
+    let workflow = of("invoke_workflow")[0];
+    assert_eq!(parent(workflow), "", "the run is the root");
+    assert_eq!(workflow["name"], "invoke_workflow planwright");
+    assert_eq!(attr_str(workflow, "gen_ai.conversation.id"), run_id);
+    assert_eq!(attr_str(workflow, "planwright.mode"), "flow");
+    assert_eq!(
+        attr_str(workflow, "planwright.task"),
+        "Write greeting.txt, count its words",
+        "only the task's first line"
+    );
+    assert_eq!(workflow["status_code"], "OK");
+
+    let agents = of("invoke_agent");
+    assert_eq!(agents.len(), 3, "one per step attempt");
+    let agent_ids: Vec<String> = agents.iter().map(|s| id(s)).collect();
+    for agent in &agents {
+        assert_eq!(parent(agent), id(workflow));
+        assert_eq!(agent["name"], "invoke_agent general");
+    }
+
+    let chats = of("chat");
+    // The plan, two turns in each of the first two steps, one in the third, the summary.
+    assert_eq!(chats.len(), 7, "{chats:#?}");
+    for chat in &chats {
+        assert_eq!(chat["name"], "chat test-model");
+        assert_eq!(attr_str(chat, "gen_ai.request.model"), "test-model");
+        assert_eq!(attr_str(chat, "gen_ai.provider.name"), "openai");
+        assert_eq!(attr_str(chat, "gen_ai.usage.input_tokens"), "100");
+        assert_eq!(attr_str(chat, "gen_ai.usage.output_tokens"), "20");
+        assert_eq!(attr_str(chat, "gen_ai.usage.cache_read.input_tokens"), "64");
+        assert!(
+            attr(chat, "gen_ai.input.messages").is_none(),
+            "no message content by default"
+        );
+        let p = parent(chat);
+        assert!(p == id(workflow) || agent_ids.contains(&p), "{chat:#}");
+    }
+    let in_steps = chats
+        .iter()
+        .filter(|c| agent_ids.contains(&parent(c)))
+        .count();
+    assert_eq!(in_steps, 5, "the steps' calls are under their steps");
+    // Phoenix maps the GenAI attributes to its own kinds by itself.
+    assert_eq!(chats[0]["span_kind"], "LLM");
+
+    let tools = of("execute_tool");
+    let shell: Vec<&&Value> = tools
+        .iter()
+        .filter(|t| attr_str(t, "gen_ai.tool.name") == "shell_exec")
+        .collect();
+    assert_eq!(shell.len(), 2, "{tools:#?}");
+    for tool in &tools {
+        assert!(
+            agent_ids.contains(&parent(tool)),
+            "a tool call is under its step"
+        );
+        assert!(attr_str(tool, "gen_ai.tool.call.id").starts_with("call_"));
+        assert_eq!(attr_str(tool, "planwright.tool.outcome"), "ok");
+        assert!(attr(tool, "gen_ai.tool.call.arguments").is_none());
+    }
+    assert_eq!(shell[0]["name"], "execute_tool shell_exec");
+    assert_eq!(shell[0]["span_kind"], "TOOL");
+}
+
+#[tokio::test]
+async fn a_collector_that_is_down_costs_one_warning_and_never_the_run() {
+    let port = free_port().expect("a free port");
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let out = pw
+        .exec(
+            &["run", "--json", "Write greeting.txt and count its words"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    let warnings = stderr
+        .lines()
+        .filter(|l| l.contains("traces could not be sent"))
+        .count();
+    assert_eq!(warnings, 1, "one warning line:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{port}")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_setting_is_one_warning_and_the_run_goes_on_untraced() {
+    for (var, value, said) in [
+        (
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+            "grpc",
+            "traces are not exported: unsupported OTLP protocol \"grpc\"",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "no-equals-sign",
+            "traces are not exported: malformed OTEL_EXPORTER_OTLP_HEADERS",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http//missing-colon",
+            "traces are not exported: malformed OTLP endpoint",
+        ),
+    ] {
+        let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+        let pw = Planwright::new();
+        let base = llm.base_url();
+        let mut env = vec![
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+        ];
+        env.retain(|(k, _)| *k != var);
+        env.push((var, value));
+        let out = pw
+            .exec(
+                &["run", "--json", "Write greeting.txt and count its words"],
+                &env,
+            )
+            .await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{var}: the run failed:\n{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(said)).collect();
+        assert_eq!(lines.len(), 1, "{var}: one warning line:\n{stderr}");
+        assert!(
+            !stderr.contains("traces could not be sent"),
+            "{var}: nothing was sent:\n{stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn config_show_lists_the_telemetry_table_and_the_variable_beats_it() {
+    let pw = Planwright::new();
+    pw.trusted_project(
+        "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nservice_name = \"from-file\"\n",
+    );
+    let out = pw
+        .exec(&["config", "show"], &[("OTEL_SERVICE_NAME", "from-env")])
+        .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("[telemetry]"), "{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} =")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("endpoint").contains("\"http://127.0.0.1:4318\""),
+        "{text}"
+    );
+    assert!(line("endpoint").contains("planwright.toml:2"), "{text}");
+    assert!(line("service_name").contains("\"from-env\""), "{text}");
+    assert!(
+        line("service_name").contains("env OTEL_SERVICE_NAME"),
+        "{text}"
+    );
+}
