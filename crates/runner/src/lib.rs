@@ -19,6 +19,7 @@ pub mod json;
 pub mod liveness;
 pub mod mailbox;
 pub mod mcp;
+pub mod metrics;
 pub mod notice;
 pub mod owner;
 pub mod queue;

@@ -90,7 +90,10 @@ pub async fn dispatch(state: &State) {
             .claim(&state.lease.owner, now, state.lease.until(now))
             .await;
         match claimed {
-            Ok(Some(record)) => start(state, record, permit),
+            Ok(Some(record)) => {
+                crate::metrics::claimed(record.status != RunStatus::Queued);
+                start(state, record, permit)
+            }
             Ok(None) => return,
             Err(e) => {
                 tracing::error!(error = %e, "cannot claim queued runs");
@@ -238,6 +241,11 @@ async fn execute(
     if let Some(tx) = events {
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
+    runtime.sink = Arc::new(crate::metrics::MetricsSink::new(
+        runtime.sink.clone(),
+        runtime.config.trace.clone(),
+        runtime.config.mode.to_string(),
+    ));
     runtime.user = state.user.clone();
     runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
     // The server's lease settings, so the claim made above is this runtime's own lease.
