@@ -126,10 +126,15 @@ impl OpenAiClient {
     ) -> Result<ChatResponse, LlmError> {
         let inner = &*self.inner;
         let started = Instant::now();
-        let response = inner
+        let mut request = inner
             .http
             .post(inner.endpoint.clone())
-            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_TYPE, "application/json");
+        // The call's `chat` span as the server's parent (docs/observability.md).
+        for (name, value) in http_client::trace_headers() {
+            request = request.header(name, value);
+        }
+        let response = request
             .body(body.to_vec())
             .send()
             .await

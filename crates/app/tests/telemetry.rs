@@ -466,3 +466,107 @@ async fn config_show_lists_the_telemetry_table_and_the_variable_beats_it() {
         "{text}"
     );
 }
+
+const TOKEN: &str = "test-token-0123456789";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_run_continues_the_callers_trace_and_its_llm_requests_carry_it() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-serve-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    // The `[telemetry]` table this time, not the variables.
+    pw.trusted_project(&format!(
+        "[telemetry]\nendpoint = \"{}\"\nresource_attributes = \"openinference.project.name={project}\"\n",
+        phoenix.url("")
+    ));
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let response = client()
+        .post(server.url("/v1/runs"))
+        .bearer_auth(TOKEN)
+        .header("traceparent", format!("00-{trace_id}-{caller_span}-01"))
+        .json(&serde_json::json!({"task": "Write greeting.txt and count its words"}))
+        .send()
+        .await
+        .expect("POST /v1/runs");
+    assert_eq!(response.status().as_u16(), 201);
+    let body: Value = response.json().await.expect("json");
+    let run_id = body["run_id"].as_str().expect("run id").to_string();
+    until_completed(&server, &[run_id], 60).await;
+
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        if spans.iter().any(|s| op(s) == "invoke_workflow")
+            && spans.iter().filter(|s| op(s) == "chat").count() >= 7
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Phoenix has not got the served run's spans: {spans:#?}\nserver:\n{}",
+            server.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for span in &spans {
+        assert_eq!(
+            span["context"]["trace_id"], trace_id,
+            "the caller's trace: {span:#}"
+        );
+    }
+    let queued = spans
+        .iter()
+        .find(|s| s["name"] == "process planwright.queue")
+        .expect("the queued run's span");
+    assert_eq!(
+        queued["parent_id"], caller_span,
+        "a child of the caller's span"
+    );
+    let workflow = spans
+        .iter()
+        .find(|s| op(s) == "invoke_workflow")
+        .expect("the run");
+    assert_eq!(workflow["parent_id"], queued["context"]["span_id"]);
+
+    // Each LLM request carried the trace on to the model server.
+    let requests = llm.server.received_requests().await.unwrap_or_default();
+    assert_eq!(requests.len(), 7);
+    for request in &requests {
+        let parent = request
+            .headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(parent.starts_with(&format!("00-{trace_id}-")), "{parent:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_traceparent_is_one_warning_and_the_run_goes_on() {
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let response = client()
+        .post(server.url("/v1/runs"))
+        .bearer_auth(TOKEN)
+        .header("traceparent", "not-a-trace")
+        .json(&serde_json::json!({"task": "Write greeting.txt and count its words"}))
+        .send()
+        .await
+        .expect("POST /v1/runs");
+    assert_eq!(response.status().as_u16(), 201);
+    let body: Value = response.json().await.expect("json");
+    let run_id = body["run_id"].as_str().expect("run id").to_string();
+    until_completed(&server, &[run_id], 60).await;
+    let warnings = server
+        .stderr_text()
+        .lines()
+        .filter(|l| l.contains("ignoring a malformed traceparent \"not-a-trace\""))
+        .count();
+    assert_eq!(warnings, 1, "{}", server.stderr_text());
+}

@@ -11,6 +11,8 @@
 //!   "Containment"). A redirect from such an endpoint to `https` then fails.
 //! - [`error_chain`] and [`root_cause`]: a reqwest error and its causes as text without the
 //!   URL reqwest puts in its own message (the URL may hold credentials).
+//! - [`trace_headers`]: the W3C trace-context headers of the current span, for outgoing
+//!   requests, from the source the runner's telemetry sets (none without export).
 //!
 //! A helper crate, not an adapter: it depends on reqwest (rustls, the workspace's one TLS
 //! stack) and on nothing of Planwright's (no `domain`, no adapter); each caller sets its own
@@ -18,6 +20,9 @@
 //! error type.
 
 use std::error::Error as StdError;
+
+mod trace;
+pub use trace::{set_trace_header_source, trace_headers, TraceHeaderSource};
 
 /// A `--ca-cert` file (an extra root certificate) that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -22,6 +22,9 @@ pub struct NewRun {
     pub mode: Option<String>,
     /// A model name; the server's own when `None` or blank.
     pub model: Option<String>,
+    /// The caller's trace context: the run's spans continue its trace
+    /// (docs/observability.md, "Across processes").
+    pub trace: Option<crate::telemetry::context::CallerTrace>,
 }
 
 /// A run in the queue: started at once (`position` `None`) or waiting for a slot.

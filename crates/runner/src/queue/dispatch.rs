@@ -12,6 +12,7 @@
 //! on the same store goes on with them.
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use chrono::Utc;
 use domain::model::event::Event;
@@ -276,12 +277,18 @@ async fn execute(
         watching.clone(),
     ));
     let _stop_watching = watching.drop_guard();
-    let outcome = if record.status == RunStatus::Queued {
-        runtime.run_queued(&run_id, control).await
-    } else {
-        // Claimed above: the lease is this process's already.
-        runtime.resume_with(&run_id, control, None).await
-    };
+    // Under the caller's trace when it sent one (kept in the queue request).
+    let span = crate::telemetry::context::queued_run_span(record.queue_request.as_ref());
+    let outcome = async {
+        if record.status == RunStatus::Queued {
+            runtime.run_queued(&run_id, control).await
+        } else {
+            // Claimed above: the lease is this process's already.
+            runtime.resume_with(&run_id, control, None).await
+        }
+    }
+    .instrument(span)
+    .await;
     let reason = match outcome {
         Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
         // The database went away (restarted, connection cut): the journal holds everything

@@ -106,7 +106,13 @@ async fn create(state: &State, client: &Caller, req: NewRun) -> Result<Queued, R
         error: None,
         usage: Default::default(),
         lease: None,
-        queue_request: Some(dispatch::queue_request(&opts)),
+        queue_request: Some({
+            let mut request = dispatch::queue_request(&opts);
+            if let Some(trace) = &req.trace {
+                trace.store_in(&mut request);
+            }
+            request
+        }),
         client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;

@@ -8,6 +8,7 @@
 //! on its own thread; a full queue drops spans, a collector that is down, slow or refusing is
 //! one warning line ([`http`]).
 
+pub mod context;
 mod http;
 mod settings;
 
@@ -88,6 +89,7 @@ pub fn start(settings: &TelemetrySettings) -> Result<Option<Telemetry>, Telemetr
         .with_sampler(sampler(plan.sampler))
         .with_resource(resource)
         .build();
+    http_client::set_trace_header_source(context::current_headers);
     if let Ok(mut active) = ACTIVE.get_or_init(|| Mutex::new(None)).lock() {
         *active = Some(provider.clone());
     }

@@ -67,6 +67,7 @@ async fn dispatch(
                         task: args.task,
                         mode: args.mode,
                         model: None,
+                        trace: None,
                     },
                 )
                 .await?;
