@@ -410,12 +410,12 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
 #[cfg(feature = "openai")]
-pub(crate) fn uses_embedded_model(args: &RunSettings) -> bool {
+fn uses_embedded_model(args: &RunSettings) -> bool {
     matches!(openai_config(args), Ok(None))
 }
 
 #[cfg(not(feature = "openai"))]
-pub(crate) fn uses_embedded_model(_args: &RunSettings) -> bool {
+fn uses_embedded_model(_args: &RunSettings) -> bool {
     true
 }
 
@@ -451,7 +451,7 @@ pub fn runtime(
             deny: args.deny.clone(),
             paths: approval_paths(),
         },
-        trace: crate::telemetry::labels(args),
+        trace: trace_labels(args),
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;
@@ -518,5 +518,22 @@ pub fn workspace_files(
     {
         let _ = runs_root;
         None
+    }
+}
+
+/// What a run's spans say about its model: the provider (`--provider`'s name; `replay` for
+/// a cassette, `local` for the embedded model, else `openai`), the model, and whether
+/// message content is captured (`telemetry::capture_message_content`).
+fn trace_labels(args: &RunSettings) -> domain::engine::trace::TraceLabels {
+    let provider = match args.provider {
+        _ if args.replay.is_some() => "replay".to_string(),
+        Some(provider) => format!("{provider:?}").to_lowercase(),
+        None if uses_embedded_model(args) => "local".to_string(),
+        None => "openai".to_string(),
+    };
+    domain::engine::trace::TraceLabels {
+        provider,
+        model: args.model.clone(),
+        capture_message_content: crate::telemetry::capture_message_content(),
     }
 }

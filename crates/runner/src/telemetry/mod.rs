@@ -164,20 +164,3 @@ pub enum TelemetryError {
     #[error("traces are not exported: {0}")]
     Client(String),
 }
-
-/// What a run's spans say about its model: the provider (`--provider`'s name; `replay` for
-/// a cassette, `local` for the embedded model, else `openai`), the model, and whether
-/// message content is captured ([`capture_message_content`]).
-pub fn labels(args: &crate::RunSettings) -> domain::engine::trace::TraceLabels {
-    let provider = match args.provider {
-        _ if args.replay.is_some() => "replay".to_string(),
-        Some(provider) => format!("{provider:?}").to_lowercase(),
-        None if crate::wiring::uses_embedded_model(args) => "local".to_string(),
-        None => "openai".to_string(),
-    };
-    domain::engine::trace::TraceLabels {
-        provider,
-        model: args.model.clone(),
-        capture_message_content: capture_message_content(),
-    }
-}
