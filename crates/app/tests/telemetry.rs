@@ -469,8 +469,10 @@ async fn config_show_lists_the_telemetry_table_and_the_variable_beats_it() {
 
 const TOKEN: &str = "test-token-0123456789";
 
+/// `serve` only queues (`--workers 0`); a `worker` process claims the run from the shared
+/// database file and continues the trace the client started.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_served_run_continues_the_callers_trace_and_its_llm_requests_carry_it() {
+async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace() {
     let Some(phoenix) = phoenix() else {
         return;
     };
@@ -482,7 +484,9 @@ async fn a_served_run_continues_the_callers_trace_and_its_llm_requests_carry_it(
         "[telemetry]\nendpoint = \"{}\"\nresource_attributes = \"openinference.project.name={project}\"\n",
         phoenix.url("")
     ));
-    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let caller_span = "00f067aa0ba902b7";
     let response = client()
@@ -493,9 +497,10 @@ async fn a_served_run_continues_the_callers_trace_and_its_llm_requests_carry_it(
         .send()
         .await
         .expect("POST /v1/runs");
-    assert_eq!(response.status().as_u16(), 201);
+    assert_eq!(response.status().as_u16(), 202, "queued");
     let body: Value = response.json().await.expect("json");
     let run_id = body["run_id"].as_str().expect("run id").to_string();
+    let (_worker, worker_log) = logged_worker(&pw, &llm.base_url(), &[]);
     until_completed(&server, &[run_id], 60).await;
 
     let started = Instant::now();
@@ -508,8 +513,8 @@ async fn a_served_run_continues_the_callers_trace_and_its_llm_requests_carry_it(
         }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "Phoenix has not got the served run's spans: {spans:#?}\nserver:\n{}",
-            server.stderr_text()
+            "Phoenix has not got the worker's spans: {spans:#?}\nworker:\n{}",
+            worker_log.text()
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
@@ -569,4 +574,70 @@ async fn a_malformed_traceparent_is_one_warning_and_the_run_goes_on() {
         .filter(|l| l.contains("ignoring a malformed traceparent \"not-a-trace\""))
         .count();
     assert_eq!(warnings, 1, "{}", server.stderr_text());
+}
+
+/// SIGTERM cancels a `planwright run`; the process then flushes its queued spans before it
+/// exits: the run's own span, ended by the cancellation, reaches the collector.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_flushes_the_spans_of_the_cancelled_run() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-sigterm-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait"]),
+        call(
+            "shell_exec",
+            serde_json::json!({"command": "touch started && sleep 60"}),
+        ),
+        text("The run was stopped while waiting."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let child = pw.spawn(
+        &["run", "--json", "--retries", "0", "wait a minute"],
+        &[
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+        ],
+    );
+    let runs = pw.cwd().join(".planwright/runs");
+    test_support::wait_until("the command to start", Duration::from_secs(60), || {
+        std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .is_some_and(|e| e.path().join("workspace/started").exists())
+    })
+    .await;
+    let pid = child.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the run ends after SIGTERM")
+        .expect("output");
+    assert_eq!(out.status.code(), Some(1));
+
+    let started = Instant::now();
+    let workflow = loop {
+        let spans = spans(phoenix, &project).await;
+        if let Some(w) = spans.into_iter().find(|s| op(s) == "invoke_workflow") {
+            break w;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the cancelled run's span never reached Phoenix"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(workflow["status_code"], "ERROR", "{workflow:#}");
 }
