@@ -641,3 +641,70 @@ async fn sigterm_flushes_the_spans_of_the_cancelled_run() {
     };
     assert_eq!(workflow["status_code"], "ERROR", "{workflow:#}");
 }
+
+/// MCP `run_task` over `/mcp` (streamable HTTP) honours the HTTP request's `traceparent`
+/// as `POST /v1/runs` does: it is kept in the queued run's request for whoever executes it.
+#[tokio::test]
+async fn mcp_run_task_keeps_the_callers_traceparent_with_the_queued_run() {
+    let llm = ScriptedOpenAi::start(Vec::new()).await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client()
+            .post(server.url("/mcp"))
+            .bearer_auth(TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.json(&body)
+    };
+    let opened = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}),
+        None,
+    )
+    .send()
+    .await
+    .expect("initialize");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_string();
+    let _ = opened.text().await;
+    let _ = post(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(session.clone()),
+    )
+    .send()
+    .await
+    .expect("initialized");
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let reply = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "run_task", "arguments": {"task": "anything"}}}),
+        Some(session),
+    )
+    .header("traceparent", traceparent)
+    .send()
+    .await
+    .expect("tools/call")
+    .text()
+    .await
+    .expect("body");
+    assert!(reply.contains("run_id"), "{reply}");
+    let conn =
+        rusqlite::Connection::open_with_flags(pw.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the database");
+    let request: String = conn
+        .query_row("SELECT queue_request FROM runs", [], |r| r.get(0))
+        .expect("one queued run");
+    let request: Value = serde_json::from_str(&request).expect("JSON");
+    assert_eq!(request["traceparent"], traceparent, "{request}");
+}
