@@ -708,3 +708,46 @@ async fn mcp_run_task_keeps_the_callers_traceparent_with_the_queued_run() {
     let request: Value = serde_json::from_str(&request).expect("JSON");
     assert_eq!(request["traceparent"], traceparent, "{request}");
 }
+
+/// A collector that refuses the spans (HTTP 4xx) costs one warning naming the status; the
+/// run completes.
+#[tokio::test]
+async fn a_collector_answering_400_costs_one_warning_and_never_the_run() {
+    let collector = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/traces"))
+        .respond_with(wiremock::ResponseTemplate::new(400).set_body_string("bad spans"))
+        .mount(&collector)
+        .await;
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = collector.uri();
+    let out = pw
+        .exec(
+            &["run", "--json", "Write greeting.txt and count its words"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("traces could not be sent"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one warning line:\n{stderr}");
+    assert!(warnings[0].contains("HTTP 400"), "{stderr}");
+    let received = collector.received_requests().await.unwrap_or_default();
+    assert!(!received.is_empty(), "the exporter tried");
+    assert_eq!(
+        received[0]
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/x-protobuf")
+    );
+}
