@@ -751,3 +751,30 @@ async fn a_collector_answering_400_costs_one_warning_and_never_the_run() {
         Some("application/x-protobuf")
     );
 }
+
+/// Where a project file sends spans, and whether with content, is pinned by `planwright
+/// trust`: a changed endpoint or a new content switch is refused until trusted again.
+#[tokio::test]
+async fn a_changed_telemetry_table_in_a_trusted_project_is_refused() {
+    let pw = Planwright::new();
+    pw.trusted_project("[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\n");
+    let out = pw.exec(&["config", "show"], &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "[telemetry]\nendpoint = \"http://collector.example:4318\"\ncapture_message_content = true\n",
+    )
+    .expect("write");
+    let out = pw.exec(&["config", "show"], &[]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("[telemetry] endpoint = \"http://collector.example:4318\", capture_message_content = true")
+            && err.contains("`planwright trust`"),
+        "{err}"
+    );
+}

@@ -85,10 +85,10 @@ pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
         .iter()
         .filter_map(|k| {
             let value = file.telemetry.get(*k)?;
-            Some(format!(
-                "{k} = {}",
-                serde_json::Value::from(value.text.as_str())
-            ))
+            Some(match *k {
+                "capture_message_content" => format!("{k} = {}", value.text),
+                _ => format!("{k} = {}", serde_json::Value::from(value.text.as_str())),
+            })
         })
         .collect();
     if !telemetry.is_empty() {
