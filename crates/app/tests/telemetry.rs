@@ -778,3 +778,80 @@ async fn a_changed_telemetry_table_in_a_trusted_project_is_refused() {
         "{err}"
     );
 }
+
+/// A wait for a person is a span of its own (`await answer`) inside the step.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_to_the_user_is_a_wait_span_in_the_runs_trace() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-wait-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call(
+            "message_ask_user",
+            serde_json::json!({"question": "Which colour?"}),
+        ),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let out = pw
+        .exec(
+            &["run", "--json", "--answer", "blue", "Ask me for a colour"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+            ],
+        )
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        if spans.iter().any(|s| s["name"] == "await answer")
+            && spans.iter().any(|s| op(s) == "invoke_workflow")
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no wait span: {spans:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let wait = spans
+        .iter()
+        .find(|s| s["name"] == "await answer")
+        .expect("wait");
+    let agent = spans
+        .iter()
+        .find(|s| op(s) == "invoke_agent")
+        .expect("step");
+    let under: Vec<String> = spans
+        .iter()
+        .filter(|s| s["parent_id"] == agent["context"]["span_id"])
+        .map(|s| {
+            s["context"]["span_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let parent = wait["parent_id"].as_str().unwrap_or_default().to_string();
+    assert!(
+        parent == agent["context"]["span_id"].as_str().unwrap_or_default()
+            || under.contains(&parent),
+        "the wait is inside the step: {wait:#}"
+    );
+}

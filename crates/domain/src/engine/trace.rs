@@ -187,6 +187,25 @@ pub(crate) fn tool_ended(span: &Span, labels: &TraceLabels, outcome: &str, outpu
     }
 }
 
+/// What a run waits for from a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A tool call's approval.
+    Approval,
+    /// The answer to a `message_ask_user` question.
+    Answer,
+}
+
+/// The span of a wait for a person (`await approval`, `await answer`): its duration is the
+/// time the run stood `waiting`.
+pub(crate) fn wait_span(what: Wait) -> Span {
+    let name = match what {
+        Wait::Approval => "await approval",
+        Wait::Answer => "await answer",
+    };
+    tracing::info_span!("wait", otel.name = name, otel.kind = "internal")
+}
+
 fn purpose_name(purpose: CallPurpose) -> &'static str {
     match purpose {
         CallPurpose::Plan => "plan",

@@ -217,7 +217,7 @@ impl RunContext {
         })
         .await?;
         let answer = match self
-            .wait_for_person(self.user.ask(&self.run_id, question))
+            .wait_for_person(trace::Wait::Answer, self.user.ask(&self.run_id, question))
             .await?
         {
             Some(a) => a.map_err(Unanswered::User),
@@ -233,13 +233,16 @@ impl RunContext {
         answer.map_err(Failure::Recoverable)
     }
 
-    /// Waits for a person (`asked`: a question, an approval) with the run `waiting`; `None`
-    /// when the run was cancelled meanwhile. Suspended while waiting, the run stays
-    /// `waiting` (a fatal error here) and asks again when resumed.
+    /// Waits for a person (`asked`: a question, an approval; `what` names it on the wait's
+    /// span) with the run `waiting`; `None` when the run was cancelled meanwhile. Suspended
+    /// while waiting, the run stays `waiting` (a fatal error here) and asks again when
+    /// resumed.
     async fn wait_for_person<T>(
         &self,
+        what: trace::Wait,
         asked: impl std::future::Future<Output = T>,
     ) -> Result<Option<T>, StoreError> {
+        let asked = asked.instrument(trace::wait_span(what));
         self.store
             .set_run_status(&self.run_id, RunStatus::Waiting)
             .await?;
