@@ -6,7 +6,7 @@
 //!
 //! Export never hurts a run: spans go to a bounded queue drained by the SDK's batch processor
 //! on its own thread; a full queue drops spans, a collector that is down, slow or refusing is
-//! one warning line ([`http`]).
+//! one warning line (`http.rs`).
 
 pub mod context;
 mod http;
