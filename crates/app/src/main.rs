@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod completions;
 mod config;
+mod diff_text;
 mod doctor;
 mod environ;
 mod error;
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
     };
     let json = wants_json(&cli);
     if let Some(arg) = sandbox_arg(&cli) {
-        runner::sandbox::probe_in_background(arg.into());
+        runner::sandbox::probe_in_background(arg);
     }
     let terminal = terminal::init(cli.verbosity);
     runner::notice::set_writer(terminal::notice);
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
 }
 
 /// The `--sandbox` of a command that runs shell commands.
-fn sandbox_arg(cli: &Cli) -> Option<cli::SandboxArg> {
+fn sandbox_arg(cli: &Cli) -> Option<runner::SandboxMode> {
     match &cli.command {
         Command::Run(args) => Some(args.opts.sandbox),
         Command::Resume(args) => Some(args.opts.sandbox),
@@ -103,7 +104,9 @@ fn wants_json(cli: &Cli) -> bool {
             command:
                 RunsCommand::List { json }
                 | RunsCommand::Show { json, .. }
-                | RunsCommand::Events { json, .. },
+                | RunsCommand::Events { json, .. }
+                | RunsCommand::Diff { json, .. }
+                | RunsCommand::Undo { json, .. },
         }
         | Command::Config {
             command: ConfigCommand::Show { json },

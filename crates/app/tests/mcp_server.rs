@@ -155,7 +155,9 @@ fn check_run_and_wait(out: &Value) {
             "list_runs",
             "cancel_run",
             "answer",
-            "approve_call"
+            "approve_call",
+            "run_diff",
+            "undo_run"
         ]
     );
     let run_task = &tools[0];
@@ -214,7 +216,10 @@ fn check_run_and_wait(out: &Value) {
     assert_eq!(out["resources"], json!([uri]));
     assert_eq!(
         out["templates"],
-        json!(["planwright://runs/{run_id}/files/{path}"])
+        json!([
+            "planwright://runs/{run_id}/files/{path}",
+            "planwright://runs/{run_id}/diff"
+        ])
     );
     assert!(
         out["outside"]

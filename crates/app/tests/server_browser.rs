@@ -178,6 +178,31 @@ async fn the_web_page_shows_the_plan_working() {
         eval(&page, "document.getElementById('run-status').textContent").await,
         "completed"
     );
+    // What each step changed, from the checkpoints: step 0 created greeting.txt; its diff
+    // shows on click (docs/checkpoints.md).
+    wait_until(
+        &page,
+        "document.querySelector('#changes li[data-step=\"0\"] li[data-path=\"greeting.txt\"]') !== null",
+        20,
+    )
+    .await;
+    assert_eq!(
+        eval(&page, "document.querySelectorAll('#changes > li').length").await,
+        1,
+        "only step 0 changed a file"
+    );
+    page.find_element("#changes li[data-path=\"greeting.txt\"] a")
+        .await
+        .expect("changed file")
+        .click()
+        .await
+        .expect("click");
+    wait_until(
+        &page,
+        "(() => { const p = document.querySelector('#changes pre.diff'); return !p.hidden && p.textContent.includes('+hello planwright'); })()",
+        10,
+    )
+    .await;
     // What the page shows of tools' and models' text loses its escape sequences (issue 29,
     // Medium 8: an OSC 52 clipboard write, a screen clear, an 8-bit CSI), keeping newlines
     // and tabs.

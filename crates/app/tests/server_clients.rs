@@ -511,6 +511,48 @@ async fn mcp_clients_see_only_their_own_runs() {
     let uri = format!("planwright://runs/{run_id}/files/a.txt");
     let read = a.request("resources/read", json!({"uri": uri})).await;
     assert_eq!(read["result"]["contents"][0]["text"], "hello\n", "{read}");
+    // What the run changed, and undoing it (docs/checkpoints.md).
+    let (is_error, diff) = a.tool("run_diff", json!({"run_id": run_id})).await;
+    assert!(!is_error, "{diff}");
+    assert_eq!(diff["files"][0]["path"], "a.txt", "{diff}");
+    assert_eq!(diff["files"][0]["change"], "added", "{diff}");
+    assert_eq!(diff["files"][0]["content"]["kind"], "text", "{diff}");
+    let diff_uri = format!("planwright://runs/{run_id}/diff");
+    let read = a.request("resources/read", json!({"uri": diff_uri})).await;
+    let text = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let as_resource: Value = serde_json::from_str(text).unwrap_or_default();
+    assert_eq!(as_resource["files"], diff["files"], "{read}");
+    let (is_error, step) = a
+        .tool("run_diff", json!({"run_id": run_id, "step": 1}))
+        .await;
+    assert!(!is_error, "{step}");
+    assert_eq!(
+        step["files"], diff["files"],
+        "the only step made every change"
+    );
+    assert_eq!(step["step"], 1, "numbered as the caller numbered it");
+    for (args, why) in [
+        (json!({"run_id": run_id, "step": 0}), "counts from 1"),
+        (json!({"run_id": run_id, "step": 9}), "no such step"),
+    ] {
+        let (is_error, text) = a.tool("run_diff", args).await;
+        assert!(is_error, "{text}");
+        assert!(text.as_str().unwrap_or_default().contains(why), "{text}");
+    }
+    let file = pw.workspace(&run_id).join("a.txt");
+    let (is_error, undone) = a.tool("undo_run", json!({"run_id": run_id})).await;
+    assert!(!is_error, "{undone}");
+    assert_eq!(undone["removed"], json!(["a.txt"]), "{undone}");
+    assert!(!file.exists());
+    let redo = json!({"run_id": run_id, "checkpoint": undone["undo_checkpoint"]});
+    let (is_error, redone) = a.tool("undo_run", redo).await;
+    assert!(!is_error, "{redone}");
+    assert_eq!(
+        std::fs::read_to_string(&file).ok().as_deref(),
+        Some("hello\n")
+    );
 
     let mut b = McpSession::open(&server, &bob).await;
     let (_, listed) = b.tool("list_runs", json!({})).await;
@@ -524,6 +566,8 @@ async fn mcp_clients_see_only_their_own_runs() {
             "approve_call",
             json!({"run_id": run_id, "call_id": "call_1", "decision": "always"}),
         ),
+        ("run_diff", json!({"run_id": run_id})),
+        ("undo_run", json!({"run_id": run_id})),
     ] {
         let (is_error, text) = b.tool(tool, args).await;
         assert!(is_error, "{tool}: {text}");
@@ -537,6 +581,8 @@ async fn mcp_clients_see_only_their_own_runs() {
     let listed = b.request("resources/list", json!({})).await;
     assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
     let refused = b.request("resources/read", json!({"uri": uri})).await;
+    assert!(refused["error"].is_object(), "{refused}");
+    let refused = b.request("resources/read", json!({"uri": diff_uri})).await;
     assert!(refused["error"].is_object(), "{refused}");
     assert!(refused["result"].is_null(), "{refused}");
 

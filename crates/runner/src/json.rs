@@ -3,7 +3,7 @@
 
 use domain::model::event::{Event, EventKind, RunUsage};
 use domain::model::plan::Plan;
-use domain::ports::RunRecord;
+use domain::ports::{Restored, RunRecord, WorkspaceDiff};
 use domain::RunOutcome;
 use serde_json::{json, Value};
 
@@ -120,6 +120,30 @@ pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
         "plan": plan.map(plan_json),
         "tool_calls": tool_calls(events),
         "events": events.len(),
+    })
+}
+
+/// `runs diff --json`, `GET /v1/runs/{id}/diff` and the MCP `run_diff` tool: what the run
+/// (or step `step`) changed, file by file (docs/checkpoints.md).
+pub fn diff_json(run_id: &str, step: Option<u32>, diff: &WorkspaceDiff) -> Value {
+    json!({
+        "run_id": run_id,
+        "step": step,
+        "from": diff.from,
+        "to": diff.to,
+        "files": diff.files,
+    })
+}
+
+/// `runs undo --json`, `POST /v1/runs/{id}/undo` and the MCP `run_undo` tool: what the undo
+/// wrote back and removed, and the checkpoint that undoes it.
+pub fn undo_json(run_id: &str, restored: &Restored) -> Value {
+    json!({
+        "run_id": run_id,
+        "undo_checkpoint": restored.before.id,
+        "written": restored.written,
+        "removed": restored.removed,
+        "forced": restored.forced,
     })
 }
 

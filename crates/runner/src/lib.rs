@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod notice;
 pub mod owner;
 pub mod queue;
+pub mod run_changes;
 pub mod sandbox;
 pub mod service;
 mod service_error;
@@ -33,4 +34,6 @@ pub mod wiring;
 pub mod workspace;
 
 pub use error::RunnerError;
-pub use settings::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+pub use settings::{
+    CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol,
+};

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use domain::model::approval::{ApprovalMode, ApprovalRule};
+use domain::model::names::Named;
 use domain::{Mode, Revise, Schedule, SummaryStyle};
 
 /// Which sandbox shell commands run in (docs/security.md).
@@ -21,6 +22,33 @@ pub enum SandboxMode {
     Bwrap,
 }
 
+impl Named for SandboxMode {
+    const WHAT: &'static str = "sandbox";
+    fn all() -> &'static [SandboxMode] {
+        &[SandboxMode::Auto, SandboxMode::None, SandboxMode::Bwrap]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::None => "none",
+            SandboxMode::Bwrap => "bwrap",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => {
+                "bubblewrap when it works on this machine, else none with a warning; `serve` \
+                 and `worker` refuse to start unsandboxed unless told `--sandbox none`"
+            }
+            SandboxMode::None => "Shell commands run with the user's rights, in the workspace",
+            SandboxMode::Bwrap => {
+                "bubblewrap: only the workspace is writable, the home folder is hidden, no \
+                 network unless --sandbox-network"
+            }
+        }
+    }
+}
+
 /// Who serves `web_search`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchChoice {
@@ -31,14 +59,31 @@ pub enum SearchChoice {
     None,
 }
 
-impl SearchChoice {
-    /// The provider's name as the search adapter reads it.
-    pub fn name(self) -> &'static str {
+impl Named for SearchChoice {
+    const WHAT: &'static str = "search provider";
+    fn all() -> &'static [SearchChoice] {
+        &[
+            SearchChoice::Searxng,
+            SearchChoice::Brave,
+            SearchChoice::Tavily,
+            SearchChoice::None,
+        ]
+    }
+    /// The provider's name, as users type it and the search adapter reads it.
+    fn name(self) -> &'static str {
         match self {
             SearchChoice::Searxng => "searxng",
             SearchChoice::Brave => "brave",
             SearchChoice::Tavily => "tavily",
             SearchChoice::None => "none",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            SearchChoice::Searxng => "A SearxNG instance (`--searxng-url`)",
+            SearchChoice::Brave => "Brave Search (`BRAVE_API_KEY`)",
+            SearchChoice::Tavily => "Tavily (`TAVILY_API_KEY`)",
+            SearchChoice::None => "No web search: `web_search` is not offered",
         }
     }
 }
@@ -57,6 +102,60 @@ pub enum Provider {
     Local,
 }
 
+impl Named for Provider {
+    const WHAT: &'static str = "provider";
+    fn all() -> &'static [Provider] {
+        &[
+            Provider::OpenAi,
+            Provider::Ollama,
+            Provider::Vllm,
+            Provider::LlamaCpp,
+            Provider::DeepSeek,
+            Provider::OpenRouter,
+            Provider::LmStudio,
+            Provider::Local,
+        ]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Ollama => "ollama",
+            Provider::Vllm => "vllm",
+            Provider::LlamaCpp => "llamacpp",
+            Provider::DeepSeek => "deepseek",
+            Provider::OpenRouter => "openrouter",
+            Provider::LmStudio => "lmstudio",
+            Provider::Local => "local",
+        }
+    }
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Provider::LlamaCpp => &["llama.cpp", "llama-cpp"],
+            Provider::LmStudio => &["lm-studio"],
+            _ => &[],
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "https://api.openai.com/v1 (key required)",
+            Provider::Ollama => "http://localhost:11434/v1 (no key)",
+            Provider::Vllm => "http://localhost:8000/v1",
+            Provider::LlamaCpp => "llama.cpp's llama-server, http://localhost:8080/v1",
+            Provider::DeepSeek => {
+                "https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)"
+            }
+            Provider::OpenRouter => {
+                "https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)"
+            }
+            Provider::LmStudio => "http://localhost:1234/v1 (no key)",
+            Provider::Local => {
+                "The embedded model, in process, offline (`cargo xtask model` fetches \
+                 Qwen2.5-Coder-1.5B; any GGUF with --model-path)"
+            }
+        }
+    }
+}
+
 /// How tools are offered to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolProtocol {
@@ -65,6 +164,47 @@ pub enum ToolProtocol {
     Native,
     /// Tools described in the prompt.
     Text,
+}
+
+impl Named for ToolProtocol {
+    const WHAT: &'static str = "tool protocol";
+    fn all() -> &'static [ToolProtocol] {
+        &[ToolProtocol::Native, ToolProtocol::Text]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            ToolProtocol::Native => "native",
+            ToolProtocol::Text => "text",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            ToolProtocol::Native => "The server's tool calling (`tools` / `tool_calls`)",
+            ToolProtocol::Text => {
+                "Tools described in the prompt; the model writes {\"tool\": ..., \"arguments\": ...}"
+            }
+        }
+    }
+}
+
+/// Whether and how a run's workspace is checkpointed (docs/checkpoints.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    pub enabled: bool,
+    /// Left out besides `.git` and `.planwright` (`NAME/`, `NAME`, `a/b`).
+    pub ignore: Vec<String>,
+    /// Files bigger than this (MiB) are recorded without their content.
+    pub max_file_mib: u32,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> CheckpointSettings {
+        CheckpointSettings {
+            enabled: true,
+            ignore: vec!["target/".into(), "node_modules/".into()],
+            max_file_mib: 16,
+        }
+    }
 }
 
 /// The settings of a run: the planning style, the model and its endpoint, the tools, the
@@ -92,6 +232,8 @@ pub struct RunSettings {
     pub allow: Vec<ApprovalRule>,
     pub deny: Vec<ApprovalRule>,
     pub allow_input_edits: bool,
+    /// The workspace checkpoints (docs/checkpoints.md).
+    pub checkpoints: CheckpointSettings,
     pub sandbox: SandboxMode,
     pub sandbox_network: bool,
     pub shell_env: Vec<String>,
@@ -141,6 +283,7 @@ impl Default for RunSettings {
             allow: Vec::new(),
             deny: Vec::new(),
             allow_input_edits: false,
+            checkpoints: CheckpointSettings::default(),
             sandbox: SandboxMode::Auto,
             sandbox_network: false,
             shell_env: Vec::new(),

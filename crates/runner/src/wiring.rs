@@ -352,7 +352,7 @@ pub fn tools(
         let configured = adapter_search::SearchConfig::from_env().and_then(|mut config| {
             // The options read the same variables, and a config file's values besides.
             if let Some(search) = opts.search {
-                config.provider = Some(search.name().to_string());
+                config.provider = Some(domain::model::names::Named::name(search).to_string());
             }
             if let Some(url) = &opts.searxng_url {
                 config.searxng_url = Some(url.clone());
@@ -480,6 +480,10 @@ pub fn runtime(
             .workspace_files(workspace_files(std::path::Path::new(
                 crate::workspace::DEFAULT_WORKSPACE_ROOT,
             )))
+            .workspace_checkpoints(workspace_checkpoints(
+                std::path::Path::new(crate::workspace::DEFAULT_WORKSPACE_ROOT),
+                args,
+            ))
             .config(config)
             .build(),
     )
@@ -521,13 +525,53 @@ pub fn workspace_files(
     }
 }
 
+/// The workspace checkpoints of runs whose metadata lives under `runs_root` (run R's in
+/// `<runs_root>/R/checkpoints`, beside its input copies; docs/checkpoints.md), with the
+/// settings' ignore list and cap; `None` when turned off (`--checkpoints=false`) or without
+/// the shell tools.
+pub fn workspace_checkpoints(
+    runs_root: &std::path::Path,
+    args: &RunSettings,
+) -> Option<Arc<dyn domain::ports::WorkspaceCheckpoints>> {
+    if !args.checkpoints.enabled {
+        return None;
+    }
+    checkpoint_store(runs_root, args)
+}
+
+/// The checkpoints already kept under `runs_root`, to read (`runs diff`), undo (`runs
+/// undo`) or discard (`runs delete`) whether or not new runs take them; `None` without the
+/// shell tools.
+pub fn checkpoint_store(
+    runs_root: &std::path::Path,
+    args: &RunSettings,
+) -> Option<Arc<dyn domain::ports::WorkspaceCheckpoints>> {
+    #[cfg(feature = "tools-shell")]
+    {
+        let root = std::path::absolute(runs_root).unwrap_or_else(|_| runs_root.to_path_buf());
+        let limits = adapter_tools_shell::CheckpointLimits {
+            max_file_bytes: u64::from(args.checkpoints.max_file_mib) << 20,
+            ignore: args.checkpoints.ignore.clone(),
+            ..adapter_tools_shell::CheckpointLimits::default()
+        };
+        Some(Arc::new(
+            adapter_tools_shell::LocalCheckpoints::new(root).with_limits(limits),
+        ))
+    }
+    #[cfg(not(feature = "tools-shell"))]
+    {
+        let _ = (runs_root, args);
+        None
+    }
+}
+
 /// What a run's spans say about its model: the provider (`--provider`'s name; `replay` for
 /// a cassette, `local` for the embedded model, else `openai`), the model, and whether
 /// message content is captured (`telemetry::capture_message_content`).
 fn trace_labels(args: &RunSettings) -> domain::engine::trace::TraceLabels {
     let provider = match args.provider {
         _ if args.replay.is_some() => "replay".to_string(),
-        Some(provider) => format!("{provider:?}").to_lowercase(),
+        Some(provider) => domain::model::names::Named::name(provider).to_string(),
         None if uses_embedded_model(args) => "local".to_string(),
         None => "openai".to_string(),
     };

@@ -18,7 +18,7 @@ pub use super::error::ApiError;
 use super::runs;
 use super::{auth, files, percent, sse, web, State};
 use runner::service::Caller;
-use runner::service::{Cancelled, NewRun};
+use runner::service::{Cancelled, NewRun, UndoRequest};
 use runner::telemetry::context::CallerTrace;
 
 /// Largest request body accepted.
@@ -53,6 +53,8 @@ fn token_routes() -> Vec<(&'static str, MethodRouter<State>)> {
         ("/runs/{id}", get(show_run)),
         ("/runs/{id}/events", get(sse::events)),
         ("/runs/{id}/cancel", post(cancel_run)),
+        ("/runs/{id}/diff", get(diff_run)),
+        ("/runs/{id}/undo", post(undo_run)),
         ("/runs/{id}/reply", post(reply)),
         ("/runs/{id}/approvals/{call_id}", post(decide)),
         ("/runs/{id}/files/{*path}", get(file)),
@@ -187,6 +189,66 @@ async fn cancel_run(
         )
             .into_response(),
     })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffQuery {
+    #[serde(default)]
+    step: Option<u32>,
+}
+
+/// `GET /v1/runs/{id}/diff[?step=N]`: what the run (or step N, from 0) changed in its
+/// workspace, from its checkpoints (docs/checkpoints.md).
+async fn diff_run(
+    Ext(state): Ext<State>,
+    Extension(client): Extension<Caller>,
+    UrlPath(run_id): UrlPath<String>,
+    query: Result<axum::extract::Query<DiffQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let axum::extract::Query(query) = query.map_err(|e| {
+        ApiError::BadRequest(format!("bad query (step=N, a step number from 0): {e}"))
+    })?;
+    let diff = state.service.diff(&client, &run_id, query.step).await?;
+    Ok(Json(runner::json::diff_json(&run_id, query.step, &diff)))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Undo {
+    #[serde(default)]
+    to_step: Option<u32>,
+    #[serde(default)]
+    checkpoint: Option<String>,
+    #[serde(default)]
+    force: bool,
+}
+
+/// `POST /v1/runs/{id}/undo`: puts the run's workspace back as it was before the run (or
+/// `to_step`, or `checkpoint`); the body may be empty. 409 for a live run, or for files
+/// changed after the run without `force`.
+async fn undo_run(
+    Ext(state): Ext<State>,
+    Extension(client): Extension<Caller>,
+    UrlPath(run_id): UrlPath<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let req: Undo = match &body {
+        Ok(bytes) if bytes.is_empty() => Undo::default(),
+        _ => parse_body(body)?,
+    };
+    if req.to_step.is_some() && req.checkpoint.is_some() {
+        return Err(ApiError::BadRequest(
+            "give to_step or checkpoint, not both".into(),
+        ));
+    }
+    let request = UndoRequest {
+        to_step: req.to_step,
+        checkpoint: req.checkpoint,
+        force: req.force,
+    };
+    let restored = state.service.undo(&client, &run_id, request).await?;
+    Ok(Json(runner::json::undo_json(&run_id, &restored)))
 }
 
 #[derive(Debug, Deserialize)]

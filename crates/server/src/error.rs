@@ -81,15 +81,6 @@ impl From<RunServiceError> for ApiError {
     }
 }
 
-/// A store failure as the client sees it (`runner::service::store_error`: its kind, never
-/// the store's own message).
-pub fn store_error(e: domain::StoreError) -> ApiError {
-    runner::service::store_error(e).into()
-}
-pub fn unknown_run(run_id: &str) -> ApiError {
-    runner::service::unknown_run(run_id).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +102,7 @@ mod tests {
             ),
             (StoreError::Conflict(url.into()), StatusCode::CONFLICT),
         ] {
-            let api = store_error(error);
+            let api = ApiError::from(runner::service::store_error(error));
             assert!(!api.to_string().contains("postgres"), "{api}");
             let response = api.into_response();
             assert_eq!(response.status(), status);

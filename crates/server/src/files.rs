@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::error::{store_error, unknown_run, ApiError};
+use super::error::ApiError;
 use super::State;
-use runner::service::{Caller, Scope};
+use runner::service::Caller;
 
 /// The workspace of a run known to the store or to this process, when `client` may read
 /// it (another client's run is unknown: 404).
@@ -17,20 +17,7 @@ pub async fn workspace_of(
     client: &Caller,
     run_id: &str,
 ) -> Result<PathBuf, ApiError> {
-    client.require(Scope::Read)?;
-    if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
-        return client
-            .visible(Some(r), run_id)
-            .map(|r| PathBuf::from(r.workspace))
-            .map_err(ApiError::from);
-    }
-    if !client.is_admin() {
-        return Err(unknown_run(run_id));
-    }
-    state
-        .with_registry(|reg| reg.runs.get(run_id).map(|e| e.workspace.clone()))
-        .flatten()
-        .ok_or_else(|| unknown_run(run_id))
+    Ok(state.service.workspace(client, run_id).await?)
 }
 
 /// Largest file `/files` serves.

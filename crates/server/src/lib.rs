@@ -58,11 +58,11 @@ use runner::database::Database;
 use runner::service::RunService;
 use runner::RunSettings;
 
-pub(crate) use runner::queue::{dispatch, Phase, QueueRunner};
+pub(crate) use runner::queue::QueueRunner;
 
-/// Everything the handlers share: the run operations ([`RunService`]), the queue runner
-/// (its fields reached through `Deref`: the event stream, files, MCP resources) and the
-/// tokens the API accepts.
+/// Everything the handlers share: the run operations ([`RunService`], the only way the
+/// handlers reach runs), the queue runner the process starts and stops (its lease owner,
+/// its shutdown token), and the tokens the API accepts.
 pub(crate) struct AppState {
     /// The operations on runs the API and the MCP service call (docs/architecture.md,
     /// "The server crate"); a fake in the seam's test.
@@ -70,14 +70,6 @@ pub(crate) struct AppState {
     pub runner: Arc<QueueRunner>,
     /// The tokens the API accepts and who each is (docs/security.md, "Clients").
     pub tokens: tokens::TokenBook,
-}
-
-impl std::ops::Deref for AppState {
-    type Target = QueueRunner;
-
-    fn deref(&self) -> &QueueRunner {
-        &self.runner
-    }
 }
 
 pub(crate) type State = Arc<AppState>;
@@ -171,7 +163,7 @@ pub async fn work(
         let local = listener
             .local_addr()
             .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
-        let stopped = state.shutdown.clone();
+        let stopped = state.runner.shutdown.clone();
         let router = metrics::router(state.clone(), true);
         tokio::spawn(async move {
             listener::serve(listener, router, listener::Limits::default(), async move {
@@ -186,7 +178,7 @@ pub async fn work(
         args.quiet,
         &format!(
             "worker {} ready: up to {} runs at once, sandbox {}",
-            state.lease.owner,
+            state.runner.lease.owner,
             args.concurrency,
             sandbox.name()
         ),
@@ -260,26 +252,8 @@ const DEFAULT_WORKERS: u32 = runner::queue::DEFAULT_WORKERS;
 /// nothing to say (no run is started), for the server's unit tests.
 #[cfg(test)]
 pub(crate) fn test_state(store: Arc<domain::testing::MemoryStore>) -> State {
-    use std::sync::Mutex;
-    use tokio_util::sync::CancellationToken;
-    let runner = QueueRunner {
-        store: store.clone(),
-        queue: store.clone(),
-        mailbox: store.clone(),
-        changes: store,
-        lease: domain::LeaseConfig::default(),
-        opts: RunSettings::default(),
-        llm: Arc::new(domain::testing::ScriptedLlm::new(Vec::new())),
-        slots: Arc::new(tokio::sync::Semaphore::new(1)),
-        registry: Mutex::new(runner::queue::Registry::default()),
-        user: Arc::new(runner::queue::ServerUser::new(
-            Arc::new(tokio::sync::Semaphore::new(1)),
-            std::time::Duration::from_secs(60),
-        )),
-        shutdown: CancellationToken::new(),
-        workspace_root: ".planwright/runs".into(),
-    };
-    let runner = Arc::new(runner);
+    let llm = Arc::new(domain::testing::ScriptedLlm::new(Vec::new()));
+    let runner = Arc::new(QueueRunner::over(store, llm));
     Arc::new(AppState {
         service: Arc::new(runner.clone()),
         runner,

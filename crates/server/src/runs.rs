@@ -6,8 +6,6 @@ use serde_json::{json, Value};
 
 use runner::service::{Caller, RunService};
 
-pub use runner::queue::runs::{errored, visible, QUEUED_CANCEL};
-
 use super::error::ApiError;
 use super::files;
 

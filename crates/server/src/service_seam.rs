@@ -8,7 +8,12 @@ use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
-use runner::service::{Caller, Cancelled, NewRun, Queued, RunService, RunServiceError, ShownRun};
+use domain::model::event::{Event, EventKind, RunUsage};
+use domain::ports::{Restored, WorkspaceDiff};
+use runner::service::{
+    Caller, Cancelled, FeedItem, NewRun, Progress, Queued, RunFeed, RunService, RunServiceError,
+    RunWorkspace, ShownRun, UndoRequest,
+};
 
 /// Answers every operation with a fixed value, and records the tasks it was asked to queue.
 #[derive(Default)]
@@ -54,6 +59,68 @@ impl RunService for FakeRuns {
         _: ApprovalDecision,
     ) -> Result<(), RunServiceError> {
         Err(RunServiceError::Forbidden("no".into()))
+    }
+
+    async fn diff(
+        &self,
+        _: &Caller,
+        _: &str,
+        step: Option<u32>,
+    ) -> Result<WorkspaceDiff, RunServiceError> {
+        Err(RunServiceError::BadRequest(format!("no step {step:?}")))
+    }
+
+    async fn undo(&self, _: &Caller, _: &str, _: UndoRequest) -> Result<Restored, RunServiceError> {
+        Err(RunServiceError::Conflict("running".into()))
+    }
+
+    /// Two events after `after`: a message, then the run's end.
+    async fn follow(
+        &self,
+        _: &Caller,
+        run_id: &str,
+        after: u64,
+    ) -> Result<RunFeed, RunServiceError> {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let event = |seq: u64, kind: EventKind| Event {
+            run_id: run_id.to_string(),
+            seq: after + seq,
+            at: chrono::Utc::now(),
+            kind,
+        };
+        let message = EventKind::Message {
+            step_id: None,
+            text: "hello".into(),
+        };
+        let end = EventKind::RunCompleted {
+            summary: "done".into(),
+            usage: RunUsage::default(),
+        };
+        for item in [event(1, message), event(2, end)] {
+            let _ = tx.send(FeedItem::Event(Box::new(item))).await;
+        }
+        Ok(RunFeed::new(rx))
+    }
+
+    async fn progress(&self, _: &Caller, _: &str) -> Result<Progress, RunServiceError> {
+        Ok(Progress {
+            settled: true,
+            done: 1,
+            total: 1,
+            message: "completed".into(),
+        })
+    }
+
+    async fn workspace(
+        &self,
+        _: &Caller,
+        run_id: &str,
+    ) -> Result<std::path::PathBuf, RunServiceError> {
+        Err(runner::service::unknown_run(run_id))
+    }
+
+    async fn workspaces(&self, _: &Caller) -> Result<Vec<RunWorkspace>, RunServiceError> {
+        Ok(Vec::new())
     }
 }
 
@@ -110,6 +177,9 @@ async fn the_api_serves_runs_from_any_run_service() {
     for (method, path, status) in [
         ("GET", "/runs/run_x", StatusCode::NOT_FOUND),
         ("POST", "/runs/run_x/cancel", StatusCode::CONFLICT),
+        ("GET", "/runs/run_x/diff?step=9", StatusCode::BAD_REQUEST),
+        ("GET", "/runs/run_x/diff?step=x", StatusCode::BAD_REQUEST),
+        ("POST", "/runs/run_x/undo", StatusCode::CONFLICT),
     ] {
         let answer = http
             .request(method.parse().unwrap(), url(path))
@@ -119,4 +189,34 @@ async fn the_api_serves_runs_from_any_run_service() {
             .unwrap();
         assert_eq!(answer.status(), status, "{method} {path}");
     }
+
+    // The event stream is the service's feed as SSE frames, after `Last-Event-ID`.
+    let stream = http
+        .get(url("/runs/run_fake/events"))
+        .bearer_auth("t0ken")
+        .header("last-event-id", "7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    let body = stream.text().await.unwrap();
+    let ids: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect();
+    let kinds: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(ids, ["8", "9"], "{body}");
+    assert_eq!(kinds, ["message", "run_completed"], "{body}");
+
+    // A file of a run the service does not know is a 404.
+    let file = http
+        .get(url("/runs/run_x/files/a.txt"))
+        .bearer_auth("t0ken")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.status(), StatusCode::NOT_FOUND);
 }

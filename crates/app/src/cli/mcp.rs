@@ -20,8 +20,8 @@ pub enum McpCommand {
     },
     /// Be an MCP server on stdin/stdout (JSON-RPC only on stdout, logs on stderr): an agent
     /// such as Claude Code, Codex or Cursor hands tasks to Planwright with the tools
-    /// run_task, get_run, list_runs, cancel_run, answer, approve_call, and reads the runs'
-    /// files as resources. `planwright serve` offers the same at `/mcp`.
+    /// run_task, get_run, list_runs, cancel_run, answer, approve_call, run_diff, undo_run,
+    /// and reads the runs' files as resources. `planwright serve` offers the same at `/mcp`.
     Serve(Box<McpServeArgs>),
 }
 

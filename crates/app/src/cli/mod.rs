@@ -4,11 +4,13 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
-use domain::{Mode, Revise, Schedule};
+use domain::{Mode, Revise, Schedule, SummaryStyle};
 
 use runner::caller::Scope;
 use runner::database::Database;
+use runner::{Provider, SandboxMode, SearchChoice, ToolProtocol};
 
+mod age;
 pub mod mcp;
 mod settings;
 mod values;
@@ -16,7 +18,6 @@ mod values;
 pub use mcp::McpCommand;
 
 use values::{approval_rule, tool_pattern, NamedParser};
-pub use values::{ProviderArg, SandboxArg, SearchArg, SummaryArg, ToolProtocolArg};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -387,9 +388,30 @@ pub struct RunOptions {
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub allow_input_edits: bool,
 
+    /// Record the workspace before each step and when the run ends, so that `planwright
+    /// runs diff` shows and `planwright runs undo` undoes what the run changed
+    /// (docs/checkpoints.md).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    pub checkpoints: bool,
+
+    /// Left out of the workspace checkpoints besides `.git` and `.planwright`: `NAME/` a
+    /// folder of that name anywhere, `NAME` a file or folder of that name, `a/b` that path
+    /// (comma-separated; no wildcards).
+    #[arg(long, value_name = "PATTERN", value_delimiter = ',',
+          default_values = ["target/", "node_modules/"])]
+    pub checkpoint_ignore: Vec<String>,
+
+    /// A file bigger than this (MiB) is recorded by the checkpoints (a change is seen) but
+    /// its content is not kept: it cannot be shown nor undone.
+    #[arg(long, value_name = "MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub checkpoint_max_file_mib: u32,
+
     /// Where shell commands run.
-    #[arg(long, value_enum, default_value = "auto", env = "PLANWRIGHT_SANDBOX")]
-    pub sandbox: SandboxArg,
+    #[arg(long, value_parser = NamedParser::<SandboxMode>::new(), default_value = "auto",
+          env = "PLANWRIGHT_SANDBOX")]
+    pub sandbox: SandboxMode,
 
     /// Let sandboxed shell commands use the network.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
@@ -420,8 +442,8 @@ pub struct RunOptions {
 
     /// Who serves `web_search` [default: the first configured of SEARXNG_URL,
     /// TAVILY_API_KEY, BRAVE_API_KEY; none: not offered].
-    #[arg(long, value_enum, env = "PLANWRIGHT_SEARCH")]
-    pub search: Option<SearchArg>,
+    #[arg(long, value_parser = NamedParser::<SearchChoice>::new(), env = "PLANWRIGHT_SEARCH")]
+    pub search: Option<SearchChoice>,
 
     /// Root of the SearxNG instance serving `web_search`, e.g. http://localhost:8888.
     #[arg(long, value_name = "URL", env = "SEARXNG_URL")]
@@ -460,8 +482,8 @@ pub struct RunOptions {
 
     /// How the final summary is written: `auto` (from the recorded facts when they say
     /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub summary: SummaryArg,
+    #[arg(long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
+    pub summary: SummaryStyle,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
     /// elsewhere (another host or container), the run can be taken over once it expires.
@@ -476,8 +498,8 @@ pub struct RunOptions {
     /// OpenAI-compatible server preset: sets the base URL and the server's quirks
     /// (OPENAI_BASE_URL still overrides the URL). Without it, OPENAI_API_KEY or
     /// OPENAI_BASE_URL must be set.
-    #[arg(long, value_enum, env = "PLANWRIGHT_PROVIDER")]
-    pub provider: Option<ProviderArg>,
+    #[arg(long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
+    pub provider: Option<Provider>,
 
     /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
     /// the preset's own key variables): config files name the variable, never the key.
@@ -504,11 +526,11 @@ pub struct RunOptions {
     /// protocol for models without it.
     #[arg(
         long,
-        value_enum,
+        value_parser = NamedParser::<ToolProtocol>::new(),
         env = "PLANWRIGHT_TOOL_PROTOCOL",
         default_value = "native"
     )]
-    pub tool_protocol: ToolProtocolArg,
+    pub tool_protocol: ToolProtocol,
 
     /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
@@ -579,6 +601,40 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Delete a run, its plans and events (and its workspace when it is the default one).
+    /// Delete a run, its plans and events, its workspace checkpoints (and its workspace
+    /// when it is the default one).
     Delete { run_id: String },
+    /// Delete the workspace checkpoints of the runs that ended more than AGE ago (the runs
+    /// stay; `runs diff` and `runs undo` no longer reach them).
+    Prune {
+        /// A number and d, h or m: 30d, 12h, 90m.
+        #[arg(long, value_name = "AGE", value_parser = age::age)]
+        older_than: std::time::Duration,
+    },
+    /// Show what a run changed in its workspace (or one step): a unified diff for text
+    /// files, a line for binary, too large and kept-out ones (docs/checkpoints.md).
+    Diff {
+        run_id: String,
+        /// Only this step's changes (its number in `planwright runs show`, from 0).
+        #[arg(long, value_name = "N")]
+        step: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put the workspace back as it was before the run (or before a step). Refuses a live
+    /// run, and files changed after the run ended unless --force; the undo can be undone.
+    Undo {
+        run_id: String,
+        /// Back to before this step (its number in `planwright runs show`, from 0).
+        #[arg(long, value_name = "N", conflicts_with = "checkpoint")]
+        to_step: Option<u32>,
+        /// Back to this checkpoint of the run: the one an earlier undo printed, to undo it.
+        #[arg(long, value_name = "ID")]
+        checkpoint: Option<String>,
+        /// Overwrite the files changed after the run ended instead of refusing.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }

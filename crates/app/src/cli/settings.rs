@@ -4,16 +4,13 @@
 
 use std::time::Duration;
 
-use runner::{Provider, RunSettings, SandboxMode, SearchChoice, ToolProtocol};
+use runner::RunSettings;
 
 use server::tokens::TokenCommand as TokenAction;
 use server::{McpServeSettings, ServeSettings, WorkerSettings};
 
 use super::mcp::McpServeArgs;
-use super::{
-    ProviderArg, RunOptions, SandboxArg, SearchArg, ServeArgs, SummaryArg, TokenCommand,
-    ToolProtocolArg, WorkerArgs,
-};
+use super::{RunOptions, ServeArgs, TokenCommand, WorkerArgs};
 
 impl RunOptions {
     /// These options as the runner reads them.
@@ -38,11 +35,16 @@ impl RunOptions {
             allow: self.allow.clone(),
             deny: self.deny.clone(),
             allow_input_edits: self.allow_input_edits,
-            sandbox: self.sandbox.into(),
+            checkpoints: runner::CheckpointSettings {
+                enabled: self.checkpoints,
+                ignore: self.checkpoint_ignore.clone(),
+                max_file_mib: self.checkpoint_max_file_mib,
+            },
+            sandbox: self.sandbox,
             sandbox_network: self.sandbox_network,
             shell_env: self.shell_env.clone(),
             disabled_tools: self.disabled_tools.clone(),
-            search: self.search.map(Into::into),
+            search: self.search,
             searxng_url: self.searxng_url.clone(),
             search_timeout_secs: self.search_timeout_secs,
             chromium: self.chromium.clone(),
@@ -50,59 +52,16 @@ impl RunOptions {
             ca_certs: self.ca_certs.clone(),
             max_tokens: self.max_tokens,
             max_plan_steps: self.max_plan_steps,
-            summary: match self.summary {
-                SummaryArg::Auto => domain::SummaryStyle::Auto,
-                SummaryArg::Facts => domain::SummaryStyle::Facts,
-                SummaryArg::Llm => domain::SummaryStyle::Llm,
-            },
+            summary: self.summary,
             lease: Duration::from_secs(self.lease_secs.into()),
-            provider: self.provider.map(Into::into),
+            provider: self.provider,
             api_key_env: self.api_key_env.clone(),
             base_url: self.base_url.clone(),
             stream: self.stream,
             llm_max_reply_mib: self.llm_max_reply_mib,
-            tool_protocol: match self.tool_protocol {
-                ToolProtocolArg::Native => ToolProtocol::Native,
-                ToolProtocolArg::Text => ToolProtocol::Text,
-            },
+            tool_protocol: self.tool_protocol,
             record: self.record.clone(),
             replay: self.replay.clone(),
-        }
-    }
-}
-
-impl From<SandboxArg> for SandboxMode {
-    fn from(arg: SandboxArg) -> SandboxMode {
-        match arg {
-            SandboxArg::Auto => SandboxMode::Auto,
-            SandboxArg::None => SandboxMode::None,
-            SandboxArg::Bwrap => SandboxMode::Bwrap,
-        }
-    }
-}
-
-impl From<SearchArg> for SearchChoice {
-    fn from(arg: SearchArg) -> SearchChoice {
-        match arg {
-            SearchArg::Searxng => SearchChoice::Searxng,
-            SearchArg::Brave => SearchChoice::Brave,
-            SearchArg::Tavily => SearchChoice::Tavily,
-            SearchArg::None => SearchChoice::None,
-        }
-    }
-}
-
-impl From<ProviderArg> for Provider {
-    fn from(arg: ProviderArg) -> Provider {
-        match arg {
-            ProviderArg::OpenAi => Provider::OpenAi,
-            ProviderArg::Ollama => Provider::Ollama,
-            ProviderArg::Vllm => Provider::Vllm,
-            ProviderArg::LlamaCpp => Provider::LlamaCpp,
-            ProviderArg::DeepSeek => Provider::DeepSeek,
-            ProviderArg::OpenRouter => Provider::OpenRouter,
-            ProviderArg::LmStudio => Provider::LmStudio,
-            ProviderArg::Local => Provider::Local,
         }
     }
 }

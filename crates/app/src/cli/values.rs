@@ -1,12 +1,12 @@
-//! The values of the command line's enumerated options (`--mode`, `--provider`...): the
-//! domain's choices (modes, schedules, revise policies, approval modes) parsed by their own
-//! [`Named`] list through [`NamedParser`], the app's own ones as clap enums.
+//! The values of the command line's enumerated options (`--mode`, `--provider`...): every
+//! choice (the domain's modes, schedules, revise policies, approval modes, summary styles;
+//! the runner's providers, sandboxes, search providers, tool protocols) parsed by its own
+//! [`Named`] list through [`NamedParser`]: no clap mirror of them here.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::ValueEnum;
 use domain::model::approval::{ApprovalRule, RuleError};
 use domain::model::names::Named;
 
@@ -30,7 +30,7 @@ impl<T> Clone for NamedParser<T> {
 impl<T: Named> NamedParser<T> {
     fn possible() -> impl Iterator<Item = PossibleValue> {
         T::all().iter().map(|v| {
-            let value = PossibleValue::new(v.name());
+            let value = PossibleValue::new(v.name()).aliases(v.aliases().iter().copied());
             match v.help() {
                 "" => value,
                 help => value.help(help),
@@ -58,43 +58,6 @@ impl<T: Named> TypedValueParser for NamedParser<T> {
     }
 }
 
-/// How the final summary is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryArg {
-    /// From the recorded facts when they say everything (one step, or every step succeeded
-    /// with recorded outputs), else by an LLM call.
-    Auto,
-    /// Always from the recorded facts (no LLM call).
-    Facts,
-    /// Always by an LLM call.
-    Llm,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
-    /// bubblewrap when it works on this machine, else none with a warning; `serve` and
-    /// `worker` refuse to start unsandboxed unless told `--sandbox none`.
-    Auto,
-    /// Shell commands run with the user's rights, in the workspace.
-    None,
-    /// bubblewrap: only the workspace is writable, the home folder is hidden, no network
-    /// unless --sandbox-network.
-    Bwrap,
-}
-
-/// Who serves `web_search`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SearchArg {
-    /// A SearxNG instance (`--searxng-url`).
-    Searxng,
-    /// Brave Search (`BRAVE_API_KEY`).
-    Brave,
-    /// Tavily (`TAVILY_API_KEY`).
-    Tavily,
-    /// No web search: `web_search` is not offered.
-    None,
-}
-
 /// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).
 pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -112,43 +75,33 @@ pub(crate) fn approval_rule(text: &str) -> Result<ApprovalRule, String> {
     text.parse().map_err(|e: RuleError| e.to_string())
 }
 
-/// OpenAI-compatible server presets (`--provider`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-// The help text shows the URLs as they are (no Markdown in `--help`).
-#[allow(rustdoc::bare_urls)]
-pub enum ProviderArg {
-    /// https://api.openai.com/v1 (key required)
-    #[value(name = "openai")]
-    OpenAi,
-    /// http://localhost:11434/v1 (no key)
-    #[value(name = "ollama")]
-    Ollama,
-    /// http://localhost:8000/v1
-    #[value(name = "vllm")]
-    Vllm,
-    /// llama.cpp's llama-server, http://localhost:8080/v1
-    #[value(name = "llamacpp", alias = "llama.cpp", alias = "llama-cpp")]
-    LlamaCpp,
-    /// https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)
-    #[value(name = "deepseek")]
-    DeepSeek,
-    /// https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)
-    #[value(name = "openrouter")]
-    OpenRouter,
-    /// http://localhost:1234/v1 (no key)
-    #[value(name = "lmstudio", alias = "lm-studio")]
-    LmStudio,
-    /// The embedded model, in process, offline (`cargo xtask model` fetches Qwen2.5-Coder-1.5B;
-    /// any GGUF with --model-path)
-    #[value(name = "local")]
-    Local,
-}
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
 
-/// How tools are offered to the model (`--tool-protocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ToolProtocolArg {
-    /// The server's tool calling (`tools` / `tool_calls`).
-    Native,
-    /// Tools described in the prompt; the model writes {"tool": ..., "arguments": ...}.
-    Text,
+    use crate::cli::{Cli, Command};
+    use runner::Provider;
+
+    fn provider(text: &str) -> Result<Option<Provider>, String> {
+        let cli = Cli::try_parse_from(["planwright", "run", "--provider", text, "task"])
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Run(args) => Ok(args.opts.provider),
+            _ => Err("not run".into()),
+        }
+    }
+
+    /// The runner's names are the options' values, an alias is accepted as its value, and
+    /// an unknown name is refused with the names (not the aliases) listed.
+    #[test]
+    fn choices_parse_by_the_runners_names_and_aliases() {
+        assert_eq!(provider("llamacpp"), Ok(Some(Provider::LlamaCpp)));
+        assert_eq!(provider("llama.cpp"), Ok(Some(Provider::LlamaCpp)));
+        assert_eq!(provider("lm-studio"), Ok(Some(Provider::LmStudio)));
+        let Err(refused) = provider("gpt") else {
+            panic!("an unknown provider parses");
+        };
+        assert!(refused.contains("openai"), "{refused}");
+        assert!(!refused.contains("lm-studio"), "{refused}");
+    }
 }

@@ -3,5 +3,6 @@
 //! (`report`, `view`, `jsonl`).
 
 pub mod run;
+pub mod run_changes;
 pub mod runs;
 pub mod tools;

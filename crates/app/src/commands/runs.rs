@@ -1,4 +1,5 @@
-//! `planwright runs`: list, show, follow and delete stored runs.
+//! `planwright runs`: list, show, follow and delete stored runs, show and undo what they
+//! changed (`run_changes`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,9 +10,11 @@ use runner::database::Database;
 use runner::liveness::Liveness;
 
 use crate::cli::RunsCommand;
+use crate::commands::run_changes;
 use crate::error::AppError;
 use crate::report;
 use crate::terminal::print_stdout;
+use runner::run_changes::UndoRequest;
 
 pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppError> {
     let store: Arc<dyn RunStore> = db.open().await?.store;
@@ -35,11 +38,22 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 })?;
             let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
             let events = store.events(&run_id, 0).await.map_err(store_err)?;
+            let space_used = match run_changes::checkpoints_of(&run) {
+                Ok(checkpoints) => runner::run_changes::space_used(checkpoints.as_ref(), &run_id)
+                    .await
+                    .ok(),
+                Err(_) => None,
+            };
             if json {
-                let value = runner::json::run_show_json(&run, plan.as_ref(), &events);
+                let mut value = runner::json::run_show_json(&run, plan.as_ref(), &events);
+                value["space_used"] = serde_json::json!(space_used);
                 print_stdout(&format!("{value}\n"));
             } else {
-                print_stdout(&report::run_show_text(&run, plan.as_ref(), &events));
+                let mut text = report::run_show_text(&run, plan.as_ref(), &events);
+                if let Some(bytes) = space_used.filter(|b| *b > 0) {
+                    text.push_str(&format!("Checkpoints: {bytes} bytes on disk\n"));
+                }
+                print_stdout(&text);
             }
         }
         RunsCommand::Events {
@@ -98,6 +112,11 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 )));
             }
             store.delete_run(&run_id).await.map_err(store_err)?;
+            if let Ok(checkpoints) = run_changes::checkpoints_of(&run) {
+                if let Err(e) = checkpoints.discard(&run_id).await {
+                    tracing::warn!(error = %e, "cannot delete the run's workspace checkpoints");
+                }
+            }
             let default_ws = Path::new(".planwright").join("runs").join(&run_id);
             let ws = Path::new(&run.workspace);
             let removed = match (
@@ -110,6 +129,69 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
             let note = if removed { " and its workspace" } else { "" };
             print_stdout(&format!("deleted run {run_id}{note}\n"));
         }
+        RunsCommand::Prune { older_than } => {
+            let runs = store.list_runs().await.map_err(store_err)?;
+            let pruned = prune(&runs, older_than).await?;
+            print_stdout(&format!(
+                "removed the checkpoints of {} run(s): {} bytes freed\n",
+                pruned.runs, pruned.bytes
+            ));
+        }
+        RunsCommand::Diff { run_id, step, json } => {
+            run_changes::diff(db, store.as_ref(), &run_id, step, json).await?
+        }
+        RunsCommand::Undo {
+            run_id,
+            to_step,
+            checkpoint,
+            force,
+            json,
+        } => {
+            let request = UndoRequest {
+                to_step,
+                checkpoint,
+                force,
+            };
+            run_changes::undo(db, store.as_ref(), &run_id, request, json).await?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `runs prune` removed.
+struct Pruned {
+    runs: usize,
+    bytes: u64,
+}
+
+/// Discards the checkpoints of the runs that ended more than `older_than` ago.
+async fn prune(
+    runs: &[domain::ports::RunRecord],
+    older_than: std::time::Duration,
+) -> Result<Pruned, AppError> {
+    let age = chrono::Duration::from_std(older_than)
+        .map_err(|e| AppError::Config(format!("--older-than is too large: {e}")))?;
+    let cutoff = chrono::Utc::now() - age;
+    let mut pruned = Pruned { runs: 0, bytes: 0 };
+    for run in runs {
+        let ended = matches!(
+            run.status,
+            domain::ports::RunStatus::Completed | domain::ports::RunStatus::Failed
+        );
+        if !ended || run.finished_at.is_none_or(|at| at > cutoff) {
+            continue;
+        }
+        let checkpoints = run_changes::checkpoints_of(run)?;
+        let bytes = checkpoints.space_used(&run.run_id).await.unwrap_or(0);
+        if bytes == 0 {
+            continue;
+        }
+        checkpoints
+            .discard(&run.run_id)
+            .await
+            .map_err(|e| AppError::Run(format!("cannot prune run '{}': {e}", run.run_id)))?;
+        pruned.runs += 1;
+        pruned.bytes += bytes;
+    }
+    Ok(pruned)
 }

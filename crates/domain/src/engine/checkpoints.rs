@@ -2,13 +2,15 @@
 //! and one when the run ends, through the runtime's `WorkspaceCheckpoints` port when it has
 //! one, each journaled as a `checkpoint_taken` event. A resumed run does not take again a
 //! checkpoint its log already lists. A checkpoint that fails is a warning (an `error`
-//! event): the run goes on without it.
+//! event): the run goes on without it. At the end, what the run created, changed and
+//! deleted is read from its first and run-end checkpoints ([`file_changes`]).
 
 use crate::engine::context::RunContext;
 use crate::engine::runtime::Runtime;
 use crate::error::StoreError;
 use crate::model::event::EventKind;
-use crate::ports::checkpoints::CheckpointAt;
+use crate::model::inputs::FileChanges;
+use crate::ports::checkpoints::{CheckpointAt, CheckpointLog, FileChange};
 
 /// The checkpoint before attempt `attempt` of step `step_id`.
 pub(crate) async fn before_attempt(
@@ -73,5 +75,70 @@ async fn take(ctx: &RunContext, rt: &Runtime, at: CheckpointAt) -> Result<(), St
             })
             .await
         }
+    }
+}
+
+/// What the run created, changed and deleted, from its first checkpoint to its run-end one
+/// (docs/checkpoints.md), in place of what the input record saw: every file of the
+/// workspace counts, whatever changed it. The input record's moves and restores stay (a
+/// moved file is neither created nor deleted). Without checkpoints, or when they cannot be
+/// compared (logged), `files` as it is.
+pub(crate) async fn file_changes(
+    ctx: &RunContext,
+    rt: &Runtime,
+    files: FileChanges,
+) -> FileChanges {
+    let Some(checkpoints) = &rt.workspace_checkpoints else {
+        return files;
+    };
+    let events = match ctx.store().events(&ctx.run_id, 0).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the run's checkpoints back");
+            return files;
+        }
+    };
+    let log = CheckpointLog::from_events(&events);
+    let (Some(start), Some(end)) = (log.run_start(), log.run_end()) else {
+        return files;
+    };
+    let diff = match checkpoints.diff(&ctx.run_id, &start.id, &end.id).await {
+        Ok(diff) => diff,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot compare the run's checkpoints");
+            return files;
+        }
+    };
+    let moved_from = |p: &str| files.moved.iter().any(|m| m.from == p);
+    let moved_to = |p: &str| files.moved.iter().any(|m| m.to == p);
+    let created: Vec<String> = diff
+        .paths(FileChange::Added)
+        .into_iter()
+        .filter(|p| !moved_to(p))
+        .map(str::to_string)
+        .collect();
+    let deleted: Vec<String> = diff
+        .paths(FileChange::Deleted)
+        .into_iter()
+        .filter(|p| !moved_from(p))
+        .map(str::to_string)
+        .collect();
+    let changed: Vec<String> = diff
+        .paths(FileChange::Modified)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let restored = files
+        .restored
+        .iter()
+        .filter(|p| !changed.contains(p) && !deleted.contains(p))
+        .cloned()
+        .collect();
+    FileChanges {
+        created,
+        changed,
+        deleted,
+        moved: files.moved,
+        restored,
     }
 }

@@ -149,6 +149,30 @@ pub enum SummaryStyle {
     Llm,
 }
 
+impl Named for SummaryStyle {
+    const WHAT: &'static str = "summary style";
+    fn all() -> &'static [SummaryStyle] {
+        &[SummaryStyle::Auto, SummaryStyle::Facts, SummaryStyle::Llm]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            SummaryStyle::Auto => "auto",
+            SummaryStyle::Facts => "facts",
+            SummaryStyle::Llm => "llm",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            SummaryStyle::Auto => {
+                "From the recorded facts when they say everything (one step, or every step \
+                 succeeded with recorded outputs), else by an LLM call"
+            }
+            SummaryStyle::Facts => "Always from the recorded facts (no LLM call)",
+            SummaryStyle::Llm => "Always by an LLM call",
+        }
+    }
+}
+
 /// Knobs of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {

@@ -1,5 +1,6 @@
-//! The names users type for the domain's closed choices: planning modes, schedules, revise
-//! policies, approval modes. Each is listed once, by its type's [`Named`] implementation
+//! The names users type for closed choices: the domain's planning modes, schedules, revise
+//! policies, approval modes, summary styles, and the runner's providers, sandboxes, search
+//! providers and tool protocols. Each is listed once, by its type's [`Named`] implementation
 //! (every value, its name, its help line), and the app's command line, config files, HTTP
 //! API, MCP tools and stored queued runs all parse and list them from there
 //! (docs/architecture.md, "Names"): a new value is added here and nowhere else.
@@ -22,17 +23,23 @@ pub trait Named: Sized + Copy + PartialEq + Send + Sync + 'static {
         ""
     }
 
+    /// Other names the value is also known by (`llama.cpp` for `llamacpp`): accepted,
+    /// never listed nor stored.
+    fn aliases(self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Every name, in the order of [`Named::all`].
     fn names() -> Vec<&'static str> {
         Self::all().iter().map(|v| v.name()).collect()
     }
 
-    /// The value named exactly `text`.
+    /// The value named exactly `text` (its name or one of its aliases).
     fn from_name(text: &str) -> Result<Self, UnknownName> {
         Self::all()
             .iter()
             .copied()
-            .find(|v| v.name() == text)
+            .find(|v| v.name() == text || v.aliases().contains(&text))
             .ok_or_else(|| UnknownName {
                 what: Self::WHAT,
                 given: text.to_string(),

@@ -71,6 +71,7 @@ impl Runtime {
         .await?;
         let files = crate::engine::inputs::finish(ctx).await;
         crate::engine::checkpoints::at_run_end(ctx, self).await?;
+        let files = crate::engine::checkpoints::file_changes(ctx, self, files).await;
         let summary = with_files(summary, &files);
         let usage = ctx.usage();
         let status = if failure.is_none() {

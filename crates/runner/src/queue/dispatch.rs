@@ -249,6 +249,8 @@ async fn execute(
     ));
     runtime.user = state.user.clone();
     runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
+    runtime.workspace_checkpoints =
+        crate::wiring::workspace_checkpoints(&state.workspace_root, &state.opts);
     // The server's lease settings, so the claim made above is this runtime's own lease.
     runtime.config.lease = state.lease.clone();
     let control = RunControl {

@@ -5,6 +5,8 @@
 //! their leases up, so the next process on the same store goes on with them.
 
 pub mod dispatch;
+mod follow;
+mod progress;
 pub mod runs;
 
 use std::collections::HashMap;
@@ -367,6 +369,30 @@ impl QueueRunner {
             workspace_root: options.workspace_root,
         }))
     }
+
+    /// A queue runner over one store that is also its queue, mailbox and change feed (the
+    /// in-memory store of tests, an embedder's own), with the default settings, one slot
+    /// and `llm` as its model; claims nothing until [`start`].
+    pub fn over<S>(store: Arc<S>, llm: Arc<dyn LlmClient>) -> QueueRunner
+    where
+        S: RunStore + WorkQueue + RunMailbox + RunChanges + 'static,
+    {
+        let slots = Arc::new(Semaphore::new(1));
+        QueueRunner {
+            store: store.clone(),
+            queue: store.clone(),
+            mailbox: store.clone(),
+            changes: store,
+            lease: LeaseConfig::default(),
+            opts: RunSettings::default(),
+            llm,
+            user: Arc::new(ServerUser::new(slots.clone(), Duration::from_secs(60))),
+            slots,
+            registry: Mutex::new(Registry::default()),
+            shutdown: CancellationToken::new(),
+            workspace_root: ".planwright/runs".into(),
+        }
+    }
 }
 
 /// Starts executing runs: adopts the runs of a dead server of this host, claims what is
@@ -444,5 +470,22 @@ async fn release_leases(state: &Arc<QueueRunner>) {
         if let Err(e) = state.store.release_lease(&run_id, &state.lease.owner).await {
             tracing::warn!(run_id = %run_id, error = %e, "cannot release the lease at shutdown");
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::Arc;
+
+    use domain::testing::{MemoryStore, ScriptedLlm};
+
+    use super::QueueRunner;
+
+    /// A queue runner over `store`, with a model that has nothing to say.
+    pub fn runner_over(store: Arc<MemoryStore>) -> Arc<QueueRunner> {
+        Arc::new(QueueRunner::over(
+            store,
+            Arc::new(ScriptedLlm::new(Vec::new())),
+        ))
     }
 }

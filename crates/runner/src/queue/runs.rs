@@ -10,13 +10,14 @@ use serde_json::{json, Value};
 
 use domain::model::approval::ApprovalDecision;
 use domain::model::names::Named;
-use domain::ports::{RunMessage, RunRecord, RunStatus};
+use domain::ports::{Restored, RunMessage, RunRecord, RunStatus, WorkspaceDiff};
 use domain::Mode;
 
 use super::{dispatch, Phase, QueueRunner, ReplyError};
+use crate::run_changes::{self, RunChangesError};
 use crate::service::{
-    store_error, unknown_run, Caller, Cancelled, NewRun, Queued, RunService, RunServiceError,
-    Scope, ShownRun,
+    store_error, unknown_run, Caller, Cancelled, NewRun, Progress, Queued, RunFeed, RunService,
+    RunServiceError, RunWorkspace, Scope, ShownRun, UndoRequest,
 };
 
 type State = Arc<QueueRunner>;
@@ -57,6 +58,95 @@ impl RunService for Arc<QueueRunner> {
     ) -> Result<(), RunServiceError> {
         decide(self, caller, run_id, call_id, decision).await
     }
+
+    async fn diff(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        step: Option<u32>,
+    ) -> Result<WorkspaceDiff, RunServiceError> {
+        caller.require(Scope::Read)?;
+        let run = visible(self, caller, run_id).await?;
+        let plan = self.store.latest_plan(run_id).await.map_err(store_error)?;
+        let events = self.store.events(run_id, 0).await.map_err(store_error)?;
+        let checkpoints = checkpoint_store(self)?;
+        Ok(run_changes::diff(checkpoints.as_ref(), &run, plan.as_ref(), &events, step).await?)
+    }
+
+    async fn undo(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        request: UndoRequest,
+    ) -> Result<Restored, RunServiceError> {
+        caller.require(Scope::Submit)?;
+        let run = visible(self, caller, run_id).await?;
+        let plan = self.store.latest_plan(run_id).await.map_err(store_error)?;
+        let events = self.store.events(run_id, 0).await.map_err(store_error)?;
+        let checkpoints = checkpoint_store(self)?;
+        Ok(run_changes::undo(checkpoints.as_ref(), &run, plan.as_ref(), &events, &request).await?)
+    }
+
+    async fn follow(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+        after: u64,
+    ) -> Result<RunFeed, RunServiceError> {
+        super::follow::follow(self, caller, run_id, after).await
+    }
+
+    async fn progress(&self, caller: &Caller, run_id: &str) -> Result<Progress, RunServiceError> {
+        super::progress::progress(self, caller, run_id).await
+    }
+
+    async fn workspace(&self, caller: &Caller, run_id: &str) -> Result<PathBuf, RunServiceError> {
+        workspace(self, caller, run_id).await
+    }
+
+    async fn workspaces(&self, caller: &Caller) -> Result<Vec<RunWorkspace>, RunServiceError> {
+        caller.require(Scope::Read)?;
+        let runs = self.store.list_runs().await.map_err(store_error)?;
+        Ok(runs
+            .into_iter()
+            .filter(|r| caller.sees(r))
+            .map(|r| RunWorkspace {
+                run_id: r.run_id,
+                task: r.task,
+                workspace: r.workspace.into(),
+            })
+            .collect())
+    }
+}
+
+/// The workspace of a run known to the store or to this process, when `caller` may read
+/// it (another client's run is unknown).
+async fn workspace(
+    state: &State,
+    caller: &Caller,
+    run_id: &str,
+) -> Result<PathBuf, RunServiceError> {
+    caller.require(Scope::Read)?;
+    if let Some(r) = state.store.get_run(run_id).await.map_err(store_error)? {
+        return caller
+            .visible(Some(r), run_id)
+            .map(|r| PathBuf::from(r.workspace));
+    }
+    if !caller.is_admin() {
+        return Err(unknown_run(run_id));
+    }
+    state
+        .with_registry(|reg| reg.runs.get(run_id).map(|e| e.workspace.clone()))
+        .flatten()
+        .ok_or_else(|| unknown_run(run_id))
+}
+
+/// The checkpoints of the runs under this process's workspace root.
+fn checkpoint_store(
+    state: &QueueRunner,
+) -> Result<Arc<dyn domain::ports::WorkspaceCheckpoints>, RunServiceError> {
+    crate::wiring::checkpoint_store(&state.workspace_root, &state.opts)
+        .ok_or_else(|| RunChangesError::Unsupported.into())
 }
 
 /// Stores the run as queued (before anyone hears of it: a restart cannot lose it) and
@@ -165,6 +255,12 @@ async fn show(state: &State, client: &Caller, run_id: &str) -> Result<ShownRun, 
     if let Some(error) = errored(state, run_id) {
         v["status"] = json!("failed");
         v["error"] = json!(error);
+    }
+    // Bytes the run's workspace checkpoints take (docs/checkpoints.md).
+    if let Some(checkpoints) = crate::wiring::checkpoint_store(&state.workspace_root, &state.opts) {
+        v["space_used"] = json!(run_changes::space_used(checkpoints.as_ref(), run_id)
+            .await
+            .ok());
     }
     v["pending_question"] = json!(state.user.question(run_id));
     let (call_id, request) = state.user.approval_request(run_id).unzip();

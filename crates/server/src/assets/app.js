@@ -96,6 +96,7 @@ function openRun(id) {
   $("steps").replaceChildren();
   $("summary-box").hidden = true;
   $("files-box").hidden = true;
+  $("changes-box").hidden = true;
   $("question").hidden = true;
   $("approval").hidden = true;
   $("usage").textContent = "";
@@ -235,6 +236,7 @@ function apply(run, type, ev) {
         " + " + ev.usage.completion_tokens + " completion tokens";
       setStatus(type === "run_completed" ? "completed" : "failed");
       loadFiles(run);
+      loadChanges(run);
       refreshRuns();
       break;
     case "run_cancelled":
@@ -311,6 +313,50 @@ async function loadFiles(run) {
     ul.append(el("li", {}, a, el("span", { class: "muted" }, " " + f.bytes + " bytes")));
   }
   $("files-box").hidden = !(data.files && data.files.length);
+}
+
+// What each step changed in the workspace, from the run's checkpoints
+// (GET /v1/runs/{id}/diff?step=N, docs/checkpoints.md); a file's diff shows on click.
+async function loadChanges(run) {
+  const steps = (run.plan && run.plan.steps) || [];
+  const box = $("changes");
+  box.replaceChildren();
+  for (let i = 0; i < steps.length; i++) {
+    let data;
+    try {
+      data = await api("/runs/" + encodeURIComponent(run.id) + "/diff?step=" + i);
+    } catch (e) {
+      continue; // no checkpoints, or a step that never started
+    }
+    if (current !== run) return;
+    if (!data.files || !data.files.length) continue;
+    const ul = el("ul", { class: "changed" });
+    for (const f of data.files) {
+      const pre = el("pre", { class: "diff" }, describeChange(f.content));
+      pre.hidden = true;
+      const a = el("a", { href: "#" }, f.path);
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        pre.hidden = !pre.hidden;
+      });
+      ul.append(el("li", { "data-path": f.path }, el("span", { class: "change change-" + f.change }, f.change + " "), a, pre));
+    }
+    box.append(el("li", { "data-step": String(i) }, el("span", { class: "desc" }, i + ". " + steps[i].description), ul));
+  }
+  $("changes-box").hidden = !box.children.length;
+}
+
+function describeChange(c) {
+  const sizes = (o, n) => (o == null ? "" : o + " bytes") + (o != null && n != null ? " → " : "") + (n == null ? "" : n + " bytes");
+  switch (c && c.kind) {
+    case "text": return c.unified;
+    case "binary": return "binary file, " + sizes(c.old_size, c.new_size);
+    case "not_kept": return "content not kept (too large or unreadable), " + sizes(c.old_size, c.new_size);
+    case "too_long_to_show": return "too long to show, " + sizes(c.old_size, c.new_size);
+    case "link": return "symbolic link: " + (c.old_target || "(none)") + " → " + (c.new_target || "(none)");
+    case "mode": return "executable bit " + (c.executable ? "set" : "cleared");
+    default: return "";
+  }
 }
 
 async function download(id, path, encoded) {

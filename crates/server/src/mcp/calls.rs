@@ -13,10 +13,13 @@ use super::super::error::ApiError;
 use super::super::runs;
 use super::super::State;
 use super::resources;
-use super::tools::{self, AnswerArgs, ApproveCallArgs, GetRunArgs, NoArgs, RunIdArgs, RunTaskArgs};
+use super::tools::{
+    self, AnswerArgs, ApproveCallArgs, GetRunArgs, NoArgs, RunDiffArgs, RunIdArgs, RunTaskArgs,
+    UndoRunArgs,
+};
 use super::wait::{self, ProgressTarget};
 use runner::service::Caller;
-use runner::service::{Cancelled, NewRun, RunServiceError};
+use runner::service::{Cancelled, NewRun, RunServiceError, UndoRequest};
 
 /// Why a call could not be made; shown to the calling model as the tool's error text.
 #[derive(Debug, thiserror::Error)]
@@ -135,10 +138,45 @@ async fn dispatch(
                 "next": "call get_run with wait: true to follow the run to its end",
             }))
         }
+        tools::RUN_DIFF => {
+            let args: RunDiffArgs = parse(name, arguments)?;
+            let step = step_index(name, "step", args.step)?;
+            let diff = state.service.diff(client, &args.run_id, step).await?;
+            // `step` as the caller numbered it (from 1, as get_run lists the steps).
+            Ok(runner::json::diff_json(&args.run_id, args.step, &diff))
+        }
+        tools::UNDO_RUN => {
+            let args: UndoRunArgs = parse(name, arguments)?;
+            if args.to_step.is_some() && args.checkpoint.is_some() {
+                return Err(CallError::Arguments {
+                    tool: name.to_string(),
+                    reason: "give to_step or checkpoint, not both".into(),
+                });
+            }
+            let request = UndoRequest {
+                to_step: step_index(name, "to_step", args.to_step)?,
+                checkpoint: args.checkpoint,
+                force: args.force,
+            };
+            let restored = state.service.undo(client, &args.run_id, request).await?;
+            Ok(runner::json::undo_json(&args.run_id, &restored))
+        }
         other => Err(CallError::Arguments {
             tool: other.to_string(),
             reason: "no such tool".into(),
         }),
+    }
+}
+
+/// A step numbered from 1 (as `get_run`'s plan lists it) as the plan's index (from 0).
+fn step_index(tool: &str, field: &str, step: Option<u32>) -> Result<Option<u32>, CallError> {
+    match step {
+        None => Ok(None),
+        Some(0) => Err(CallError::Arguments {
+            tool: tool.to_string(),
+            reason: format!("{field} counts from 1, as get_run's plan lists the steps"),
+        }),
+        Some(n) => Ok(Some(n - 1)),
     }
 }
 

@@ -129,7 +129,8 @@ impl ServerHandler for PlanwrightMcp {
         if !self.tools.iter().any(|t| t.name == request.name) {
             return Err(McpError::invalid_params(
                 format!(
-                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer, approve_call)",
+                    "no tool '{}' (run_task, get_run, list_runs, cancel_run, answer, approve_call, \
+                     run_diff, undo_run)",
                     request.name
                 ),
                 None,
@@ -168,6 +169,7 @@ impl ServerHandler for PlanwrightMcp {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             resources::template(),
+            resources::diff_template(),
         ]))
     }
 
@@ -192,7 +194,7 @@ impl ServerHandler for PlanwrightMcp {
 pub fn http_service(state: State) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_cancellation_token(state.shutdown.child_token());
+        .with_cancellation_token(state.runner.shutdown.child_token());
     let sessions = Arc::new(BoundedSessions::new(
         sessions::MAX_SESSIONS,
         sessions::PER_CLIENT,

@@ -1,6 +1,8 @@
 //! Each run's workspace files as MCP resources, `planwright://runs/{run_id}/files/{path}`
 //! (the path percent-encoded), listed from the store's runs and read confined to the
-//! workspace like the HTTP API's downloads (`files::open_confined`).
+//! workspace like the HTTP API's downloads (`files::open_confined`); and what each run
+//! changed, `planwright://runs/{run_id}/diff` (the JSON of `GET /v1/runs/{id}/diff`,
+//! docs/checkpoints.md).
 
 use std::io::Read;
 
@@ -10,7 +12,7 @@ use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use super::super::error::ApiError;
 use super::super::percent::{decode_path, decode_text, encode};
 use super::super::{files, State};
-use runner::service::{Caller, Scope};
+use runner::service::{Caller, RunWorkspace};
 
 const SCHEME: &str = "planwright://runs/";
 
@@ -53,6 +55,23 @@ pub fn template() -> ResourceTemplate {
         )
 }
 
+/// The template of a run's changes.
+pub fn diff_template() -> ResourceTemplate {
+    ResourceTemplate::new(format!("{SCHEME}{{run_id}}/diff"), "run-diff")
+        .with_title("What a Planwright run changed in its workspace")
+        .with_description(
+            "The files the run created, modified and deleted, from its checkpoints, with a \
+             unified diff for text files (JSON, as the run_diff tool answers).",
+        )
+        .with_mime_type("application/json")
+}
+
+/// The run of a `planwright://runs/{run_id}/diff` URI, when it is one.
+fn diff_run(uri: &str) -> Option<String> {
+    let run_id = uri.strip_prefix(SCHEME)?.strip_suffix("/diff")?;
+    decode_text(run_id).filter(|r| !r.is_empty() && !r.contains('/'))
+}
+
 /// One page of `resources/list`: the files of the newest runs first.
 #[derive(Debug)]
 pub struct Page {
@@ -68,20 +87,7 @@ pub async fn list(
     client: &Caller,
     cursor: Option<String>,
 ) -> Result<Page, ApiError> {
-    client.require(Scope::Read)?;
-    let runs: Vec<RunFiles> = state
-        .store
-        .list_runs()
-        .await
-        .map_err(super::super::error::store_error)?
-        .into_iter()
-        .filter(|r| client.sees(r))
-        .map(|r| RunFiles {
-            run_id: r.run_id,
-            task: r.task,
-            workspace: r.workspace.into(),
-        })
-        .collect();
+    let runs = state.service.workspaces(client).await?;
     tokio::task::spawn_blocking(move || {
         page(&runs, cursor.as_deref(), PAGE_LIMITS, |workspace| {
             files::list_files(workspace, files::LIST_LIMITS)
@@ -89,14 +95,6 @@ pub async fn list(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("listing the files failed: {e}")))?
-}
-
-/// A run whose files are listed.
-#[derive(Debug)]
-struct RunFiles {
-    run_id: String,
-    task: String,
-    workspace: std::path::PathBuf,
 }
 
 /// Where a page starts: the run, and how many of its listed files earlier pages held.
@@ -123,7 +121,7 @@ impl Cursor {
 
 /// The page starting at `cursor` over `runs` (newest first), each run's files from `list`.
 fn page(
-    runs: &[RunFiles],
+    runs: &[RunWorkspace],
     cursor: Option<&str>,
     limits: PageLimits,
     list: impl Fn(&std::path::Path) -> files::Listing,
@@ -191,6 +189,14 @@ pub async fn read(
     client: &Caller,
     uri_text: &str,
 ) -> Result<ResourceContents, ApiError> {
+    if let Some(run_id) = diff_run(uri_text) {
+        let diff = state.service.diff(client, &run_id, None).await?;
+        let json = runner::json::diff_json(&run_id, None, &diff);
+        return Ok(
+            ResourceContents::text(json.to_string(), uri_text.to_string())
+                .with_mime_type("application/json"),
+        );
+    }
     let (run_id, path) = parse(uri_text)?;
     let workspace = files::workspace_of(state, client, &run_id).await?;
     let uri_owned = uri_text.to_string();
@@ -246,6 +252,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_diff_uri_names_its_run() {
+        assert_eq!(
+            diff_run("planwright://runs/run-1/diff").as_deref(),
+            Some("run-1")
+        );
+        assert_eq!(diff_run("planwright://runs/run-1/files/diff"), None);
+        assert_eq!(diff_run("planwright://runs//diff"), None);
+    }
+
+    #[test]
     fn a_uri_round_trips_to_its_run_and_path() {
         let u = uri("run-1", "out/a file ü%.txt");
         assert_eq!(
@@ -259,7 +275,7 @@ mod tests {
     }
 
     /// `runs` runs, each with `files_each` files, as `page` sees them.
-    fn runs_with_files(runs: usize, files_each: usize) -> (tempfile::TempDir, Vec<RunFiles>) {
+    fn runs_with_files(runs: usize, files_each: usize) -> (tempfile::TempDir, Vec<RunWorkspace>) {
         let root = tempfile::tempdir().expect("tempdir");
         let list = (0..runs)
             .map(|r| {
@@ -268,7 +284,7 @@ mod tests {
                 for f in 0..files_each {
                     std::fs::write(workspace.join(format!("f{f}.txt")), "x").expect("write");
                 }
-                RunFiles {
+                RunWorkspace {
                     run_id: format!("run{r}"),
                     task: "t".into(),
                     workspace,
@@ -279,7 +295,7 @@ mod tests {
     }
 
     /// Every page from the first, and how many workspaces each page listed.
-    fn all_pages(runs: &[RunFiles], limits: PageLimits) -> (Vec<String>, Vec<usize>) {
+    fn all_pages(runs: &[RunWorkspace], limits: PageLimits) -> (Vec<String>, Vec<usize>) {
         let mut uris = Vec::new();
         let mut walks = Vec::new();
         let mut cursor = None;

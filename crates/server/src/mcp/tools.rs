@@ -16,6 +16,8 @@ pub const LIST_RUNS: &str = "list_runs";
 pub const CANCEL_RUN: &str = "cancel_run";
 pub const ANSWER: &str = "answer";
 pub const APPROVE_CALL: &str = "approve_call";
+pub const RUN_DIFF: &str = "run_diff";
+pub const UNDO_RUN: &str = "undo_run";
 
 /// `run_task`'s arguments.
 #[derive(Debug, Deserialize)]
@@ -61,6 +63,31 @@ pub struct ApproveCallArgs {
     pub decision: String,
 }
 
+/// `run_diff`'s arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunDiffArgs {
+    pub run_id: String,
+    /// The step's number as get_run's plan lists it (from 1).
+    #[serde(default)]
+    pub step: Option<u32>,
+}
+
+/// `undo_run`'s arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoRunArgs {
+    pub run_id: String,
+    /// Back to before this step, numbered as get_run's plan lists it (from 1).
+    #[serde(default)]
+    pub to_step: Option<u32>,
+    /// Back to this checkpoint: an earlier undo's `undo_checkpoint`, to undo it.
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    #[serde(default)]
+    pub force: bool,
+}
+
 /// `list_runs` takes nothing.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +131,19 @@ person). run_task and get_run show it as status `waiting` with `pending_approval
 id) and `pending_approval_request` (the tool and its arguments). `approve` lets this call \
 run, `deny` refuses it (the run goes on, told why), `always` approves it and every later \
 call to the same tool in this run. Ask your user when in doubt.";
+
+const RUN_DIFF_DOC: &str = "What a Planwright run changed in its workspace, read from the \
+checkpoints taken before each step and when the run ended (not from what the run said): \
+each created, modified or deleted file with a unified diff for text (`content.unified`), \
+sizes for binary, too large or unkept ones. With `step`, only what that step changed \
+(numbered as get_run's plan lists it, from 1).";
+
+const UNDO_RUN_DOC: &str = "Put a Planwright run's workspace back as it was before the run \
+(or before step `to_step`, numbered as get_run's plan lists it, from 1). Only the files the \
+run changed are put back. Fails on a queued, running or waiting run (cancel it first) and, \
+naming them, when files the run changed were changed again after it ended; `force: true` \
+overwrites them. The answer's `undo_checkpoint` undoes this undo when passed back as \
+`checkpoint`. Ask your user before undoing: it rewrites and deletes files.";
 
 fn schema(v: Value) -> Arc<JsonObject> {
     match v {
@@ -228,6 +268,40 @@ pub fn all() -> Vec<Tool> {
             }),
             false,
             false,
+        ),
+        annotated(
+            RUN_DIFF,
+            "Show what a Planwright run changed",
+            RUN_DIFF_DOC,
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": run_id_property(),
+                    "step": {"type": "integer", "minimum": 1, "description": "Only this step's changes, numbered as get_run's plan lists it (from 1)."},
+                },
+                "required": ["run_id"],
+                "additionalProperties": false,
+            }),
+            true,
+            false,
+        ),
+        annotated(
+            UNDO_RUN,
+            "Undo what a Planwright run changed",
+            UNDO_RUN_DOC,
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": run_id_property(),
+                    "to_step": {"type": "integer", "minimum": 1, "description": "Back to before this step, numbered as get_run's plan lists it (from 1); before the run when left out."},
+                    "checkpoint": {"type": "string", "description": "An earlier undo's undo_checkpoint: restores it, undoing that undo."},
+                    "force": {"type": "boolean", "default": false, "description": "Overwrite files changed after the run ended instead of failing."},
+                },
+                "required": ["run_id"],
+                "additionalProperties": false,
+            }),
+            false,
+            true,
         ),
     ]
 }

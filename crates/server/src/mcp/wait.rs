@@ -1,5 +1,5 @@
-//! Waiting for a run to settle (end, or stop for an answer) while it is followed in the
-//! store, reporting its plan's progress as MCP progress notifications.
+//! Waiting for a run to settle (end, or stop for an answer) while its events are followed
+//! (the runner's `RunService`), reporting its plan's progress as MCP progress notifications.
 
 use std::time::Duration;
 
@@ -7,19 +7,14 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
 use serde_json::Value;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use domain::model::event::Event;
-use domain::ports::{Change, RunStatus};
+use super::super::error::ApiError;
+use super::super::{runs, State};
+use runner::service::{Caller, RunFeed};
 
-use super::super::error::{store_error, unknown_run, ApiError};
-use super::super::{runs, Phase, State};
-use runner::service::{Caller, Scope};
-
-/// How long a wait goes without reading the store when nothing wakes it (the store is the
-/// truth; its change feed is only the fast path).
-const STORE_POLL: Duration = Duration::from_millis(500);
+/// How long a wait goes without reading the run's progress when nothing wakes it.
+const PROGRESS_POLL: Duration = Duration::from_millis(500);
 
 /// Where a client wants its progress notifications: the peer and its `progressToken`.
 pub struct ProgressTarget {
@@ -54,7 +49,9 @@ impl Reported {
 }
 
 /// Waits until `run_id` ended or waits for an answer (or `stop` fires: the client cancelled
-/// its request; the run goes on), then shows it as [`runs::show`] does.
+/// its request; the run goes on), then shows it as [`runs::show`] does. The run's event
+/// feed wakes the wait at each event; its progress is read again then, and at least every
+/// [`PROGRESS_POLL`] (a lease that expires says nothing in the feed).
 pub async fn until_settled(
     state: &State,
     client: &Caller,
@@ -62,36 +59,24 @@ pub async fn until_settled(
     stop: &CancellationToken,
     progress: Option<ProgressTarget>,
 ) -> Result<Value, ApiError> {
-    // Another client's run is unknown before anything of it is shown or waited on.
-    client.require(Scope::Read)?;
-    runs::visible(state, client, run_id).await?;
     let mut reported = progress.map(|target| Reported {
         target,
         last: None,
         progress: 0.0,
     });
-    // A run executed here wakes the wait at each event; the store is read either way.
-    let mut live = state
-        .with_registry(|r| {
-            r.runs
-                .get(run_id)
-                .and_then(|e| e.events.as_ref().map(broadcast::Sender::subscribe))
-        })
-        .flatten();
+    // Another client's run is unknown before anything of it is shown or waited on.
+    let mut feed = Some(state.service.follow(client, run_id, 0).await?);
     loop {
-        // Watching before reading: what is appended meanwhile wakes the watch.
-        let mut appended = state.changes.watch(run_id, Change::Events);
-        let glance = glance(state, run_id).await?;
+        let now = state.service.progress(client, run_id).await?;
         if let Some(r) = reported.as_mut() {
-            r.report(glance.done, glance.total, glance.message.clone())
-                .await;
+            r.report(now.done, now.total, now.message.clone()).await;
         }
-        if glance.settled {
+        if now.settled {
             return runs::show(&*state.service, client, run_id).await;
         }
         tokio::select! {
-            _ = appended.changed(STORE_POLL) => {}
-            () = next_event(&mut live) => {}
+            () = tokio::time::sleep(PROGRESS_POLL) => {}
+            () = next_item(&mut feed) => {}
             () = stop.cancelled() => {
                 return Err(ApiError::Conflict(format!(
                     "the wait was cancelled; run '{run_id}' goes on (get_run shows it)"
@@ -101,76 +86,12 @@ pub async fn until_settled(
     }
 }
 
-/// Returns at the run's next live event (or when its channel closes, then never again);
-/// never without a channel.
-async fn next_event(live: &mut Option<broadcast::Receiver<Event>>) {
-    let Some(rx) = live.as_mut() else {
+/// Returns at the feed's next item (or when it ends, then never again).
+async fn next_item(feed: &mut Option<RunFeed>) {
+    let Some(items) = feed.as_mut() else {
         return std::future::pending().await;
     };
-    if let Err(broadcast::error::RecvError::Closed) = rx.recv().await {
-        *live = None;
+    if items.next().await.is_none() {
+        *feed = None;
     }
-}
-
-/// Where a run stands, read cheaply (record and latest plan, not the event log).
-struct Glance {
-    settled: bool,
-    done: usize,
-    total: usize,
-    message: String,
-}
-
-async fn glance(state: &State, run_id: &str) -> Result<Glance, ApiError> {
-    let Some(run) = state.store.get_run(run_id).await.map_err(store_error)? else {
-        return Err(unknown_run(run_id));
-    };
-    let liveness = runner::liveness::Liveness::of(&run);
-    // A run executed here waits when its question is pending here (the store may still say
-    // `waiting` just after an answer); one executed elsewhere when the store says so.
-    let local = state
-        .with_registry(|r| r.runs.get(run_id).is_some_and(|e| e.phase == Phase::Active))
-        .unwrap_or(false);
-    let asks = if local {
-        state.user.question(run_id).is_some() || state.user.approval(run_id).is_some()
-    } else {
-        run.status == RunStatus::Waiting
-    };
-    let settled = matches!(run.status, RunStatus::Completed | RunStatus::Failed)
-        || liveness.is_interrupted()
-        || asks
-        || runs::errored(state, run_id).is_some();
-    let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
-    let Some(plan) = plan else {
-        let message = match run.status {
-            RunStatus::Queued => "queued",
-            _ => "planning",
-        };
-        return Ok(Glance {
-            settled,
-            done: 0,
-            total: 0,
-            message: message.to_string(),
-        });
-    };
-    let steps = plan.steps();
-    let done = steps.iter().filter(|s| s.status().is_terminal()).count();
-    let current = steps
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !s.status().is_terminal());
-    let message = match current {
-        _ if settled => format!(
-            "{}: {done} of {} steps settled",
-            liveness.shown(),
-            steps.len()
-        ),
-        Some((i, s)) => format!("step {} of {}: {}", i + 1, steps.len(), s.description),
-        None => "summarising".to_string(),
-    };
-    Ok(Glance {
-        settled,
-        done,
-        total: steps.len(),
-        message,
-    })
 }

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::config::RunConfig;
 use crate::model::event::EventKind;
 use crate::ports::checkpoints::{
-    Checkpoint, CheckpointAt, CheckpointError, CheckpointId, RestoreRequest, Restored,
-    WorkspaceCheckpoints, WorkspaceDiff,
+    Checkpoint, CheckpointAt, CheckpointError, CheckpointId, DiffContent, FileChange, FileDiff,
+    RestoreRequest, Restored, WorkspaceCheckpoints, WorkspaceDiff,
 };
 use crate::ports::llm::LlmError;
 use crate::ports::RunStatus;
@@ -28,6 +28,8 @@ use crate::RunControl;
 struct CountingCheckpoints {
     taken: Mutex<Vec<CheckpointAt>>,
     failing: bool,
+    /// What `diff` answers; an error when `None`.
+    diff: Option<WorkspaceDiff>,
 }
 
 impl CountingCheckpoints {
@@ -67,7 +69,9 @@ impl WorkspaceCheckpoints for CountingCheckpoints {
         _: &CheckpointId,
         _: &CheckpointId,
     ) -> Result<WorkspaceDiff, CheckpointError> {
-        Err(CheckpointError::Io("not in this test".into()))
+        self.diff
+            .clone()
+            .ok_or_else(|| CheckpointError::Io("not in this test".into()))
     }
     async fn restore(
         &self,
@@ -272,4 +276,56 @@ async fn a_resumed_run_does_not_take_a_logged_checkpoint_again() {
     );
     assert_eq!(checkpoints.taken().len(), 3);
     assert_gap_free(&store.events_of(RUN_ID));
+}
+
+/// The outcome's and the summary's created, changed and deleted files are the difference
+/// between the run's first and run-end checkpoints, not what the model said.
+#[tokio::test]
+async fn the_files_the_run_changed_are_read_from_its_checkpoints() {
+    let store = Arc::new(MemoryStore::new());
+    let file = |path: &str, change| FileDiff {
+        path: path.into(),
+        change,
+        content: DiffContent::Binary {
+            old_size: None,
+            new_size: None,
+        },
+    };
+    let checkpoints = Arc::new(CountingCheckpoints {
+        diff: Some(WorkspaceDiff {
+            from: CheckpointId::new("cp1"),
+            to: CheckpointId::new("cp2"),
+            files: vec![
+                file("data.csv", FileChange::Modified),
+                file("new.txt", FileChange::Added),
+                file("old.md", FileChange::Deleted),
+            ],
+        }),
+        ..CountingCheckpoints::default()
+    });
+    let mut rt = runtime(
+        Arc::new(ScriptedLlm::new(vec![
+            create_plan(&["one"]),
+            acted("did one"),
+            text("summary"),
+        ])),
+        Arc::new(EchoToolbox::new()),
+        store.clone(),
+        base_config(),
+    );
+    rt.workspace_checkpoints = Some(checkpoints);
+    let outcome = rt
+        .run(request("make a file"), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_eq!(outcome.files.created, ["new.txt"]);
+    assert_eq!(outcome.files.changed, ["data.csv"]);
+    assert_eq!(outcome.files.deleted, ["old.md"]);
+    assert!(
+        outcome
+            .summary
+            .contains("changed (existed before the run): data.csv"),
+        "{}",
+        outcome.summary
+    );
 }
