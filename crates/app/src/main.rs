@@ -52,8 +52,18 @@ fn main() -> ExitCode {
     }
     let terminal = terminal::init(cli.verbosity);
     runner::notice::set_writer(terminal::notice);
-    init_tracing(cli.verbosity, terminal.colour_stderr);
-    for note in environ_notes.iter().chain(&loaded.layers.notes) {
+    // Kept until `main` returns: dropping it flushes the spans still queued (bounded wait).
+    let telemetry_settings = config::telemetry::settings(&loaded.layers.telemetry()).with_env();
+    let (telemetry, telemetry_note) = match runner::telemetry::start(&telemetry_settings) {
+        Ok(telemetry) => (telemetry, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    init_tracing(cli.verbosity, terminal.colour_stderr, telemetry.as_ref());
+    for note in environ_notes
+        .iter()
+        .chain(&loaded.layers.notes)
+        .chain(&telemetry_note)
+    {
         tracing::warn!("{note}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -125,8 +135,16 @@ fn fail(e: &AppError, json: bool) -> ExitCode {
 }
 
 /// The log on stderr: `-q`/`-v`/`-vv`, else `PLANWRIGHT_LOG`, else `RUST_LOG`, else
-/// warnings (`terminal::log_filter`); coloured only on a terminal without `NO_COLOR`.
-fn init_tracing(verbosity: cli::Verbosity, colour: bool) {
+/// warnings (`terminal::log_filter`); coloured only on a terminal without `NO_COLOR`. With
+/// `telemetry`, Planwright's own `info` spans are exported too, whatever the log shows.
+fn init_tracing(
+    verbosity: cli::Verbosity,
+    colour: bool,
+    telemetry: Option<&runner::telemetry::Telemetry>,
+) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let directives = terminal::log_filter(
         verbosity,
         std::env::var("PLANWRIGHT_LOG").ok(),
@@ -134,18 +152,22 @@ fn init_tracing(verbosity: cli::Verbosity, colour: bool) {
     );
     let filter = tracing_subscriber::EnvFilter::try_new(&directives)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(colour)
         .with_target(false)
+        .with_filter(filter);
+    let exported = telemetry.map(runner::telemetry::Telemetry::layer);
+    let _ = tracing_subscriber::registry()
+        .with(log)
+        .with(exported)
         .try_init();
 }
 
 async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
     // Once per process: every run built from here on is offered the same servers.
     mcp::declare(&loaded.layers)?;
-    config::providers::declare(&loaded.layers);
+    config::providers::declare(loaded.layers.anthropic());
     match cli.command {
         Command::Run(args) => run::run(&cli.db, args).await,
         Command::Resume(args) => run::resume(&cli.db, args).await,

@@ -89,6 +89,8 @@ pub fn stop_on_signals() -> RunControl {
         );
         signals.suspend.cancel();
         if received.recv().await.is_some() {
+            // No unwinding past here: send the queued spans first (bounded wait).
+            runner::telemetry::flush();
             std::process::exit(130);
         }
     });

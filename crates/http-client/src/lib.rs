@@ -11,6 +11,8 @@
 //!   "Containment"). A redirect from such an endpoint to `https` then fails.
 //! - [`error_chain`] and [`root_cause`]: a reqwest error and its causes as text without the
 //!   URL reqwest puts in its own message (the URL may hold credentials).
+//! - [`trace_headers`]: the W3C trace-context headers of the current span, for outgoing
+//!   requests, from the source the runner's telemetry sets (none without export).
 //!
 //! - What the LLM adapters share whatever their wire format: [`post_json`] and
 //!   [`ReplyHead`] (a request sent, its reply's status, wait and kind), [`RetryPolicy`] (the retry
@@ -43,6 +45,8 @@ pub use retry::{RetryPolicy, RetryableFailure};
 pub use retry_after::retry_after;
 pub use sse_lines::{data_of, SseLines};
 pub use status::{is_success, StatusClass};
+mod trace;
+pub use trace::{set_trace_header_source, trace_headers, TraceHeaderSource};
 
 /// A `--ca-cert` file (an extra root certificate) that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

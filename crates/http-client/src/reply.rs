@@ -7,13 +7,17 @@ use chrono::Utc;
 use reqwest::header;
 use reqwest::{Client, Response, Url};
 
-/// Posts `body` (JSON) to `url`; the reply's body is left to read.
+/// Posts `body` (JSON) to `url`, with the current trace context's headers
+/// ([`crate::trace_headers`]: the call's `chat` span as the server's parent,
+/// docs/observability.md); the reply's body is left to read.
 pub async fn post_json(http: &Client, url: Url, body: &[u8]) -> Result<Response, reqwest::Error> {
-    http.post(url)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body.to_vec())
-        .send()
-        .await
+    let mut request = http
+        .post(url)
+        .header(header::CONTENT_TYPE, "application/json");
+    for (name, value) in crate::trace_headers() {
+        request = request.header(name, value);
+    }
+    request.body(body.to_vec()).send().await
 }
 
 /// What a reply's status line and headers say.

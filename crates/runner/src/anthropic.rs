@@ -45,7 +45,7 @@ pub fn config(
     }
     config.stream |= args.stream;
     config.max_response_bytes = u64::from(args.llm_max_reply_mib) << 20;
-    config.extra_root_certs = crate::wiring::ca_certs(args)?;
+    config.extra_root_certs = crate::ca_certs::read(args)?;
     Ok(config)
 }
 

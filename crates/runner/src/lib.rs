@@ -13,6 +13,8 @@
 //! points at stderr.
 
 pub mod anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "search"))]
+pub mod ca_certs;
 pub mod caller;
 pub mod database;
 mod error;
@@ -20,6 +22,7 @@ pub mod json;
 pub mod liveness;
 pub mod mailbox;
 pub mod mcp;
+pub mod metrics;
 pub mod notice;
 pub mod owner;
 pub mod queue;
@@ -29,6 +32,7 @@ pub mod service;
 mod service_error;
 mod settings;
 pub mod state_folder;
+pub mod telemetry;
 pub mod wiring;
 pub mod workspace;
 

@@ -28,6 +28,9 @@ pub struct NewRun {
     pub mode: Option<String>,
     /// A model name; the server's own when `None` or blank.
     pub model: Option<String>,
+    /// The caller's trace context: the run's spans continue its trace
+    /// (docs/observability.md, "Across processes").
+    pub trace: Option<crate::telemetry::context::CallerTrace>,
 }
 
 /// A run in the queue: started at once (`position` `None`) or waiting for a slot.
@@ -103,11 +106,14 @@ impl RunStopped {
     /// The sentence a front end shows.
     pub fn message(&self) -> String {
         match self {
-            RunStopped::CancelledBeforeStart => crate::queue::runs::QUEUED_CANCEL.to_string(),
+            RunStopped::CancelledBeforeStart => QUEUED_CANCEL.to_string(),
             RunStopped::Errored(m) => m.clone(),
         }
     }
 }
+
+/// The error recorded for a run cancelled before it started.
+pub const QUEUED_CANCEL: &str = "the run was cancelled before it started";
 
 /// Where a run stands ([`RunService::progress`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -135,7 +135,7 @@ fn live_llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), 
     };
     config.stream |= args.stream;
     config.max_response_bytes = u64::from(args.llm_max_reply_mib) << 20;
-    config.extra_root_certs = ca_certs(args)?;
+    config.extra_root_certs = crate::ca_certs::read(args)?;
     config.tool_protocol = match args.tool_protocol {
         crate::ToolProtocol::Native => adapter_openai::ToolProtocol::Native,
         crate::ToolProtocol::Text => adapter_openai::ToolProtocol::Text,
@@ -281,23 +281,6 @@ pub struct ToolFamily {
     pub not_offered: Option<String>,
 }
 
-/// The contents of every `--ca-cert FILE`, trusted beside the platform's roots by the
-/// HTTP clients that talk to the outside (the LLM endpoint, web search).
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "search"))]
-pub fn ca_certs(args: &RunSettings) -> Result<Vec<Vec<u8>>, RunnerError> {
-    args.ca_certs
-        .iter()
-        .map(|path| {
-            std::fs::read(path).map_err(|e| {
-                RunnerError::Config(format!(
-                    "cannot read the CA certificate {}: {e}",
-                    path.display()
-                ))
-            })
-        })
-        .collect()
-}
-
 /// The project's config file, read-only to sandboxed commands.
 pub const PROJECT_FILE: &str = "planwright.toml";
 
@@ -364,7 +347,7 @@ pub fn tools(
             if let Some(secs) = opts.search_timeout_secs {
                 config.timeout_secs = Some(secs as f64);
             }
-            config.extra_root_certs = ca_certs(opts)
+            config.extra_root_certs = crate::ca_certs::read(opts)
                 .map_err(|e| adapter_search::ConfigError::InvalidCaCert(e.to_string()))?;
             config.build()
         });
@@ -455,6 +438,7 @@ pub fn runtime(
             deny: args.deny.clone(),
             paths: approval_paths(),
         },
+        trace: trace_labels(args),
         ..RunConfig::default()
     };
     config.limits.max_turns = args.max_steps;
@@ -565,5 +549,22 @@ pub fn checkpoint_store(
     {
         let _ = (runs_root, args);
         None
+    }
+}
+
+/// What a run's spans say about its model: the provider (`--provider`'s name; `replay` for
+/// a cassette, `local` for the embedded model, else `openai`), the model, and whether
+/// message content is captured (`telemetry::capture_message_content`).
+fn trace_labels(args: &RunSettings) -> domain::engine::trace::TraceLabels {
+    let provider = match args.provider {
+        _ if args.replay.is_some() => "replay".to_string(),
+        Some(provider) => domain::model::names::Named::name(provider).to_string(),
+        None if uses_embedded_model(args) => "local".to_string(),
+        None => "openai".to_string(),
+    };
+    domain::engine::trace::TraceLabels {
+        provider,
+        model: args.model.clone(),
+        capture_message_content: crate::telemetry::capture_message_content(),
     }
 }

@@ -19,6 +19,7 @@ use super::runs;
 use super::{auth, files, percent, sse, web, State};
 use runner::service::Caller;
 use runner::service::{Cancelled, NewRun, UndoRequest};
+use runner::telemetry::context::CallerTrace;
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -119,9 +120,16 @@ struct CreateRun {
 async fn create_run(
     Ext(state): Ext<State>,
     Extension(client): Extension<Caller>,
+    headers: axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: CreateRun = parse_body(body)?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let trace = CallerTrace::from_headers(header("traceparent"), header("tracestate"))
+        .unwrap_or_else(|e| {
+            tracing::warn!("{e}");
+            None
+        });
     let queued = state
         .service
         .queue(
@@ -130,6 +138,7 @@ async fn create_run(
                 task: req.task,
                 mode: req.mode,
                 model: req.model,
+                trace,
             },
         )
         .await?;

@@ -27,6 +27,7 @@ mod error;
 mod files;
 mod listener;
 mod mcp;
+mod metrics;
 mod percent;
 mod runs;
 mod serve_error;
@@ -105,7 +106,8 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
-    let router = api::router(state.clone());
+    let router =
+        api::router(state.clone()).merge(metrics::router(state.clone(), args.metrics_public));
     if workers > 0 {
         start_runner(&state).await;
     }
@@ -154,6 +156,23 @@ pub async fn work(
         workspace_root: args.workspace_root.clone(),
     };
     let state = runner_state(db, &args.run, runner).await?;
+    if let Some(addr) = args.metrics_addr {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| ServeError::Config(format!("cannot listen on {addr}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
+        let stopped = state.runner.shutdown.clone();
+        let router = metrics::router(state.clone(), true);
+        tokio::spawn(async move {
+            listener::serve(listener, router, listener::Limits::default(), async move {
+                stopped.cancelled().await;
+            })
+            .await;
+        });
+        say(&format!("metrics on http://{local}/metrics"));
+    }
     start_runner(&state).await;
     inform(
         args.quiet,

@@ -22,6 +22,8 @@ pub struct ServeSettings {
     pub workspace_root: PathBuf,
     /// The admin token; `None`: the one kept beside the database (created on first use).
     pub token: Option<String>,
+    /// Serve `/metrics` without the token.
+    pub metrics_public: bool,
     /// The settings of the runs it executes (a client may pick the mode and model).
     pub run: RunSettings,
     /// Only the lines supervisors wait for on stderr (`-q`).
@@ -36,6 +38,8 @@ pub struct WorkerSettings {
     pub ask_timeout: Duration,
     /// The root the claimed runs' workspaces must be under.
     pub workspace_root: PathBuf,
+    /// Where `/metrics` is served; `None`: nowhere.
+    pub metrics_addr: Option<std::net::SocketAddr>,
     pub run: RunSettings,
     pub quiet: bool,
 }

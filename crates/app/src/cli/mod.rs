@@ -254,6 +254,10 @@ pub struct ServeArgs {
     #[arg(long, env = "PLANWRIGHT_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 
+    /// Serve the Prometheus `/metrics` without the token (docs/observability.md).
+    #[arg(long)]
+    pub metrics_public: bool,
+
     /// Defaults of the runs the server starts (a request may override mode and model).
     #[command(flatten)]
     pub opts: RunOptions,
@@ -279,6 +283,11 @@ pub struct WorkerArgs {
         default_value = ".planwright/runs"
     )]
     pub workspace_root: PathBuf,
+
+    /// Serve the Prometheus `/metrics` on this address (no token: bind it where only the
+    /// scraper reaches; docs/observability.md).
+    #[arg(long)]
+    pub metrics_addr: Option<std::net::SocketAddr>,
 
     #[command(flatten)]
     pub opts: RunOptions,

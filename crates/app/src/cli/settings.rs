@@ -78,6 +78,7 @@ impl ServeArgs {
             workers: self.workers,
             workspace_root: self.workspace_root.clone(),
             token: self.token.clone(),
+            metrics_public: self.metrics_public,
             run: self.opts.settings(),
             quiet,
         }
@@ -91,6 +92,7 @@ impl WorkerArgs {
             concurrency: self.concurrency,
             ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
             workspace_root: self.workspace_root.clone(),
+            metrics_addr: self.metrics_addr,
             run: self.opts.settings(),
             quiet,
         }

@@ -138,6 +138,47 @@ base_url = "https://llm-gateway.example.com"
 api_key_env = "GATEWAY_KEY"
 ```
 "#;
+/// The `[telemetry]` table: not options, so written here from its keys
+/// (docs/observability.md has more).
+fn telemetry() -> String {
+    let mut out = String::from(
+        r#"
+## Telemetry
+
+The `[telemetry]` table says where the spans of runs are exported over OTLP/HTTP
+([observability.md](observability.md)); nothing is exported without an endpoint. It belongs
+at a file's top level, not in a profile; the project file's key beats the user file's, and
+each standard OpenTelemetry variable beats its key. OTLP headers are never a key (they often
+hold a secret): set `OTEL_EXPORTER_OTLP_HEADERS`. `planwright config show` lists the values in
+effect and where each comes from.
+
+| Key | Type | Environment | Description |
+|---|---|---|---|
+"#,
+    );
+    for (key, env, help) in super::telemetry::TELEMETRY_KEYS {
+        let kind = if key == "capture_message_content" {
+            "boolean"
+        } else {
+            "string"
+        };
+        out.push_str(&format!("| `{key}` | {kind} | `{env}` | {help} |\n"));
+    }
+    out.push_str(
+        r#"
+```toml
+[telemetry]
+endpoint = "http://127.0.0.1:6006"
+service_name = "planwright-ci"
+```
+
+A malformed endpoint, an unknown protocol or sampler is an error like any other (one line
+naming the file and the line, exit code 2); the same mistake in a variable is one warning
+line and the process goes on without exporting.
+"#,
+    );
+    out
+}
 
 /// The whole reference page.
 pub fn markdown(keys: &[Key]) -> String {
@@ -179,6 +220,7 @@ pub fn markdown(keys: &[Key]) -> String {
     }
     out.push_str(MCP_SERVERS);
     out.push_str(PROVIDERS);
+    out.push_str(&telemetry());
     out
 }
 

@@ -13,6 +13,7 @@ use super::error::ConfigError;
 use super::keys::{Key, Kind, SECRET_KEYS};
 use super::mcp_servers;
 use super::providers;
+use super::telemetry;
 
 /// A value of a file, as the option's command-line value(s), and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub struct ConfigFile {
     pub mcp_servers: mcp_servers::Servers,
     /// `[providers.NAME]` tables (top level only).
     pub providers: providers::ProviderTables,
+    /// The `[telemetry]` table (top level only).
+    pub telemetry: telemetry::Table,
     /// `[trusted_projects."PATH"]` tables: the folders the user trusts and their pinned
     /// values (read from the user's file only; see [`super::trust`]).
     pub trusted_projects: BTreeMap<String, Pins>,
@@ -121,6 +124,10 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                 file.providers = providers::parse(value, |offset| src.line(offset))
                     .map_err(|p| src.error(p.span, p.text))?;
             }
+            "telemetry" => {
+                file.telemetry = telemetry::parse(value, |offset| src.line(offset))
+                    .map_err(|p| src.error(p.span, p.text))?;
+            }
             _ => top.push((key, value)),
         }
     }
@@ -175,7 +182,7 @@ fn settings(
         let name_str = name.get_ref().as_ref();
         if matches!(
             name_str,
-            "profile" | "profiles" | "mcp_servers" | "providers" | "trusted_projects"
+            "profile" | "profiles" | "mcp_servers" | "providers" | "trusted_projects" | "telemetry"
         ) {
             return Err(src.error(
                 name.span(),
@@ -215,6 +222,7 @@ fn unknown(name: &str, keys: &[Key]) -> String {
         "mcp_servers",
         "providers",
         "trusted_projects",
+        "telemetry",
     ]);
     let nearest = candidates
         .map(|c| (strsim::jaro_winkler(name, c), c))
@@ -399,6 +407,41 @@ mod tests {
             let remote = &file.mcp_servers["remote"].config;
             assert_eq!(remote.bearer_token_env.as_deref(), Some("TOKEN"));
         }
+    }
+
+    #[test]
+    fn the_telemetry_table_is_read_and_each_mistake_names_its_line() {
+        let file = parse(
+            "p.toml",
+            "model = \"m\"\n[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\n\
+             capture_message_content = true\n",
+            &keys(),
+        )
+        .unwrap();
+        assert_eq!(file.telemetry["endpoint"].text, "http://127.0.0.1:4318");
+        assert_eq!(file.telemetry["endpoint"].line, 3);
+        assert_eq!(file.telemetry["capture_message_content"].text, "true");
+        assert_eq!(
+            error("[telemetry]\nprotocol = \"grpc\"\n"),
+            "p.toml:2: telemetry.protocol: unsupported OTLP protocol \"grpc\" (only \"http/protobuf\")"
+        );
+        assert_eq!(
+            error("[telemetry]\nendpoint = \"nope\"\n"),
+            "p.toml:2: telemetry.endpoint: malformed OTLP endpoint nope/v1/traces: relative URL without a base"
+        );
+        assert_eq!(
+            error("[telemetry]\nendpont = \"http://h\"\n"),
+            "p.toml:2: unknown key \"endpont\" in telemetry (did you mean \"endpoint\"?)"
+        );
+        assert_eq!(
+            error("[telemetry]\nheaders = \"a=b\"\n"),
+            "p.toml:2: telemetry.headers would put a secret in the file: set \
+             OTEL_EXPORTER_OTLP_HEADERS instead"
+        );
+        assert_eq!(
+            error("[profiles.p.telemetry]\nendpoint = \"http://h\"\n"),
+            "p.toml:1: telemetry belongs at the top level of the file, not in a profile"
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod providers;
 pub mod show;
 mod sources;
 pub mod starter;
+pub mod telemetry;
 mod tighten;
 pub mod trust;
 

@@ -11,7 +11,6 @@ use toml::de::DeValue;
 use toml::Spanned;
 
 use super::mcp_servers::Problem;
-use super::sources::Layers;
 
 /// The keys of `[providers.anthropic]`.
 pub const ANTHROPIC_KEYS: [&str; 4] = ["base_url", "api_key_env", "max_tokens", "prompt_caching"];
@@ -131,10 +130,10 @@ pub fn parse(
 
 static ANTHROPIC: OnceLock<AnthropicSettings> = OnceLock::new();
 
-/// Records the files' `[providers.anthropic]` in effect for the runs of this process (once;
-/// a second call changes nothing).
-pub fn declare(layers: &Layers) {
-    let _ = ANTHROPIC.set(layers.anthropic());
+/// Records the files' `[providers.anthropic]` in effect (`Layers::anthropic`) for the runs
+/// of this process (once; a second call changes nothing).
+pub fn declare(settings: AnthropicSettings) {
+    let _ = ANTHROPIC.set(settings);
 }
 
 /// The `[providers.anthropic]` settings in effect (none before [`declare`]).

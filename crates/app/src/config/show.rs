@@ -138,6 +138,17 @@ pub fn text(loaded: &Loaded, settings: &[Setting]) -> String {
     for (line, source) in lines {
         out.push_str(&format!("{line:<width$}  # {source}\n"));
     }
+    let telemetry =
+        super::telemetry::effective(&loaded.layers.telemetry(), |v| std::env::var(v).ok());
+    out.push_str("\n[telemetry]\n");
+    for (name, value, source) in telemetry {
+        let line = match value {
+            Some(v) if name == "capture_message_content" => format!("{name} = {v}"),
+            Some(v) => format!("{name} = {}", Value::String(v)),
+            None => format!("# {name}"),
+        };
+        out.push_str(&format!("{line:<width$}  # {source}\n"));
+    }
     for (name, (declared, file)) in loaded.layers.mcp_servers() {
         let table = format!("[mcp_servers.{name}]");
         out.push_str(&format!(
@@ -195,8 +206,13 @@ pub fn json(loaded: &Loaded, settings: &[Setting]) -> Value {
     let a = loaded.layers.anthropic();
     let anthropic = json!({"base_url": a.base_url, "api_key_env": a.api_key_env,
         "max_tokens": a.max_tokens, "prompt_caching": a.prompt_caching});
+    let telemetry: serde_json::Map<String, Value> =
+        super::telemetry::effective(&loaded.layers.telemetry(), |v| std::env::var(v).ok())
+            .into_iter()
+            .map(|(name, value, source)| (name, json!({"value": value, "source": source})))
+            .collect();
     json!({"profile": profile, "files": files, "settings": map, "mcp_servers": servers,
-        "providers": {"anthropic": anthropic}})
+        "providers": {"anthropic": anthropic}, "telemetry": telemetry})
 }
 
 /// `values` written as a TOML value of `kind`.

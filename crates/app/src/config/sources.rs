@@ -148,7 +148,7 @@ impl Layers {
                         if let Ok(key) = trust::folder_key(Path::new(".")) {
                             trusted.recorded.insert(key);
                         }
-                        Some(file)
+                        Some(*file)
                     }
                 };
                 files.push(Located {
@@ -278,6 +278,20 @@ impl Layers {
         self.parsed()
             .filter_map(|f| Some((f.shown.clone(), f.providers.anthropic.as_ref()?.line)))
             .collect()
+    }
+
+    /// The `[telemetry]` values in effect, by key, with the file setting each: the
+    /// project's (or `--config`'s) beats the user's.
+    pub fn telemetry(&self) -> BTreeMap<String, (super::telemetry::Value, String)> {
+        let mut values = BTreeMap::new();
+        for file in self.parsed() {
+            for (name, value) in &file.telemetry {
+                values
+                    .entry(name.clone())
+                    .or_insert_with(|| (value.clone(), file.shown.clone()));
+            }
+        }
+        values
     }
 
     /// Every key the files set, with its values.

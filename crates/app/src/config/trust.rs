@@ -90,6 +90,23 @@ pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
             });
         }
     }
+    // Where spans are sent, and whether with content: data leaving the machine.
+    let telemetry: Vec<String> = super::telemetry::PINNED_TELEMETRY_KEYS
+        .iter()
+        .filter_map(|k| {
+            let value = file.telemetry.get(*k)?;
+            Some(match *k {
+                "capture_message_content" => format!("{k} = {}", value.text),
+                _ => format!("{k} = {}", serde_json::Value::from(value.text.as_str())),
+            })
+        })
+        .collect();
+    if !telemetry.is_empty() {
+        out.push(Pinned {
+            label: "telemetry".into(),
+            shown: format!("[telemetry] {}", telemetry.join(", ")),
+        });
+    }
     out
 }
 
@@ -244,7 +261,7 @@ pub enum Decision {
     /// Not trusted: the file is ignored; the note says how to trust it.
     Ignored { note: String },
     /// Trusted, every pinned value accepted.
-    Read(ConfigFile),
+    Read(Box<ConfigFile>),
 }
 
 /// Decides whether the project file of the working folder is read: `recorded`, the user
@@ -297,7 +314,7 @@ pub fn decide(
             }
             let pins = pins_of(&values);
             record(&folder, &pins, keys)?;
-            return Ok(Decision::Read(file));
+            return Ok(Decision::Read(Box::new(file)));
         }
     };
     let mut changed = false;
@@ -322,7 +339,7 @@ pub fn decide(
     if changed && recorded_here {
         record(&folder, &pins, keys)?;
     }
-    Ok(Decision::Read(file))
+    Ok(Decision::Read(Box::new(file)))
 }
 
 /// `planwright trust [PATH]`: records the folder as trusted with its project file's pinned

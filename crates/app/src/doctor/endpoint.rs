@@ -137,7 +137,7 @@ fn http_client(
 ) -> Result<reqwest::Client, String> {
     let timeout = std::time::Duration::from_secs(timeout_secs);
     let scheme = base.split_once("://").map_or("", |(scheme, _)| scheme);
-    let pems = runner::wiring::ca_certs(opts).map_err(|e| e.to_string())?;
+    let pems = runner::ca_certs::read(opts).map_err(|e| e.to_string())?;
     http_client::client_builder(http_client::Roots::for_scheme(scheme), &pems)
         .map_err(|e| format!("a --ca-cert file is not PEM: {e}"))?
         .timeout(timeout)

@@ -292,6 +292,7 @@ impl Planwright {
             if k.starts_with("OPENAI_")
                 || k.starts_with("ANTHROPIC_")
                 || k.starts_with("PLANWRIGHT_")
+                || k.starts_with("OTEL_")
             {
                 cmd.env_remove(k);
             }

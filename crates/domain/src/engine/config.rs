@@ -215,6 +215,9 @@ pub struct RunConfig {
     /// Let the run change and delete the files that were in the workspace before it
     /// started, whatever the task says (docs/security.md, "Input files").
     pub allow_input_edits: bool,
+    /// What the run's spans say about the model, and whether they carry message content
+    /// (docs/observability.md).
+    pub trace: crate::engine::trace::TraceLabels,
 }
 
 impl Default for RunConfig {
@@ -239,6 +242,7 @@ impl Default for RunConfig {
             lease: LeaseConfig::default(),
             approvals: ApprovalPolicy::default(),
             allow_input_edits: false,
+            trace: crate::engine::trace::TraceLabels::default(),
         }
     }
 }

@@ -16,4 +16,5 @@ pub mod runtime;
 pub mod scheduler;
 pub mod structured;
 pub(crate) mod summary;
+pub mod trace;
 pub(crate) mod verify;

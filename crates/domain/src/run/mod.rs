@@ -45,9 +45,14 @@ impl Runtime {
     ) -> Result<RunOutcome, Error> {
         self.check_executors()?;
         let run_id = request.run_id.clone();
-        let span = tracing::info_span!("run", run_id = %request.run_id, mode = %self.config.mode);
+        let span = crate::engine::trace::run_span(&run_id, "new");
         let body = |control: RunControl| self.run_inner(request, control);
-        self.owned(&run_id, control, body).instrument(span).await
+        let outcome = self
+            .owned(&run_id, control, body)
+            .instrument(span.clone())
+            .await;
+        ended(&span, &outcome);
+        outcome
     }
 
     /// Starts a run that waited in the work queue: `run_id` is stored as `queued` and this
@@ -55,9 +60,14 @@ impl Runtime {
     /// with the mode recorded at enqueue time.
     pub async fn run_queued(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {
         self.check_executors()?;
-        let span = tracing::info_span!("run", run_id = %run_id, queued = true);
+        let span = crate::engine::trace::run_span(run_id, "queued");
         let body = |control: RunControl| self.queued_inner(run_id, control);
-        self.owned(run_id, control, body).instrument(span).await
+        let outcome = self
+            .owned(run_id, control, body)
+            .instrument(span.clone())
+            .await;
+        ended(&span, &outcome);
+        outcome
     }
 
     /// Runs `body` while keeping the run's lease, then gives the lease up and lets the tools
@@ -208,4 +218,19 @@ impl Runtime {
         };
         self.drive(ctx, record, mode, None).await
     }
+}
+
+/// Records how a run ended on its span (`engine::trace`).
+fn ended(span: &tracing::Span, outcome: &Result<RunOutcome, Error>) {
+    let failure = match outcome {
+        Ok(outcome) if outcome.status == crate::ports::RunStatus::Completed => None,
+        Ok(outcome) => Some(
+            outcome
+                .error
+                .clone()
+                .unwrap_or_else(|| outcome.status.as_str().to_string()),
+        ),
+        Err(e) => Some(e.to_string()),
+    };
+    crate::engine::trace::run_ended(span, failure.as_deref());
 }

@@ -58,9 +58,14 @@ impl Runtime {
             }
             LeaseOutcome::Unknown => return Err(Error::UnknownRun(run_id.to_string())),
         }
-        let span = tracing::info_span!("run", run_id = %run_id, resumed = true);
+        let span = crate::engine::trace::run_span(run_id, "resumed");
         let body = |control: RunControl| self.resume_inner(run_id, control);
-        self.owned(run_id, control, body).instrument(span).await
+        let outcome = self
+            .owned(run_id, control, body)
+            .instrument(span.clone())
+            .await;
+        super::ended(&span, &outcome);
+        outcome
     }
 
     async fn resume_inner(&self, run_id: &str, control: RunControl) -> Result<RunOutcome, Error> {

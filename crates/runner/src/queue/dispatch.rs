@@ -12,6 +12,7 @@
 //! on the same store goes on with them.
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use chrono::Utc;
 use domain::model::event::Event;
@@ -90,7 +91,10 @@ pub async fn dispatch(state: &State) {
             .claim(&state.lease.owner, now, state.lease.until(now))
             .await;
         match claimed {
-            Ok(Some(record)) => start(state, record, permit),
+            Ok(Some(record)) => {
+                crate::metrics::claimed(record.status != RunStatus::Queued);
+                start(state, record, permit)
+            }
             Ok(None) => return,
             Err(e) => {
                 tracing::error!(error = %e, "cannot claim queued runs");
@@ -238,6 +242,11 @@ async fn execute(
     if let Some(tx) = events {
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
+    runtime.sink = Arc::new(crate::metrics::MetricsSink::new(
+        runtime.sink.clone(),
+        runtime.config.trace.clone(),
+        runtime.config.mode.to_string(),
+    ));
     runtime.user = state.user.clone();
     runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
     runtime.workspace_checkpoints =
@@ -270,12 +279,18 @@ async fn execute(
         watching.clone(),
     ));
     let _stop_watching = watching.drop_guard();
-    let outcome = if record.status == RunStatus::Queued {
-        runtime.run_queued(&run_id, control).await
-    } else {
-        // Claimed above: the lease is this process's already.
-        runtime.resume_with(&run_id, control, None).await
-    };
+    // Under the caller's trace when it sent one (kept in the queue request).
+    let span = crate::telemetry::context::queued_run_span(record.queue_request.as_ref());
+    let outcome = async {
+        if record.status == RunStatus::Queued {
+            runtime.run_queued(&run_id, control).await
+        } else {
+            // Claimed above: the lease is this process's already.
+            runtime.resume_with(&run_id, control, None).await
+        }
+    }
+    .instrument(span)
+    .await;
     let reason = match outcome {
         Ok(_) | Err(domain::Error::Suspended | domain::Error::LeaseLost) => return Ok(()),
         // The database went away (restarted, connection cut): the journal holds everything

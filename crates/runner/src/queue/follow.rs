@@ -12,10 +12,10 @@ use tokio::sync::{broadcast, mpsc};
 use domain::model::event::Event;
 use domain::ports::{Change, RunStatus};
 
-use super::runs::{visible, QUEUED_CANCEL};
 use super::{dispatch, Phase, QueueRunner};
 use crate::service::{
     store_error, unknown_run, Caller, FeedItem, RunFeed, RunServiceError, RunStopped, Scope,
+    QUEUED_CANCEL,
 };
 
 type State = std::sync::Arc<QueueRunner>;
@@ -41,7 +41,7 @@ pub(crate) async fn follow(
     caller.require(Scope::Read)?;
     // Another client's run is unknown, whether or not this process executes it.
     if !caller.is_admin() {
-        visible(state, caller, run_id).await?;
+        state.visible(caller, run_id).await?;
     }
     // Subscribe before reading the store so that nothing falls between the two.
     let live = state

@@ -18,14 +18,15 @@ use async_trait::async_trait;
 use domain::model::approval::ApprovalDecision;
 use domain::model::event::Event;
 use domain::ports::{
-    ApprovalRequest, AskUserError, EventSink, LlmClient, RunChanges, RunMailbox, RunStore,
-    UserChannel, WorkQueue,
+    ApprovalRequest, AskUserError, EventSink, LlmClient, RunChanges, RunMailbox, RunRecord,
+    RunStore, UserChannel, WorkQueue,
 };
 use domain::LeaseConfig;
 use tokio::sync::{broadcast, oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::database::Database;
+use crate::service::{store_error, Caller, RunServiceError};
 use crate::{RunSettings, RunnerError};
 
 /// Capacity of a run's live event channel; a listener further behind re-reads the store.
@@ -322,6 +323,26 @@ pub struct QueueRunner {
 impl QueueRunner {
     pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> Option<T> {
         self.registry.lock().ok().map(|mut r| f(&mut r))
+    }
+
+    /// Why the run ended without an outcome, when it did.
+    pub fn errored(&self, run_id: &str) -> Option<String> {
+        self.with_registry(|reg| match reg.runs.get(run_id).map(|e| &e.phase) {
+            Some(Phase::Errored(m)) => Some(m.clone()),
+            _ => None,
+        })
+        .flatten()
+    }
+
+    /// The stored run `run_id` when `caller` may see it; the same error as an unknown run
+    /// when it is another client's.
+    pub async fn visible(
+        &self,
+        caller: &Caller,
+        run_id: &str,
+    ) -> Result<RunRecord, RunServiceError> {
+        let run = self.store.get_run(run_id).await.map_err(store_error)?;
+        caller.visible(run, run_id)
     }
 }
 

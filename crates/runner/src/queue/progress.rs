@@ -4,7 +4,6 @@
 
 use domain::ports::RunStatus;
 
-use super::runs::errored;
 use super::{Phase, QueueRunner};
 use crate::liveness::Liveness;
 use crate::service::{store_error, Caller, Progress, RunServiceError, Scope};
@@ -32,7 +31,7 @@ pub(crate) async fn progress(
     let settled = matches!(run.status, RunStatus::Completed | RunStatus::Failed)
         || liveness.is_interrupted()
         || asks
-        || errored(state, run_id).is_some();
+        || state.errored(run_id).is_some();
     let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
     let Some(plan) = plan else {
         let message = match run.status {

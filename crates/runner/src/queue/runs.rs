@@ -66,7 +66,7 @@ impl RunService for Arc<QueueRunner> {
         step: Option<u32>,
     ) -> Result<WorkspaceDiff, RunServiceError> {
         caller.require(Scope::Read)?;
-        let run = visible(self, caller, run_id).await?;
+        let run = self.visible(caller, run_id).await?;
         let plan = self.store.latest_plan(run_id).await.map_err(store_error)?;
         let events = self.store.events(run_id, 0).await.map_err(store_error)?;
         let checkpoints = checkpoint_store(self)?;
@@ -80,7 +80,7 @@ impl RunService for Arc<QueueRunner> {
         request: UndoRequest,
     ) -> Result<Restored, RunServiceError> {
         caller.require(Scope::Submit)?;
-        let run = visible(self, caller, run_id).await?;
+        let run = self.visible(caller, run_id).await?;
         let plan = self.store.latest_plan(run_id).await.map_err(store_error)?;
         let events = self.store.events(run_id, 0).await.map_err(store_error)?;
         let checkpoints = checkpoint_store(self)?;
@@ -196,7 +196,13 @@ async fn create(state: &State, client: &Caller, req: NewRun) -> Result<Queued, R
         error: None,
         usage: Default::default(),
         lease: None,
-        queue_request: Some(dispatch::queue_request(&opts)),
+        queue_request: Some({
+            let mut request = dispatch::queue_request(&opts);
+            if let Some(trace) = &req.trace {
+                trace.store_in(&mut request);
+            }
+            request
+        }),
         client: client.name().map(str::to_string),
     };
     state.queue.enqueue(&record).await.map_err(store_error)?;
@@ -220,7 +226,7 @@ async fn list(state: &State, client: &Caller) -> Result<Vec<Value>, RunServiceEr
             if cancelled_while_queued(r) {
                 v["status"] = json!("cancelled");
             }
-            if let Some(error) = errored(state, &r.run_id) {
+            if let Some(error) = state.errored(&r.run_id) {
                 v["status"] = json!("failed");
                 v["error"] = json!(error);
             }
@@ -233,7 +239,7 @@ async fn list(state: &State, client: &Caller) -> Result<Vec<Value>, RunServiceEr
 /// One run as `GET /v1/runs/{id}` shows it: record, plan, tool calls, what it waits on.
 async fn show(state: &State, client: &Caller, run_id: &str) -> Result<ShownRun, RunServiceError> {
     client.require(Scope::Read)?;
-    let run = visible(state, client, run_id).await?;
+    let run = state.visible(client, run_id).await?;
     let plan = state.store.latest_plan(run_id).await.map_err(store_error)?;
     let events = state.store.events(run_id, 0).await.map_err(store_error)?;
     let mut v = crate::json::run_show_json(&run, plan.as_ref(), &events);
@@ -246,7 +252,7 @@ async fn show(state: &State, client: &Caller, run_id: &str) -> Result<ShownRun, 
         v["position"] = json!(state.queue.position(run_id).await.map_err(store_error)?);
     }
     // A run that stopped without a final event (cancelled while planning, store failure).
-    if let Some(error) = errored(state, run_id) {
+    if let Some(error) = state.errored(run_id) {
         v["status"] = json!("failed");
         v["error"] = json!(error);
     }
@@ -264,27 +270,6 @@ async fn show(state: &State, client: &Caller, run_id: &str) -> Result<ShownRun, 
         detail: v,
         workspace: PathBuf::from(&run.workspace),
     })
-}
-
-/// Why the run ended without an outcome, when it did.
-pub fn errored(state: &QueueRunner, run_id: &str) -> Option<String> {
-    state
-        .with_registry(|reg| match reg.runs.get(run_id).map(|e| &e.phase) {
-            Some(Phase::Errored(m)) => Some(m.clone()),
-            _ => None,
-        })
-        .flatten()
-}
-
-/// The stored run `run_id` when `client` may see it; the same 404 as an unknown run when
-/// it is another client's.
-pub async fn visible(
-    state: &QueueRunner,
-    client: &Caller,
-    run_id: &str,
-) -> Result<RunRecord, RunServiceError> {
-    let run = state.store.get_run(run_id).await.map_err(store_error)?;
-    client.visible(run, run_id)
 }
 
 /// Whether the run exists anywhere (store or registry) for `client`: admin also reaches a
@@ -308,7 +293,7 @@ async fn cancel(
     run_id: &str,
 ) -> Result<Cancelled, RunServiceError> {
     client.require(Scope::Submit)?;
-    let run = visible(state, client, run_id).await?;
+    let run = state.visible(client, run_id).await?;
     if run.status == RunStatus::Queued {
         let now = chrono::Utc::now();
         if state
@@ -367,8 +352,7 @@ pub fn cancelled_while_queued(run: &RunRecord) -> bool {
     run.status == RunStatus::Failed && run.error.as_deref() == Some(QUEUED_CANCEL)
 }
 
-/// The error recorded for a run cancelled before it started.
-pub const QUEUED_CANCEL: &str = "the run was cancelled before it started";
+use crate::service::QUEUED_CANCEL;
 
 /// Answers the `message_ask_user` question the run waits on, here or in the process that
 /// executes it.

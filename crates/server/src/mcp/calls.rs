@@ -5,6 +5,7 @@ use domain::model::approval::ApprovalDecision;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
+use runner::telemetry::context::CallerTrace;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
@@ -70,6 +71,7 @@ async fn dispatch(
                         task: args.task,
                         mode: args.mode,
                         model: None,
+                        trace: caller_trace(context),
                     },
                 )
                 .await?;
@@ -272,4 +274,16 @@ fn plan_text(plan: &Value) -> Value {
         lines.push(line);
     }
     Value::String(lines.join("\n"))
+}
+
+/// The caller's trace context from the HTTP request carrying the call (`/mcp`, streamable
+/// HTTP: its `traceparent` and `tracestate` headers; none on stdio). A malformed one is one
+/// warning and the run starts a new trace (docs/observability.md, "Across processes").
+fn caller_trace(context: &RequestContext<RoleServer>) -> Option<CallerTrace> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    CallerTrace::from_headers(header("traceparent"), header("tracestate")).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        None
+    })
 }

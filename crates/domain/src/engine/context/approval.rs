@@ -116,7 +116,10 @@ impl RunContext {
             reason: unsure.clone(),
         };
         let (decision, reason) = match self
-            .wait_for_person(self.user.approve(&self.run_id, &request))
+            .wait_for_person(
+                crate::engine::trace::Wait::Approval,
+                self.user.approve(&self.run_id, &request),
+            )
             .await?
         {
             Some(Ok(d)) => (d, None),

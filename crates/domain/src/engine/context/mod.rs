@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::engine::failure::{CallError, CallProblem, Failure, Unanswered};
 use crate::engine::inputs::state::InputGuard;
@@ -19,6 +20,7 @@ use crate::engine::journal::{request_hash, Journal};
 use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
+use crate::engine::trace::{self, TraceLabels};
 use crate::error::StoreError;
 use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
@@ -77,6 +79,8 @@ pub(crate) struct RunContext {
     pub(crate) inputs: InputGuard,
     /// What each step really did, from the events written (and, resumed, the log).
     facts: Mutex<RunFacts>,
+    /// What the run's spans say about its model.
+    trace: TraceLabels,
 }
 
 impl RunContext {
@@ -107,7 +111,13 @@ impl RunContext {
             written: Mutex::new(WrittenFiles::default()),
             inputs: InputGuard::new(rt.workspace_files.clone(), rt.config.allow_input_edits),
             facts: Mutex::new(RunFacts::default()),
+            trace: rt.config.trace.clone(),
         }
+    }
+
+    /// What the run's spans say about its model (`engine::trace`).
+    pub fn trace_labels(&self) -> &TraceLabels {
+        &self.trace
     }
 
     /// The context of a run picked up again: sequence numbers go on after `last_seq`, usage
@@ -207,7 +217,7 @@ impl RunContext {
         })
         .await?;
         let answer = match self
-            .wait_for_person(self.user.ask(&self.run_id, question))
+            .wait_for_person(trace::Wait::Answer, self.user.ask(&self.run_id, question))
             .await?
         {
             Some(a) => a.map_err(Unanswered::User),
@@ -223,13 +233,16 @@ impl RunContext {
         answer.map_err(Failure::Recoverable)
     }
 
-    /// Waits for a person (`asked`: a question, an approval) with the run `waiting`; `None`
-    /// when the run was cancelled meanwhile. Suspended while waiting, the run stays
-    /// `waiting` (a fatal error here) and asks again when resumed.
+    /// Waits for a person (`asked`: a question, an approval; `what` names it on the wait's
+    /// span) with the run `waiting`; `None` when the run was cancelled meanwhile. Suspended
+    /// while waiting, the run stays `waiting` (a fatal error here) and asks again when
+    /// resumed.
     async fn wait_for_person<T>(
         &self,
+        what: trace::Wait,
         asked: impl std::future::Future<Output = T>,
     ) -> Result<Option<T>, StoreError> {
+        let asked = asked.instrument(trace::wait_span(what));
         self.store
             .set_run_status(&self.run_id, RunStatus::Waiting)
             .await?;
@@ -380,10 +393,12 @@ impl RunContext {
         }
         let purpose = request.purpose;
         let started = Instant::now();
+        let span = trace::chat_span(&self.trace, purpose, &request);
         let result = tokio::select! {
-            r = llm.chat(request) => r,
+            r = llm.chat(request).instrument(span.clone()) => r,
             _ = self.cancel.cancelled() => return Err(Failure::Recoverable(CallProblem::Cancelled)),
         };
+        trace::chat_ended(&span, &self.trace, &result);
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
         let spent = match self.usage.lock() {

@@ -32,7 +32,7 @@ pub(crate) async fn run_step(
     input: &StepInput,
     route_tools: bool,
 ) -> Result<StepEnd, StoreError> {
-    let span = tracing::info_span!("step", step_id = %input.step.id, index = input.index, agent = %agent.name);
+    let span = crate::engine::trace::step_span(&input.step.id, input.index, &agent.name);
     attempt::Attempt::new(ctx, limits, agent, input, route_tools)
         .run()
         .instrument(span)

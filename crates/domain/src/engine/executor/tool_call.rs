@@ -16,6 +16,7 @@ use crate::engine::executor::guessed::refuse_unfounded_write;
 use crate::engine::grounding;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
+use crate::engine::trace;
 use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
 use crate::model::observations::FILE_STR_REPLACE;
@@ -74,10 +75,34 @@ fn files_named_in(output: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Runs one tool call. Errors become text.
+/// Runs one tool call in its `execute_tool` span (`engine::trace`). Errors become text.
 /// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
 /// call's output and never runs it again.
 pub(super) async fn run_tool(
+    ctx: &RunContext,
+    limits: &StepLimits,
+    toolbox: &Arc<dyn Toolbox>,
+    tool_ctx: &ToolContext,
+    call: &ToolCall,
+    journal_key: &str,
+) -> Result<ToolRun, StoreError> {
+    let labels = ctx.trace_labels();
+    let span = trace::tool_span(&call.name, &call.id, labels, &call.arguments);
+    let run = run_tool_traced(ctx, limits, toolbox, tool_ctx, call, journal_key)
+        .instrument(span.clone())
+        .await;
+    if let Ok(run) = &run {
+        let outcome = match (run.ok, run.interrupted) {
+            (true, _) => "ok",
+            (false, true) => "interrupted",
+            (false, false) => "error",
+        };
+        trace::tool_ended(&span, labels, outcome, &run.text);
+    }
+    run
+}
+
+async fn run_tool_traced(
     ctx: &RunContext,
     limits: &StepLimits,
     toolbox: &Arc<dyn Toolbox>,
@@ -252,7 +277,8 @@ async fn call_isolated(
     args: Value,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let span = tracing::info_span!("tool", tool = %name);
+    // The tool's own spans go under the call's `execute_tool` span.
+    let span = tracing::Span::current();
     let (toolbox, name_owned, ctx) = (toolbox.clone(), name.to_string(), ctx.clone());
     let handle =
         tokio::spawn(async move { toolbox.call(&name_owned, args, &ctx).await }.instrument(span));

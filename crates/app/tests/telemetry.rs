@@ -1,0 +1,857 @@
+//! Trace export against a real collector: Arize Phoenix (`arize-phoenix` on PyPI, pinned
+//! below), installed once in a virtual environment under the target folder and started once
+//! per test binary on a free port, like the MCP tests' Python SDK. A scripted 3-step run sent
+//! to it is read back through Phoenix's REST API: one trace, the span tree run → steps →
+//! chat and execute_tool, the GenAI attributes. Without python3, venv or PyPI the Phoenix
+//! test skips, except with `CI=true`, where it fails. The collector-down and bad-setting
+//! tests need nothing.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// The collector the test is written for.
+const PHOENIX: &str = "arize-phoenix==20.26.1";
+
+/// How long Phoenix may take to answer `/healthz` (about 35 s on a loaded 2-core machine
+/// the first time: it creates its database).
+const PHOENIX_START: Duration = Duration::from_secs(240);
+
+/// Phoenix under a watchdog: once the watchdog's stdin closes (the test binary exits or is
+/// killed), it stops Phoenix and removes its working folder.
+const WATCHDOG: &str = r#"
+"$@" </dev/null >>"$PHOENIX_LOG" 2>&1 & pid=$!
+trap '' INT HUP
+while read -r _; do :; done
+kill "$pid" 2>/dev/null
+wait "$pid"
+rm -rf "$PHOENIX_WORKING_DIR"
+rm -f "$PHOENIX_LOG"
+"#;
+
+struct Phoenix {
+    port: u16,
+    /// Kept open for the whole test binary: its end stops Phoenix.
+    _watchdog: Mutex<Child>,
+}
+
+impl Phoenix {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+/// The Phoenix of this test binary, started on first use; `None` (the test skips) when it
+/// cannot be installed or started outside CI.
+fn phoenix() -> Option<&'static Phoenix> {
+    static PHOENIX_SERVER: OnceLock<Result<Phoenix, String>> = OnceLock::new();
+    test_support::require_or_skip(
+        PHOENIX_SERVER
+            .get_or_init(|| prepare_venv().and_then(|python| start_phoenix(&python)))
+            .as_ref()
+            .map_err(|why| format!("Arize Phoenix is not available ({why})")),
+    )
+}
+
+fn prepare_venv() -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("phoenix-{}", PHOENIX.replace("==", "-")));
+    let python = dir.join("bin").join("python");
+    if dir.join(".installed").exists() {
+        return Ok(python);
+    }
+    // Made aside and renamed: a run cut short never leaves a half-installed venv.
+    let building = dir.with_extension(format!("building-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    let step = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        let out = cmd
+            .output()
+            .map_err(|e| format!("{what}: cannot start: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+            ))
+        }
+    };
+    step(
+        Command::new("python3").args(["-m", "venv"]).arg(&building),
+        "python3 -m venv",
+    )?;
+    step(
+        Command::new(building.join("bin").join("python")).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            PHOENIX,
+        ]),
+        &format!("pip install {PHOENIX}"),
+    )?;
+    std::fs::write(building.join(".installed"), PHOENIX).map_err(|e| e.to_string())?;
+    if std::fs::rename(&building, &dir).is_err() {
+        // Another test process installed it meanwhile.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    if dir.join(".installed").exists() {
+        Ok(python)
+    } else {
+        Err(format!("{} could not be made", dir.display()))
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+/// Starts Phoenix (through its module: a renamed venv's scripts name the old path) and
+/// waits for `/healthz`.
+fn start_phoenix(python: &Path) -> Result<Phoenix, String> {
+    let port = free_port()?;
+    let grpc_port = free_port()?;
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("phoenix-run-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let log = work.with_extension("log");
+    let watchdog = Command::new("sh")
+        .args(["-c", WATCHDOG, "sh"])
+        .arg(python)
+        .args([
+            "-c",
+            "import sys; from phoenix.server.main import main; sys.argv[0] = 'phoenix'; \
+             sys.exit(main())",
+            "serve",
+        ])
+        .env("PHOENIX_PORT", port.to_string())
+        .env("PHOENIX_GRPC_PORT", grpc_port.to_string())
+        .env("PHOENIX_HOST", "127.0.0.1")
+        .env("PHOENIX_WORKING_DIR", &work)
+        .env("PHOENIX_LOG", &log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start Phoenix: {e}"))?;
+    let phoenix = Phoenix {
+        port,
+        _watchdog: Mutex::new(watchdog),
+    };
+    let started = Instant::now();
+    while !healthy(port) {
+        if started.elapsed() > PHOENIX_START {
+            let tail = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = tail.lines().rev().take(5).collect();
+            return Err(format!(
+                "Phoenix did not answer /healthz in {PHOENIX_START:?}: {}",
+                tail.join(" | ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Ok(phoenix)
+}
+
+/// Whether `GET /healthz` answers 200 (plain HTTP over a socket: no runtime needed here).
+fn healthy(port: u16) -> bool {
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(b"GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok()
+        && (head.starts_with(b"HTTP/1.1 200") || head.starts_with(b"HTTP/1.0 200"))
+}
+
+/// Every span of Phoenix project `project`.
+async fn spans(phoenix: &Phoenix, project: &str) -> Vec<Value> {
+    let client = reqwest::Client::new();
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut url = phoenix.url(&format!("/v1/projects/{project}/spans?limit=500"));
+        if let Some(c) = &cursor {
+            url.push_str(&format!("&cursor={c}"));
+        }
+        let Ok(response) = client.get(&url).send().await else {
+            return all;
+        };
+        let Ok(page) = response.json::<Value>().await else {
+            return all;
+        };
+        all.extend(page["data"].as_array().cloned().unwrap_or_default());
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return all,
+        }
+    }
+}
+
+/// The attribute `key` of a span, whether Phoenix gives attributes flat (`a.b`) or nested.
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
+    let attributes = &span["attributes"];
+    if let Some(v) = attributes.get(key) {
+        return Some(v);
+    }
+    key.split('.').try_fold(attributes, |v, part| v.get(part))
+}
+
+fn attr_str(span: &Value, key: &str) -> String {
+    match attr(span, key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn op(span: &Value) -> String {
+    attr_str(span, "gen_ai.operation.name")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripted_run_lands_in_phoenix_as_one_trace_of_genai_spans() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-trace-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--model",
+                "test-model",
+                "Write greeting.txt, count its words\nand report",
+            ],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    assert!(!stderr.contains("traces"), "a telemetry warning:\n{stderr}");
+    let run: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let run_id = run["run_id"].as_str().expect("a run id").to_string();
+
+    // The binary flushed at exit; Phoenix ingests in the background.
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        let agents = spans.iter().filter(|s| op(s) == "invoke_agent").count();
+        let workflows = spans.iter().filter(|s| op(s) == "invoke_workflow").count();
+        if workflows == 1 && agents >= 3 {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Phoenix has not got the run's spans: {spans:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    let trace_ids: std::collections::BTreeSet<&str> = spans
+        .iter()
+        .filter_map(|s| s["context"]["trace_id"].as_str())
+        .collect();
+    assert_eq!(trace_ids.len(), 1, "one trace: {trace_ids:?}");
+    let id = |s: &Value| {
+        s["context"]["span_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let parent = |s: &Value| s["parent_id"].as_str().unwrap_or_default().to_string();
+    let of = |name: &str| -> Vec<&Value> { spans.iter().filter(|s| op(s) == name).collect() };
+
+    let workflow = of("invoke_workflow")[0];
+    assert_eq!(parent(workflow), "", "the run is the root");
+    assert_eq!(workflow["name"], "invoke_workflow planwright");
+    assert_eq!(attr_str(workflow, "gen_ai.conversation.id"), run_id);
+    assert_eq!(attr_str(workflow, "planwright.mode"), "flow");
+    assert_eq!(
+        attr_str(workflow, "planwright.task"),
+        "Write greeting.txt, count its words",
+        "only the task's first line"
+    );
+    assert_eq!(workflow["status_code"], "OK");
+
+    let agents = of("invoke_agent");
+    assert_eq!(agents.len(), 3, "one per step attempt");
+    let agent_ids: Vec<String> = agents.iter().map(|s| id(s)).collect();
+    for agent in &agents {
+        assert_eq!(parent(agent), id(workflow));
+        assert_eq!(agent["name"], "invoke_agent general");
+    }
+
+    let chats = of("chat");
+    // The plan, two turns in each of the first two steps, one in the third, the summary.
+    assert_eq!(chats.len(), 7, "{chats:#?}");
+    for chat in &chats {
+        assert_eq!(chat["name"], "chat test-model");
+        assert_eq!(attr_str(chat, "gen_ai.request.model"), "test-model");
+        assert_eq!(attr_str(chat, "gen_ai.provider.name"), "openai");
+        assert_eq!(attr_str(chat, "gen_ai.usage.input_tokens"), "100");
+        assert_eq!(attr_str(chat, "gen_ai.usage.output_tokens"), "20");
+        assert_eq!(attr_str(chat, "gen_ai.usage.cache_read.input_tokens"), "64");
+        assert!(
+            attr(chat, "gen_ai.input.messages").is_none(),
+            "no message content by default"
+        );
+        let p = parent(chat);
+        assert!(p == id(workflow) || agent_ids.contains(&p), "{chat:#}");
+    }
+    let in_steps = chats
+        .iter()
+        .filter(|c| agent_ids.contains(&parent(c)))
+        .count();
+    assert_eq!(in_steps, 5, "the steps' calls are under their steps");
+    // Phoenix maps the GenAI attributes to its own kinds by itself.
+    assert_eq!(chats[0]["span_kind"], "LLM");
+
+    let tools = of("execute_tool");
+    let shell: Vec<&&Value> = tools
+        .iter()
+        .filter(|t| attr_str(t, "gen_ai.tool.name") == "shell_exec")
+        .collect();
+    assert_eq!(shell.len(), 2, "{tools:#?}");
+    for tool in &tools {
+        assert!(
+            agent_ids.contains(&parent(tool)),
+            "a tool call is under its step"
+        );
+        assert!(attr_str(tool, "gen_ai.tool.call.id").starts_with("call_"));
+        assert_eq!(attr_str(tool, "planwright.tool.outcome"), "ok");
+        assert!(attr(tool, "gen_ai.tool.call.arguments").is_none());
+    }
+    assert_eq!(shell[0]["name"], "execute_tool shell_exec");
+    assert_eq!(shell[0]["span_kind"], "TOOL");
+}
+
+#[tokio::test]
+async fn a_collector_that_is_down_costs_one_warning_and_never_the_run() {
+    let port = free_port().expect("a free port");
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let out = pw
+        .exec(
+            &["run", "--json", "Write greeting.txt and count its words"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    let warnings = stderr
+        .lines()
+        .filter(|l| l.contains("traces could not be sent"))
+        .count();
+    assert_eq!(warnings, 1, "one warning line:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{port}")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_setting_is_one_warning_and_the_run_goes_on_untraced() {
+    for (var, value, said) in [
+        (
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+            "grpc",
+            "traces are not exported: unsupported OTLP protocol \"grpc\"",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "no-equals-sign",
+            "traces are not exported: malformed OTEL_EXPORTER_OTLP_HEADERS",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http//missing-colon",
+            "traces are not exported: malformed OTLP endpoint",
+        ),
+    ] {
+        let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+        let pw = Planwright::new();
+        let base = llm.base_url();
+        let mut env = vec![
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+        ];
+        env.retain(|(k, _)| *k != var);
+        env.push((var, value));
+        let out = pw
+            .exec(
+                &["run", "--json", "Write greeting.txt and count its words"],
+                &env,
+            )
+            .await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{var}: the run failed:\n{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(said)).collect();
+        assert_eq!(lines.len(), 1, "{var}: one warning line:\n{stderr}");
+        assert!(
+            !stderr.contains("traces could not be sent"),
+            "{var}: nothing was sent:\n{stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn config_show_lists_the_telemetry_table_and_the_variable_beats_it() {
+    let pw = Planwright::new();
+    pw.trusted_project(
+        "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nservice_name = \"from-file\"\n",
+    );
+    let out = pw
+        .exec(&["config", "show"], &[("OTEL_SERVICE_NAME", "from-env")])
+        .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("[telemetry]"), "{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} =")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("endpoint").contains("\"http://127.0.0.1:4318\""),
+        "{text}"
+    );
+    assert!(line("endpoint").contains("planwright.toml:2"), "{text}");
+    assert!(line("service_name").contains("\"from-env\""), "{text}");
+    assert!(
+        line("service_name").contains("env OTEL_SERVICE_NAME"),
+        "{text}"
+    );
+}
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// `serve` only queues (`--workers 0`); a `worker` process claims the run from the shared
+/// database file and continues the trace the client started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-serve-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    // The `[telemetry]` table this time, not the variables.
+    pw.trusted_project(&format!(
+        "[telemetry]\nendpoint = \"{}\"\nresource_attributes = \"openinference.project.name={project}\"\n",
+        phoenix.url("")
+    ));
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let response = client()
+        .post(server.url("/v1/runs"))
+        .bearer_auth(TOKEN)
+        .header("traceparent", format!("00-{trace_id}-{caller_span}-01"))
+        .json(&serde_json::json!({"task": "Write greeting.txt and count its words"}))
+        .send()
+        .await
+        .expect("POST /v1/runs");
+    assert_eq!(response.status().as_u16(), 202, "queued");
+    let body: Value = response.json().await.expect("json");
+    let run_id = body["run_id"].as_str().expect("run id").to_string();
+    let (_worker, worker_log) = logged_worker(&pw, &llm.base_url(), &[]);
+    until_completed(&server, &[run_id], 60).await;
+
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        if spans.iter().any(|s| op(s) == "invoke_workflow")
+            && spans.iter().filter(|s| op(s) == "chat").count() >= 7
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Phoenix has not got the worker's spans: {spans:#?}\nworker:\n{}",
+            worker_log.text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for span in &spans {
+        assert_eq!(
+            span["context"]["trace_id"], trace_id,
+            "the caller's trace: {span:#}"
+        );
+    }
+    let queued = spans
+        .iter()
+        .find(|s| s["name"] == "process planwright.queue")
+        .expect("the queued run's span");
+    assert_eq!(
+        queued["parent_id"], caller_span,
+        "a child of the caller's span"
+    );
+    let workflow = spans
+        .iter()
+        .find(|s| op(s) == "invoke_workflow")
+        .expect("the run");
+    assert_eq!(workflow["parent_id"], queued["context"]["span_id"]);
+
+    // Each LLM request carried the trace on to the model server.
+    let requests = llm.server.received_requests().await.unwrap_or_default();
+    assert_eq!(requests.len(), 7);
+    for request in &requests {
+        let parent = request
+            .headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(parent.starts_with(&format!("00-{trace_id}-")), "{parent:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_traceparent_is_one_warning_and_the_run_goes_on() {
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &[]).await;
+    let response = client()
+        .post(server.url("/v1/runs"))
+        .bearer_auth(TOKEN)
+        .header("traceparent", "not-a-trace")
+        .json(&serde_json::json!({"task": "Write greeting.txt and count its words"}))
+        .send()
+        .await
+        .expect("POST /v1/runs");
+    assert_eq!(response.status().as_u16(), 201);
+    let body: Value = response.json().await.expect("json");
+    let run_id = body["run_id"].as_str().expect("run id").to_string();
+    until_completed(&server, &[run_id], 60).await;
+    let warnings = server
+        .stderr_text()
+        .lines()
+        .filter(|l| l.contains("ignoring a malformed traceparent \"not-a-trace\""))
+        .count();
+    assert_eq!(warnings, 1, "{}", server.stderr_text());
+}
+
+/// SIGTERM cancels a `planwright run`; the process then flushes its queued spans before it
+/// exits: the run's own span, ended by the cancellation, reaches the collector.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_flushes_the_spans_of_the_cancelled_run() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-sigterm-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait"]),
+        call(
+            "shell_exec",
+            serde_json::json!({"command": "touch started && sleep 60"}),
+        ),
+        text("The run was stopped while waiting."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let child = pw.spawn(
+        &["run", "--json", "--retries", "0", "wait a minute"],
+        &[
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+        ],
+    );
+    let runs = pw.cwd().join(".planwright/runs");
+    test_support::wait_until("the command to start", Duration::from_secs(60), || {
+        std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .is_some_and(|e| e.path().join("workspace/started").exists())
+    })
+    .await;
+    let pid = child.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the run ends after SIGTERM")
+        .expect("output");
+    assert_eq!(out.status.code(), Some(1));
+
+    let started = Instant::now();
+    let workflow = loop {
+        let spans = spans(phoenix, &project).await;
+        if let Some(w) = spans.into_iter().find(|s| op(s) == "invoke_workflow") {
+            break w;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the cancelled run's span never reached Phoenix"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(workflow["status_code"], "ERROR", "{workflow:#}");
+}
+
+/// MCP `run_task` over `/mcp` (streamable HTTP) honours the HTTP request's `traceparent`
+/// as `POST /v1/runs` does: it is kept in the queued run's request for whoever executes it.
+#[tokio::test]
+async fn mcp_run_task_keeps_the_callers_traceparent_with_the_queued_run() {
+    let llm = ScriptedOpenAi::start(Vec::new()).await;
+    let pw = Planwright::new();
+    let server = pw
+        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
+        .await;
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client()
+            .post(server.url("/mcp"))
+            .bearer_auth(TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.json(&body)
+    };
+    let opened = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}),
+        None,
+    )
+    .send()
+    .await
+    .expect("initialize");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_string();
+    let _ = opened.text().await;
+    let _ = post(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(session.clone()),
+    )
+    .send()
+    .await
+    .expect("initialized");
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let reply = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "run_task", "arguments": {"task": "anything"}}}),
+        Some(session),
+    )
+    .header("traceparent", traceparent)
+    .send()
+    .await
+    .expect("tools/call")
+    .text()
+    .await
+    .expect("body");
+    assert!(reply.contains("run_id"), "{reply}");
+    let conn =
+        rusqlite::Connection::open_with_flags(pw.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the database");
+    let request: String = conn
+        .query_row("SELECT queue_request FROM runs", [], |r| r.get(0))
+        .expect("one queued run");
+    let request: Value = serde_json::from_str(&request).expect("JSON");
+    assert_eq!(request["traceparent"], traceparent, "{request}");
+}
+
+/// A collector that refuses the spans (HTTP 4xx) costs one warning naming the status; the
+/// run completes.
+#[tokio::test]
+async fn a_collector_answering_400_costs_one_warning_and_never_the_run() {
+    let collector = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/traces"))
+        .respond_with(wiremock::ResponseTemplate::new(400).set_body_string("bad spans"))
+        .mount(&collector)
+        .await;
+    let llm = ScriptedOpenAi::start(greeting_script(false)).await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = collector.uri();
+    let out = pw
+        .exec(
+            &["run", "--json", "Write greeting.txt and count its words"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("traces could not be sent"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one warning line:\n{stderr}");
+    assert!(warnings[0].contains("HTTP 400"), "{stderr}");
+    let received = collector.received_requests().await.unwrap_or_default();
+    assert!(!received.is_empty(), "the exporter tried");
+    assert_eq!(
+        received[0]
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/x-protobuf")
+    );
+}
+
+/// Where a project file sends spans, and whether with content, is pinned by `planwright
+/// trust`: a changed endpoint or a new content switch is refused until trusted again.
+#[tokio::test]
+async fn a_changed_telemetry_table_in_a_trusted_project_is_refused() {
+    let pw = Planwright::new();
+    pw.trusted_project("[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\n");
+    let out = pw.exec(&["config", "show"], &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        pw.cwd().join("planwright.toml"),
+        "[telemetry]\nendpoint = \"http://collector.example:4318\"\ncapture_message_content = true\n",
+    )
+    .expect("write");
+    let out = pw.exec(&["config", "show"], &[]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("[telemetry] endpoint = \"http://collector.example:4318\", capture_message_content = true")
+            && err.contains("`planwright trust`"),
+        "{err}"
+    );
+}
+
+/// A wait for a person is a span of its own (`await answer`) inside the step.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_to_the_user_is_a_wait_span_in_the_runs_trace() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-wait-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Ask the user for a colour"]),
+        call(
+            "message_ask_user",
+            serde_json::json!({"question": "Which colour?"}),
+        ),
+        complete(true, "the user chose blue"),
+        text("The user chose blue."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let out = pw
+        .exec(
+            &["run", "--json", "--answer", "blue", "Ask me for a colour"],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+            ],
+        )
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        if spans.iter().any(|s| s["name"] == "await answer")
+            && spans.iter().any(|s| op(s) == "invoke_workflow")
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no wait span: {spans:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let wait = spans
+        .iter()
+        .find(|s| s["name"] == "await answer")
+        .expect("wait");
+    let agent = spans
+        .iter()
+        .find(|s| op(s) == "invoke_agent")
+        .expect("step");
+    let under: Vec<String> = spans
+        .iter()
+        .filter(|s| s["parent_id"] == agent["context"]["span_id"])
+        .map(|s| {
+            s["context"]["span_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let parent = wait["parent_id"].as_str().unwrap_or_default().to_string();
+    assert!(
+        parent == agent["context"]["span_id"].as_str().unwrap_or_default()
+            || under.contains(&parent),
+        "the wait is inside the step: {wait:#}"
+    );
+}

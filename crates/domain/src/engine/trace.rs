@@ -1,0 +1,229 @@
+//! The run's `tracing` spans, named and filled after the OpenTelemetry GenAI semantic
+//! conventions (docs/observability.md), so an exporter the binary installs sends them as
+//! they are: the run is `invoke_workflow`, a step attempt `invoke_agent`, an LLM call `chat`,
+//! a tool call `execute_tool`. `otel.name`, `otel.kind` and `otel.status_code` are the
+//! names an OpenTelemetry bridge reads for the span's name, kind and status. No exporter
+//! here: spans are only `tracing` spans.
+//!
+//! Never recorded: message content (prompts, replies, tool arguments and outputs) unless
+//! [`TraceLabels::capture_message_content`] is on; only the first line of the task, cut.
+
+use tracing::field::Empty;
+use tracing::Span;
+
+use crate::ports::llm::{CallPurpose, ChatRequest, ChatResponse, LlmError};
+
+/// What a run's spans say about its model, set by whoever wires the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceLabels {
+    /// `gen_ai.provider.name` (`openai`, `ollama`, `local`...).
+    pub provider: String,
+    /// `gen_ai.request.model`.
+    pub model: String,
+    /// Record prompts, replies, tool arguments and outputs on spans (the convention's
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` switch); off by default.
+    pub capture_message_content: bool,
+}
+
+impl Default for TraceLabels {
+    fn default() -> Self {
+        TraceLabels {
+            provider: "unknown".into(),
+            model: String::new(),
+            capture_message_content: false,
+        }
+    }
+}
+
+/// How many characters of the task's first line the run span keeps.
+const TASK_LINE_CHARS: usize = 120;
+
+/// The span of a run (`invoke_workflow`); its mode and task are recorded by [`run_started`]
+/// once known, its outcome by [`run_ended`].
+pub(crate) fn run_span(run_id: &str, how: &'static str) -> Span {
+    tracing::info_span!(
+        "run",
+        otel.name = "invoke_workflow planwright",
+        otel.kind = "internal",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        gen_ai.operation.name = "invoke_workflow",
+        gen_ai.conversation.id = %run_id,
+        run_id = %run_id,
+        planwright.run.start = how,
+        planwright.mode = Empty,
+        planwright.task = Empty,
+    )
+}
+
+/// Records the mode the run goes in and the first line of its task on the current run span.
+pub(crate) fn run_started(mode: &str, task: &str) {
+    let line = task.lines().next().unwrap_or_default();
+    let line: String = line.chars().take(TASK_LINE_CHARS).collect();
+    let span = Span::current();
+    span.record("planwright.mode", mode);
+    span.record("planwright.task", line.as_str());
+}
+
+/// Records how the run ended on the current span (an error status when it failed).
+pub(crate) fn run_ended(span: &Span, failure: Option<&str>) {
+    match failure {
+        None => {
+            span.record("otel.status_code", "OK");
+        }
+        Some(reason) => {
+            span.record("otel.status_code", "ERROR");
+            span.record("otel.status_description", reason);
+        }
+    }
+}
+
+/// The span of one attempt of a step by `agent` (`invoke_agent`).
+pub(crate) fn step_span(step_id: &str, index: usize, agent: &str) -> Span {
+    tracing::info_span!(
+        "step",
+        otel.name = format!("invoke_agent {agent}"),
+        otel.kind = "internal",
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = %agent,
+        step_id = %step_id,
+        index = index,
+        agent = %agent,
+    )
+}
+
+/// The span of one LLM call (`chat`); [`chat_ended`] fills in its outcome.
+pub(crate) fn chat_span(labels: &TraceLabels, purpose: CallPurpose, request: &ChatRequest) -> Span {
+    let span = tracing::info_span!(
+        "chat",
+        otel.name = format!("chat {}", labels.model),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = %labels.provider,
+        gen_ai.system = %labels.provider,
+        gen_ai.request.model = %labels.model,
+        planwright.call.purpose = purpose_name(purpose),
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.response.finish_reasons = Empty,
+        error.type = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
+    );
+    if labels.capture_message_content {
+        if let Ok(json) = serde_json::to_string(&request.messages) {
+            span.record("gen_ai.input.messages", json.as_str());
+        }
+    }
+    span
+}
+
+/// Records a call's usage and finish reason, or its failure, on its span.
+pub(crate) fn chat_ended(
+    span: &Span,
+    labels: &TraceLabels,
+    result: &Result<ChatResponse, LlmError>,
+) {
+    match result {
+        Ok(reply) => {
+            span.record("gen_ai.usage.input_tokens", reply.usage.prompt_tokens);
+            span.record("gen_ai.usage.output_tokens", reply.usage.completion_tokens);
+            span.record(
+                "gen_ai.usage.cache_read.input_tokens",
+                reply.usage.cached_prompt_tokens,
+            );
+            if let Some(reason) = &reply.finish_reason {
+                span.record("gen_ai.response.finish_reasons", reason.as_str());
+            }
+            if labels.capture_message_content {
+                let message = crate::ports::llm::ChatMessage::from_reply(reply);
+                if let Ok(json) = serde_json::to_string(&[message]) {
+                    span.record("gen_ai.output.messages", json.as_str());
+                }
+            }
+        }
+        Err(e) => {
+            span.record("otel.status_code", "ERROR");
+            span.record("error.type", llm_error_type(e));
+            span.record("otel.status_description", e.to_string().as_str());
+        }
+    }
+}
+
+/// The span of one tool call (`execute_tool`); [`tool_ended`] fills in its outcome.
+pub(crate) fn tool_span(name: &str, call_id: &str, labels: &TraceLabels, args: &str) -> Span {
+    let span = tracing::info_span!(
+        "tool",
+        otel.name = format!("execute_tool {name}"),
+        otel.kind = "internal",
+        otel.status_code = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = %call_id,
+        gen_ai.tool.type = "function",
+        planwright.tool.outcome = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        tool = %name,
+    );
+    if labels.capture_message_content {
+        span.record("gen_ai.tool.call.arguments", args);
+    }
+    span
+}
+
+/// Records a tool call's outcome (`ok`, `failed`, `refused`...) and, with content capture,
+/// its output.
+pub(crate) fn tool_ended(span: &Span, labels: &TraceLabels, outcome: &str, output: &str) {
+    span.record("planwright.tool.outcome", outcome);
+    if outcome != "ok" {
+        span.record("otel.status_code", "ERROR");
+    }
+    if labels.capture_message_content {
+        span.record("gen_ai.tool.call.result", output);
+    }
+}
+
+/// What a run waits for from a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A tool call's approval.
+    Approval,
+    /// The answer to a `message_ask_user` question.
+    Answer,
+}
+
+/// The span of a wait for a person (`await approval`, `await answer`): its duration is the
+/// time the run stood `waiting`.
+pub(crate) fn wait_span(what: Wait) -> Span {
+    let name = match what {
+        Wait::Approval => "await approval",
+        Wait::Answer => "await answer",
+    };
+    tracing::info_span!("wait", otel.name = name, otel.kind = "internal")
+}
+
+fn purpose_name(purpose: CallPurpose) -> &'static str {
+    match purpose {
+        CallPurpose::Plan => "plan",
+        CallPurpose::Execute => "execute",
+        CallPurpose::Summarize => "summarize",
+        CallPurpose::Other => "other",
+    }
+}
+
+/// The convention's `error.type` of a failed call.
+fn llm_error_type(e: &LlmError) -> &'static str {
+    match e {
+        LlmError::RateLimited { .. } => "rate_limited",
+        LlmError::Transient(_) => "transient",
+        LlmError::ContextTooLong(_) => "context_too_long",
+        LlmError::Auth(_) => "auth",
+        LlmError::Permanent(_) => "permanent",
+        LlmError::ResponseFormatUnsupported(_) => "response_format_unsupported",
+        LlmError::InvalidResponse(_) => "invalid_response",
+    }
+}
