@@ -2,7 +2,6 @@
 //! each value checked against its key's type and its option's own validation (the range of
 //! `--max-steps`, the names of `--mode`...).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use clap::Command;
@@ -14,6 +13,7 @@ use super::keys::{Key, Kind, SECRET_KEYS};
 use super::mcp_servers;
 use super::providers;
 use super::telemetry;
+use super::toml_table::{entries, Entries};
 
 /// A value of a file, as the option's command-line value(s), and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
         ..ConfigFile::default()
     };
     let mut top = Vec::new();
-    for (key, value) in sorted(table.get_ref()) {
+    for (key, value) in entries(table.get_ref()) {
         match key.get_ref().as_ref() {
             "profile" => match value.get_ref() {
                 DeValue::String(name) => file.profile = Some(name.to_string()),
@@ -102,14 +102,14 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                         "profiles must hold [profiles.NAME] tables".into(),
                     ));
                 };
-                for (name, profile) in sorted(profiles) {
+                for (name, profile) in entries(profiles) {
                     let DeValue::Table(table) = profile.get_ref() else {
                         return Err(src.error(
                             profile.span(),
                             format!("profiles.{} must be a table", name.get_ref()),
                         ));
                     };
-                    let settings = settings(&src, sorted(table), keys)?;
+                    let settings = settings(&src, entries(table), keys)?;
                     file.profiles.insert(name.get_ref().to_string(), settings);
                 }
             }
@@ -135,8 +135,6 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
     Ok(file)
 }
 
-type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
-
 /// `[trusted_projects."PATH"]` tables, each with `pins = { LABEL = "sha256:..." }`.
 fn trusted_projects(
     src: &Source<'_>,
@@ -148,15 +146,15 @@ fn trusted_projects(
         return Err(src.error(value.span(), shape.into()));
     };
     let mut trusted = BTreeMap::new();
-    for (path, record) in sorted(folders) {
+    for (path, record) in entries(folders) {
         let DeValue::Table(record) = record.get_ref() else {
             return Err(src.error(record.span(), shape.into()));
         };
         let mut pins = Pins::new();
-        for (key, value) in sorted(record) {
+        for (key, value) in entries(record) {
             match (key.get_ref().as_ref(), value.get_ref()) {
                 ("pins", DeValue::Table(table)) => {
-                    for (label, digest) in sorted(table) {
+                    for (label, digest) in entries(table) {
                         let DeValue::String(digest) = digest.get_ref() else {
                             return Err(src.error(digest.span(), shape.into()));
                         };
@@ -199,13 +197,6 @@ fn settings(
         settings.insert(key.name.clone(), Entry { values, line });
     }
     Ok(settings)
-}
-
-/// The entries of a table in the order of the file.
-fn sorted<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
-    let mut entries: Vec<_> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
 }
 
 /// Why `name` is refused: a secret, or an unknown key with the nearest known one.

@@ -3,11 +3,13 @@
 //! server replaces the user file's server of the same name. Each table is checked here, so
 //! that a mistake stops the command with one line naming the file's line.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use toml::de::{DeTable, DeValue};
+use toml::de::DeValue;
 use toml::Spanned;
+
+use super::toml_table::entries;
+pub use super::toml_table::Problem;
 
 /// The keys of a `[mcp_servers.NAME]` table (`adapter_mcp::McpServerConfig`'s fields).
 pub const SERVER_KEYS: [&str; 10] = [
@@ -42,12 +44,6 @@ pub struct Declared {
 
 /// The declared servers by name.
 pub type Servers = BTreeMap<String, Declared>;
-
-/// A problem and where it is (a byte range of the file).
-pub struct Problem {
-    pub span: std::ops::Range<usize>,
-    pub text: String,
-}
 
 /// Reads the value of `mcp_servers` (a table of `[mcp_servers.NAME]` tables).
 /// `line`: a byte offset's line in the file.
@@ -115,15 +111,6 @@ fn typed(
         text: e.to_string(),
     })?;
     Ok(config)
-}
-
-type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
-
-/// The entries of a table in the order of the file.
-fn entries<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
-    let mut entries: Vec<_> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
 }
 
 /// A TOML value as one line of TOML (strings quoted and escaped as JSON, which TOML reads).

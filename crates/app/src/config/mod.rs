@@ -21,6 +21,7 @@ mod sources;
 pub mod starter;
 pub mod telemetry;
 mod tighten;
+mod toml_table;
 pub mod trust;
 
 use std::ffi::OsString;

@@ -10,7 +10,7 @@ use runner::AnthropicSettings;
 use toml::de::DeValue;
 use toml::Spanned;
 
-use super::mcp_servers::Problem;
+use super::toml_table::Problem;
 
 /// The keys of `[providers.anthropic]`.
 pub const ANTHROPIC_KEYS: [&str; 4] = ["base_url", "api_key_env", "max_tokens", "prompt_caching"];

@@ -4,12 +4,14 @@
 //! here, so that a mistake stops the command with one line naming the file's line. OTLP
 //! headers are not a key: they often hold a secret (`OTEL_EXPORTER_OTLP_HEADERS` only).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use runner::telemetry::TelemetrySettings;
-use toml::de::{DeTable, DeValue};
+use toml::de::DeValue;
 use toml::Spanned;
+
+use super::toml_table::entries;
+pub use super::toml_table::Problem;
 
 /// The keys of `[telemetry]`, each with the variable that beats it and its help.
 pub const TELEMETRY_KEYS: [(&str, &str, &str); 8] = [
@@ -37,12 +39,6 @@ pub struct Value {
 
 /// The table's values by key.
 pub type Table = BTreeMap<String, Value>;
-
-/// A problem and where it is (a byte range of the file).
-pub struct Problem {
-    pub span: std::ops::Range<usize>,
-    pub text: String,
-}
 
 /// Reads the value of `telemetry` (a table). `line`: a byte offset's line in the file.
 pub fn parse(
@@ -169,14 +165,6 @@ pub fn effective(
         ));
     }
     out
-}
-
-type Entries<'t, 'i> = Vec<(&'t Spanned<Cow<'i, str>>, &'t Spanned<DeValue<'i>>)>;
-
-fn entries<'t, 'i>(table: &'t DeTable<'i>) -> Entries<'t, 'i> {
-    let mut entries: Vec<_> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
 }
 
 fn unknown(key: &str) -> String {
