@@ -317,7 +317,7 @@ async fn file(
     uri: axum::http::Uri,
 ) -> Result<Response, ApiError> {
     let (run_id, path) = run_and_file(&uri)?;
-    let workspace = files::workspace_of(&state, &client, &run_id).await?;
+    let workspace = state.service.workspace(&client, &run_id).await?;
     let confined = tokio::task::spawn_blocking(move || files::open_confined(&workspace, &path))
         .await
         .map_err(|e| ApiError::Internal(format!("reading the file failed: {e}")))??;

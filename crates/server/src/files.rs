@@ -7,18 +7,6 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::error::ApiError;
-use super::State;
-use runner::service::Caller;
-
-/// The workspace of a run known to the store or to this process, when `client` may read
-/// it (another client's run is unknown: 404).
-pub async fn workspace_of(
-    state: &State,
-    client: &Caller,
-    run_id: &str,
-) -> Result<PathBuf, ApiError> {
-    Ok(state.service.workspace(client, run_id).await?)
-}
 
 /// Largest file `/files` serves.
 pub const MAX_DOWNLOAD_BYTES: u64 = 256 << 20;

@@ -198,7 +198,7 @@ pub async fn read(
         );
     }
     let (run_id, path) = parse(uri_text)?;
-    let workspace = files::workspace_of(state, client, &run_id).await?;
+    let workspace = state.service.workspace(client, &run_id).await?;
     let uri_owned = uri_text.to_string();
     tokio::task::spawn_blocking(move || -> Result<ResourceContents, ApiError> {
         let confined = files::open_confined(&workspace, &path)?;
