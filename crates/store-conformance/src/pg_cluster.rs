@@ -398,9 +398,32 @@ fn wait_until_ready(cluster: &Cluster, bin: &Path) -> Result<(), String> {
             return Ok(());
         }
         let log = cluster.log();
-        if log.contains("FATAL") || Instant::now() > deadline {
+        if start_failed(&log) || Instant::now() > deadline {
             return Err(format!("the server did not start:\n{log}"));
         }
         std::thread::sleep(READY_POLL);
+    }
+}
+
+/// Whether the server's log shows it will not come up: a `FATAL` line other than the one a
+/// connection attempt made while the server is still starting gets (`pg_isready` itself
+/// causes that one on a loaded machine).
+fn start_failed(log: &str) -> bool {
+    log.lines()
+        .any(|line| line.contains("FATAL") && !line.contains("the database system is starting up"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_failed;
+
+    #[test]
+    fn a_connection_refused_while_starting_is_not_a_failed_start() {
+        let starting = "LOG:  listening on IPv4 address \"127.0.0.1\", port 34151\n\
+                        FATAL:  the database system is starting up\n\
+                        LOG:  database system is ready to accept connections\n";
+        assert!(!start_failed(starting));
+        let failed = "FATAL:  could not create lock file \"/tmp/x/.s.PGSQL.5432.lock\"\n";
+        assert!(start_failed(failed));
     }
 }
