@@ -175,12 +175,13 @@ async fn data_files_show_facts_that_code_counted() {
     assert_eq!(
         last_line("sales.csv").await,
         "[columns: $1=date (2026-01-04 ×2, 2026-01-03 ×1), $2=region (north ×2, south ×1), \
-         $3=amount (numbers: sum 225.5, min 30.5, max 120); 3 rows below the header]"
+         $3=amount (numbers: sum 225.5, min 30.5, max 120); 3 rows below the header, 4 lines \
+         in all]"
     );
     assert_eq!(
         last_line("orders.csv").await,
         "[columns: $1=order (numbers: sum 6, min 1, max 3), $2=status (shipped ×2, pending ×1); \
-         3 rows below the header]"
+         3 rows below the header, 4 lines in all]"
     );
     assert_eq!(
         last_line("app.json").await,

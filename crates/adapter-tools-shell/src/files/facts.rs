@@ -6,7 +6,7 @@
 //!   its sum, least and greatest value when all of it is numbers, or its values and how
 //!   often each occurs when they are few:
 //!   `[columns: $1=date, $2=region (north ×2, south ×1), $3=amount (numbers: sum 225,
-//!   min 30, max 120); 3 rows below the header]`;
+//!   min 30, max 120); 3 rows below the header, 4 lines in all]`;
 //! - JSON: the lists it holds and their lengths: `[json: .features is a list of 4 items]`;
 //! - other text: lines and words as `wc` counts them, the sum, least and greatest when
 //!   all its words are numbers, and for a table-like text (a log:
@@ -95,9 +95,11 @@ fn table_facts(text: &str, separator: char) -> Option<String> {
             }
         })
         .collect();
+    // `wc -l` counts the header too: "how many lines" is then a figure to copy.
+    let all_lines = text.lines().count();
     let rows_note = match rows.len() {
-        1 => "1 row below the header".to_string(),
-        n => format!("{n} rows below the header"),
+        1 => format!("1 row below the header, {all_lines} lines in all"),
+        n => format!("{n} rows below the header, {all_lines} lines in all"),
     };
     Some(format!("[columns: {}; {rows_note}]", columns.join(", ")))
 }

@@ -69,11 +69,49 @@ async fn check_step(
 pub(crate) struct Unfinished {
     pub why: String,
     pub next_tool: Option<&'static str>,
+    /// The call to make, when the run already printed what is missing: the model's own
+    /// command sent into the output file (`shell_exec` of `CMD > sum.txt`).
+    pub suggested: Option<String>,
 }
 
 impl Unfinished {
     fn new(why: String, next_tool: Option<&'static str>) -> Unfinished {
-        Unfinished { why, next_tool }
+        Unfinished {
+            why,
+            next_tool,
+            suggested: None,
+        }
+    }
+}
+
+/// An output the task names that is missing or empty while the run's last command printed
+/// a result it worked out and wrote nowhere (`echo $(( $(cat a.txt) + $(cat b.txt) ))`
+/// printed 9, sum.txt missing): the model is told to send that same command's output into
+/// the file, so the value is never copied by hand. Only for a task with one output.
+fn printed_not_written(ctx: &RunContext, rel: &str, state: &str) -> Option<Unfinished> {
+    let printed = ctx.facts().printed()?.clone();
+    let command = format!("{} > {}", printed.command, shell_word(rel));
+    Some(Unfinished {
+        why: format!(
+            "the task asks for {rel}, which {state}; your command `{}` printed {:?}: if that \
+             is the result, send it into {rel} by running `{command}`",
+            printed.command,
+            truncate_chars(&printed.stdout, 80)
+        ),
+        next_tool: Some(SHELL_EXEC),
+        suggested: Some(command),
+    })
+}
+
+/// `path` as one shell word.
+fn shell_word(path: &str) -> String {
+    if path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+    {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
     }
 }
 
@@ -183,6 +221,7 @@ async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
     if let Some(why) = unchanged_input(ctx, port.as_ref()).await {
         return Some(Unfinished::new(why, None));
     }
+    let single = outputs.len() == 1;
     for mut rel in outputs {
         let mut found = port.stat(&ctx.workspace, &rel).await;
         if matches!(found, Ok(None)) && !rel.contains('/') {
@@ -204,6 +243,12 @@ async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
                 // "The MCP server holds a note code.txt": read from there, not an output.
                 continue;
             }
+            if let Some(u) = single
+                .then(|| printed_not_written(ctx, &rel, "does not exist"))
+                .flatten()
+            {
+                return Some(u);
+            }
             return Some(Unfinished::new(
                 format!(
                     "the task asks for {rel}, which does not exist: write it (with the tools) \
@@ -215,6 +260,12 @@ async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
         if facts.size == 0 {
             if may_stay_empty(&ctx.task, &rel) {
                 continue;
+            }
+            if let Some(u) = single
+                .then(|| printed_not_written(ctx, &rel, "is empty"))
+                .flatten()
+            {
+                return Some(u);
             }
             return Some(Unfinished::new(
                 format!("the task asks for {rel}, which is empty: write the result into it"),

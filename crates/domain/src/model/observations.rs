@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::model::event::{Event, EventKind};
 use crate::model::numbers::numbers_in;
-use crate::model::text::truncate_chars;
+use crate::model::text::{prints_a_result, shell_stdout, text_counts, truncate_chars};
 
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
 pub(crate) const FILE_WRITE: &str = "file_write";
@@ -141,6 +141,12 @@ pub struct RunFacts {
     pending_paths: HashMap<String, Vec<String>>,
     /// The numbers typed in each shell command, until it reports back.
     pending_typed: HashMap<String, Vec<String>>,
+    /// Each shell command, until it reports back.
+    pending_commands: HashMap<String, String>,
+    /// The run's last successful `shell_exec`, when it printed a result and wrote no file.
+    printed: Option<Printed>,
+    /// The `(lines, words)` of each `[text: …]` facts line a tool showed this run.
+    text_counts: Vec<(String, String)>,
     /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
     /// note): sources of the run, not outputs.
     sourced: HashSet<String>,
@@ -174,6 +180,16 @@ const FAILED_LINE_MIN: usize = 12;
 const FAILED_PREFIX_MIN: usize = 24;
 /// Most failed-output lines remembered per run.
 const FAILED_LINES: usize = 2000;
+
+/// A command that printed a result it worked out and wrote no file (`text::prints_a_result`):
+/// what the task's missing output is written from (docs/direct.md, "Completion refused in
+/// the loop").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Printed {
+    pub command: String,
+    /// What it printed on stdout, trimmed.
+    pub stdout: String,
+}
 
 /// A question of `message_ask_user` and the user's answer, verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +281,29 @@ impl RunFacts {
         self.writes.before.contains(path.trim_start_matches("./"))
     }
 
+    /// The words count a `[text: …]` line showed beside `lines` as its lines count, when
+    /// the two differ: a count of lines written where the task counts words.
+    pub fn words_beside_lines(&self, lines: &str) -> Option<&str> {
+        self.text_counts
+            .iter()
+            .find(|(l, w)| l == lines && w != lines)
+            .map(|(_, w)| w.as_str())
+    }
+
+    /// The lines count a `[text: …]` line showed beside `words` as its words count.
+    pub fn lines_beside_words(&self, words: &str) -> Option<&str> {
+        self.text_counts
+            .iter()
+            .find(|(l, w)| w == words && l != words)
+            .map(|(l, _)| l.as_str())
+    }
+
+    /// The run's last successful `shell_exec`, when it printed a result it worked out and
+    /// wrote no file.
+    pub fn printed(&self) -> Option<&Printed> {
+        self.printed.as_ref()
+    }
+
     /// Whether a shell session was started in this run (the session tools are then offered).
     pub fn session_started(&self) -> bool {
         self.session_started
@@ -284,7 +323,11 @@ impl RunFacts {
                 self.pending_paths
                     .insert(key.clone(), argument_paths(arguments));
                 if tool == SHELL_EXEC {
-                    self.pending_typed.insert(key, typed_numbers(arguments));
+                    self.pending_typed
+                        .insert(key.clone(), typed_numbers(arguments));
+                    if let Some(command) = shell_command(arguments) {
+                        self.pending_commands.insert(key, command);
+                    }
                 }
                 let facts = self.steps.entry(step.clone()).or_default();
                 for path in argument_paths(arguments) {
@@ -319,6 +362,7 @@ impl RunFacts {
                 let write = self.pending.remove(key).filter(|w| &w.step_id == step);
                 let named = self.pending_paths.remove(key).unwrap_or_default();
                 let typed = self.pending_typed.remove(key).unwrap_or_default();
+                let command = self.pending_commands.remove(key);
                 if *ok && write.is_none() {
                     self.sourced
                         .extend(named.iter().map(|p| p.trim_start_matches("./").to_string()));
@@ -340,6 +384,19 @@ impl RunFacts {
                     self.session_started = true;
                 }
                 let (body, produced) = split_files(output);
+                if let Some(counts) = text_counts(body) {
+                    if !self.text_counts.contains(&counts) {
+                        self.text_counts.push(counts);
+                    }
+                }
+                if tool == SHELL_EXEC {
+                    self.printed = command
+                        .filter(|c| produced.is_empty() && prints_a_result(c))
+                        .and_then(|command| {
+                            let stdout = shell_stdout(body)?.to_string();
+                            Some(Printed { command, stdout })
+                        });
+                }
                 if write.is_none() && !NOT_OUTPUT.contains(&tool.as_str()) {
                     // `echo 0` shows a number the model typed, not one it computed.
                     self.seen_numbers
@@ -470,6 +527,12 @@ fn head(text: &str) -> String {
 }
 
 /// The numbers written in a `shell_exec` call's command (canonical).
+/// A `shell_exec` call's command line.
+fn shell_command(arguments: &str) -> Option<String> {
+    let args: Value = serde_json::from_str(arguments).ok()?;
+    Some(args.get("command")?.as_str()?.trim().to_string())
+}
+
 fn typed_numbers(arguments: &str) -> Vec<String> {
     serde_json::from_str::<Value>(arguments)
         .ok()

@@ -130,6 +130,56 @@ pub fn as_one_command(content: &str) -> Option<String> {
     (commands && joined.len() <= 300).then_some(joined)
 }
 
+/// The counts a file tool's `[text: N lines, M words…]` line gives (docs/direct.md, "Data
+/// facts"): `(lines, words)` as written.
+pub fn text_counts(output: &str) -> Option<(String, String)> {
+    let (_, rest) = output.split_once("[text: ")?;
+    let mut parts = rest.split(|c| c == ',' || c == ';' || c == ']');
+    let count = |part: Option<&str>, unit: &str| {
+        let mut words = part?.split_whitespace();
+        let n = words.next()?;
+        let named = words.next()?.trim_end_matches('s') == unit;
+        (named && n.chars().all(|c| c.is_ascii_digit())).then(|| n.to_string())
+    };
+    let lines = count(parts.next(), "line")?;
+    let words = count(parts.next(), "word")?;
+    Some((lines, words))
+}
+
+/// What a successful `shell_exec` printed on stdout (its report's `--- stdout ---` section,
+/// trimmed); `None` for a failed command, a session, or nothing printed.
+pub fn shell_stdout(report: &str) -> Option<&str> {
+    if !report.starts_with("exit code: 0\n") {
+        return None;
+    }
+    let (_, rest) = report.split_once("\n--- stdout ---\n")?;
+    let stdout = rest.split("\n--- stderr").next().unwrap_or(rest).trim();
+    (!stdout.is_empty()).then_some(stdout)
+}
+
+/// Programs that only show what is there (a file, a folder): what they print is an input,
+/// never a result made from it.
+const VIEWERS: [&str; 7] = ["cat", "ls", "pwd", "find", "stat", "file", "tree"];
+
+/// Whether `command` prints a result it worked out (`wc -l < data.csv`,
+/// `echo $(( $(cat a.txt) + $(cat b.txt) ))`, `jq -r .port config.json`) and sends it
+/// nowhere else: no redirection, no pipe into a file, not a viewer of what is there and not
+/// an `echo` of typed text. What such a command printed is what an output is written from.
+pub fn prints_a_result(command: &str) -> bool {
+    let command = command.trim();
+    if command.is_empty() || command.contains('>') || command.contains("tee ") {
+        return false;
+    }
+    if command.contains('|') || command.contains("$(") {
+        return true;
+    }
+    let program = command.split_whitespace().next().unwrap_or_default();
+    if program == "echo" || program == "printf" {
+        return command.contains('$');
+    }
+    !VIEWERS.contains(&program) && !command.contains("&&") && !command.contains(';')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +246,59 @@ mod tests {
         ] {
             assert!(!is_tool_status_message(result), "{result}");
         }
+    }
+
+    #[test]
+    fn a_shell_report_s_stdout_is_read_back() {
+        let ok = "exit code: 0\n--- stdout ---\n9\n--- stderr: (empty) ---";
+        assert_eq!(shell_stdout(ok), Some("9"));
+        let two = "exit code: 0\n--- stdout ---\n4\n5\n--- stderr ---\nwarn";
+        assert_eq!(shell_stdout(two), Some("4\n5"));
+        assert_eq!(
+            shell_stdout("exit code: 0\n--- stdout: (empty) ---\n--- stderr: (empty) ---"),
+            None
+        );
+        assert_eq!(
+            shell_stdout("exit code: 1\n--- stdout ---\n9\n--- stderr: (empty) ---"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_command_that_works_a_result_out_is_told_from_one_that_shows_or_writes() {
+        for computes in [
+            "echo $(( $(cat a.txt) + $(cat b.txt) ))",
+            "wc -l < data.csv",
+            "jq -r .settings.port config.json",
+            "cat names.txt | sort",
+            "grep -c ERROR server.log",
+            "python3 squares.py",
+        ] {
+            assert!(prints_a_result(computes), "{computes}");
+        }
+        for not in [
+            "cat a.txt b.txt",
+            "ls",
+            "echo 4 + 5",
+            "wc -l < data.csv > count.txt",
+            "sort names.txt | tee out.txt",
+            "mkdir archive && mv a b",
+            "",
+        ] {
+            assert!(!prints_a_result(not), "{not}");
+        }
+    }
+
+    #[test]
+    fn a_text_facts_line_gives_its_counts() {
+        assert_eq!(
+            text_counts("the quick\n[text: 3 lines, 9 words]"),
+            Some(("3".into(), "9".into()))
+        );
+        assert_eq!(
+            text_counts("[text: 1 line, 12 words; numbers: sum 4]"),
+            Some(("1".into(), "12".into()))
+        );
+        assert_eq!(text_counts("[json: .a is a list of 3 items]"), None);
     }
 }

@@ -1,7 +1,7 @@
 //! [`MemoryWorkspace`]: the [`WorkspaceFiles`] port in memory (files, their modification
 //! counter, the copies kept per run), and [`WorkspaceToolbox`], tools that change it as the
 //! real file and shell tools would change a folder: `file_write`, `file_str_replace`,
-//! `file_read`, and `shell_exec` understanding `echo TEXT > PATH`, `rm PATH`, `mv A B`,
+//! `file_read`, and `shell_exec` understanding `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`,
 //! `cat PATH` (anything else just succeeds).
 
 use std::collections::hash_map::DefaultHasher;
@@ -224,6 +224,16 @@ impl WorkspaceToolbox {
                     Some(c) => ToolOutput::ok(format!("exit code: 0\n--- stdout ---\n{c}")),
                     None => ToolOutput::error(format!("cat: {path}: No such file")),
                 }
+            }
+            ["expr", a, "+", b] => {
+                let sum = a.parse::<i64>().unwrap_or(0) + b.parse::<i64>().unwrap_or(0);
+                return ToolOutput::ok(format!(
+                    "exit code: 0\n--- stdout ---\n{sum}\n--- stderr: (empty) ---"
+                ));
+            }
+            ["expr", a, "+", b, ">", path] => {
+                let sum = a.parse::<i64>().unwrap_or(0) + b.parse::<i64>().unwrap_or(0);
+                self.ws.write(path, &format!("{sum}\n"));
             }
             ["echo", .., ">", path] => {
                 let text = command

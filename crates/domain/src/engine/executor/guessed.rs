@@ -89,8 +89,12 @@ fn guessed_replacement(ctx: &RunContext, args: &Value) -> Option<String> {
     guessed(ctx, &lone_number(args.get("new")?.as_str()?)?)
 }
 
-/// The refusal of `number` when nothing in the run showed it.
+/// The refusal of `number` when nothing in the run showed it, or when a file tool showed it
+/// as the other count of a `[text: N lines, M words]` line than the one the task asks for.
 fn guessed(ctx: &RunContext, number: &str) -> Option<String> {
+    if let Some(why) = other_count(ctx, number) {
+        return Some(why);
+    }
     if numbers_in(&ctx.task).iter().any(|n| n == number) || ctx.facts().saw_number(number) {
         return None;
     }
@@ -99,6 +103,41 @@ fn guessed(ctx: &RunContext, number: &str) -> Option<String> {
          of the task in this run shows it. Compute it with shell_exec (e.g. wc -w < FILE for \
          words, wc -l < FILE for lines, grep -c WORD FILE, echo $((A * 2)), awk, jq, python3 \
          -c), then write the number the command prints."
+    ))
+}
+
+/// `number` is the lines count of a `[text: …]` line and the task counts words, or the
+/// other way round: the eval's `words_double` read `[text: 3 lines, 9 words]` and wrote 3
+/// as the number of words.
+fn other_count(ctx: &RunContext, number: &str) -> Option<String> {
+    let task = ctx.task.to_lowercase();
+    let words = task.contains("word");
+    let lines = task.contains("line");
+    let counts = ["count", "how many", "number of"]
+        .iter()
+        .any(|w| task.contains(w));
+    if !counts || words == lines {
+        return None;
+    }
+    let facts = ctx.facts();
+    let (shown_as, asked, right) = if words {
+        (
+            "lines",
+            "words",
+            facts.words_beside_lines(number)?.to_string(),
+        )
+    } else {
+        (
+            "words",
+            "lines",
+            facts.lines_beside_words(number)?.to_string(),
+        )
+    };
+    Some(format!(
+        "Not written: {number} is the number of {shown_as} the file tool showed ([text: …]), \
+         and the task counts {asked}: that file has {right} {asked}. Write {right}, or count \
+         with shell_exec (wc -{} < FILE) and write what it prints.",
+        if words { "w" } else { "l" }
     ))
 }
 

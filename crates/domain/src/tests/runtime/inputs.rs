@@ -434,6 +434,84 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
     );
 }
 
+/// The 0.5B model computes 9 with a command and then claims success without writing it
+/// (the eval's `sum`): the refusal hands it its own command sent into the output file.
+#[tokio::test]
+async fn a_result_printed_but_not_written_is_sent_into_the_output_by_its_own_command() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write the total of 4 and 5 to total.txt",
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("expr 4 + 5"),
+            done("the total is 9"),
+            shell("expr 4 + 5 > total.txt"),
+            done("total.txt holds 9"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.read("total.txt").as_deref(), Some("9\n"));
+    let requests = h.llm.requests();
+    let refusal = format!("{:?}", requests[3].messages.last());
+    assert!(
+        refusal.contains("your command `expr 4 + 5` printed \\\"9\\\"")
+            && refusal.contains("by running `expr 4 + 5 > total.txt`")
+            && refusal.contains("call `shell_exec` now"),
+        "{refusal}"
+    );
+    assert_eq!(
+        requests[3].tool_choice,
+        ToolChoice::Function("shell_exec".into())
+    );
+}
+
+/// The same computing command run again and again is a loop whose nudge names the command
+/// that writes its result, and keeps `shell_exec` the next call.
+#[tokio::test]
+async fn a_command_printing_the_result_again_and_again_is_told_where_to_send_it() {
+    let ws = MemoryWorkspace::new();
+    let h = run_in(
+        &ws,
+        "Write the total of 4 and 5 to total.txt",
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("expr 4 + 5"),
+            shell("expr 4 + 5"),
+            shell("expr 4 + 5"),
+            shell("expr 4 + 5 > total.txt"),
+            done("total.txt holds 9"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let requests = h.llm.requests();
+    let nudge = format!("{:?}", requests[4].messages.last());
+    assert!(
+        nudge.contains("You seem stuck") && nudge.contains("`expr 4 + 5 > total.txt`"),
+        "{nudge}"
+    );
+    assert_eq!(
+        requests[4].tool_choice,
+        ToolChoice::Function("shell_exec".into())
+    );
+}
+
 /// A small model re-reads its input with other line numbers and gets the same text each
 /// time (the eval's 0.5B `sum`): the third same output is the stuck nudge, and with the
 /// output still missing it names it and makes `file_write` the next call.
@@ -926,6 +1004,40 @@ async fn a_guessed_number_is_not_written_and_a_number_a_tool_showed_is() {
         "{outputs:?}"
     );
     assert_eq!(ws.read("total.txt").as_deref(), Some("2\n"));
+}
+
+/// The eval's `words_double`: the file tool showed `[text: 3 lines, 9 words]` and the model
+/// wrote 3 as the number of words. Refused, naming the count the task asks for.
+#[tokio::test]
+async fn a_lines_count_written_as_the_words_count_is_refused() {
+    // The memory workspace's file_read returns the text as it is: the facts line is in it.
+    let poem = "the quick brown fox\njumps over\nthe lazy dog\n[text: 3 lines, 9 words]";
+    let ws = MemoryWorkspace::with(&[("poem.txt", poem)]);
+    let h = run_in(
+        &ws,
+        "Count the words in poem.txt and write just that number into words.txt.",
+        vec![
+            create_plan(&["Count the words"]),
+            call("file_read", json!({"path": "poem.txt"})),
+            write("words.txt", "3"),
+            write("words.txt", "9"),
+            done("words.txt holds 9"),
+            text("Done."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    let outputs = h.outputs();
+    assert!(
+        !outputs[1].0
+            && outputs[1].1.starts_with(
+                "Not written: 3 is the number of lines the file tool showed ([text: …]), and \
+                 the task counts words: that file has 9 words."
+            ),
+        "{outputs:?}"
+    );
+    assert_eq!(ws.read("words.txt").as_deref(), Some("9"));
 }
 
 /// The eval's 0.5B `sum` wrote its guessed 3 to sum.txt again and again: the nudge does
