@@ -131,8 +131,47 @@ pub(crate) async fn unfinished(ctx: &RunContext) -> Option<Unfinished> {
         if let Some(u) = written_before_the_answer(ctx).await {
             return Some(u);
         }
+        if let Some(u) = answer_not_written(ctx).await {
+            return Some(u);
+        }
     }
     unfinished_output(ctx).await
+}
+
+/// Words of a task that asks for the user's answer itself to be written down ("write my
+/// answer into city.txt").
+const WRITE_THE_ANSWER: [&str; 4] = ["my answer", "the answer", "their answer", "user's answer"];
+
+/// An output of a task that says to write the user's answer, which exists but does not hold
+/// that answer: the eval's 0.5B `ask_user` was told "Lisbon" and wrote "I live in New York
+/// City." into city.txt.
+async fn answer_not_written(ctx: &RunContext) -> Option<Unfinished> {
+    let task = ctx.task.to_lowercase();
+    if !WRITE_THE_ANSWER.iter().any(|w| task.contains(w)) {
+        return None;
+    }
+    let answer = ctx.facts().answered().last()?.answer.trim().to_string();
+    if answer.is_empty() {
+        return None;
+    }
+    let (port, outputs) = task_outputs(ctx).await?;
+    for rel in outputs {
+        let Ok(Some(head)) = port.head(&ctx.workspace, &rel, HEAD_BYTES).await else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&head).to_lowercase();
+        if !text.contains(&answer.to_lowercase()) {
+            return Some(Unfinished::new(
+                format!(
+                    "{rel} does not hold the user's answer ({:?}): write the answer as the \
+                     user gave it",
+                    truncate_chars(&answer, 80)
+                ),
+                Some(FILE_WRITE),
+            ));
+        }
+    }
+    None
 }
 
 /// An output of a task that says to ask the user, last written before the user answered:

@@ -1438,6 +1438,52 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
     );
 }
 
+/// Answers every question with a city.
+struct SaysLisbon;
+
+#[async_trait]
+impl UserChannel for SaysLisbon {
+    async fn notify(&self, _run_id: &str, _text: &str) {}
+    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
+        Ok("Lisbon".into())
+    }
+}
+
+/// The eval's 0.5B `ask_user` was told "Lisbon" and wrote a city of its own: an output of a
+/// task that says to write the user's answer must hold it.
+#[tokio::test]
+async fn an_output_meant_to_hold_the_answer_must_hold_it() {
+    let ws = MemoryWorkspace::new();
+    let h = run_as(
+        &ws,
+        "Ask me which city I live in, then write my answer into city.txt.",
+        vec![
+            create_plan(&["Ask and write"]),
+            call("message_ask_user", json!({"question": "Which city?"})),
+            write("city.txt", "I live in New York City."),
+            done("wrote city.txt"),
+            write("city.txt", "Lisbon"),
+            done("wrote city.txt"),
+            text("Done."),
+        ],
+        base_config(),
+        Arc::new(SaysLisbon),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let refusal = format!("{:?}", h.llm.requests()[4].messages.last());
+    assert!(
+        refusal.contains("city.txt does not hold the user's answer (\\\"Lisbon\\\")"),
+        "{refusal}"
+    );
+    assert_eq!(ws.read("city.txt").as_deref(), Some("Lisbon"));
+}
+
 /// The eval's 1.5B `ask_days` (round 4) wrote days.txt, was made to ask (4 days), and
 /// claimed success with what it had written before the answer.
 #[tokio::test]
