@@ -86,22 +86,42 @@ impl Unfinished {
 
 /// An output the task names that is missing or empty while the run's last command printed
 /// a result it worked out and wrote nowhere (`echo $(( $(cat a.txt) + $(cat b.txt) ))`
-/// printed 9, sum.txt missing): the model is told to send that same command's output into
-/// the file, so the value is never copied by hand. Only for a task with one output.
+/// printed 9, sum.txt missing): the model is handed the call that writes it. A short,
+/// one-line result is written with `file_write` (a small model told to run a command sent
+/// into the file ran its own command again, unchanged); a longer one by the same command
+/// sent into the file, so that it is not copied by hand. Only for a task with one output.
 fn printed_not_written(ctx: &RunContext, rel: &str, state: &str) -> Option<Unfinished> {
     let printed = ctx.facts().printed()?.clone();
-    let command = format!("{} > {}", printed.command, shell_word(rel));
+    let redirect = format!("{} > {}", printed.command, shell_word(rel));
+    let short = !printed.stdout.contains('\n') && printed.stdout.chars().count() <= SHORT_RESULT;
+    let (how, next_tool) = if short {
+        (
+            format!(
+                "write it with file_write (path {rel:?}, content {:?}), or run `{redirect}`",
+                printed.stdout
+            ),
+            FILE_WRITE,
+        )
+    } else {
+        (
+            format!("send it into {rel} by running `{redirect}`"),
+            SHELL_EXEC,
+        )
+    };
     Some(Unfinished {
         why: format!(
             "the task asks for {rel}, which {state}; your command `{}` printed {:?}: if that \
-             is the result, send it into {rel} by running `{command}`",
+             is the result, {how}",
             printed.command,
             truncate_chars(&printed.stdout, 80)
         ),
-        next_tool: Some(SHELL_EXEC),
-        suggested: Some(command),
+        next_tool: Some(next_tool),
+        suggested: Some(redirect),
     })
 }
+
+/// The longest printed result handed to `file_write` as it is.
+const SHORT_RESULT: usize = 80;
 
 /// `path` as one shell word.
 fn shell_word(path: &str) -> String {

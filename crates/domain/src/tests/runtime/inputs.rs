@@ -435,7 +435,7 @@ async fn a_run_missing_its_output_is_retried_with_the_reason_then_fails_naming_i
 }
 
 /// The 0.5B model computes 9 with a command and then claims success without writing it
-/// (the eval's `sum`): the refusal hands it its own command sent into the output file.
+/// (the eval's `sum`): the refusal hands it the call that writes what it printed.
 #[tokio::test]
 async fn a_result_printed_but_not_written_is_sent_into_the_output_by_its_own_command() {
     let ws = MemoryWorkspace::new();
@@ -446,7 +446,7 @@ async fn a_result_printed_but_not_written_is_sent_into_the_output_by_its_own_com
             create_plan(&["Compute the total"]),
             shell("expr 4 + 5"),
             done("the total is 9"),
-            shell("expr 4 + 5 > total.txt"),
+            write("total.txt", "9\n"),
             done("total.txt holds 9"),
             text("Done."),
         ],
@@ -464,18 +464,20 @@ async fn a_result_printed_but_not_written_is_sent_into_the_output_by_its_own_com
     let refusal = format!("{:?}", requests[3].messages.last());
     assert!(
         refusal.contains("your command `expr 4 + 5` printed \\\"9\\\"")
-            && refusal.contains("by running `expr 4 + 5 > total.txt`")
-            && refusal.contains("call `shell_exec` now"),
+            && refusal
+                .contains("write it with file_write (path \\\"total.txt\\\", content \\\"9\\\")")
+            && refusal.contains("or run `expr 4 + 5 > total.txt`")
+            && refusal.contains("call `file_write` now"),
         "{refusal}"
     );
     assert_eq!(
         requests[3].tool_choice,
-        ToolChoice::Function("shell_exec".into())
+        ToolChoice::Function("file_write".into())
     );
 }
 
-/// The same computing command run again and again is a loop whose nudge names the command
-/// that writes its result, and keeps `shell_exec` the next call.
+/// The same computing command run again and again is a loop whose nudge names the call that
+/// writes its result, `file_write` for a one-line result.
 #[tokio::test]
 async fn a_command_printing_the_result_again_and_again_is_told_where_to_send_it() {
     let ws = MemoryWorkspace::new();
@@ -506,9 +508,10 @@ async fn a_command_printing_the_result_again_and_again_is_told_where_to_send_it(
         nudge.contains("You seem stuck") && nudge.contains("`expr 4 + 5 > total.txt`"),
         "{nudge}"
     );
+    // A one-line result: the looping tool is not the way out, file_write is.
     assert_eq!(
         requests[4].tool_choice,
-        ToolChoice::Function("shell_exec".into())
+        ToolChoice::Function("file_write".into())
     );
 }
 
