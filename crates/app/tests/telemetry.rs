@@ -476,7 +476,13 @@ async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace()
     let Some(phoenix) = phoenix() else {
         return;
     };
-    serve_and_worker_continue_the_callers_trace(phoenix, "pw-serve", &[]).await;
+    serve_and_worker_continue_the_callers_trace(
+        phoenix,
+        "pw-serve",
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        &[],
+    )
+    .await;
 }
 
 /// The same on PostgreSQL (the set-up for a fleet): `serve` and the `worker` share
@@ -491,13 +497,26 @@ async fn a_run_queued_by_serve_and_run_by_a_worker_on_postgres_continues_the_cal
         return;
     };
     let db = store_conformance::pg_cluster::fresh_database().await;
-    serve_and_worker_continue_the_callers_trace(phoenix, "pw-serve-pg", &["--db", &db]).await;
+    serve_and_worker_continue_the_callers_trace(
+        phoenix,
+        "pw-serve-pg",
+        "5ce0a3f2c41d4e8b9f0a1b2c3d4e5f60",
+        &["--db", &db],
+    )
+    .await;
 }
 
-/// A run posted with the client's `traceparent` to a `serve` that only queues (`--workers
-/// 0`, `db` its store), executed by a `worker` on the same store: its spans land in the
-/// client's trace in Phoenix project `name`-PID, and each LLM request carries it on.
-async fn serve_and_worker_continue_the_callers_trace(phoenix: &Phoenix, name: &str, db: &[&str]) {
+/// A run posted with the client's `traceparent` (trace `trace_id`: Phoenix files a trace
+/// under the project of its first span, so each test has its own) to a `serve` that only
+/// queues (`--workers 0`, `db` its store), executed by a `worker` on the same store: its
+/// spans land in the client's trace in Phoenix project `name`-PID, and each LLM request
+/// carries it on.
+async fn serve_and_worker_continue_the_callers_trace(
+    phoenix: &Phoenix,
+    name: &str,
+    trace_id: &str,
+    db: &[&str],
+) {
     let project = format!("{name}-{}", std::process::id());
     let llm = ScriptedOpenAi::start(greeting_script(false)).await;
     let pw = Planwright::new();
@@ -509,7 +528,6 @@ async fn serve_and_worker_continue_the_callers_trace(phoenix: &Phoenix, name: &s
     let mut serve_args = vec!["--workers", "0"];
     serve_args.extend_from_slice(db);
     let server = pw.serve(&llm.base_url(), Some(TOKEN), &serve_args).await;
-    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let caller_span = "00f067aa0ba902b7";
     let response = client()
         .post(server.url("/v1/runs"))
@@ -903,7 +921,15 @@ async fn a_retried_llm_call_carries_a_retry_event_on_its_chat_span() {
     let resource = format!("openinference.project.name={project}");
     let out = pw
         .exec(
-            &["run", "--json", "--mode", "flow", "--model", "test-model", "say hi"],
+            &[
+                "run",
+                "--json",
+                "--mode",
+                "flow",
+                "--model",
+                "test-model",
+                "say hi",
+            ],
             &[
                 ("OPENAI_BASE_URL", base.as_str()),
                 ("OPENAI_API_KEY", "sk-test-secret"),
@@ -944,15 +970,26 @@ async fn a_retried_llm_call_carries_a_retry_event_on_its_chat_span() {
     assert_eq!(retries.len(), 1, "{retries:#?}");
     let retry = &retries[0];
     assert_eq!(retry["name"], "retry", "{retry:#}");
-    let field = |key: &str| match &retry["attributes"][key] {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+    // An event's attributes, flat (`a.b`) or nested as Phoenix may give them.
+    let field = |key: &str| {
+        let attributes = &retry["attributes"];
+        let found = attributes
+            .get(key)
+            .or_else(|| key.split('.').try_fold(attributes, |v, part| v.get(part)));
+        match found {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        }
     };
     assert_eq!(field("planwright.retry.attempt"), "1", "{retry:#}");
     assert_eq!(field("error.type"), "rate_limited", "{retry:#}");
     assert_eq!(field("http.response.status_code"), "429", "{retry:#}");
     assert_eq!(field("planwright.retry.delay_ms"), "0", "{retry:#}");
-    assert_eq!(chat["status_code"], "OK", "the call succeeded in the end");
+    assert_ne!(
+        chat["status_code"], "ERROR",
+        "the call succeeded in the end"
+    );
 }
 
 /// The spans a local OTLP capture (a mock collector) received, decoded.
@@ -1035,7 +1072,10 @@ async fn a_resumed_runs_span_links_to_the_interrupted_one() {
     ])
     .await;
     let pw = Planwright::new();
-    pw.trusted_project(&format!("[telemetry]\nendpoint = \"{}\"\n", collector.uri()));
+    pw.trusted_project(&format!(
+        "[telemetry]\nendpoint = \"{}\"\n",
+        collector.uri()
+    ));
     let args = ["--retries", "0"];
     let mut server = pw.serve(&llm.base_url(), Some(TOKEN), &args).await;
     let (status, body) = create(
@@ -1090,7 +1130,11 @@ async fn a_resumed_runs_span_links_to_the_interrupted_one() {
         .iter()
         .find(|s| workflow(s, "queued"))
         .expect("the first life's span, flushed at SIGTERM");
-    assert_eq!(hex(&interrupted.span_id), first_span, "the kept context is its span");
+    assert_eq!(
+        hex(&interrupted.span_id),
+        first_span,
+        "the kept context is its span"
+    );
     assert_eq!(hex(&interrupted.trace_id), first_trace);
     let resumed = spans
         .iter()
@@ -1098,7 +1142,11 @@ async fn a_resumed_runs_span_links_to_the_interrupted_one() {
         .expect("resumed");
     assert_eq!(resumed.links.len(), 1, "{:?}", resumed.links);
     let link = &resumed.links[0];
-    assert_eq!(hex(&link.span_id), first_span, "linked to the interrupted span");
+    assert_eq!(
+        hex(&link.span_id),
+        first_span,
+        "linked to the interrupted span"
+    );
     assert_eq!(hex(&link.trace_id), first_trace);
     assert_eq!(
         proto_attr(&link.attributes, "planwright.link"),
@@ -1109,7 +1157,10 @@ async fn a_resumed_runs_span_links_to_the_interrupted_one() {
         "the run now keeps its newest span"
     );
     assert!(
-        spans.iter().filter(|s| workflow(s, "queued")).all(|s| s.links.is_empty()),
+        spans
+            .iter()
+            .filter(|s| workflow(s, "queued"))
+            .all(|s| s.links.is_empty()),
         "a first life links to nothing"
     );
 }
@@ -1217,10 +1268,9 @@ async fn a_call_to_an_mcp_server_carries_the_tool_spans_traceparent_in_its_meta(
     .await;
     let res = pw.run(&llm, "echo a greeting", &[]).await;
     assert_eq!(res.code(), 0, "{}", res.stderr());
-    let meta: Value = serde_json::from_str(
-        &std::fs::read_to_string(&seen).expect("the server was called"),
-    )
-    .expect("JSON");
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).expect("the server was called"))
+            .expect("JSON");
     let traceparent = meta["traceparent"].as_str().unwrap_or_default().to_string();
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts.len(), 4, "a traceparent in _meta: {meta}");
@@ -1241,5 +1291,9 @@ async fn a_call_to_an_mcp_server_carries_the_tool_spans_traceparent_in_its_meta(
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(parts[1], hex(&tool.trace_id), "the run's trace");
-    assert_eq!(parts[2], hex(&tool.span_id), "the tool call's span is the parent");
+    assert_eq!(
+        parts[2],
+        hex(&tool.span_id),
+        "the tool call's span is the parent"
+    );
 }

@@ -58,12 +58,15 @@ pub fn retry_error_type(status: Option<u16>) -> &'static str {
 /// quote a request).
 fn retry_event(attempt: u32, status: Option<u16>, delay: Duration) {
     let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-    tracing::debug!(
+    tracing::event!(
         target: SPAN_EVENTS,
-        planwright.retry.attempt = attempt,
-        error.type = retry_error_type(status),
-        http.response.status_code = status,
-        planwright.retry.delay_ms = delay_ms,
+        tracing::Level::DEBUG,
+        {
+            planwright.retry.attempt = attempt,
+            error.type = retry_error_type(status),
+            http.response.status_code = status,
+            planwright.retry.delay_ms = delay_ms,
+        },
         "retry"
     );
 }

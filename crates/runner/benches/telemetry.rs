@@ -122,14 +122,18 @@ impl LlmClient for ScriptedLlm {
             ..ChatResponse::default()
         };
         Ok(match req.purpose {
-            CallPurpose::Execute => call("complete_step", json!({"success": true, "result": "done"})),
+            CallPurpose::Execute => {
+                call("complete_step", json!({"success": true, "result": "done"}))
+            }
             CallPurpose::Summarize => ChatResponse {
                 content: Some("summary".into()),
                 usage,
                 ..ChatResponse::default()
             },
             _ => {
-                let steps: Vec<String> = (0..self.steps).map(|i| format!("step number {i}")).collect();
+                let steps: Vec<String> = (0..self.steps)
+                    .map(|i| format!("step number {i}"))
+                    .collect();
                 call(
                     "planning",
                     json!({"command": "create", "title": "bench", "steps": steps}),
@@ -273,7 +277,8 @@ async fn serve(mut stream: tokio::net::TcpStream, spans: Arc<AtomicUsize>) {
                 .sum();
             spans.fetch_add(n, Ordering::Relaxed);
         }
-        let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+        let answer =
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
         if stream.write_all(answer).await.is_err() {
             return;
         }
@@ -351,8 +356,12 @@ fn main() {
     let growth_off = (m_off / m_none - 1.0) * 100.0;
     println!("### 1. Dispatch overhead per step, 100-step flow, zero-latency LLM\n");
     println!("Whole run (plan, 100 steps with one LLM turn each, summary), null store, one-thread");
-    println!("runtime; median of 50 runs per set-up in 5 interleaved rounds. *none*: no subscriber;");
-    println!("*off*: the binary's log layer at `warn`, no exporter; *on*: the exporter's layer too,");
+    println!(
+        "runtime; median of 50 runs per set-up in 5 interleaved rounds. *none*: no subscriber;"
+    );
+    println!(
+        "*off*: the binary's log layer at `warn`, no exporter; *on*: the exporter's layer too,"
+    );
     println!("sending to a local OTLP sink.\n");
     println!("| set-up | time per step | growth | target | |");
     println!("| --- | --- | --- | --- | --- |");
@@ -381,7 +390,9 @@ fn main() {
     let taken = closed_2.0.load(Ordering::Relaxed);
     let received = sink_2.spans.load(Ordering::Relaxed);
     println!("### 2. A 30-step run exported, none dropped\n");
-    println!("| spans taken by the exporter | spans the sink received | flush at exit | target | |");
+    println!(
+        "| spans taken by the exporter | spans the sink received | flush at exit | target | |"
+    );
     println!("| --- | --- | --- | --- | --- |");
     println!(
         "| {taken} | {received} | {flush_ms:.0} ms | all received | {} |\n",
@@ -401,7 +412,8 @@ fn main() {
     let (mut w_off, mut w_down) = (Vec::new(), Vec::new());
     for _ in 0..7 {
         w_off.push(measured(&off, async { run(&flow(30, latency)).await }).as_secs_f64() * 1000.0);
-        w_down.push(measured(&down, async { run(&flow(30, latency)).await }).as_secs_f64() * 1000.0);
+        w_down
+            .push(measured(&down, async { run(&flow(30, latency)).await }).as_secs_f64() * 1000.0);
     }
     drop(down);
     drop(telemetry);

@@ -117,7 +117,10 @@ pub fn link_to(span: &tracing::Span, traceparent: &str) {
     let linked = linked.span().span_context().clone();
     span.add_link_with_attributes(
         linked,
-        vec![opentelemetry::KeyValue::new("planwright.link", "interrupted_run")],
+        vec![opentelemetry::KeyValue::new(
+            "planwright.link",
+            "interrupted_run",
+        )],
     );
 }
 

@@ -63,7 +63,10 @@ pub async fn update_run_rewrites_a_queue_request_and_never_erases_it<S: Store, F
     run.status = RunStatus::Running;
     run.queue_request = Some(serde_json::json!({"mode": "flow", "run_traceparent": "00-a-b-01"}));
     store.update_run(&run).await.expect("update");
-    assert_eq!(store.get_run("run_q").await.expect("get"), Some(run.clone()));
+    assert_eq!(
+        store.get_run("run_q").await.expect("get"),
+        Some(run.clone())
+    );
 
     let mut without = run.clone();
     without.queue_request = None;
