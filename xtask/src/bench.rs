@@ -13,6 +13,7 @@ const BENCHES: &[(&str, &str)] = &[
     ("planwright", "containment"),
     ("planwright", "workers"),
     ("planwright-tools-shell", "checkpoints"),
+    ("planwright-runner", "telemetry"),
 ];
 
 /// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and

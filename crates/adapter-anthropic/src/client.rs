@@ -55,6 +55,9 @@ impl RetryableFailure for Failure {
     fn retry_after(&self) -> Option<Duration> {
         self.error.retry_after()
     }
+    fn status(&self) -> Option<u16> {
+        self.status
+    }
 }
 
 impl AnthropicClient {

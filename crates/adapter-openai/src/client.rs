@@ -409,6 +409,9 @@ impl RetryableFailure for Failure {
             _ => None,
         }
     }
+    fn status(&self) -> Option<u16> {
+        self.status
+    }
 }
 
 /// `{base_url}/chat/completions`, after checking the base URL is an http(s) URL.

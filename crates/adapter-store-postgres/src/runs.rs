@@ -59,15 +59,22 @@ pub(crate) async fn insert_run(client: &Object, run: &RunRecord) -> Result<(), E
     Ok(())
 }
 
-/// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
-/// workspace, queue request or client.
+/// Overwrites what a run's progress changes, and its queue request when `run` has one
+/// (the context of its latest span); never its lease (see `leases`), task, mode, workspace
+/// or client, and never a queue request by none.
 pub(crate) async fn update_run(client: &Object, run: &RunRecord) -> Result<(), Error> {
     let usage = usage_to_sql(&run.usage)?;
+    let queue_request = run
+        .queue_request
+        .as_ref()
+        .map(|v| to_json("queue request", v))
+        .transpose()?;
     let changed = client
         .execute(
             "UPDATE runs SET status = $2, finished_at = $3, summary = $4, error = $5,
                              llm_calls = $6, prompt_tokens = $7, completion_tokens = $8,
-                             cached_prompt_tokens = $9
+                             cached_prompt_tokens = $9,
+                             queue_request = COALESCE($10, queue_request)
              WHERE run_id = $1",
             &[
                 &run.run_id,
@@ -79,6 +86,7 @@ pub(crate) async fn update_run(client: &Object, run: &RunRecord) -> Result<(), E
                 &usage[1],
                 &usage[2],
                 &usage[3],
+                &queue_request,
             ],
         )
         .await

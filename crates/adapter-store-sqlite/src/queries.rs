@@ -78,17 +78,24 @@ pub(crate) fn insert_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
     tx.commit().map_err(sql("commit new run"))
 }
 
-/// Overwrites what a run's progress changes; never its lease (see `leases`), task, mode,
-/// workspace, queue request or client.
+/// Overwrites what a run's progress changes, and its queue request when `run` has one
+/// (the context of its latest span); never its lease (see `leases`), task, mode, workspace
+/// or client, and never a queue request by none.
 pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), Error> {
     let [llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens] =
         usage_to_sql(&run.usage)?;
+    let queue_request = run
+        .queue_request
+        .as_ref()
+        .map(|v| to_json("queue request", v))
+        .transpose()?;
     let tx = write_tx(conn)?;
     let changed = tx
         .execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, summary = ?4, error = ?5,
                              llm_calls = ?6, prompt_tokens = ?7, completion_tokens = ?8,
-                             cached_prompt_tokens = ?9
+                             cached_prompt_tokens = ?9,
+                             queue_request = COALESCE(?10, queue_request)
              WHERE run_id = ?1",
             params![
                 run.run_id,
@@ -100,6 +107,7 @@ pub(crate) fn update_run(conn: &mut Connection, run: &RunRecord) -> Result<(), E
                 prompt_tokens,
                 completion_tokens,
                 cached_prompt_tokens,
+                queue_request,
             ],
         )
         .map_err(sql("update run"))?;

@@ -476,7 +476,48 @@ async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace()
     let Some(phoenix) = phoenix() else {
         return;
     };
-    let project = format!("pw-serve-{}", std::process::id());
+    serve_and_worker_continue_the_callers_trace(
+        phoenix,
+        "pw-serve",
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        &[],
+    )
+    .await;
+}
+
+/// The same on PostgreSQL (the issue's set-up for a fleet): `serve` and the `worker` share
+/// a database of this test binary's private cluster (crates/store-conformance's
+/// `pg_cluster`), beside its one Phoenix.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_queued_by_serve_and_run_by_a_worker_on_postgres_continues_the_callers_trace() {
+    if !store_conformance::pg_cluster::available() {
+        return;
+    }
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let db = store_conformance::pg_cluster::fresh_database().await;
+    serve_and_worker_continue_the_callers_trace(
+        phoenix,
+        "pw-serve-pg",
+        "5ce0a3f2c41d4e8b9f0a1b2c3d4e5f60",
+        &["--db", &db],
+    )
+    .await;
+}
+
+/// A run posted with the client's `traceparent` (trace `trace_id`: Phoenix files a trace
+/// under the project of its first span, so each test has its own) to a `serve` that only
+/// queues (`--workers 0`, `db` its store), executed by a `worker` on the same store: its
+/// spans land in the client's trace in Phoenix project `name`-PID, and each LLM request
+/// carries it on.
+async fn serve_and_worker_continue_the_callers_trace(
+    phoenix: &Phoenix,
+    name: &str,
+    trace_id: &str,
+    db: &[&str],
+) {
+    let project = format!("{name}-{}", std::process::id());
     let llm = ScriptedOpenAi::start(greeting_script(false)).await;
     let pw = Planwright::new();
     // The `[telemetry]` table this time, not the variables.
@@ -484,10 +525,9 @@ async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace()
         "[telemetry]\nendpoint = \"{}\"\nresource_attributes = \"openinference.project.name={project}\"\n",
         phoenix.url("")
     ));
-    let server = pw
-        .serve(&llm.base_url(), Some(TOKEN), &["--workers", "0"])
-        .await;
-    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let mut serve_args = vec!["--workers", "0"];
+    serve_args.extend_from_slice(db);
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &serve_args).await;
     let caller_span = "00f067aa0ba902b7";
     let response = client()
         .post(server.url("/v1/runs"))
@@ -500,7 +540,7 @@ async fn a_run_queued_by_serve_and_run_by_a_worker_continues_the_callers_trace()
     assert_eq!(response.status().as_u16(), 202, "queued");
     let body: Value = response.json().await.expect("json");
     let run_id = body["run_id"].as_str().expect("run id").to_string();
-    let (_worker, worker_log) = logged_worker(&pw, &llm.base_url(), &[]);
+    let (_worker, worker_log) = logged_worker(&pw, &llm.base_url(), db);
     until_completed(&server, &[run_id], 60).await;
 
     let started = Instant::now();
@@ -853,5 +893,407 @@ async fn a_question_to_the_user_is_a_wait_span_in_the_runs_trace() {
         parent == agent["context"]["span_id"].as_str().unwrap_or_default()
             || under.contains(&parent),
         "the wait is inside the step: {wait:#}"
+    );
+}
+
+/// A retry inside the LLM client (429, then the answer) is a `retry` event of the call's
+/// `chat` span, with the attempt, what failed and the wait; no log line becomes an event.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_llm_call_carries_a_retry_event_on_its_chat_span() {
+    let Some(phoenix) = phoenix() else {
+        return;
+    };
+    let project = format!("pw-retry-{}", std::process::id());
+    let llm = ScriptedOpenAi::start(vec![
+        wiremock::ResponseTemplate::new(429)
+            .insert_header("retry-after", "0")
+            .set_body_json(serde_json::json!({"error": {
+                "message": "Rate limit reached for test-model",
+                "type": "requests", "param": null, "code": "rate_limit_exceeded"}})),
+        plan(&["Say hi"]),
+        complete(true, "hi"),
+        text("Said hi."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let base = llm.base_url();
+    let endpoint = phoenix.url("");
+    let resource = format!("openinference.project.name={project}");
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--mode",
+                "flow",
+                "--model",
+                "test-model",
+                "say hi",
+            ],
+            &[
+                ("OPENAI_BASE_URL", base.as_str()),
+                ("OPENAI_API_KEY", "sk-test-secret"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_RESOURCE_ATTRIBUTES", resource.as_str()),
+            ],
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run failed:\n{stderr}");
+    assert_eq!(llm.requests().await.len(), 4, "one retry");
+
+    let started = Instant::now();
+    let spans = loop {
+        let spans = spans(phoenix, &project).await;
+        if spans.iter().any(|s| op(s) == "invoke_workflow")
+            && spans.iter().filter(|s| op(s) == "chat").count() >= 3
+        {
+            break spans;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Phoenix has not got the run's spans: {spans:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let events = |s: &Value| s["events"].as_array().cloned().unwrap_or_default();
+    let with_events: Vec<&Value> = spans.iter().filter(|s| !events(s).is_empty()).collect();
+    assert_eq!(
+        with_events.len(),
+        1,
+        "only the retried call has events (no log line is one): {with_events:#?}"
+    );
+    let chat = with_events[0];
+    assert_eq!(op(chat), "chat", "{chat:#}");
+    assert_eq!(attr_str(chat, "planwright.call.purpose"), "plan");
+    let retries = events(chat);
+    assert_eq!(retries.len(), 1, "{retries:#?}");
+    let retry = &retries[0];
+    assert_eq!(retry["name"], "retry", "{retry:#}");
+    // An event's attributes, flat (`a.b`) or nested as Phoenix may give them.
+    let field = |key: &str| {
+        let attributes = &retry["attributes"];
+        let found = attributes
+            .get(key)
+            .or_else(|| key.split('.').try_fold(attributes, |v, part| v.get(part)));
+        match found {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        }
+    };
+    assert_eq!(field("planwright.retry.attempt"), "1", "{retry:#}");
+    assert_eq!(field("error.type"), "rate_limited", "{retry:#}");
+    assert_eq!(field("http.response.status_code"), "429", "{retry:#}");
+    assert_eq!(field("planwright.retry.delay_ms"), "0", "{retry:#}");
+    assert_ne!(
+        chat["status_code"], "ERROR",
+        "the call succeeded in the end"
+    );
+}
+
+/// The spans a local OTLP capture (a mock collector) received, decoded.
+async fn captured_spans(
+    collector: &wiremock::MockServer,
+) -> Vec<opentelemetry_proto::tonic::trace::v1::Span> {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use prost::Message as _;
+    let mut spans = Vec::new();
+    for request in collector.received_requests().await.unwrap_or_default() {
+        let Ok(export) = ExportTraceServiceRequest::decode(request.body.as_slice()) else {
+            continue;
+        };
+        for resource in export.resource_spans {
+            for scope in resource.scope_spans {
+                spans.extend(scope.spans);
+            }
+        }
+    }
+    spans
+}
+
+fn proto_attr(
+    attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> String {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+        .map(|v| match v {
+            V::StringValue(s) => s.clone(),
+            V::IntValue(i) => i.to_string(),
+            other => format!("{other:?}"),
+        })
+        .unwrap_or_default()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `run_traceparent` a queued run keeps in its request (the context of its latest run
+/// span).
+fn kept_run_span(pw: &Planwright) -> String {
+    let conn =
+        rusqlite::Connection::open_with_flags(pw.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the database");
+    let request: String = conn
+        .query_row("SELECT queue_request FROM runs", [], |r| r.get(0))
+        .expect("one queued run");
+    let request: Value = serde_json::from_str(&request).expect("JSON");
+    request["run_traceparent"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A queue run suspended by SIGTERM and finished by the next server: the resumed run's
+/// `invoke_workflow` span links to the interrupted one's, whose context the run kept in its
+/// queue request. Read from a local capture (Phoenix does not show links).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_runs_span_links_to_the_interrupted_one() {
+    let collector = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/traces"))
+        .respond_with(wiremock::ResponseTemplate::new(200))
+        .mount(&collector)
+        .await;
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Wait for the clock"]),
+        call(
+            "shell_exec",
+            serde_json::json!({"command": "touch started && sleep 5"}),
+        ),
+        complete(true, "waited"),
+        text("Waited."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    pw.trusted_project(&format!(
+        "[telemetry]\nendpoint = \"{}\"\n",
+        collector.uri()
+    ));
+    let args = ["--retries", "0"];
+    let mut server = pw.serve(&llm.base_url(), Some(TOKEN), &args).await;
+    let (status, body) = create(
+        &server,
+        serde_json::json!({"task": "wait a little", "mode": "flow"}),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    let run_id = body["run_id"].as_str().expect("run id").to_string();
+    let started = pw.workspace(&run_id).join("started");
+    test_support::wait_until("the command to start", Duration::from_secs(60), || {
+        started.exists()
+    })
+    .await;
+    let pid = server.child.id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let exit = tokio::time::timeout(Duration::from_secs(60), server.child.wait())
+        .await
+        .expect("the server exits after SIGTERM")
+        .expect("wait");
+    assert!(exit.success(), "{exit}; {}", server.stderr_text());
+    let first_life = kept_run_span(&pw);
+    let parts: Vec<&str> = first_life.split('-').collect();
+    assert_eq!(parts.len(), 4, "a traceparent is kept: {first_life:?}");
+    let (first_trace, first_span) = (parts[1].to_string(), parts[2].to_string());
+
+    let server = pw.serve(&llm.base_url(), Some(TOKEN), &args).await;
+    until_completed(&server, &[run_id.clone()], 60).await;
+    let workflow = |s: &opentelemetry_proto::tonic::trace::v1::Span, how: &str| {
+        s.name == "invoke_workflow planwright"
+            && proto_attr(&s.attributes, "planwright.run.start") == how
+    };
+    let begun = Instant::now();
+    let spans = loop {
+        let spans = captured_spans(&collector).await;
+        if spans.iter().any(|s| workflow(s, "resumed")) {
+            break spans;
+        }
+        assert!(
+            begun.elapsed() < Duration::from_secs(60),
+            "the resumed run's span never came: {} spans\n{}",
+            spans.len(),
+            server.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let interrupted = spans
+        .iter()
+        .find(|s| workflow(s, "queued"))
+        .expect("the first life's span, flushed at SIGTERM");
+    assert_eq!(
+        hex(&interrupted.span_id),
+        first_span,
+        "the kept context is its span"
+    );
+    assert_eq!(hex(&interrupted.trace_id), first_trace);
+    let resumed = spans
+        .iter()
+        .find(|s| workflow(s, "resumed"))
+        .expect("resumed");
+    assert_eq!(resumed.links.len(), 1, "{:?}", resumed.links);
+    let link = &resumed.links[0];
+    assert_eq!(
+        hex(&link.span_id),
+        first_span,
+        "linked to the interrupted span"
+    );
+    assert_eq!(hex(&link.trace_id), first_trace);
+    assert_eq!(
+        proto_attr(&link.attributes, "planwright.link"),
+        "interrupted_run"
+    );
+    assert!(
+        kept_run_span(&pw).contains(&hex(&resumed.span_id)),
+        "the run now keeps its newest span"
+    );
+    assert!(
+        spans
+            .iter()
+            .filter(|s| workflow(s, "queued"))
+            .all(|s| s.links.is_empty()),
+        "a first life links to nothing"
+    );
+}
+
+/// MCP `run_task` on stdio (no HTTP headers) honours the caller's trace context in the
+/// call's `params._meta` (MCP's convention): kept in the queued run's request.
+#[tokio::test]
+async fn mcp_run_task_on_stdio_keeps_the_traceparent_of_its_meta() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let llm = ScriptedOpenAi::start(Vec::new()).await;
+    let pw = Planwright::new();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_planwright"));
+    cmd.args(pw.with_scripted_pipeline(&["mcp", "serve"]))
+        .current_dir(pw.cwd());
+    pw.isolate(&mut cmd);
+    cmd.env("OPENAI_BASE_URL", llm.base_url())
+        .env("OPENAI_API_KEY", "sk-test-secret")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("planwright mcp serve starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "run_task", "arguments": {"task": "anything"},
+                       "_meta": {"traceparent": traceparent, "tracestate": "vendor=1"}}}),
+    ];
+    for message in &messages {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    stdin.flush().await.expect("flush");
+    let reply = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message["id"] == 1 {
+                return message;
+            }
+        }
+        Value::Null
+    })
+    .await
+    .expect("run_task answers");
+    assert!(reply.to_string().contains("run_id"), "{reply}");
+    let conn =
+        rusqlite::Connection::open_with_flags(pw.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the database");
+    let request: String = conn
+        .query_row("SELECT queue_request FROM runs", [], |r| r.get(0))
+        .expect("one queued run");
+    let request: Value = serde_json::from_str(&request).expect("JSON");
+    assert_eq!(request["traceparent"], traceparent, "{request}");
+    assert_eq!(request["tracestate"], "vendor=1", "{request}");
+    drop(stdin);
+    let _ = child.kill().await;
+}
+
+/// A tool call to an MCP server carries its `execute_tool` span's context in the request's
+/// `_meta` (MCP's convention; the same on stdio and HTTP), so a traced server continues
+/// the run's trace. The server is a dependency-free Python script.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_to_an_mcp_server_carries_the_tool_spans_traceparent_in_its_meta() {
+    let python = Command::new("python3").arg("--version").output();
+    if !test_support::skip_unless(
+        python.is_ok_and(|o| o.status.success()),
+        "python3 is not installed (apt-get install python3)",
+    ) {
+        return;
+    }
+    let collector = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/traces"))
+        .respond_with(wiremock::ResponseTemplate::new(200))
+        .mount(&collector)
+        .await;
+    let pw = Planwright::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp-meta-echo-server.py")
+        .display()
+        .to_string();
+    let seen = pw.cwd().join("meta.json");
+    pw.trusted_project(&format!(
+        "[telemetry]\nendpoint = \"{}\"\n\n[mcp_servers.echo]\ncommand = \"python3\"\n\
+         args = [{script:?}, {seen:?}]\nstartup_timeout_secs = 30\n",
+        collector.uri(),
+        seen = seen.display().to_string(),
+    ));
+    let llm = ScriptedOpenAi::start(vec![
+        plan(&["Echo a greeting"]),
+        call("mcp__echo__echo", serde_json::json!({"text": "hello"})),
+        complete(true, "echoed"),
+        text("Echoed."),
+    ])
+    .await;
+    let res = pw.run(&llm, "echo a greeting", &[]).await;
+    assert_eq!(res.code(), 0, "{}", res.stderr());
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).expect("the server was called"))
+            .expect("JSON");
+    let traceparent = meta["traceparent"].as_str().unwrap_or_default().to_string();
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts.len(), 4, "a traceparent in _meta: {meta}");
+
+    let begun = Instant::now();
+    let tool = loop {
+        let spans = captured_spans(&collector).await;
+        if let Some(tool) = spans
+            .into_iter()
+            .find(|s| s.name == "execute_tool mcp__echo__echo")
+        {
+            break tool;
+        }
+        assert!(
+            begun.elapsed() < Duration::from_secs(30),
+            "the tool span never came"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(parts[1], hex(&tool.trace_id), "the run's trace");
+    assert_eq!(
+        parts[2],
+        hex(&tool.span_id),
+        "the tool call's span is the parent"
     );
 }

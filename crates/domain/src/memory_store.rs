@@ -188,6 +188,9 @@ impl RunStore for MemoryStore {
         stored.summary.clone_from(&run.summary);
         stored.error.clone_from(&run.error);
         stored.usage = run.usage;
+        if run.queue_request.is_some() {
+            stored.queue_request.clone_from(&run.queue_request);
+        }
         Ok(())
     }
 

@@ -12,14 +12,15 @@
 //! - [`error_chain`] and [`root_cause`]: a reqwest error and its causes as text without the
 //!   URL reqwest puts in its own message (the URL may hold credentials).
 //! - [`trace_headers`]: the W3C trace-context headers of the current span, for outgoing
-//!   requests, from the source the runner's telemetry sets (none without export).
+//!   requests, from the source the runner's telemetry sets (none without export);
+//!   [`SPAN_EVENTS`], the target of the events the trace export keeps (a retry).
 //!
 //! - What the LLM adapters share whatever their wire format: [`post_json`] and
-//!   [`ReplyHead`] (a request sent, its reply's status, wait and kind), [`RetryPolicy`] (the retry
-//!   loop with backoff honouring `retry-after`), [`retry_after`], [`StatusClass`] (a
-//!   status's class), [`read_body`] / [`read_stream`] (a body within its byte and idle
-//!   limits), [`SseLines`] (an event stream cut into lines), [`checked_base_url`] /
-//!   [`shown_url`], [`excerpt`].
+//!   [`ReplyHead`] (a request sent, its reply's status, wait and kind), [`RetryPolicy`] (the
+//!   retry loop with backoff honouring `retry-after`, each retry a `retry` event on the
+//!   current span), [`retry_after`], [`StatusClass`] (a status's class), [`read_body`] /
+//!   [`read_stream`] (a body within its byte and idle limits), [`SseLines`] (an event
+//!   stream cut into lines), [`checked_base_url`] / [`shown_url`], [`excerpt`].
 //!
 //! A helper crate, not an adapter: it depends on reqwest (rustls, the workspace's one TLS
 //! stack) and on nothing of Planwright's (no `domain`, no adapter); each caller sets its own
@@ -41,12 +42,12 @@ pub use base_url::{checked_base_url, shown_url, BaseUrlError};
 pub use body::{read_body, read_stream, BodyError};
 pub use excerpt::{body_excerpt, excerpt};
 pub use reply::{post_json, ReplyHead};
-pub use retry::{RetryPolicy, RetryableFailure};
+pub use retry::{retry_error_type, RetryPolicy, RetryableFailure};
 pub use retry_after::retry_after;
 pub use sse_lines::{data_of, SseLines};
 pub use status::{is_success, StatusClass};
 mod trace;
-pub use trace::{set_trace_header_source, trace_headers, TraceHeaderSource};
+pub use trace::{set_trace_header_source, trace_headers, TraceHeaderSource, SPAN_EVENTS};
 
 /// A `--ca-cert` file (an extra root certificate) that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,11 +1,16 @@
 //! The retry loop of an HTTP call: attempts with exponential backoff and jitter (backon),
 //! retried only while the failure says it may pass, waiting what the server asked
-//! (`retry-after`) up to a cap, else the computed delay up to another.
+//! (`retry-after`) up to a cap, else the computed delay up to another. Each retry is also a
+//! `retry` event on the current span (target [`SPAN_EVENTS`]), which the runner's trace
+//! export sends as a span event of the LLM call's `chat` span (docs/observability.md).
 
 use std::future::Future;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
+
+use crate::status::{is_success, StatusClass};
+use crate::trace::SPAN_EVENTS;
 
 /// How patiently a call is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +30,45 @@ pub trait RetryableFailure {
     fn is_retryable(&self) -> bool;
     /// The wait the server asked for, if it did.
     fn retry_after(&self) -> Option<Duration>;
+    /// The HTTP status of the failed attempt; `None` when no reply came (a connection
+    /// refused or cut, a timeout).
+    fn status(&self) -> Option<u16>;
+}
+
+/// What went wrong with an attempt, as a retry event names it (`error.type`): the class of
+/// its status (`rate_limited`, `transient`...), `transport` when no reply came,
+/// `invalid_reply` when a 2xx reply could not be read.
+pub fn retry_error_type(status: Option<u16>) -> &'static str {
+    match status {
+        None => "transport",
+        Some(s) if is_success(s) => "invalid_reply",
+        Some(s) => match StatusClass::of(s) {
+            StatusClass::Auth => "auth",
+            StatusClass::RateLimited => "rate_limited",
+            StatusClass::TooLarge => "too_large",
+            StatusClass::Transient => "transient",
+            StatusClass::Refused => "refused",
+            StatusClass::Unexpected => "unexpected_status",
+        },
+    }
+}
+
+/// Records a retry as an event of the current span: `attempt` (1-based) failed as `status`
+/// says, and the next one starts after `delay`. Nothing of the failure's text (it may
+/// quote a request).
+fn retry_event(attempt: u32, status: Option<u16>, delay: Duration) {
+    let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+    tracing::event!(
+        target: SPAN_EVENTS,
+        tracing::Level::DEBUG,
+        {
+            planwright.retry.attempt = attempt,
+            error.type = retry_error_type(status),
+            http.response.status_code = status,
+            planwright.retry.delay_ms = delay_ms,
+        },
+        "retry"
+    );
 }
 
 impl RetryPolicy {
@@ -39,7 +83,8 @@ impl RetryPolicy {
 
     /// Runs `attempt` until it succeeds, fails for good, or the retries are used up (the
     /// last failure is returned). `before_retry` is told each failure about to be retried
-    /// and the delay before the next attempt (for logs).
+    /// and the delay before the next attempt (for logs); each retry is also a `retry`
+    /// event on the current span.
     pub async fn run<T, E, Fut>(
         &self,
         attempt: impl FnMut() -> Fut,
@@ -51,6 +96,7 @@ impl RetryPolicy {
     {
         let max_backoff = self.max_backoff.max(self.initial_backoff);
         let max_retry_after = self.max_retry_after;
+        let mut failed: u32 = 0;
         attempt
             .retry(self.backoff())
             .sleep(tokio::time::sleep)
@@ -63,7 +109,11 @@ impl RetryPolicy {
                     None => computed.min(max_backoff),
                 })
             })
-            .notify(|failure, delay| before_retry(failure, delay))
+            .notify(|failure, delay| {
+                failed = failed.saturating_add(1);
+                retry_event(failed, failure.status(), delay);
+                before_retry(failure, delay);
+            })
             .await
     }
 }
@@ -86,6 +136,9 @@ mod tests {
         }
         fn retry_after(&self) -> Option<Duration> {
             self.wait
+        }
+        fn status(&self) -> Option<u16> {
+            Some(429)
         }
     }
 
@@ -162,5 +215,14 @@ mod tests {
             )
             .await;
         assert_eq!(result, Ok(3));
+    }
+
+    #[test]
+    fn a_retry_names_what_failed_by_its_class() {
+        assert_eq!(retry_error_type(Some(429)), "rate_limited");
+        assert_eq!(retry_error_type(Some(503)), "transient");
+        assert_eq!(retry_error_type(Some(529)), "transient");
+        assert_eq!(retry_error_type(None), "transport");
+        assert_eq!(retry_error_type(Some(200)), "invalid_reply");
     }
 }

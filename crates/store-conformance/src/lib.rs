@@ -80,6 +80,7 @@ macro_rules! conformance_tests {
             runs_round_trip_through_create_update_get_and_list,
             text_with_nul_bytes_round_trips_exactly,
             save_usage_overwrites_only_the_usage_and_needs_the_run,
+            update_run_rewrites_a_queue_request_and_never_erases_it,
             set_run_status_changes_only_the_status_and_needs_the_run,
             runs_created_at_the_same_instant_are_listed_by_run_id,
             creating_a_run_twice_or_updating_a_missing_run_is_refused,

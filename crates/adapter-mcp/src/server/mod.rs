@@ -10,7 +10,7 @@ use std::sync::RwLock;
 use std::time::Duration;
 
 use domain::ports::{ToolError, ToolOutput};
-use rmcp::model::{CallToolRequestParams, ErrorCode};
+use rmcp::model::{CallToolRequestParams, ErrorCode, RequestMetaObject};
 use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +22,25 @@ use crate::names::exposed_name;
 use crate::output::tool_output;
 use crate::status::{ServerState, ServerStatus};
 use connection::Connection;
+
+/// The trace context of the call (its `execute_tool` span, when traces are exported) as the
+/// request's `_meta` `traceparent` and `tracestate`, MCP's convention (SEP-414), so a traced
+/// server's spans join the run's trace (docs/observability.md, "Across processes").
+fn trace_meta() -> Option<RequestMetaObject> {
+    let headers = http_client::trace_headers();
+    if headers.is_empty() {
+        return None;
+    }
+    let mut meta = RequestMetaObject::default();
+    for (name, value) in headers {
+        match name {
+            "traceparent" => meta.set_traceparent(value),
+            "tracestate" => meta.set_tracestate(value),
+            _ => {}
+        }
+    }
+    Some(meta)
+}
 
 /// How many times a crashed server is started again.
 const RESTARTS: u32 = 1;
@@ -150,6 +169,7 @@ impl Server {
         let (peer, generation) = self.live_peer().await?;
         let mut params = CallToolRequestParams::new(tool.mcp_name.clone());
         params.arguments = arguments;
+        params.meta = trace_meta();
         let timeout = self.config.tool_timeout();
         let result = tokio::select! {
             biased;

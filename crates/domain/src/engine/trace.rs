@@ -5,13 +5,22 @@
 //! names an OpenTelemetry bridge reads for the span's name, kind and status. No exporter
 //! here: spans are only `tracing` spans.
 //!
+//! A run that went through the work queue keeps its run span's context in its queue request
+//! ([`RUN_SPAN_KEY`]), so the span of its next life (a resume after a crash, a takeover
+//! after a lease expiry) links to it ([`continue_run_trace`]); reading and linking exported
+//! contexts is given by whoever exports ([`set_span_contexts`]).
+//!
 //! Never recorded: message content (prompts, replies, tool arguments and outputs) unless
 //! [`TraceLabels::capture_message_content`] is on; only the first line of the task, cut.
 
+use std::sync::OnceLock;
+
+use serde_json::Value;
 use tracing::field::Empty;
 use tracing::Span;
 
 use crate::ports::llm::{CallPurpose, ChatRequest, ChatResponse, LlmError};
+use crate::ports::RunRecord;
 
 /// What a run's spans say about its model, set by whoever wires the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +41,47 @@ impl Default for TraceLabels {
             model: String::new(),
             capture_message_content: false,
         }
+    }
+}
+
+/// What the exporter knows of spans, given once by whoever exports traces (the runner's
+/// telemetry): without it, a run's spans carry no link and nothing is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct SpanContexts {
+    /// The W3C `traceparent` of a span; `None` when it is not exported.
+    pub traceparent: fn(&Span) -> Option<String>,
+    /// Links a span to the span of a W3C `traceparent` (a malformed one is ignored).
+    pub link: fn(&Span, &str),
+}
+
+static SPAN_CONTEXTS: OnceLock<SpanContexts> = OnceLock::new();
+
+/// Sets how spans' contexts are read and linked; the first call wins.
+pub fn set_span_contexts(contexts: SpanContexts) {
+    let _ = SPAN_CONTEXTS.set(contexts);
+}
+
+/// The key of a queued run's request (`RunRecord::queue_request`) that keeps the
+/// `traceparent` of its latest run span.
+pub const RUN_SPAN_KEY: &str = "run_traceparent";
+
+/// For a run that went through the queue, in its run span: links the current span to the
+/// run span of its previous life (kept in its queue request), and keeps the current one
+/// there instead (the caller stores the record). Nothing for a run started directly, or
+/// without export.
+pub(crate) fn continue_run_trace(record: &mut RunRecord) {
+    let Some(contexts) = SPAN_CONTEXTS.get() else {
+        return;
+    };
+    let Some(request) = record.queue_request.as_mut().and_then(Value::as_object_mut) else {
+        return;
+    };
+    let span = Span::current();
+    if let Some(previous) = request.get(RUN_SPAN_KEY).and_then(Value::as_str) {
+        (contexts.link)(&span, previous);
+    }
+    if let Some(current) = (contexts.traceparent)(&span) {
+        request.insert(RUN_SPAN_KEY.into(), Value::from(current));
     }
 }
 

@@ -70,7 +70,8 @@ pub struct RunRecord {
     pub lease: Option<Lease>,
     /// For a run that went through the work queue: what the client asked for beyond the task
     /// (mode, model), so whichever worker claims it runs it the same way. `None` for runs
-    /// started directly (`planwright run`); only queued runs are claimed by workers.
+    /// started directly (`planwright run`); only queued runs are claimed by workers. Also
+    /// keeps the context of the run's latest span (`engine::trace::RUN_SPAN_KEY`).
     #[serde(default)]
     pub queue_request: Option<Value>,
     /// The named API client (token name) that submitted the run, on a server shared by
@@ -125,7 +126,8 @@ pub enum LeaseOutcome {
 #[async_trait]
 pub trait RunStore: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
-    /// Overwrites status, summary, error, usage and finish time.
+    /// Overwrites status, summary, error, usage and finish time, and the queue request when
+    /// `run` has one (never erased: a run stays a queue run).
     async fn update_run(&self, run: &RunRecord) -> Result<(), StoreError>;
     /// Deletes a run with its plans, steps and events; false when there was no such run.
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError>;

@@ -132,6 +132,8 @@ impl Runtime {
         record.finished_at = None;
         record.summary = None;
         record.error = None;
+        // Its spans link to those of the life that was interrupted.
+        crate::engine::trace::continue_run_trace(&mut record);
         ctx.store().update_run(&record).await?;
         ctx.emit(EventKind::RunResumed {
             after_seq: last_seq,

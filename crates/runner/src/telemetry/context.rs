@@ -2,11 +2,13 @@
 //! W3C `traceparent` (and `tracestate`) checked when a run is queued and kept in its queue
 //! request, so the process that executes it (this one, a worker elsewhere, a resume after a
 //! crash or a lease takeover) continues the caller's trace; and the current span's context
-//! as headers on outgoing requests (`http_client::trace_headers`).
+//! as headers on outgoing requests (`http_client::trace_headers`); a run span's own context
+//! read and linked to, so a resumed run's span links to the interrupted one's.
 
 use std::collections::HashMap;
 
 use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TraceContextExt;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -96,6 +98,30 @@ pub fn queued_run_span(request: Option<&Value>) -> tracing::Span {
         let _ = span.set_parent(parent);
     }
     span
+}
+
+/// The W3C `traceparent` of `span` (none when it is not exported): how a run's span is kept
+/// with the run (`domain::engine::trace::SpanContexts`).
+pub fn traceparent_of(span: &tracing::Span) -> Option<String> {
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    carrier.remove(TRACEPARENT)
+}
+
+/// Links `span` to the span of `traceparent`, the run span of an interrupted life of the
+/// same run (the link says so: `planwright.link` = `interrupted_run`).
+pub fn link_to(span: &tracing::Span, traceparent: &str) {
+    let mut carrier = HashMap::new();
+    carrier.insert(TRACEPARENT.to_string(), traceparent.to_string());
+    let linked = TraceContextPropagator::new().extract(&carrier);
+    let linked = linked.span().span_context().clone();
+    span.add_link_with_attributes(
+        linked,
+        vec![opentelemetry::KeyValue::new(
+            "planwright.link",
+            "interrupted_run",
+        )],
+    );
 }
 
 /// The W3C headers of the current span's context (none outside an exported span).

@@ -90,6 +90,10 @@ pub fn start(settings: &TelemetrySettings) -> Result<Option<Telemetry>, Telemetr
         .with_resource(resource)
         .build();
     http_client::set_trace_header_source(context::current_headers);
+    domain::engine::trace::set_span_contexts(domain::engine::trace::SpanContexts {
+        traceparent: context::traceparent_of,
+        link: context::link_to,
+    });
     if let Ok(mut active) = ACTIVE.get_or_init(|| Mutex::new(None)).lock() {
         *active = Some(provider.clone());
     }
@@ -111,21 +115,15 @@ fn sampler(sampler: Sampler) -> opentelemetry_sdk::trace::Sampler {
 impl Telemetry {
     /// The `tracing` layer turning spans into exported ones, for the binary's subscriber:
     /// Planwright's own `info` spans only (the domain's, the runner's, the server's),
-    /// whatever the log shows; never log events, which may quote content.
+    /// whatever the log shows, and the events meant as span events (target
+    /// [`http_client::SPAN_EVENTS`]: a retry); never log lines, which may quote content.
     pub fn layer<S>(&self) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
     {
         use tracing_subscriber::Layer as _;
         let tracer = self.provider.tracer("planwright");
-        let ours = tracing_subscriber::filter::filter_fn(|meta| {
-            meta.is_span()
-                && *meta.level() <= tracing::Level::INFO
-                && matches!(
-                    meta.target().split("::").next(),
-                    Some("domain" | "runner" | "server")
-                )
-        });
+        let ours = tracing_subscriber::filter::filter_fn(exported);
         Box::new(
             tracing_opentelemetry::layer()
                 .with_tracer(tracer)
@@ -137,6 +135,20 @@ impl Telemetry {
                 .with_filter(ours),
         )
     }
+}
+
+/// Whether the exporter takes what `meta` describes: Planwright's own `info` spans and the
+/// span events, nothing else.
+fn exported(meta: &tracing::Metadata<'_>) -> bool {
+    if meta.is_event() {
+        return meta.target() == http_client::SPAN_EVENTS;
+    }
+    meta.is_span()
+        && *meta.level() <= tracing::Level::INFO
+        && matches!(
+            meta.target().split("::").next(),
+            Some("domain" | "runner" | "server")
+        )
 }
 
 impl Drop for Telemetry {

@@ -276,13 +276,21 @@ fn plan_text(plan: &Value) -> Value {
     Value::String(lines.join("\n"))
 }
 
-/// The caller's trace context from the HTTP request carrying the call (`/mcp`, streamable
-/// HTTP: its `traceparent` and `tracestate` headers; none on stdio). A malformed one is one
-/// warning and the run starts a new trace (docs/observability.md, "Across processes").
+/// The caller's trace context: the call's own `params._meta` `traceparent` and `tracestate`
+/// (MCP's convention, SEP-414; on stdio and HTTP alike), else the headers of the HTTP
+/// request carrying the call (`/mcp`, streamable HTTP). A malformed one is one warning and
+/// the run starts a new trace (docs/observability.md, "Across processes").
 fn caller_trace(context: &RequestContext<RoleServer>) -> Option<CallerTrace> {
-    let parts = context.extensions.get::<axum::http::request::Parts>()?;
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    CallerTrace::from_headers(header("traceparent"), header("tracestate")).unwrap_or_else(|e| {
+    let meta = &context.meta;
+    let found = match meta.get_traceparent() {
+        Some(traceparent) => CallerTrace::from_headers(Some(traceparent), meta.get_tracestate()),
+        None => {
+            let parts = context.extensions.get::<axum::http::request::Parts>()?;
+            let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+            CallerTrace::from_headers(header("traceparent"), header("tracestate"))
+        }
+    };
+    found.unwrap_or_else(|e| {
         tracing::warn!("{e}");
         None
     })

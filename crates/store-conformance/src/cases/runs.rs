@@ -7,7 +7,7 @@ use domain::ports::RunStatus;
 use domain::{RunUsage, StepStatus, StoreError};
 
 use super::Store;
-use crate::fixtures::{message, plan, running_run, time};
+use crate::fixtures::{message, plan, queued, running_run, time};
 use crate::TestStore;
 
 pub async fn runs_round_trip_through_create_update_get_and_list<S: Store, Fut>(
@@ -47,6 +47,34 @@ pub async fn runs_round_trip_through_create_update_get_and_list<S: Store, Fut>(
 
     let listed = store.list_runs().await.expect("list");
     assert_eq!(listed, vec![new, finished], "newest first");
+}
+
+/// A queue run's request is rewritten by `update_run` when the record carries one (the
+/// context of its latest span, docs/observability.md), and never erased by a record
+/// without one.
+pub async fn update_run_rewrites_a_queue_request_and_never_erases_it<S: Store, Fut>(
+    fresh: impl Fn() -> Fut,
+) where
+    Fut: Future<Output = TestStore<S>>,
+{
+    let store = fresh().await;
+    let mut run = queued("run_q", 0);
+    store.create_run(&run).await.expect("create");
+    run.status = RunStatus::Running;
+    run.queue_request = Some(serde_json::json!({"mode": "flow", "run_traceparent": "00-a-b-01"}));
+    store.update_run(&run).await.expect("update");
+    assert_eq!(
+        store.get_run("run_q").await.expect("get"),
+        Some(run.clone())
+    );
+
+    let mut without = run.clone();
+    without.queue_request = None;
+    without.status = RunStatus::Waiting;
+    store.update_run(&without).await.expect("update");
+    let stored = store.get_run("run_q").await.expect("get").expect("the run");
+    assert_eq!(stored.status, RunStatus::Waiting);
+    assert_eq!(stored.queue_request, run.queue_request, "kept");
 }
 
 pub async fn save_usage_overwrites_only_the_usage_and_needs_the_run<S: Store, Fut>(
