@@ -1107,7 +1107,7 @@ async fn a_resumed_runs_span_links_to_the_interrupted_one() {
     let (first_trace, first_span) = (parts[1].to_string(), parts[2].to_string());
 
     let server = pw.serve(&llm.base_url(), Some(TOKEN), &args).await;
-    until_completed(&server, &[run_id.clone()], 60).await;
+    until_completed(&server, std::slice::from_ref(&run_id), 60).await;
     let workflow = |s: &opentelemetry_proto::tonic::trace::v1::Span, how: &str| {
         s.name == "invoke_workflow planwright"
             && proto_attr(&s.attributes, "planwright.run.start") == how

@@ -134,7 +134,7 @@ pub fn as_one_command(content: &str) -> Option<String> {
 /// facts"): `(lines, words)` as written.
 pub fn text_counts(output: &str) -> Option<(String, String)> {
     let (_, rest) = output.split_once("[text: ")?;
-    let mut parts = rest.split(|c| c == ',' || c == ';' || c == ']');
+    let mut parts = rest.split([',', ';', ']']);
     let count = |part: Option<&str>, unit: &str| {
         let mut words = part?.split_whitespace();
         let n = words.next()?;
