@@ -7,7 +7,7 @@
 //!
 //! A run that went through the work queue keeps its run span's context in its queue request
 //! ([`RUN_SPAN_KEY`]), so the span of its next life (a resume after a crash, a takeover
-//! after a lease expiry) links to it ([`continue_run_trace`]); reading and linking exported
+//! after a lease expiry) links to it (`continue_run_trace`); reading and linking exported
 //! contexts is given by whoever exports ([`set_span_contexts`]).
 //!
 //! Never recorded: message content (prompts, replies, tool arguments and outputs) unless
