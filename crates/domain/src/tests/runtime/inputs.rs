@@ -1379,14 +1379,14 @@ async fn a_task_asking_to_edit_a_missing_file_fails_before_planning() {
     assert_eq!(names, ["run_started", "run_failed"]);
 }
 
-/// Answers every question with the number of days of a trip.
-struct SaysFour;
+/// Answers every question with the same words.
+struct Says(&'static str);
 
 #[async_trait]
-impl UserChannel for SaysFour {
+impl UserChannel for Says {
     async fn notify(&self, _run_id: &str, _text: &str) {}
     async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
-        Ok("4".into())
+        Ok(self.0.into())
     }
 }
 
@@ -1410,7 +1410,7 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
             text("Done."),
         ],
         base_config(),
-        Arc::new(SaysFour),
+        Arc::new(Says("4")),
     )
     .await;
     assert_eq!(
@@ -1441,17 +1441,6 @@ async fn a_task_that_says_ask_me_is_not_done_without_asking() {
     );
 }
 
-/// Answers every question with a city.
-struct SaysLisbon;
-
-#[async_trait]
-impl UserChannel for SaysLisbon {
-    async fn notify(&self, _run_id: &str, _text: &str) {}
-    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
-        Ok("Lisbon".into())
-    }
-}
-
 /// The eval's 0.5B `ask_user` was told "Lisbon" and wrote a city of its own: an output of a
 /// task that says to write the user's answer must hold it.
 #[tokio::test]
@@ -1470,7 +1459,7 @@ async fn an_output_meant_to_hold_the_answer_must_hold_it() {
             text("Done."),
         ],
         base_config(),
-        Arc::new(SaysLisbon),
+        Arc::new(Says("Lisbon")),
     )
     .await;
     assert_eq!(
@@ -1507,7 +1496,7 @@ async fn an_output_written_before_the_answer_is_written_again() {
             text("Done."),
         ],
         base_config(),
-        Arc::new(SaysFour),
+        Arc::new(Says("4")),
     )
     .await;
     assert_eq!(
