@@ -19,79 +19,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use domain::error::{LlmError, StoreError};
+use domain::error::LlmError;
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
-use domain::model::event::{Event, RunUsage};
-use domain::model::plan::Plan;
-use domain::ports::{
-    LlmClient, RunRecord, RunStatus, RunStore, Tool, ToolContext, ToolFamily, ToolOutput,
-};
+use domain::ports::{LlmClient, Tool, ToolContext, ToolFamily, ToolOutput};
 use domain::testing::runs::runtime;
 use domain::testing::step_of;
+use domain::testing::NullStore;
 use domain::tools::builtin::ToolSet;
 use domain::{Mode, RunConfig, RunRequest, Runtime, Schedule};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// A store that keeps nothing: the benchmark measures the runtime, not a store. (Not
-/// `domain::testing::MemoryStore`: keeping every plan version of a 100-step run about
-/// doubled the time per step measured here.)
-struct NullStore;
-
-#[async_trait]
-impl RunStore for NullStore {
-    async fn create_run(&self, _: &RunRecord) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn update_run(&self, _: &RunRecord) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn delete_run(&self, _: &str) -> Result<bool, StoreError> {
-        Ok(false)
-    }
-    async fn set_run_status(&self, _: &str, _: RunStatus) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn save_usage(&self, _: &str, _: &RunUsage) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn save_plan(&self, _: &str, _: &Plan) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn append_event(&self, _: &Event) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn get_run(&self, _: &str) -> Result<Option<RunRecord>, StoreError> {
-        Ok(None)
-    }
-    async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        Ok(Vec::new())
-    }
-    async fn latest_plan(&self, _: &str) -> Result<Option<Plan>, StoreError> {
-        Ok(None)
-    }
-    async fn events(&self, _: &str, _: u64) -> Result<Vec<Event>, StoreError> {
-        Ok(Vec::new())
-    }
-    async fn acquire_lease(
-        &self,
-        _run_id: &str,
-        _claim: &domain::ports::LeaseClaim,
-    ) -> Result<domain::ports::LeaseOutcome, StoreError> {
-        Ok(domain::ports::LeaseOutcome::Acquired)
-    }
-    async fn renew_lease(
-        &self,
-        _run_id: &str,
-        _owner: &str,
-        _until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(true)
-    }
-    async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-}
 
 /// Answers the planner with a fixed reply, every step with `complete_step` after the step's
 /// latency, and records the prompt size of each step's first call.

@@ -21,12 +21,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use domain::error::{LlmError, StoreError};
+use domain::error::LlmError;
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, ToolCall, Usage};
-use domain::model::event::{Event, RunUsage};
-use domain::model::plan::Plan;
-use domain::ports::{LlmClient, RunRecord, RunStatus, RunStore};
+use domain::ports::{LlmClient, RunStatus};
 use domain::testing::runs::runtime;
+use domain::testing::NullStore;
 use domain::tools::builtin::ToolSet;
 use domain::{Mode, RunConfig, RunRequest, Runtime};
 use runner::telemetry::{Telemetry, TelemetrySettings};
@@ -36,64 +35,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;
-
-/// A store that keeps nothing (as the scheduler benchmark's): the runtime is measured.
-struct NullStore;
-
-#[async_trait]
-impl RunStore for NullStore {
-    async fn create_run(&self, _: &RunRecord) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn update_run(&self, _: &RunRecord) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn delete_run(&self, _: &str) -> Result<bool, StoreError> {
-        Ok(false)
-    }
-    async fn set_run_status(&self, _: &str, _: RunStatus) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn save_usage(&self, _: &str, _: &RunUsage) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn save_plan(&self, _: &str, _: &Plan) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn append_event(&self, _: &Event) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn get_run(&self, _: &str) -> Result<Option<RunRecord>, StoreError> {
-        Ok(None)
-    }
-    async fn list_runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        Ok(Vec::new())
-    }
-    async fn latest_plan(&self, _: &str) -> Result<Option<Plan>, StoreError> {
-        Ok(None)
-    }
-    async fn events(&self, _: &str, _: u64) -> Result<Vec<Event>, StoreError> {
-        Ok(Vec::new())
-    }
-    async fn acquire_lease(
-        &self,
-        _run_id: &str,
-        _claim: &domain::ports::LeaseClaim,
-    ) -> Result<domain::ports::LeaseOutcome, StoreError> {
-        Ok(domain::ports::LeaseOutcome::Acquired)
-    }
-    async fn renew_lease(
-        &self,
-        _run_id: &str,
-        _owner: &str,
-        _until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(true)
-    }
-    async fn release_lease(&self, _run_id: &str, _owner: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-}
 
 /// A plan of `steps` steps, each completed in one turn, after `latency` per call.
 struct ScriptedLlm {
