@@ -69,9 +69,9 @@ async fn check_step(
 pub(crate) struct Unfinished {
     pub why: String,
     pub next_tool: Option<&'static str>,
-    /// The call to make, when the run already printed what is missing: the model's own
-    /// command sent into the output file (`shell_exec` of `CMD > sum.txt`).
-    pub suggested: Option<String>,
+    /// Whether `why` names the call to make (the run already printed what is missing): a
+    /// new call, even of the tool that went round in circles.
+    pub names_the_call: bool,
 }
 
 impl Unfinished {
@@ -79,7 +79,7 @@ impl Unfinished {
         Unfinished {
             why,
             next_tool,
-            suggested: None,
+            names_the_call: false,
         }
     }
 }
@@ -116,8 +116,18 @@ fn printed_not_written(ctx: &RunContext, rel: &str, state: &str) -> Option<Unfin
             truncate_chars(&printed.stdout, 80)
         ),
         next_tool: Some(next_tool),
-        suggested: Some(redirect),
+        names_the_call: true,
     })
+}
+
+/// An output to write (it is missing or empty, as `state` says): with the call that writes
+/// what the run printed when the task has one output and a command printed a result,
+/// else `why`, `file_write` next.
+fn to_write(ctx: &RunContext, rel: &str, single: bool, state: &str, why: String) -> Unfinished {
+    single
+        .then(|| printed_not_written(ctx, rel, state))
+        .flatten()
+        .unwrap_or_else(|| Unfinished::new(why, Some(FILE_WRITE)))
 }
 
 /// The longest printed result handed to `file_write` as it is.
@@ -302,33 +312,27 @@ async fn unfinished_output(ctx: &RunContext) -> Option<Unfinished> {
                 // "The MCP server holds a note code.txt": read from there, not an output.
                 continue;
             }
-            if let Some(u) = single
-                .then(|| printed_not_written(ctx, &rel, "does not exist"))
-                .flatten()
-            {
-                return Some(u);
-            }
-            return Some(Unfinished::new(
+            return Some(to_write(
+                ctx,
+                &rel,
+                single,
+                "does not exist",
                 format!(
                     "the task asks for {rel}, which does not exist: write it (with the tools) \
                      before completing"
                 ),
-                Some(FILE_WRITE),
             ));
         };
         if facts.size == 0 {
             if may_stay_empty(&ctx.task, &rel) {
                 continue;
             }
-            if let Some(u) = single
-                .then(|| printed_not_written(ctx, &rel, "is empty"))
-                .flatten()
-            {
-                return Some(u);
-            }
-            return Some(Unfinished::new(
+            return Some(to_write(
+                ctx,
+                &rel,
+                single,
+                "is empty",
                 format!("the task asks for {rel}, which is empty: write the result into it"),
-                Some(FILE_WRITE),
             ));
         }
         if let Ok(Some(head)) = port.head(&ctx.workspace, &rel, HEAD_BYTES).await {

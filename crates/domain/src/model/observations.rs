@@ -139,9 +139,7 @@ pub struct RunFacts {
     replacements: HashSet<String>,
     /// Paths named by each call, until it reports back.
     pending_paths: HashMap<String, Vec<String>>,
-    /// The numbers typed in each shell command, until it reports back.
-    pending_typed: HashMap<String, Vec<String>>,
-    /// Each shell command, until it reports back.
+    /// Each shell command, until it reports back (the numbers typed in it are not computed).
     pending_commands: HashMap<String, String>,
     /// The run's last successful `shell_exec`, when it printed a result and wrote no file.
     printed: Option<Printed>,
@@ -281,21 +279,16 @@ impl RunFacts {
         self.writes.before.contains(path.trim_start_matches("./"))
     }
 
-    /// The words count a `[text: …]` line showed beside `lines` as its lines count, when
-    /// the two differ: a count of lines written where the task counts words.
-    pub fn words_beside_lines(&self, lines: &str) -> Option<&str> {
+    /// The other count of a `[text: N lines, M words]` line that showed `number` as one of
+    /// them, when the two differ: with `words_asked`, the words count beside `number` as
+    /// the lines count (a count of lines written where the task counts words), else the
+    /// lines count beside `number` as the words count.
+    pub fn count_beside(&self, number: &str, words_asked: bool) -> Option<&str> {
         self.text_counts
             .iter()
-            .find(|(l, w)| l == lines && w != lines)
-            .map(|(_, w)| w.as_str())
-    }
-
-    /// The lines count a `[text: …]` line showed beside `words` as its words count.
-    pub fn lines_beside_words(&self, words: &str) -> Option<&str> {
-        self.text_counts
-            .iter()
-            .find(|(l, w)| w == words && l != words)
-            .map(|(l, _)| l.as_str())
+            .map(|(l, w)| if words_asked { (l, w) } else { (w, l) })
+            .find(|(shown, other)| *shown == number && *other != number)
+            .map(|(_, other)| other.as_str())
     }
 
     /// The run's last successful `shell_exec`, when it printed a result it worked out and
@@ -323,8 +316,6 @@ impl RunFacts {
                 self.pending_paths
                     .insert(key.clone(), argument_paths(arguments));
                 if tool == SHELL_EXEC {
-                    self.pending_typed
-                        .insert(key.clone(), typed_numbers(arguments));
                     if let Some(command) = shell_command(arguments) {
                         self.pending_commands.insert(key, command);
                     }
@@ -361,8 +352,8 @@ impl RunFacts {
                 let key = journal_key.as_deref().unwrap_or(call_id);
                 let write = self.pending.remove(key).filter(|w| &w.step_id == step);
                 let named = self.pending_paths.remove(key).unwrap_or_default();
-                let typed = self.pending_typed.remove(key).unwrap_or_default();
                 let command = self.pending_commands.remove(key);
+                let typed = command.as_deref().map(numbers_in).unwrap_or_default();
                 if *ok && write.is_none() {
                     self.sourced
                         .extend(named.iter().map(|p| p.trim_start_matches("./").to_string()));
@@ -526,18 +517,10 @@ fn head(text: &str) -> String {
     truncate_chars(&head, HEAD_CHARS)
 }
 
-/// The numbers written in a `shell_exec` call's command (canonical).
 /// A `shell_exec` call's command line.
 fn shell_command(arguments: &str) -> Option<String> {
     let args: Value = serde_json::from_str(arguments).ok()?;
     Some(args.get("command")?.as_str()?.trim().to_string())
-}
-
-fn typed_numbers(arguments: &str) -> Vec<String> {
-    serde_json::from_str::<Value>(arguments)
-        .ok()
-        .and_then(|a| a.get("command").and_then(Value::as_str).map(numbers_in))
-        .unwrap_or_default()
 }
 
 /// A `file_str_replace` call's path, old and new text as one key (`None`: not its arguments).

@@ -522,8 +522,8 @@ impl<'a> Attempt<'a> {
             };
             // The tool going round in circles is not the way out: a refused guessed number
             // written again and again is computed with a command instead.
-            // A suggested command is a new call, even of the tool that went round.
-            let suggested = unfinished.as_ref().is_some_and(|u| u.suggested.is_some());
+            // A call the reason names is a new one, even of the tool that went round.
+            let suggested = unfinished.as_ref().is_some_and(|u| u.names_the_call);
             let next_tool = match unfinished.as_ref().and_then(|u| u.next_tool) {
                 Some(t) if self.watch.looping.as_deref() == Some(t) && !suggested => {
                     (t == FILE_WRITE).then_some(SHELL_EXEC)

@@ -119,19 +119,11 @@ fn other_count(ctx: &RunContext, number: &str) -> Option<String> {
     if !counts || words == lines {
         return None;
     }
-    let facts = ctx.facts();
-    let (shown_as, asked, right) = if words {
-        (
-            "lines",
-            "words",
-            facts.words_beside_lines(number)?.to_string(),
-        )
+    let right = ctx.facts().count_beside(number, words)?.to_string();
+    let (shown_as, asked) = if words {
+        ("lines", "words")
     } else {
-        (
-            "words",
-            "lines",
-            facts.lines_beside_words(number)?.to_string(),
-        )
+        ("words", "lines")
     };
     Some(format!(
         "Not written: {number} is the number of {shown_as} the file tool showed ([text: …]), \
