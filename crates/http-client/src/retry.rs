@@ -42,14 +42,7 @@ pub fn retry_error_type(status: Option<u16>) -> &'static str {
     match status {
         None => "transport",
         Some(s) if is_success(s) => "invalid_reply",
-        Some(s) => match StatusClass::of(s) {
-            StatusClass::Auth => "auth",
-            StatusClass::RateLimited => "rate_limited",
-            StatusClass::TooLarge => "too_large",
-            StatusClass::Transient => "transient",
-            StatusClass::Refused => "refused",
-            StatusClass::Unexpected => "unexpected_status",
-        },
+        Some(s) => StatusClass::of(s).name(),
     }
 }
 

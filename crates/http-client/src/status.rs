@@ -31,6 +31,18 @@ impl StatusClass {
             _ => StatusClass::Unexpected,
         }
     }
+
+    /// The class as a span or log names it (`error.type`: `rate_limited`, `transient`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            StatusClass::Auth => "auth",
+            StatusClass::RateLimited => "rate_limited",
+            StatusClass::TooLarge => "too_large",
+            StatusClass::Transient => "transient",
+            StatusClass::Refused => "refused",
+            StatusClass::Unexpected => "unexpected_status",
+        }
+    }
 }
 
 /// Whether `status` is a success (2xx).

@@ -89,31 +89,38 @@ pub fn queued_run_span(request: Option<&Value>) -> tracing::Span {
             .map(str::to_string)
     };
     if let Some(traceparent) = field(TRACEPARENT) {
-        let mut carrier = HashMap::new();
-        carrier.insert(TRACEPARENT.to_string(), traceparent);
-        if let Some(state) = field(TRACESTATE) {
-            carrier.insert(TRACESTATE.to_string(), state);
-        }
-        let parent = TraceContextPropagator::new().extract(&carrier);
-        let _ = span.set_parent(parent);
+        let _ = span.set_parent(extracted(traceparent, field(TRACESTATE)));
     }
     span
+}
+
+/// The context a W3C `traceparent` (and `tracestate`) names.
+fn extracted(traceparent: String, tracestate: Option<String>) -> opentelemetry::Context {
+    let mut carrier = HashMap::new();
+    carrier.insert(TRACEPARENT.to_string(), traceparent);
+    if let Some(state) = tracestate {
+        carrier.insert(TRACESTATE.to_string(), state);
+    }
+    TraceContextPropagator::new().extract(&carrier)
+}
+
+/// The W3C fields of `span`'s context (empty when it is not exported).
+fn injected(span: &tracing::Span) -> HashMap<String, String> {
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    carrier
 }
 
 /// The W3C `traceparent` of `span` (none when it is not exported): how a run's span is kept
 /// with the run (`domain::engine::trace::SpanContexts`).
 pub fn traceparent_of(span: &tracing::Span) -> Option<String> {
-    let mut carrier: HashMap<String, String> = HashMap::new();
-    TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
-    carrier.remove(TRACEPARENT)
+    injected(span).remove(TRACEPARENT)
 }
 
 /// Links `span` to the span of `traceparent`, the run span of an interrupted life of the
 /// same run (the link says so: `planwright.link` = `interrupted_run`).
 pub fn link_to(span: &tracing::Span, traceparent: &str) {
-    let mut carrier = HashMap::new();
-    carrier.insert(TRACEPARENT.to_string(), traceparent.to_string());
-    let linked = TraceContextPropagator::new().extract(&carrier);
+    let linked = extracted(traceparent.to_string(), None);
     let linked = linked.span().span_context().clone();
     span.add_link_with_attributes(
         linked,
@@ -126,8 +133,7 @@ pub fn link_to(span: &tracing::Span, traceparent: &str) {
 
 /// The W3C headers of the current span's context (none outside an exported span).
 pub fn current_headers() -> Vec<(&'static str, String)> {
-    let mut carrier: HashMap<String, String> = HashMap::new();
-    TraceContextPropagator::new().inject_context(&tracing::Span::current().context(), &mut carrier);
+    let mut carrier = injected(&tracing::Span::current());
     let mut headers = Vec::new();
     if let Some(parent) = carrier.remove(TRACEPARENT) {
         headers.push((TRACEPARENT, parent));
