@@ -14,21 +14,19 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::error::LlmError;
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, Role, ToolCall, Usage};
 use domain::ports::{LlmClient, Tool, ToolContext, ToolFamily, ToolOutput};
-use domain::testing::runs::runtime;
+use domain::testing::runs::{runtime, timed_run};
 use domain::testing::step_of;
 use domain::testing::NullStore;
 use domain::tools::builtin::ToolSet;
-use domain::{Mode, RunConfig, RunRequest, Runtime, Schedule};
+use domain::{Mode, RunConfig, Runtime, Schedule};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 /// Answers the planner with a fixed reply, every step with `complete_step` after the step's
 /// latency, and records the prompt size of each step's first call.
@@ -240,7 +238,7 @@ async fn flow_prompt_sizes(route_tools: bool) -> (usize, usize, usize) {
         Arc::new(NullStore),
         config,
     );
-    run(&rt).await;
+    timed_run(&rt).await;
     let mut sizes = llm.executor_prompts.lock().unwrap().clone();
     sizes.sort_unstable();
     (sizes[sizes.len() / 2], sizes[sizes.len() - 1], sizes.len())
@@ -249,28 +247,6 @@ async fn flow_prompt_sizes(route_tools: bool) -> (usize, usize, usize) {
 /// A runtime over `llm`, no tools, and the null store.
 fn bench_runtime(llm: Arc<ScriptedLlm>, config: RunConfig) -> Runtime {
     runtime(llm, Arc::new(ToolSet::new()), Arc::new(NullStore), config)
-}
-
-async fn run(rt: &Runtime) -> Duration {
-    let started = Instant::now();
-    let outcome = rt
-        .run(
-            RunRequest {
-                run_id: "bench".into(),
-                task: "benchmark".into(),
-                workspace: PathBuf::from("/tmp"),
-            },
-            CancellationToken::new(),
-        )
-        .await
-        .expect("run");
-    assert_eq!(
-        outcome.status,
-        domain::ports::RunStatus::Completed,
-        "{:?}",
-        outcome.error
-    );
-    started.elapsed()
 }
 
 fn peak_rss_kib() -> u64 {
@@ -403,10 +379,10 @@ fn main() {
                 ..RunConfig::default()
             },
         );
-        run(&flow).await; // warm-up
+        timed_run(&flow).await; // warm-up
         let mut per_step: Vec<f64> = Vec::new();
         for _ in 0..20 {
-            let t = run(&flow).await;
+            let t = timed_run(&flow).await;
             per_step.push(t.as_secs_f64() * 1e6 / 100.0);
         }
         per_step.sort_by(|a, b| a.total_cmp(b));
@@ -452,7 +428,7 @@ fn main() {
                     parallelism: 16,
                     ..RunConfig::default()
                 };
-                times.push(run(&bench_runtime(llm, config)).await);
+                times.push(timed_run(&bench_runtime(llm, config)).await);
             }
             let bound = dag.critical_path;
             let ok = ms(times[0]) <= 1.05 * ms(bound) + 5.0;
@@ -484,7 +460,7 @@ fn main() {
             max_plan_steps: 30,
             ..RunConfig::default()
         };
-        run(&bench_runtime(llm.clone(), config)).await;
+        timed_run(&bench_runtime(llm.clone(), config)).await;
         let seen = llm.prompt_tokens.lock().unwrap().clone();
         let at = |n: usize| {
             seen.iter()

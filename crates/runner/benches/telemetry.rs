@@ -15,7 +15,6 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,15 +22,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use domain::error::LlmError;
 use domain::llm::{CallPurpose, ChatRequest, ChatResponse, ToolCall, Usage};
-use domain::ports::{LlmClient, RunStatus};
-use domain::testing::runs::runtime;
+use domain::ports::LlmClient;
+use domain::testing::runs::{runtime, timed_run};
 use domain::testing::NullStore;
 use domain::tools::builtin::ToolSet;
-use domain::{Mode, RunConfig, RunRequest, Runtime};
+use domain::{Mode, RunConfig, Runtime};
 use runner::telemetry::{Telemetry, TelemetrySettings};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;
@@ -95,23 +93,6 @@ fn flow(steps: usize, latency: Duration) -> Runtime {
             ..RunConfig::default()
         },
     )
-}
-
-async fn run(rt: &Runtime) -> Duration {
-    let started = Instant::now();
-    let outcome = rt
-        .run(
-            RunRequest {
-                run_id: "bench".into(),
-                task: "benchmark".into(),
-                workspace: PathBuf::from("/tmp"),
-            },
-            CancellationToken::new(),
-        )
-        .await
-        .expect("run");
-    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
-    started.elapsed()
 }
 
 /// Counts the spans the exporter takes (the same rule as `Telemetry::layer`: Planwright's
@@ -250,10 +231,10 @@ fn measured<T>(dispatch: &Dispatch, f: impl std::future::Future<Output = T>) -> 
 fn per_step(dispatch: &Dispatch, runs: usize) -> Vec<f64> {
     measured(dispatch, async {
         let rt = flow(100, Duration::ZERO);
-        run(&rt).await;
+        timed_run(&rt).await;
         let mut times = Vec::new();
         for _ in 0..runs {
-            times.push(run(&rt).await.as_secs_f64() * 1e6 / 100.0);
+            times.push(timed_run(&rt).await.as_secs_f64() * 1e6 / 100.0);
         }
         times.sort_by(|a, b| a.total_cmp(b));
         times
@@ -323,7 +304,7 @@ fn main() {
     let closed_2 = Closed::default();
     let telemetry = export_to(format!("http://127.0.0.1:{}", sink_2.port));
     let on = subscriber(Some(&telemetry), &closed_2);
-    measured(&on, async { run(&flow(30, Duration::ZERO)).await });
+    measured(&on, async { timed_run(&flow(30, Duration::ZERO)).await });
     drop(on);
     let flushed = Instant::now();
     drop(telemetry);
@@ -352,9 +333,12 @@ fn main() {
     let latency = Duration::from_millis(10);
     let (mut w_off, mut w_down) = (Vec::new(), Vec::new());
     for _ in 0..7 {
-        w_off.push(measured(&off, async { run(&flow(30, latency)).await }).as_secs_f64() * 1000.0);
-        w_down
-            .push(measured(&down, async { run(&flow(30, latency)).await }).as_secs_f64() * 1000.0);
+        w_off.push(
+            measured(&off, async { timed_run(&flow(30, latency)).await }).as_secs_f64() * 1000.0,
+        );
+        w_down.push(
+            measured(&down, async { timed_run(&flow(30, latency)).await }).as_secs_f64() * 1000.0,
+        );
     }
     drop(down);
     drop(telemetry);

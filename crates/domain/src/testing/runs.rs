@@ -69,3 +69,18 @@ pub fn run_record(run_id: &str) -> RunRecord {
         client: None,
     }
 }
+
+/// Runs `rt` on a `benchmark` task and returns how long the run took; panics unless it
+/// completed (the measure of the scheduler and telemetry benchmarks).
+pub async fn timed_run(rt: &Runtime) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let outcome = rt
+        .run(
+            request("benchmark"),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("the benchmark run failed: {e}"));
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    started.elapsed()
+}
