@@ -16,33 +16,43 @@ const BENCHES: &[(&str, &str)] = &[
     ("planwright-runner", "telemetry"),
 ];
 
-/// `cargo xtask bench [build]`: every benchmark, or (`build`) only the dependency tree and
-/// clean-build section, replaced in place.
+/// `cargo xtask bench [build | NAME...]`: every benchmark; (`build`) only the dependency
+/// tree and clean-build section; (`NAME...`, e.g. `telemetry`) only those benchmarks. The
+/// last two replace their sections of docs/benchmarks.md in place.
 pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("build") {
         let section = build_section()?;
         report(&section);
         return replace_section("## Build", &section);
     }
-    let cargo = crate::cargo_program();
+    if !args.is_empty() {
+        for name in args {
+            let (package, name) =
+                BENCHES
+                    .iter()
+                    .find(|(_, bench)| bench == name)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = BENCHES.iter().map(|(_, bench)| *bench).collect();
+                        format!("no benchmark `{name}` (known: {}, build)", known.join(", "))
+                    })?;
+            let section = run_bench(package, name)?;
+            let heading = section
+                .lines()
+                .next()
+                .filter(|l| l.starts_with("## "))
+                .ok_or_else(|| format!("benchmark {package}/{name} printed no `## ` heading"))?;
+            replace_section(heading, &section)?;
+        }
+        return Ok(());
+    }
     let mut doc = String::from(
         "# Benchmarks\n\nWritten by `cargo xtask bench`; numbers are from the machine below, \
-         measured in one run. Speed and memory targets live here, never in timed tests.\n\n",
+         measured in one run (`cargo xtask bench NAME` re-measures one section). Speed and \
+         memory targets live here, never in timed tests.\n\n",
     );
     doc.push_str(&machine());
     for (package, name) in BENCHES {
-        report(&format!("$ cargo bench -p {package} --bench {name}"));
-        let out = Command::new(&cargo)
-            .args(["bench", "-p", package, "--bench", name])
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| format!("cannot start cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("benchmark {package}/{name} failed"));
-        }
-        let section = String::from_utf8_lossy(&out.stdout);
-        report(&section);
-        doc.push_str(&section);
+        doc.push_str(&run_bench(package, name)?);
         doc.push('\n');
     }
     doc.push_str(&build_section()?);
@@ -50,6 +60,22 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     std::fs::write(&path, doc).map_err(|e| format!("writing {}: {e}", path.display()))?;
     report(&format!("wrote {}", path.display()));
     Ok(())
+}
+
+/// Runs one benchmark in release and returns the Markdown section it printed.
+fn run_bench(package: &str, name: &str) -> Result<String, String> {
+    report(&format!("$ cargo bench -p {package} --bench {name}"));
+    let out = Command::new(crate::cargo_program())
+        .args(["bench", "-p", package, "--bench", name])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("benchmark {package}/{name} failed"));
+    }
+    let section = String::from_utf8_lossy(&out.stdout).into_owned();
+    report(&section);
+    Ok(section)
 }
 
 fn doc_path() -> std::path::PathBuf {
@@ -60,8 +86,9 @@ fn doc_path() -> std::path::PathBuf {
 }
 
 /// Replaces the section headed `heading` (up to the next `## `) of docs/benchmarks.md, or
-/// appends it.
+/// adds it before the build section.
 fn replace_section(heading: &str, section: &str) -> Result<(), String> {
+    let section = format!("{}\n\n", section.trim_end());
     let path = doc_path();
     let doc = std::fs::read_to_string(&path).unwrap_or_default();
     let new = match doc.find(&format!("{heading}\n")) {
@@ -72,7 +99,13 @@ fn replace_section(heading: &str, section: &str) -> Result<(), String> {
                 .map_or(doc.len(), |i| start + heading.len() + i + 1);
             format!("{}{section}{}", &doc[..start], &doc[end..])
         }
-        None => format!("{}\n{section}", doc.trim_end()),
+        // A new section goes before the build section, which ends the file.
+        None => match doc.find("\n## Build\n") {
+            Some(build) if heading != "## Build" => {
+                format!("{}{section}{}", &doc[..build + 1], &doc[build + 1..])
+            }
+            _ => format!("{}\n{section}", doc.trim_end()),
+        },
     };
     std::fs::write(&path, new).map_err(|e| format!("writing {}: {e}", path.display()))?;
     report(&format!("wrote {}", path.display()));

@@ -93,7 +93,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  benchmarks -> docs/benchmarks.md\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  [NAME...|build] benchmarks -> docs/benchmarks.md (NAME: only that section)\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

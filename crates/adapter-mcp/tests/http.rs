@@ -93,3 +93,98 @@ async fn an_unreachable_url_fails_the_server() {
     );
     assert!(toolbox.schemas().is_empty());
 }
+
+/// A streamable-HTTP MCP server answering in plain JSON (no SSE stream): `initialize`,
+/// `tools/list` (one tool, `echo`) and `tools/call`; notifications get 202, a GET 405.
+struct JsonMcpServer;
+
+impl wiremock::Respond for JsonMcpServer {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        if request.method != wiremock::http::Method::POST {
+            return wiremock::ResponseTemplate::new(405);
+        }
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let Some(id) = body.get("id").cloned() else {
+            return wiremock::ResponseTemplate::new(202);
+        };
+        let result = match body["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": body["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "json", "version": "1"},
+            }),
+            Some("tools/list") => json!({"tools": [{
+                "name": "echo", "description": "Echo", "inputSchema": {"type": "object"},
+            }]}),
+            Some("tools/call") => json!({"content": [{"type": "text", "text": "ok"}]}),
+            _ => json!({}),
+        };
+        wiremock::ResponseTemplate::new(200)
+            .set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+}
+
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// A tool call's trace context (what the runner's telemetry gives when traces are
+/// exported) goes in the request's `_meta` and, over HTTP, in its `traceparent` and
+/// `tracestate` headers; other requests carry neither.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_over_http_carries_its_trace_context_as_headers() {
+    http_client::set_trace_header_source(|| {
+        vec![
+            ("traceparent", TRACEPARENT.to_owned()),
+            ("tracestate", "vendor=1".to_owned()),
+        ]
+    });
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::path("/mcp"))
+        .respond_with(JsonMcpServer)
+        .mount(&server)
+        .await;
+    let toolbox = McpToolbox::new([(
+        "json".to_owned(),
+        McpServerConfig::http(format!("{}/mcp", server.uri())),
+    )])
+    .expect("valid declaration");
+    toolbox.start().await;
+    let workspace = tempfile::tempdir().expect("workspace");
+    let out = toolbox
+        .call(
+            "mcp__json__echo",
+            json!({}),
+            &support::ctx(workspace.path()),
+        )
+        .await
+        .expect("echo");
+    assert_eq!(out.content, "ok");
+
+    let requests = server.received_requests().await.expect("recorded");
+    let method = |r: &wiremock::Request| {
+        serde_json::from_slice::<serde_json::Value>(&r.body).unwrap_or_default()["method"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let call = requests
+        .iter()
+        .find(|r| method(r) == "tools/call")
+        .expect("a tools/call request");
+    assert_eq!(
+        call.headers.get("traceparent").map(|v| v.as_bytes()),
+        Some(TRACEPARENT.as_bytes())
+    );
+    assert_eq!(
+        call.headers.get("tracestate").map(|v| v.as_bytes()),
+        Some(&b"vendor=1"[..])
+    );
+    let body: serde_json::Value = serde_json::from_slice(&call.body).expect("JSON");
+    assert_eq!(body["params"]["_meta"]["traceparent"], TRACEPARENT);
+    for other in requests.iter().filter(|r| method(r) != "tools/call") {
+        assert!(
+            other.headers.get("traceparent").is_none(),
+            "{}",
+            method(other)
+        );
+    }
+}

@@ -119,9 +119,10 @@ where
     }
 }
 
-/// The binary's subscriber (`crates/app/src/main.rs`): the log at `warn` (to nowhere here),
-/// the exporter's layer when `telemetry` is given, and the span counter.
-fn subscriber(telemetry: Option<&Telemetry>, closed: &Closed) -> Dispatch {
+/// The binary's subscriber (`crates/app/src/main.rs`): the log at `warn` (to nowhere here)
+/// and the exporter's layer when `telemetry` is given; `counted` adds the span counter
+/// (which enables every span, so only the drop check uses it).
+fn subscriber(telemetry: Option<&Telemetry>, counted: Option<&Closed>) -> Dispatch {
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::sink)
         .with_filter(tracing_subscriber::filter::LevelFilter::WARN);
@@ -130,7 +131,7 @@ fn subscriber(telemetry: Option<&Telemetry>, closed: &Closed) -> Dispatch {
         tracing_subscriber::registry()
             .with(log)
             .with(exported)
-            .with(closed.clone()),
+            .with(counted.cloned()),
     )
 }
 
@@ -258,11 +259,10 @@ fn main() {
 
     // 1. Dispatch overhead per step: none, off, on; interleaved rounds against drift.
     let sink_1 = sink();
-    let closed = Closed::default();
     let none = Dispatch::none();
-    let off = subscriber(None, &closed);
+    let off = subscriber(None, None);
     let telemetry = export_to(format!("http://127.0.0.1:{}", sink_1.port));
-    let on = subscriber(Some(&telemetry), &closed);
+    let on = subscriber(Some(&telemetry), None);
     let (mut t_none, mut t_off, mut t_on) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..5 {
         t_none.extend(per_step(&none, 10));
@@ -282,28 +282,37 @@ fn main() {
         "runtime; median of 50 runs per set-up in 5 interleaved rounds. *none*: no subscriber;"
     );
     println!(
-        "*off*: the binary's log layer at `warn`, no exporter; *on*: the exporter's layer too,"
+        "*off*: the binary's log layer at `warn`, no exporter (`info` spans are then disabled);"
     );
-    println!("sending to a local OTLP sink.\n");
+    println!("*on*: the exporter's layer too, sending to a local OTLP sink.\n");
     println!("| set-up | time per step | growth | target | |");
     println!("| --- | --- | --- | --- | --- |");
     println!("| none | {m_none:.1} µs (min {:.1}) | | | |", t_none[0]);
     println!(
         "| export off | {m_off:.1} µs (min {:.1}) | {growth_off:+.1} % vs none | no measurable change | {} |",
         t_off[0],
-        if growth_off.abs() < 5.0 { "meets" } else { "see note" }
+        verdict(growth_off.abs() < 5.0)
     );
     println!(
         "| export on | {m_on:.1} µs (min {:.1}) | {growth_on:+.1} % vs off | < 10 % | {} |\n",
         t_on[0],
         verdict(growth_on < 10.0)
     );
+    println!(
+        "Export on costs {:.1} µs per step in all (each step exports its `invoke_agent` and",
+        m_on - m_off
+    );
+    println!("`chat` spans), against an LLM call that takes milliseconds to seconds.\n");
+    if growth_on >= 10.0 {
+        println!("Why the relative target is missed, and what was tried: docs/observability.md,");
+        println!("\"What export costs\".\n");
+    }
 
     // 2. A 30-step run exported: nothing dropped.
     let sink_2 = sink();
     let closed_2 = Closed::default();
     let telemetry = export_to(format!("http://127.0.0.1:{}", sink_2.port));
-    let on = subscriber(Some(&telemetry), &closed_2);
+    let on = subscriber(Some(&telemetry), Some(&closed_2));
     measured(&on, async { timed_run(&flow(30, Duration::ZERO)).await });
     drop(on);
     let flushed = Instant::now();
@@ -326,10 +335,9 @@ fn main() {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
-    let closed_3 = Closed::default();
     let telemetry = export_to(format!("http://127.0.0.1:{down_port}"));
-    let off = subscriber(None, &closed_3);
-    let down = subscriber(Some(&telemetry), &closed_3);
+    let off = subscriber(None, None);
+    let down = subscriber(Some(&telemetry), None);
     let latency = Duration::from_millis(10);
     let (mut w_off, mut w_down) = (Vec::new(), Vec::new());
     for _ in 0..7 {

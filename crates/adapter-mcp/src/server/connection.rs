@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use super::environment::server_env;
 use super::error::StartError;
 use super::process_group::ProcessGroup;
+use super::traced_http::TracedHttp;
 use crate::config::Transport;
 
 /// Lines of a child's stderr kept to explain why it stopped.
@@ -101,7 +102,9 @@ impl Connection {
                         .map_err(|_| StartError::MissingToken { var: var.clone() })?;
                     config = config.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let client = TracedHttp::new()
+                    .map_err(|e| StartError::HttpClient(http_client::error_chain(&e)))?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let (service, tools) =
                     tokio::time::timeout(timeout, initialize(transport, timeout))
                         .await

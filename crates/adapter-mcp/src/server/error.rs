@@ -17,6 +17,8 @@ pub enum StartError {
     Initialize(String),
     #[error("tools/list failed: {0}")]
     ListTools(String),
+    #[error("cannot build its HTTP client: {0}")]
+    HttpClient(String),
     #[error("bearer token variable `{var}` is not set")]
     MissingToken { var: String },
     #[error("crashed again after its one restart")]

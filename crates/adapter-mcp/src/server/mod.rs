@@ -5,6 +5,7 @@ mod connection;
 mod environment;
 pub(crate) mod error;
 mod process_group;
+mod traced_http;
 
 use std::sync::RwLock;
 use std::time::Duration;
