@@ -182,7 +182,7 @@ async fn the_web_page_shows_the_plan_working() {
     // shows on click (docs/checkpoints.md).
     wait_until(
         &page,
-        "document.querySelector('#changes li[data-step=\"0\"] li[data-path=\"greeting.txt\"]') !== null",
+        "!document.getElementById('changes-box').hidden && document.querySelector('#changes li[data-step=\"0\"] li[data-path=\"greeting.txt\"]') !== null",
         20,
     )
     .await;

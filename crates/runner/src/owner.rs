@@ -5,7 +5,9 @@
 //! time in clock ticks since boot, and the first 8 characters of the kernel's boot id. A pid
 //! alone would lie after a container restart (PID namespaces start at 1 again) or once the
 //! pid is reused; a process with the same pid *and* start time on the same boot is the same
-//! process. Owners on other hosts are never judged: their leases expire.
+//! process. Owners on other hosts are never judged: their leases expire. A process holding
+//! a run for something other than executing it adds the role (`host/pid/start/boot/undo`,
+//! [`role_owner_id`]), so its hold is not taken for the process's own execution lease.
 
 use std::sync::OnceLock;
 
@@ -23,11 +25,19 @@ pub fn owner_id() -> &'static str {
     })
 }
 
-/// Whether `owner` names a process of this host and boot that no longer runs: its lease can
-/// be taken at once instead of waiting for it to expire.
+/// This process's owner id for holding a run as `role` (e.g. `undo`): never the same as
+/// its execution lease's ([`owner_id`]), which the store would grant again to its holder.
+pub fn role_owner_id(role: &str) -> String {
+    format!("{}/{role}", owner_id())
+}
+
+/// Whether `owner` names a process of this host and boot that no longer runs (whatever
+/// role it held the run in): its lease can be taken at once instead of waiting for it to
+/// expire.
 pub fn is_gone(owner: &str) -> bool {
     let mut parts = owner.split('/');
-    let (Some(host), Some(pid), Some(start), Some(boot), None) = (
+    let (Some(host), Some(pid), Some(start), Some(boot), _role, None) = (
+        parts.next(),
         parts.next(),
         parts.next(),
         parts.next(),
@@ -93,6 +103,8 @@ mod tests {
     #[test]
     fn this_process_is_not_gone() {
         assert!(!is_gone(owner_id()), "{}", owner_id());
+        assert!(!is_gone(&role_owner_id("undo")));
+        assert_ne!(role_owner_id("undo"), owner_id());
     }
 
     #[test]
@@ -103,6 +115,7 @@ mod tests {
         child.wait().expect("wait");
         let owner = format!("{}/{pid}/{}/{}", host_name(), start.unwrap_or(1), boot_id());
         assert!(is_gone(&owner));
+        assert!(is_gone(&format!("{owner}/undo")), "a role's hold too");
     }
 
     #[test]
@@ -118,6 +131,7 @@ mod tests {
     fn other_hosts_and_odd_ids_are_never_judged() {
         assert!(!is_gone("elsewhere/1/1/deadbeef"));
         assert!(!is_gone("pid:42"));
+        assert!(!is_gone("a/1/2/3/undo/more"));
         assert!(!is_gone(""));
     }
 }

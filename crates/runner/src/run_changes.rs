@@ -7,8 +7,9 @@
 use domain::model::event::Event;
 use domain::model::plan::Plan;
 use domain::ports::{
-    CheckpointError, CheckpointId, CheckpointLog, LoggedCheckpoint, RestoreConflict,
-    RestoreRequest, Restored, RunRecord, RunStatus, WorkspaceCheckpoints, WorkspaceDiff,
+    CheckpointError, CheckpointId, CheckpointLog, LeaseClaim, LeaseOutcome, LoggedCheckpoint,
+    RestoreConflict, RestoreRequest, Restored, RunRecord, RunStatus, RunStore,
+    WorkspaceCheckpoints, WorkspaceDiff,
 };
 
 use crate::liveness::Liveness;
@@ -43,6 +44,15 @@ pub enum RunChangesError {
         "run '{run_id}' is {status}: cancel it first (`planwright runs` cannot undo a live run)"
     )]
     Live { run_id: String, status: String },
+    /// Another process took the run (a resume, a worker, another undo) since it was read.
+    #[error(
+        "run '{run_id}' is held by {owner} (a resume, a worker or another undo): nothing was \
+         changed; try again once it is done"
+    )]
+    Held { run_id: String, owner: String },
+    /// The run store failed while the run was held for the undo.
+    #[error("the run store failed: {0}")]
+    RunStore(String),
     /// The undo would overwrite changes made after the run; nothing was changed.
     #[error(
         "the undo would overwrite files changed after the run ended: {}; nothing was changed \
@@ -92,10 +102,11 @@ impl From<RunChangesError> for RunServiceError {
             | RunChangesError::StepNotStarted { .. }
             | RunChangesError::UnknownCheckpoint(_) => RunServiceError::NotFound(message),
             RunChangesError::Live { .. }
+            | RunChangesError::Held { .. }
             | RunChangesError::Conflicts(_)
             | RunChangesError::Incomplete(_) => RunServiceError::Conflict(message),
             RunChangesError::Unsupported => RunServiceError::BadRequest(message),
-            RunChangesError::Store(_) => {
+            RunChangesError::Store(_) | RunChangesError::RunStore(_) => {
                 tracing::error!(error = %message, "checkpoint failure");
                 RunServiceError::Internal(message)
             }
@@ -184,10 +195,18 @@ fn last<'a>(
         .ok_or_else(|| RunChangesError::NoCheckpoints(run.run_id.clone()))
 }
 
+/// How long an undo holds its run at most; a crashed undo's hold is taken over at once on
+/// its host ([`crate::owner::is_gone`]), elsewhere when it expires.
+const UNDO_HOLD: chrono::Duration = chrono::Duration::minutes(10);
+
 /// Puts the run's workspace back as it was before step `to_step` (default: before the
 /// run). Refuses a live run, and (unless `force`) files changed after the run ended; the
-/// undo takes a checkpoint first ([`Restored::before`]), so it can itself be undone.
+/// undo takes a checkpoint first ([`Restored::before`]), so it can itself be undone. While
+/// it restores, the run's lease is held (as [`crate::owner::role_owner_id`] `undo`), so no
+/// resume, worker or second undo starts on the workspace meanwhile; one that got there
+/// since `run` was read makes it refuse ([`RunChangesError::Held`]).
 pub async fn undo(
+    store: &dyn RunStore,
     checkpoints: &dyn WorkspaceCheckpoints,
     run: &RunRecord,
     plan: Option<&Plan>,
@@ -232,9 +251,42 @@ pub async fn undo(
         }
     };
     let workspace = std::path::Path::new(&run.workspace);
-    Ok(checkpoints
-        .restore(&run.run_id, workspace, &restore)
-        .await?)
+    let holder = hold(store, run).await?;
+    let restored = checkpoints.restore(&run.run_id, workspace, &restore).await;
+    if let Err(e) = store.release_lease(&run.run_id, &holder).await {
+        // The hold expires by itself; the restore's outcome is what the caller needs.
+        tracing::warn!(run_id = %run.run_id, error = %e, "could not release the undo's hold");
+    }
+    Ok(restored?)
+}
+
+/// Takes `run`'s lease for an undo: granted when free, expired, or held by a process of
+/// this host that is gone; refused when anyone else holds it.
+async fn hold(store: &dyn RunStore, run: &RunRecord) -> Result<String, RunChangesError> {
+    let owner = crate::owner::role_owner_id("undo");
+    let now = chrono::Utc::now();
+    let claim = LeaseClaim {
+        owner: owner.clone(),
+        now,
+        until: now + UNDO_HOLD,
+        stale_owner: run
+            .lease
+            .as_ref()
+            .map(|lease| lease.owner.clone())
+            .filter(|owner| crate::owner::is_gone(owner)),
+    };
+    match store.acquire_lease(&run.run_id, &claim).await {
+        Ok(LeaseOutcome::Acquired) => Ok(owner),
+        Ok(LeaseOutcome::Held(lease)) => Err(RunChangesError::Held {
+            run_id: run.run_id.clone(),
+            owner: lease.owner,
+        }),
+        Ok(LeaseOutcome::Unknown) => Err(RunChangesError::RunStore(format!(
+            "run '{}' is no longer in the store",
+            run.run_id
+        ))),
+        Err(e) => Err(RunChangesError::RunStore(e.to_string())),
+    }
 }
 
 /// Bytes the run's checkpoints take on disk (0 when it has none).
@@ -251,17 +303,23 @@ mod tests {
     use std::path::Path;
     use std::sync::Mutex;
 
+    use std::sync::Arc;
+
     use async_trait::async_trait;
     use domain::model::event::EventKind;
     use domain::ports::{Checkpoint, CheckpointAt, Lease};
+    use domain::MemoryStore;
 
     use super::*;
 
-    /// Records what it is asked; diffs are empty, restores write nothing.
+    /// Records what it is asked; diffs are empty, restores write nothing. With `probe`, each
+    /// restore first tries to take the run's lease as a worker would, and keeps the answer.
     #[derive(Default)]
     struct Recording {
         diffs: Mutex<Vec<(String, String)>>,
         restores: Mutex<Vec<RestoreRequest>>,
+        probe: Option<Arc<MemoryStore>>,
+        probed: Mutex<Vec<LeaseOutcome>>,
     }
 
     #[async_trait]
@@ -296,6 +354,10 @@ mod tests {
             _: &Path,
             request: &RestoreRequest,
         ) -> Result<Restored, CheckpointError> {
+            if let Some(store) = &self.probe {
+                let outcome = store.acquire_lease("r", &claim("worker")).await.unwrap();
+                self.probed.lock().unwrap().push(outcome);
+            }
             self.restores.lock().unwrap().push(request.clone());
             Ok(Restored {
                 before: Checkpoint {
@@ -334,6 +396,24 @@ mod tests {
             lease,
             queue_request: None,
             client: None,
+        }
+    }
+
+    /// A store holding `run`.
+    async fn stored(run: &RunRecord) -> MemoryStore {
+        let store = MemoryStore::new();
+        store.create_run(run).await.unwrap();
+        store
+    }
+
+    /// A five-minute lease claim by `owner`.
+    fn claim(owner: &str) -> LeaseClaim {
+        let now = chrono::Utc::now();
+        LeaseClaim {
+            owner: owner.into(),
+            now,
+            until: now + chrono::Duration::minutes(5),
+            stale_owner: None,
         }
     }
 
@@ -418,24 +498,45 @@ mod tests {
         let (cp, plan) = (Recording::default(), plan());
         let events = events(&plan);
         let ended = record(RunStatus::Failed, None);
-        undo(&cp, &ended, Some(&plan), &events, &UndoRequest::default())
-            .await
-            .unwrap();
+        undo(
+            &stored(&ended).await,
+            &cp,
+            &ended,
+            Some(&plan),
+            &events,
+            &UndoRequest::default(),
+        )
+        .await
+        .unwrap();
         let to_two = UndoRequest {
             to_step: Some(1),
             force: true,
             ..UndoRequest::default()
         };
-        undo(&cp, &ended, Some(&plan), &events, &to_two)
-            .await
-            .unwrap();
+        undo(
+            &stored(&ended).await,
+            &cp,
+            &ended,
+            Some(&plan),
+            &events,
+            &to_two,
+        )
+        .await
+        .unwrap();
         let redo = UndoRequest {
             checkpoint: Some("undo".into()),
             ..UndoRequest::default()
         };
-        undo(&cp, &ended, Some(&plan), &events, &redo)
-            .await
-            .unwrap();
+        undo(
+            &stored(&ended).await,
+            &cp,
+            &ended,
+            Some(&plan),
+            &events,
+            &redo,
+        )
+        .await
+        .unwrap();
         let asked: Vec<(String, Option<String>, bool)> = cp
             .restores
             .lock()
@@ -467,7 +568,15 @@ mod tests {
             record(RunStatus::Running, Some(lease.clone())),
             record(RunStatus::Waiting, Some(lease)),
         ] {
-            let refused = undo(&cp, &live, Some(&plan), &events, &UndoRequest::default()).await;
+            let refused = undo(
+                &stored(&live).await,
+                &cp,
+                &live,
+                Some(&plan),
+                &events,
+                &UndoRequest::default(),
+            )
+            .await;
             assert!(
                 matches!(refused, Err(RunChangesError::Live { .. })),
                 "{refused:?}"
@@ -482,6 +591,7 @@ mod tests {
         // An interrupted run (nobody holds it) may be undone.
         let interrupted = record(RunStatus::Running, None);
         undo(
+            &stored(&interrupted).await,
             &cp,
             &interrupted,
             Some(&plan),
@@ -490,5 +600,70 @@ mod tests {
         )
         .await
         .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_undo_holds_the_run_while_it_restores_and_gives_it_back() {
+        let plan = plan();
+        let events = events(&plan);
+        let ended = record(RunStatus::Failed, None);
+        let store = Arc::new(stored(&ended).await);
+        let cp = Recording {
+            probe: Some(store.clone()),
+            ..Recording::default()
+        };
+        undo(
+            store.as_ref(),
+            &cp,
+            &ended,
+            Some(&plan),
+            &events,
+            &UndoRequest::default(),
+        )
+        .await
+        .unwrap();
+        match cp.probed.lock().unwrap().as_slice() {
+            [LeaseOutcome::Held(lease)] => {
+                assert_eq!(lease.owner, crate::owner::role_owner_id("undo"));
+            }
+            other => panic!("a worker took the run during the undo: {other:?}"),
+        }
+        let after = store.get_run("r").await.unwrap().unwrap();
+        assert_eq!(after.lease, None, "the hold is given back");
+        assert_eq!(after.status, RunStatus::Failed);
+    }
+
+    #[tokio::test]
+    async fn an_undo_refuses_a_run_taken_since_it_was_read() {
+        let (cp, plan) = (Recording::default(), plan());
+        let events = events(&plan);
+        // Read as cancelled and free; a resume on another host took it since.
+        let read = record(RunStatus::Failed, None);
+        let store = stored(&read).await;
+        let resume = "elsewhere/1/1/deadbeef";
+        assert_eq!(
+            store.acquire_lease("r", &claim(resume)).await.unwrap(),
+            LeaseOutcome::Acquired
+        );
+        let refused = undo(
+            &store,
+            &cp,
+            &read,
+            Some(&plan),
+            &events,
+            &UndoRequest::default(),
+        )
+        .await;
+        match &refused {
+            Err(RunChangesError::Held { owner, .. }) => assert_eq!(owner, resume),
+            other => panic!("{other:?}"),
+        }
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("nothing was changed"));
+        assert!(cp.restores.lock().unwrap().is_empty(), "nothing restored");
+        let lease = store.get_run("r").await.unwrap().unwrap().lease.unwrap();
+        assert_eq!(lease.owner, resume, "the resume keeps the run");
     }
 }

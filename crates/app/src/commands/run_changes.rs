@@ -35,10 +35,10 @@ pub fn checkpoints_of(run: &RunRecord) -> Result<Arc<dyn WorkspaceCheckpoints>, 
 
 fn app_error(e: RunChangesError) -> AppError {
     match e {
-        RunChangesError::Store(_) => AppError::Run(e.to_string()),
-        RunChangesError::Conflicts(_) | RunChangesError::Live { .. } => {
-            AppError::Run(e.to_string())
-        }
+        RunChangesError::Store(_) | RunChangesError::RunStore(_) => AppError::Run(e.to_string()),
+        RunChangesError::Conflicts(_)
+        | RunChangesError::Live { .. }
+        | RunChangesError::Held { .. } => AppError::Run(e.to_string()),
         RunChangesError::NoCheckpoints(_)
         | RunChangesError::StepNotStarted { .. }
         | RunChangesError::UnknownCheckpoint(_) => AppError::NotFound(e.to_string()),
@@ -103,9 +103,16 @@ pub async fn undo(
 ) -> Result<(), AppError> {
     let (run, plan, events) = read(db, store, run_id).await?;
     let checkpoints = checkpoints_of(&run)?;
-    let restored = run_changes::undo(checkpoints.as_ref(), &run, plan.as_ref(), &events, &request)
-        .await
-        .map_err(app_error)?;
+    let restored = run_changes::undo(
+        store,
+        checkpoints.as_ref(),
+        &run,
+        plan.as_ref(),
+        &events,
+        &request,
+    )
+    .await
+    .map_err(app_error)?;
     if json {
         print_stdout(&format!("{}\n", runner::json::undo_json(run_id, &restored)));
     } else {

@@ -84,7 +84,15 @@ impl RunService for Arc<QueueRunner> {
         let plan = self.store.latest_plan(run_id).await.map_err(store_error)?;
         let events = self.store.events(run_id, 0).await.map_err(store_error)?;
         let checkpoints = checkpoint_store(self)?;
-        Ok(run_changes::undo(checkpoints.as_ref(), &run, plan.as_ref(), &events, &request).await?)
+        Ok(run_changes::undo(
+            self.store.as_ref(),
+            checkpoints.as_ref(),
+            &run,
+            plan.as_ref(),
+            &events,
+            &request,
+        )
+        .await?)
     }
 
     async fn follow(

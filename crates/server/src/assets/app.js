@@ -316,11 +316,12 @@ async function loadFiles(run) {
 }
 
 // What each step changed in the workspace, from the run's checkpoints
-// (GET /v1/runs/{id}/diff?step=N, docs/checkpoints.md); a file's diff shows on click.
+// (GET /v1/runs/{id}/diff?step=N, docs/checkpoints.md); a file's diff shows on click. The
+// list is shown whole once every step's diff is in (never a list still filling behind a
+// hidden box, whose links cannot be clicked).
 async function loadChanges(run) {
   const steps = (run.plan && run.plan.steps) || [];
-  const box = $("changes");
-  box.replaceChildren();
+  const items = [];
   for (let i = 0; i < steps.length; i++) {
     let data;
     try {
@@ -341,9 +342,11 @@ async function loadChanges(run) {
       });
       ul.append(el("li", { "data-path": f.path }, el("span", { class: "change change-" + f.change }, f.change + " "), a, pre));
     }
-    box.append(el("li", { "data-step": String(i) }, el("span", { class: "desc" }, i + ". " + steps[i].description), ul));
+    items.push(el("li", { "data-step": String(i) }, el("span", { class: "desc" }, i + ". " + steps[i].description), ul));
   }
-  $("changes-box").hidden = !box.children.length;
+  if (current !== run) return;
+  $("changes").replaceChildren(...items);
+  $("changes-box").hidden = !items.length;
 }
 
 function describeChange(c) {
