@@ -76,6 +76,18 @@ impl RunFeed {
         self.0.recv().await
     }
 
+    /// Takes every item already there, without waiting (a follower that only needs to
+    /// know something moved); true when the feed ended.
+    pub fn skip_ready(&mut self) -> bool {
+        loop {
+            match self.0.try_recv() {
+                Ok(_) => {}
+                Err(mpsc::error::TryRecvError::Empty) => return false,
+                Err(mpsc::error::TryRecvError::Disconnected) => return true,
+            }
+        }
+    }
+
     /// The next item, for a front end that makes the feed a stream.
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<FeedItem>> {
         self.0.poll_recv(cx)

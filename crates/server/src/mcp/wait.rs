@@ -86,12 +86,45 @@ pub async fn until_settled(
     }
 }
 
-/// Returns at the feed's next item (or when it ends, then never again).
+/// Returns at the feed's next item, having taken every item already there too (or when it
+/// ends, then never again): the feed starts with the run's whole stored log, and the wait
+/// reads the run's progress once per wake, not once per stored event.
 async fn next_item(feed: &mut Option<RunFeed>) {
     let Some(items) = feed.as_mut() else {
         return std::future::pending().await;
     };
-    if items.next().await.is_none() {
+    if items.next().await.is_none() || items.skip_ready() {
         *feed = None;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt as _;
+    use runner::service::{FeedItem, RunStopped};
+
+    #[tokio::test]
+    async fn one_wake_takes_every_item_already_there() {
+        let (tx, rx) = tokio::sync::mpsc::channel(2000);
+        for _ in 0..1000 {
+            tx.send(FeedItem::Stopped(RunStopped::CancelledBeforeStart))
+                .await
+                .unwrap();
+        }
+        let mut feed = Some(RunFeed::new(rx));
+        next_item(&mut feed).await;
+        let items = feed.as_mut().expect("the feed goes on");
+        assert!(
+            items.next().now_or_never().is_none(),
+            "all 1000 stored items were taken in one wake"
+        );
+        tx.send(FeedItem::Stopped(RunStopped::CancelledBeforeStart))
+            .await
+            .unwrap();
+        drop(tx);
+        next_item(&mut feed).await;
+        assert!(feed.is_none(), "the feed ended");
     }
 }
