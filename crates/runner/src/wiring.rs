@@ -62,6 +62,23 @@ pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
     })
 }
 
+/// The adapter's preset behind an OpenAI-compatible `--provider` (`None`: Anthropic, the
+/// embedded model). The runner names providers without the adapter built in, so the names
+/// and URLs its help shows are kept beside the adapter's; a test holds them equal.
+#[cfg(feature = "openai")]
+fn openai_preset(provider: Provider) -> Option<adapter_openai::Provider> {
+    Some(match provider {
+        Provider::Local | Provider::Anthropic => return None,
+        Provider::OpenAi => adapter_openai::Provider::OpenAi,
+        Provider::Ollama => adapter_openai::Provider::Ollama,
+        Provider::Vllm => adapter_openai::Provider::Vllm,
+        Provider::LlamaCpp => adapter_openai::Provider::LlamaCpp,
+        Provider::DeepSeek => adapter_openai::Provider::DeepSeek,
+        Provider::OpenRouter => adapter_openai::Provider::OpenRouter,
+        Provider::LmStudio => adapter_openai::Provider::LmStudio,
+    })
+}
+
 /// The OpenAI-compatible endpoint the options name (`--provider`, `--base-url`,
 /// `OPENAI_BASE_URL`, `OPENAI_API_KEY`); `None` when the embedded model is meant
 /// (`--provider local`, or no endpoint configured).
@@ -84,17 +101,9 @@ pub fn openai_config(
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let config = match args.provider {
         // Anthropic is not an OpenAI-compatible server (`crate::anthropic`).
-        Some(Provider::Local | Provider::Anthropic) => return Ok(None),
         Some(arg) => {
-            let provider = match arg {
-                Provider::Local | Provider::Anthropic => adapter_openai::Provider::OpenAi,
-                Provider::OpenAi => adapter_openai::Provider::OpenAi,
-                Provider::Ollama => adapter_openai::Provider::Ollama,
-                Provider::Vllm => adapter_openai::Provider::Vllm,
-                Provider::LlamaCpp => adapter_openai::Provider::LlamaCpp,
-                Provider::DeepSeek => adapter_openai::Provider::DeepSeek,
-                Provider::OpenRouter => adapter_openai::Provider::OpenRouter,
-                Provider::LmStudio => adapter_openai::Provider::LmStudio,
+            let Some(provider) = openai_preset(arg) else {
+                return Ok(None);
             };
             provider
                 .from_env(&args.model, |var| match var {
@@ -566,5 +575,39 @@ fn trace_labels(args: &RunSettings) -> domain::engine::trace::TraceLabels {
         provider,
         model: args.model.clone(),
         capture_message_content: crate::telemetry::capture_message_content(),
+    }
+}
+
+#[cfg(all(test, feature = "openai"))]
+mod tests {
+    use super::*;
+    use domain::model::names::Named as _;
+
+    /// Every OpenAI-compatible provider the runner names is the adapter's preset of the same
+    /// name, its help shows the preset's URL, and every preset is offered.
+    #[test]
+    fn the_providers_named_here_are_the_adapters_presets() {
+        for provider in Provider::all() {
+            let Some(preset) = openai_preset(*provider) else {
+                continue;
+            };
+            assert_eq!(provider.name(), preset.name());
+            assert!(
+                provider.help().contains(preset.base_url()),
+                "{}: {} does not show {}",
+                provider.name(),
+                provider.help(),
+                preset.base_url()
+            );
+        }
+        for preset in adapter_openai::Provider::ALL {
+            assert!(
+                Provider::all()
+                    .iter()
+                    .any(|p| openai_preset(*p) == Some(preset)),
+                "{} is not offered",
+                preset.name()
+            );
+        }
     }
 }
