@@ -406,6 +406,17 @@ mod tests {
         store
     }
 
+    /// `undo` of `run` as read from a store holding it so.
+    async fn undo_of(
+        cp: &Recording,
+        run: &RunRecord,
+        plan: &Plan,
+        events: &[Event],
+        request: &UndoRequest,
+    ) -> Result<Restored, RunChangesError> {
+        undo(&stored(run).await, cp, run, Some(plan), events, request).await
+    }
+
     /// A five-minute lease claim by `owner`.
     fn claim(owner: &str) -> LeaseClaim {
         let now = chrono::Utc::now();
@@ -498,45 +509,20 @@ mod tests {
         let (cp, plan) = (Recording::default(), plan());
         let events = events(&plan);
         let ended = record(RunStatus::Failed, None);
-        undo(
-            &stored(&ended).await,
-            &cp,
-            &ended,
-            Some(&plan),
-            &events,
-            &UndoRequest::default(),
-        )
-        .await
-        .unwrap();
+        undo_of(&cp, &ended, &plan, &events, &UndoRequest::default())
+            .await
+            .unwrap();
         let to_two = UndoRequest {
             to_step: Some(1),
             force: true,
             ..UndoRequest::default()
         };
-        undo(
-            &stored(&ended).await,
-            &cp,
-            &ended,
-            Some(&plan),
-            &events,
-            &to_two,
-        )
-        .await
-        .unwrap();
+        undo_of(&cp, &ended, &plan, &events, &to_two).await.unwrap();
         let redo = UndoRequest {
             checkpoint: Some("undo".into()),
             ..UndoRequest::default()
         };
-        undo(
-            &stored(&ended).await,
-            &cp,
-            &ended,
-            Some(&plan),
-            &events,
-            &redo,
-        )
-        .await
-        .unwrap();
+        undo_of(&cp, &ended, &plan, &events, &redo).await.unwrap();
         let asked: Vec<(String, Option<String>, bool)> = cp
             .restores
             .lock()
@@ -568,15 +554,7 @@ mod tests {
             record(RunStatus::Running, Some(lease.clone())),
             record(RunStatus::Waiting, Some(lease)),
         ] {
-            let refused = undo(
-                &stored(&live).await,
-                &cp,
-                &live,
-                Some(&plan),
-                &events,
-                &UndoRequest::default(),
-            )
-            .await;
+            let refused = undo_of(&cp, &live, &plan, &events, &UndoRequest::default()).await;
             assert!(
                 matches!(refused, Err(RunChangesError::Live { .. })),
                 "{refused:?}"
@@ -590,16 +568,9 @@ mod tests {
         );
         // An interrupted run (nobody holds it) may be undone.
         let interrupted = record(RunStatus::Running, None);
-        undo(
-            &stored(&interrupted).await,
-            &cp,
-            &interrupted,
-            Some(&plan),
-            &events,
-            &UndoRequest::default(),
-        )
-        .await
-        .unwrap();
+        undo_of(&cp, &interrupted, &plan, &events, &UndoRequest::default())
+            .await
+            .unwrap();
     }
 
     #[tokio::test]

@@ -72,14 +72,6 @@ pub(crate) fn trace_headers(message: &ClientJsonRpcMessage) -> Vec<(HeaderName, 
     .collect()
 }
 
-fn with_trace_headers(
-    message: &ClientJsonRpcMessage,
-    mut headers: HashMap<HeaderName, HeaderValue>,
-) -> HashMap<HeaderName, HeaderValue> {
-    headers.extend(trace_headers(message));
-    headers
-}
-
 type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 type StreamResult =
     Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
@@ -95,10 +87,16 @@ impl StreamableHttpClient for TracedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostResult {
-        let headers = with_trace_headers(&message, custom_headers);
-        self.0
-            .post_message(uri, message, session_id, auth_header, headers)
-            .await
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -110,36 +108,37 @@ impl StreamableHttpClient for TracedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> PostResult {
-        let headers = with_trace_headers(&message, custom_headers);
-        self.0
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                headers,
-                max_sse_event_size,
-            )
-            .await
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
+    /// Every POST comes here: the one place the trace headers are added.
     async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        mut custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
-        let headers = with_trace_headers(&message, custom_headers);
+        custom_headers.extend(trace_headers(&message));
         self.0
             .post_message_with_response_limits(
                 uri,
                 message,
                 session_id,
                 auth_header,
-                headers,
+                custom_headers,
                 limits,
             )
             .await
