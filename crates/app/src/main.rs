@@ -164,10 +164,12 @@ fn init_tracing(
         .try_init();
 }
 
-async fn dispatch(cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
+async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
     // Once per process: every run built from here on is offered the same servers.
     mcp::declare(&loaded.layers)?;
-    config::providers::declare(loaded.layers.anthropic());
+    if let Some(opts) = cli.command.run_options_mut() {
+        opts.anthropic = loaded.layers.anthropic();
+    }
     match cli.command {
         Command::Run(args) => run::run(&cli.db, args).await,
         Command::Resume(args) => run::resume(&cli.db, args).await,

@@ -125,6 +125,27 @@ pub enum Command {
     Doctor(DoctorArgs),
 }
 
+impl Command {
+    /// The run options of a command that builds runs (`run`, `resume`, `serve`, `worker`,
+    /// `mcp serve`, `tools list`, `doctor`), for what the config files add to them.
+    pub fn run_options_mut(&mut self) -> Option<&mut RunOptions> {
+        match self {
+            Command::Run(args) => Some(&mut args.opts),
+            Command::Resume(args) => Some(&mut args.opts),
+            Command::Serve(args) => Some(&mut args.opts),
+            Command::Worker(args) => Some(&mut args.opts),
+            Command::Doctor(args) => Some(&mut args.opts),
+            Command::Tools {
+                command: ToolsCommand::List { opts },
+            } => Some(opts),
+            Command::Mcp {
+                command: mcp::McpCommand::Serve(args),
+            } => Some(&mut args.opts),
+            _ => None,
+        }
+    }
+}
+
 /// The shells `planwright completions` writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompletionShell {
@@ -541,6 +562,11 @@ pub struct RunOptions {
     /// whose requests differ from the recorded ones fails naming the first difference.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+
+    /// The config files' `[providers.anthropic]` in effect (docs/anthropic.md): no option of
+    /// its own, set from the loaded files before the command runs (`Command::run_options_mut`).
+    #[arg(skip)]
+    pub anthropic: runner::AnthropicSettings,
 }
 
 #[derive(Debug, Subcommand)]

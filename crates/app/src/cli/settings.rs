@@ -55,7 +55,7 @@ impl RunOptions {
             summary: self.summary,
             lease: Duration::from_secs(self.lease_secs.into()),
             provider: self.provider,
-            anthropic: crate::config::providers::anthropic(),
+            anthropic: self.anthropic.clone(),
             api_key_env: self.api_key_env.clone(),
             base_url: self.base_url.clone(),
             stream: self.stream,

@@ -2,9 +2,8 @@
 //! options of their own. Only `[providers.anthropic]` exists (docs/anthropic.md): the base
 //! URL, the variable holding the key, `max_tokens` and prompt caching of `--provider
 //! anthropic`. Only at a file's top level; a project file's key replaces the user file's.
-//! The values reach every run built in this process through [`declare`] and [`anthropic`].
-
-use std::sync::OnceLock;
+//! The values reach the command's runs through its run options (`RunOptions::anthropic`,
+//! set in `main.rs`'s `dispatch`).
 
 use runner::AnthropicSettings;
 use toml::de::DeValue;
@@ -126,19 +125,6 @@ pub fn parse(
         });
     }
     Ok(tables)
-}
-
-static ANTHROPIC: OnceLock<AnthropicSettings> = OnceLock::new();
-
-/// Records the files' `[providers.anthropic]` in effect (`Layers::anthropic`) for the runs
-/// of this process (once; a second call changes nothing).
-pub fn declare(settings: AnthropicSettings) {
-    let _ = ANTHROPIC.set(settings);
-}
-
-/// The `[providers.anthropic]` settings in effect (none before [`declare`]).
-pub fn anthropic() -> AnthropicSettings {
-    ANTHROPIC.get().cloned().unwrap_or_default()
 }
 
 #[cfg(test)]
