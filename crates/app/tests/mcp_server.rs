@@ -32,58 +32,11 @@ fn python() -> Option<PathBuf> {
 }
 
 fn prepare_venv() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("mcp-python-{}", MCP_SDK.replace("==", "-")));
-    let python = dir.join("bin").join("python");
-    if dir.join(".installed").exists() {
-        return Ok(python);
-    }
-    // Made aside and renamed: a run cut short never leaves a half-installed venv.
-    let building = dir.with_extension(format!("building-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&building);
-    let step = |cmd: &mut std::process::Command, what: &str| -> Result<(), String> {
-        let out = cmd
-            .output()
-            .map_err(|e| format!("{what}: cannot start: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or_default()
-            ))
-        }
-    };
-    step(
-        std::process::Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&building),
-        "python3 -m venv",
-    )?;
-    step(
-        std::process::Command::new(building.join("bin").join("python")).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            MCP_SDK,
-        ]),
-        &format!("pip install {MCP_SDK}"),
-    )?;
-    std::fs::write(building.join(".installed"), MCP_SDK).map_err(|e| e.to_string())?;
-    if std::fs::rename(&building, &dir).is_err() {
-        // Another test process installed it meanwhile.
-        let _ = std::fs::remove_dir_all(&building);
-    }
-    if dir.join(".installed").exists() {
-        Ok(python)
-    } else {
-        Err(format!("{} could not be made", dir.display()))
-    }
+    test_support::pip_venv(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "mcp-python",
+        MCP_SDK,
+    )
 }
 
 /// Runs the scenario `script` (in tests/mcp_client/) with `args`, in the test's folder, and

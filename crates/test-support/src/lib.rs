@@ -8,7 +8,8 @@
 //!   `CI=true` (CI installs them all) it fails with the reason;
 //! - [`tool_context`]: the `ToolContext` a tool call gets, for tests calling tools directly;
 //! - [`wait_until`]: polls a condition until it holds (never a fixed sleep), and
-//!   [`process_gone`]: whether a process is dead (gone, or a zombie).
+//!   [`process_gone`]: whether a process is dead (gone, or a zombie);
+//! - [`pip_venv`]: a Python venv with one pip package, made once and kept.
 //!
 //! The fakes of the ports stay in `domain::testing` (feature `testing`), in memory and
 //! beside the ports they fake; this crate is for what needs the machine.
@@ -21,9 +22,11 @@
 
 mod ci;
 mod process;
+mod venv;
 
 pub use ci::{require_or_skip, skip_unless, under_ci};
 pub use process::{process_gone, wait_until};
+pub use venv::pip_venv;
 
 use std::path::Path;
 
