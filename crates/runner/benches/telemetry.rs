@@ -95,8 +95,8 @@ fn flow(steps: usize, latency: Duration) -> Runtime {
     )
 }
 
-/// Counts the spans the exporter takes (the same rule as `Telemetry::layer`: Planwright's
-/// own `info` spans) as they close.
+/// Counts the spans the exporter takes (`runner::telemetry::exported`, the rule of
+/// `Telemetry::layer`) as they close.
 #[derive(Clone, Default)]
 struct Closed(Arc<AtomicUsize>);
 
@@ -105,16 +105,11 @@ where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
     fn on_close(&self, id: tracing::span::Id, ctx: tracing_subscriber::layer::Context<'_, S>) {
-        if let Some(span) = ctx.span(&id) {
-            let meta = span.metadata();
-            if *meta.level() <= tracing::Level::INFO
-                && matches!(
-                    meta.target().split("::").next(),
-                    Some("domain" | "runner" | "server")
-                )
-            {
-                self.0.fetch_add(1, Ordering::Relaxed);
-            }
+        if ctx
+            .span(&id)
+            .is_some_and(|span| runner::telemetry::exported(span.metadata()))
+        {
+            self.0.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

@@ -301,9 +301,7 @@ pub async fn space_used(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use std::path::Path;
-    use std::sync::Mutex;
-
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     use async_trait::async_trait;
     use domain::model::event::EventKind;

@@ -100,8 +100,8 @@ pub fn openai_config(
     };
     let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
     let config = match args.provider {
-        // Anthropic is not an OpenAI-compatible server (`crate::anthropic`).
         Some(arg) => {
+            // Anthropic (`crate::anthropic`) and the embedded model have no preset here.
             let Some(provider) = openai_preset(arg) else {
                 return Ok(None);
             };

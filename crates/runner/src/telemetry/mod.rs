@@ -138,8 +138,8 @@ impl Telemetry {
 }
 
 /// Whether the exporter takes what `meta` describes: Planwright's own `info` spans and the
-/// span events, nothing else.
-fn exported(meta: &tracing::Metadata<'_>) -> bool {
+/// span events, nothing else (the layer's filter; the telemetry benchmark counts by it).
+pub fn exported(meta: &tracing::Metadata<'_>) -> bool {
     if meta.is_event() {
         return meta.target() == http_client::SPAN_EVENTS;
     }
