@@ -359,11 +359,8 @@ fn gbnf_quote(text: &str) -> String {
     out
 }
 
-/// The grammar for one tool call `{"tool": NAME, "arguments": {...}}` over `tools` (each
-/// tool's arguments shaped by its JSON schema), plus, when `allow_content`, the plain
-/// answer `{"content": "..."}`.
-pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
-    let mut b = Builder::new();
+/// The rules of one JSON tool call `{"tool": NAME, "arguments": {...}}` for each of `tools`.
+fn tool_call_alts(b: &mut Builder, tools: &[&ToolSchema]) -> Vec<String> {
     let mut alts = Vec::new();
     for tool in tools {
         let mut params = tool.parameters.clone();
@@ -382,12 +379,71 @@ pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
             r#""{{" sp "\"tool\":" sp {name} "," sp "\"arguments\":" sp {args} sp "}}""#
         )));
     }
+    alts
+}
+
+/// The grammar for one tool call `{"tool": NAME, "arguments": {...}}` over `tools` (each
+/// tool's arguments shaped by its JSON schema), plus, when `allow_content`, the plain
+/// answer `{"content": "..."}`.
+pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
+    let mut b = Builder::new();
+    let mut alts = tool_call_alts(&mut b, tools);
     if allow_content || alts.is_empty() {
         let s = b.string(1, MAX_CONTENT_CHARS);
         alts.push(b.rule(format!(r#""{{" sp "\"content\":" sp {s} sp "}}""#)));
     }
     let root = alts.join(" | ");
     b.finish(&root)
+}
+
+/// The longest `# changes:` line of a program, question or final answer of the code
+/// surface.
+pub const MAX_CHANGES_CHARS: u32 = 300;
+pub const MAX_QUESTION_CHARS: u32 = 400;
+pub const MAX_ANSWER_CHARS: u32 = 1500;
+
+/// What the code surface (docs/code-actions.md) lets a reply be.
+#[derive(Debug, Clone, Default)]
+pub struct CodeForms<'a> {
+    /// A program in a fenced block: ```` ```python ```` or ```` ```bash ````, its first line
+    /// `# changes: …`.
+    pub program: bool,
+    /// `ASK: question`.
+    pub ask: bool,
+    /// `DONE: answer` and `FAILED: why`.
+    pub finish: bool,
+    /// Other tools, as JSON calls.
+    pub others: Vec<&'a ToolSchema>,
+}
+
+/// The grammar of the code surface: a fenced program, a question, the final answer, or a
+/// JSON call of another tool.
+pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
+    let mut b = Builder::new();
+    let mut alts = Vec::new();
+    if forms.program {
+        // At least one character that is not a backtick: no empty program.
+        let body = b.rule(r#"[^`] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
+        alts.push(b.rule(format!(
+            r#""```" ("python" | "bash") "\n# changes: " [^\n]{{1,{MAX_CHANGES_CHARS}}} "\n" {body}"#
+        )));
+    }
+    if forms.ask {
+        alts.push(b.rule(format!(
+            r#""ASK: " [^\n]{{1,{MAX_QUESTION_CHARS}}}"#
+        )));
+    }
+    if forms.finish {
+        alts.push(b.rule(format!(
+            r#"("DONE: " | "FAILED: ") [^\x00]{{1,{MAX_ANSWER_CHARS}}}"#
+        )));
+    }
+    alts.extend(tool_call_alts(&mut b, &forms.others));
+    if alts.is_empty() {
+        let s = b.string(1, MAX_CONTENT_CHARS);
+        alts.push(b.rule(format!(r#""{{" sp "\"content\":" sp {s} sp "}}""#)));
+    }
+    b.finish(&alts.join(" | "))
 }
 
 /// The grammar for a JSON object: shaped by `schema` when given, else any bounded object.

@@ -23,7 +23,9 @@
 //!   a GBNF grammar built from the tool schemas to exactly one JSON object
 //!   `{"tool": NAME, "arguments": {...}}`, so even a tiny model cannot write a broken call.
 //!   `Auto` behaves like `Required` unless [`LlamaConfig::allow_text_with_tools`] also
-//!   allows `{"content": "..."}`. JSON response formats are constrained by a grammar built
+//!   allows `{"content": "..."}`. When `code_run` is offered, the reply is a fenced program,
+//!   `ASK: …`, `DONE: …`/`FAILED: …` or a JSON call of another tool instead (the code
+//!   surface, `code_surface.rs`, docs/code-actions.md). JSON response formats are constrained by a grammar built
 //!   from the schema (or a generic bounded object). Plain text is unconstrained. Every
 //!   grammar is bounded (strings ≤ 400 characters, arrays ≤ 16 items, at most one space
 //!   between tokens).
@@ -35,6 +37,7 @@
 //! `domain` must not depend on this crate; only the app wires it.
 
 mod catalogue;
+mod code_surface;
 mod engine;
 mod grammar;
 mod prompt;
@@ -97,7 +100,8 @@ pub struct LlamaConfig {
     /// Context length in tokens (prompt plus answer); capped by the model's training
     /// context. Default 8192.
     pub context_tokens: u32,
-    /// Most tokens generated per call unless the request asks for fewer. Default 512.
+    /// Most tokens generated per call unless the request asks for fewer. Default 1024 (a
+    /// program of some 80 lines).
     pub max_tokens: u32,
     /// CPU threads; default: the available cores.
     pub threads: Option<u32>,
@@ -129,7 +133,7 @@ impl LlamaConfig {
         LlamaConfig {
             model_path: model_path.into(),
             context_tokens: 8192,
-            max_tokens: 512,
+            max_tokens: 1024,
             threads: None,
             seed: 42,
             temperature: 0.0,
@@ -412,7 +416,9 @@ impl Inner {
         let text = self.render(&prepared)?;
         let grammar = match &prepared.protocol {
             Protocol::Text => None,
-            Protocol::ToolCall { grammar } | Protocol::Json { grammar } => Some(grammar.as_str()),
+            Protocol::ToolCall { grammar }
+            | Protocol::Json { grammar }
+            | Protocol::Code { grammar } => Some(grammar.as_str()),
         };
         let max_tokens = request
             .max_tokens
@@ -422,7 +428,7 @@ impl Inner {
 
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
         let job = Job {
-            prompt: text,
+            prompt: text.clone(),
             grammar: grammar.map(str::to_string),
             max_tokens,
             temperature,
@@ -436,6 +442,12 @@ impl Inner {
             ending,
             stats,
         } = answer.recv().map_err(|_| gone())??;
+        // DEBUG-ONLY (not to be committed)
+        if let Some(dir) = std::env::var_os("PLANWRIGHT_DEBUG_PROMPTS") {
+            let n = self.calls.load(Ordering::Relaxed);
+            let path = std::path::Path::new(&dir).join(format!("{}-{n}.txt", std::process::id()));
+            let _ = std::fs::write(path, format!("{text}\n=====OUTPUT=====\n{output}"));
+        }
         let usage = Usage {
             prompt_tokens: u64::from(stats.prompt_tokens),
             completion_tokens: u64::from(stats.completion_tokens),
@@ -452,6 +464,24 @@ impl Inner {
         };
         match prepared.protocol {
             Protocol::Text => response.content = Some(output),
+            Protocol::Code { .. } => {
+                let cut = matches!(ending, Ending::Length);
+                if cut && output.trim_start().starts_with("```") {
+                    return Err(LlmError::InvalidResponse(format!(
+                        "the embedded model's program was cut at {max_tokens} tokens (raise max_tokens)"
+                    )));
+                }
+                let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+                match code_surface::parse(&output, format!("call_{n}")) {
+                    Some(call) => response.tool_calls.push(call),
+                    None => {
+                        return Err(LlmError::InvalidResponse(format!(
+                            "the embedded model's answer is none of the code surface's forms: {}",
+                            domain::model::text::truncate_chars(&output, 200)
+                        )))
+                    }
+                }
+            }
             Protocol::Json { .. } | Protocol::ToolCall { .. }
                 if matches!(ending, Ending::Length) =>
             {
@@ -527,7 +557,7 @@ mod tests {
     fn defaults_are_greedy_and_bounded() {
         let c = LlamaConfig::new("m.gguf");
         assert_eq!(c.context_tokens, 8192);
-        assert_eq!(c.max_tokens, 512);
+        assert_eq!(c.max_tokens, 1024);
         assert_eq!(c.temperature, 0.0);
         assert!(c.threads.is_none());
     }

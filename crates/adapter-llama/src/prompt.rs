@@ -5,6 +5,7 @@ use domain::error::LlmError;
 use domain::llm::{ChatMessage, ChatRequest, ResponseFormat, Role, ToolChoice, ToolSchema};
 use serde_json::Value;
 
+use crate::code_surface;
 use crate::grammar;
 use crate::tools_text::describe_tools;
 
@@ -22,6 +23,10 @@ pub enum Protocol {
     ToolCall { grammar: String },
     /// One JSON object, constrained by `grammar`, returned as content.
     Json { grammar: String },
+    /// The code surface (docs/code-actions.md): a fenced program, `ASK: …`, `DONE: …` /
+    /// `FAILED: …`, or a JSON call of another tool, constrained by `grammar` and read back
+    /// into a tool call by `code_surface::parse`.
+    Code { grammar: String },
 }
 
 /// A message ready for the chat template: a role name and its text.
@@ -73,7 +78,15 @@ pub fn prepare(request: &ChatRequest, allow_text_with_tools: bool) -> Result<Pre
         system = DEFAULT_SYSTEM.to_string();
     }
 
-    let protocol = if !offered.is_empty() {
+    let code = code_surface::applies(&request.tools);
+    let protocol = if code && !offered.is_empty() {
+        let forms = code_surface::forms(&offered);
+        system.push_str("\n\n");
+        system.push_str(&code_surface::describe(&forms));
+        Protocol::Code {
+            grammar: grammar::code_action_grammar(&forms),
+        }
+    } else if !offered.is_empty() {
         system.push_str("\n\n");
         system.push_str(&describe_tools(&offered, allow_content));
         Protocol::ToolCall {
@@ -113,17 +126,23 @@ pub fn prepare(request: &ChatRequest, allow_text_with_tools: bool) -> Result<Pre
             }),
             Role::Assistant => messages.push(TemplateMessage {
                 role: "assistant",
-                content: render_assistant(m),
+                content: if code {
+                    code_surface::render_assistant(m)
+                } else {
+                    render_assistant(m)
+                },
             }),
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().unwrap_or("?");
                 let name = tool_name_of(&request.messages[..i], id).unwrap_or("tool");
+                let result = m.content.as_deref().unwrap_or("");
                 messages.push(TemplateMessage {
                     role: "user",
-                    content: format!(
-                        "Result of tool call {id} ({name}):\n{}",
-                        m.content.as_deref().unwrap_or("")
-                    ),
+                    content: if code {
+                        code_surface::render_result(name, result)
+                    } else {
+                        format!("Result of tool call {id} ({name}):\n{result}")
+                    },
                 });
             }
         }
@@ -132,7 +151,7 @@ pub fn prepare(request: &ChatRequest, allow_text_with_tools: bool) -> Result<Pre
 }
 
 /// An assistant turn as text: its content, then each tool call as the JSON it was written as.
-fn render_assistant(m: &ChatMessage) -> String {
+pub(crate) fn render_assistant(m: &ChatMessage) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(c) = m
         .content

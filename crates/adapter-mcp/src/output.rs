@@ -21,7 +21,7 @@ pub fn tool_output(result: &Value) -> ToolOutput {
     ToolOutput {
         content: lines.join("\n"),
         is_error: result.get("isError").and_then(Value::as_bool) == Some(true),
-        attachments: Vec::new(),
+        ..ToolOutput::default()
     }
 }
 

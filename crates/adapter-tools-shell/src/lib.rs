@@ -6,14 +6,15 @@
 //!
 //! | tool | arguments | idempotent |
 //! |------|-----------|------------|
-//! | `shell_exec` | `command`, `timeout_secs?`, `wait_secs?` | no |
+//! | `shell_exec` | `command`, `timeout_secs?`, `wait_secs?`, `changes?` | no |
+//! | `code_run` | `language` (`python`, `bash`), `code`, `changes?` | no |
 //! | `shell_view` | `id` | no |
 //! | `shell_wait` | `id`, `seconds` | no |
 //! | `shell_write` | `id`, `input`, `press_enter?` | no |
 //! | `shell_kill` | `id` | no |
 //! | `file_read` | `path`, `start_line?`, `end_line?` | yes |
 //! | `file_write` | `path`, `content`, `append?` | no |
-//! | `file_str_replace` | `path`, `old`, `new` | no |
+//! | `file_str_replace` | `path`, `old` + `new` + `replace_all?`, or `edits` | no |
 //! | `file_list` | `path?` | yes |
 //!
 //! Every path argument goes through [`workspace::resolve`], which refuses anything that
@@ -41,6 +42,13 @@
 //! context's token), when the app calls [`ShellSessions::close_run`] at the end of the run,
 //! and when the registry is dropped. When its main process exits, whatever it left in its
 //! process group is killed. A run sees only its own sessions.
+//!
+//! ## Programs
+//!
+//! `code_run` runs a whole program, Python 3 or bash, the way `shell_exec` runs a command
+//! (same sandbox, environment and limits), waits for its end (no session; stdin empty) and
+//! answers with its exit code, output and the files it created, changed or deleted
+//! (docs/code-actions.md).
 //!
 //! ## Sandbox
 //!
@@ -77,6 +85,7 @@ mod args;
 mod capture;
 mod cgroup;
 mod checkpoints;
+mod code;
 mod containment;
 pub mod env;
 mod etc_stage;
@@ -93,6 +102,8 @@ pub mod workspace;
 mod workspace_files;
 
 pub use checkpoints::{CheckpointLimits, LocalCheckpoints};
+pub use code::CodeRunTool;
+pub use domain::tools::code::CODE_RUN;
 pub use env::ShellEnv;
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
 pub use files::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
@@ -175,8 +186,8 @@ impl Default for ShellToolsConfig {
 /// The tools and the handle on their shared session registry.
 #[derive(Clone)]
 pub struct ShellToolkit {
-    /// `shell_exec`, `file_read`, `file_write`, `file_str_replace`, `file_list`,
-    /// `shell_view`, `shell_wait`, `shell_write`, `shell_kill`, in this order.
+    /// `shell_exec`, `code_run`, `file_read`, `file_write`, `file_str_replace`,
+    /// `file_list`, `shell_view`, `shell_wait`, `shell_write`, `shell_kill`, in this order.
     pub tools: Vec<Arc<dyn Tool>>,
     /// The registry of the shell sessions: call [`ShellSessions::close_run`] when a run
     /// ends. Dropping it together with the tools kills whatever still runs.
@@ -195,20 +206,20 @@ impl std::fmt::Debug for ShellToolkit {
     }
 }
 
-/// All nine tools, sharing one session registry, with the given limits.
+/// All ten tools, sharing one session registry, with the given limits.
 pub fn shell_toolkit(config: &ShellToolsConfig) -> ShellToolkit {
     let sessions = ShellSessions::new();
+    let shell = ShellExecTool::new(config.default_timeout)
+        .with_max_timeout(config.max_timeout)
+        .with_max_output_bytes(config.max_output_bytes)
+        .with_default_wait(config.default_wait)
+        .with_sandbox(config.sandbox)
+        .with_read_only(config.read_only.clone())
+        .with_env(config.env.clone())
+        .with_sessions(sessions.clone());
     let tools: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(
-            ShellExecTool::new(config.default_timeout)
-                .with_max_timeout(config.max_timeout)
-                .with_max_output_bytes(config.max_output_bytes)
-                .with_default_wait(config.default_wait)
-                .with_sandbox(config.sandbox)
-                .with_read_only(config.read_only.clone())
-                .with_env(config.env.clone())
-                .with_sessions(sessions.clone()),
-        ),
+        Arc::new(shell.clone()),
+        Arc::new(CodeRunTool::new(shell)),
         Arc::new(FileReadTool::new().with_max_bytes(config.max_read_bytes)),
         Arc::new(FileWriteTool::new().with_read_only(config.read_only.clone())),
         Arc::new(FileStrReplaceTool::new().with_read_only(config.read_only.clone())),
@@ -221,12 +232,12 @@ pub fn shell_toolkit(config: &ShellToolsConfig) -> ShellToolkit {
     ShellToolkit { tools, sessions }
 }
 
-/// All nine tools with default limits.
+/// All ten tools with default limits.
 pub fn shell_tools() -> Vec<Arc<dyn Tool>> {
     shell_tools_with(&ShellToolsConfig::default())
 }
 
-/// All nine tools with the given limits. Their session registry is only reachable through
+/// All ten tools with the given limits. Their session registry is only reachable through
 /// the tools: sessions end at their timeout or when the tools are dropped. Use
 /// [`shell_toolkit`] to be able to close a run's sessions when it ends.
 pub fn shell_tools_with(config: &ShellToolsConfig) -> Vec<Arc<dyn Tool>> {
@@ -239,13 +250,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn all_nine_tools_with_unique_names_and_object_schemas() {
+    fn all_ten_tools_with_unique_names_and_object_schemas() {
         let tools = shell_tools();
         let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(
             names,
             [
                 SHELL_EXEC,
+                CODE_RUN,
                 FILE_READ,
                 FILE_WRITE,
                 FILE_STR_REPLACE,
@@ -287,6 +299,7 @@ mod tests {
             declared,
             [
                 (SHELL_EXEC, F::Shell, E::Acts),
+                (CODE_RUN, F::Code, E::Acts),
                 (FILE_READ, F::Files, E::Reads),
                 (FILE_WRITE, F::Files, E::Acts),
                 (FILE_STR_REPLACE, F::Files, E::Acts),
@@ -306,27 +319,29 @@ mod tests {
         assert_eq!(shell["required"], serde_json::json!(["command"]));
         assert_eq!(shell["properties"]["timeout_secs"]["type"], "integer");
         assert_eq!(shell["properties"]["timeout_secs"]["minimum"], 1);
-        let read = tools[1].parameters();
+        assert_eq!(shell["properties"]["changes"]["type"], "array");
+        let code = tools[1].parameters();
+        assert_eq!(code["required"], serde_json::json!(["language", "code"]));
+        let read = tools[2].parameters();
         assert_eq!(read["required"], serde_json::json!(["path"]));
         assert_eq!(read["properties"]["start_line"]["minimum"], 1);
-        let write = tools[2].parameters();
+        let write = tools[3].parameters();
         assert_eq!(write["required"], serde_json::json!(["path", "content"]));
         assert_eq!(write["properties"]["append"]["type"], "boolean");
-        let replace = tools[3].parameters();
-        assert_eq!(
-            replace["required"],
-            serde_json::json!(["path", "old", "new"])
-        );
-        let list = tools[4].parameters();
+        let replace = tools[4].parameters();
+        assert_eq!(replace["required"], serde_json::json!(["path"]));
+        assert_eq!(replace["properties"]["replace_all"]["type"], "boolean");
+        assert_eq!(replace["properties"]["edits"]["type"], "array");
+        let list = tools[5].parameters();
         assert!(list.get("required").is_none());
         assert_eq!(list["properties"]["path"]["type"], "string");
         assert_eq!(shell["properties"]["wait_secs"]["type"], "integer");
         assert_eq!(shell["properties"]["wait_secs"]["minimum"], 1);
         for (tool, required) in [
-            (&tools[5], serde_json::json!(["id"])),
-            (&tools[6], serde_json::json!(["id", "seconds"])),
-            (&tools[7], serde_json::json!(["id", "input"])),
-            (&tools[8], serde_json::json!(["id"])),
+            (&tools[6], serde_json::json!(["id"])),
+            (&tools[7], serde_json::json!(["id", "seconds"])),
+            (&tools[8], serde_json::json!(["id", "input"])),
+            (&tools[9], serde_json::json!(["id"])),
         ] {
             let schema = tool.parameters();
             assert_eq!(schema["required"], required, "{}", tool.name());
@@ -344,7 +359,7 @@ mod tests {
             },
             ..ShellToolsConfig::default()
         });
-        assert_eq!(kit.tools.len(), 9);
+        assert_eq!(kit.tools.len(), 10);
         let exec = kit.tools[0].description();
         assert!(exec.contains("wait_secs (default 7)"), "{exec}");
         assert!(exec.contains("Sandboxed"), "{exec}");

@@ -51,9 +51,7 @@ fn describe(limits: Limits) -> String {
     };
     format!(
         "Run a bash command in the workspace; returns exit code, stdout, stderr (each cut to \
-         {}). Compute with it and write results from its output, e.g. echo $(( $(cat a) + \
-         $(cat b) )); wc -l < f (lines); wc -w < f (words); grep -c ERROR f; awk \
-         '{{s+=$1}} END {{print s}}' f (column sum; CSV: -F,); sort f; jq -r .a.b f. Still \
+         {}). Name in `changes` the existing files it changes, moves or deletes. Still \
          running after wait_secs (default {}): returns a session id and keeps running. Killed \
          after timeout_secs (default {}). Stdin is open: use -y, </dev/null. `cmd &` dies \
          with it.{sandbox}",
@@ -99,6 +97,10 @@ pub struct ShellExecArgs {
     #[serde(default)]
     #[schemars(with = "Option<u64>")]
     pub wait_secs: Option<NumberArg>,
+    // Existing files the command changes, moves or deletes (docs/security.md, "Input
+    // files"); the runtime reads it, the tool does not.
+    #[serde(default)]
+    pub changes: Vec<String>,
 }
 
 /// Runs `bash -c COMMAND` in the workspace; see the crate docs.
@@ -206,6 +208,21 @@ impl ShellExecTool {
         &self.sessions
     }
 
+    /// Timeout of a command whose call names none.
+    pub(crate) fn default_timeout(&self) -> Duration {
+        self.default_timeout.min(self.max_timeout)
+    }
+
+    /// Bytes kept per output stream.
+    pub(crate) fn max_output_bytes(&self) -> usize {
+        self.max_output_bytes
+    }
+
+    /// What reaches commands of Planwright's environment.
+    pub(crate) fn env(&self) -> &ShellEnv {
+        &self.env
+    }
+
     /// The range of `timeout_secs` and `wait_secs`: 1 s to the largest timeout.
     fn seconds_range(&self) -> IntRange {
         IntRange::between(1, self.max_timeout.as_secs().max(1))
@@ -238,7 +255,7 @@ impl ShellExecTool {
     }
 
     /// How to start commands: plainly, or in bwrap when it is configured and works.
-    async fn launch(&self) -> Result<Launch, ToolError> {
+    pub(crate) async fn launch(&self) -> Result<Launch, ToolError> {
         let Sandbox::Bwrap { allow_network } = self.sandbox else {
             return Ok(Launch::Plain);
         };
@@ -399,10 +416,6 @@ impl Tool for ShellExecTool {
         }
         let mut out = report(&finished, timeout);
         out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
-        if let Some(awk) = awk_on_csv_without_separator(&args.command) {
-            out.content.push_str(&awk.note);
-            out.is_error |= awk.wrong;
-        }
         Ok(out)
     }
 }
@@ -411,7 +424,7 @@ impl Tool for ShellExecTool {
 /// (`/tmp/x/ws/squares.py` → `squares.py`): the model works in the workspace with relative
 /// paths, and a small one copied the absolute path's last folders into its next file name
 /// (`python/ws/squares.py`, the eval's `python`). The workspace itself (`pwd`) stays.
-fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
+pub(crate) fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
     let mut text = text.to_string();
     for ws in workspaces {
         let prefix = format!("{}/", ws.display().to_string().trim_end_matches('/'));
@@ -420,50 +433,6 @@ fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
         }
     }
     text
-}
-
-/// `awk` run on a CSV file without `-F`: awk then splits on spaces, so `$3` of `a,b,3` is
-/// empty (the eval's csv_sum summed to 0, and wrote 0). The note gives the command with
-/// the separator; when the program uses a field after `$1` its result is wrong, so the call
-/// is reported failed (and its output is no ground for a number written later).
-struct AwkOnCsv {
-    note: String,
-    wrong: bool,
-}
-
-fn awk_on_csv_without_separator(command: &str) -> Option<AwkOnCsv> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let awk = words
-        .iter()
-        .position(|w| *w == "awk" || w.ends_with("/awk"))?;
-    let csv = words.iter().any(|w| {
-        w.trim_matches(|c| c == '\'' || c == '"')
-            .to_ascii_lowercase()
-            .ends_with(".csv")
-    });
-    let separator = command.contains("-F") || command.contains("FS=");
-    if !csv || separator {
-        return None;
-    }
-    let later_field = (2..=9).any(|n| command.contains(&format!("${n}")));
-    let mut fixed: Vec<&str> = words.clone();
-    fixed.insert(awk + 1, "-F,");
-    let note = if later_field {
-        format!(
-            "\nNote: awk splits fields on spaces, so in a CSV file $2, $3, … are empty and \
-             this result is wrong. Run it with the separator: {}",
-            fixed.join(" ")
-        )
-    } else {
-        format!(
-            "\nNote: awk splits fields on spaces; for a CSV file give the separator: {}",
-            fixed.join(" ")
-        )
-    };
-    Some(AwkOnCsv {
-        note,
-        wrong: later_field,
-    })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
 use async_trait::async_trait;
-use domain::ports::{FileFacts, Listing, WorkspaceError, WorkspaceFiles};
+use domain::ports::{FileFacts, Listing, ScratchFile, WorkspaceError, WorkspaceFiles};
 use sha2::{Digest, Sha256};
 
 /// Folders of a workspace that are not the user's files: version control and Planwright's
@@ -35,6 +35,11 @@ impl LocalWorkspaceFiles {
     /// Where the copies of `run_id`'s inputs are kept.
     pub fn copies_of(&self, run_id: &str) -> PathBuf {
         self.copies_root.join(safe_component(run_id)).join("inputs")
+    }
+
+    /// Where `run_id`'s scratch folders are made (docs/verification.md).
+    pub fn scratch_of(&self, run_id: &str) -> PathBuf {
+        self.copies_root.join(safe_component(run_id)).join("scratch")
     }
 }
 
@@ -97,7 +102,7 @@ fn facts_of(rel: String, meta: &fs::Metadata) -> FileFacts {
 }
 
 /// The regular files under `root`, sorted, at most `limit`.
-fn list_files(root: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
+pub(crate) fn list_files(root: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
     let mut files = Vec::new();
     let mut truncated = false;
     let mut stack = vec![(root.to_path_buf(), String::new())];
@@ -279,17 +284,63 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
 
     async fn discard_copies(&self, run_id: &str) -> Result<(), WorkspaceError> {
         let dir = self.copies_of(run_id);
+        let scratch = self.scratch_of(run_id);
         blocking(move || {
-            match fs::remove_dir_all(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io("remove", &dir, &e)),
+            for dir in [&dir, &scratch] {
+                match fs::remove_dir_all(dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io("remove", dir, &e)),
+                }
             }
             // The run's folder too, when nothing else (its workspace) is in it.
             if let Some(run_dir) = dir.parent() {
                 let _ = fs::remove_dir(run_dir);
             }
             Ok(())
+        })
+        .await
+    }
+
+    async fn scratch(
+        &self,
+        run_id: &str,
+        workspace: &Path,
+        name: &str,
+        files: &[ScratchFile],
+    ) -> Result<PathBuf, WorkspaceError> {
+        let dir = inside(&self.scratch_of(run_id), &safe_component(name))?;
+        let sources: Vec<(PathBuf, PathBuf)> = files
+            .iter()
+            .map(|f| {
+                let from = if f.from_copy {
+                    inside(&self.copies_of(run_id), &f.path)?
+                } else {
+                    inside(workspace, &f.path)?
+                };
+                Ok((from, inside(&dir, &f.path)?))
+            })
+            .collect::<Result<_, WorkspaceError>>()?;
+        blocking(move || {
+            match fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &dir, &e)),
+            }
+            fs::create_dir_all(&dir).map_err(|e| io("create", &dir, &e))?;
+            for (from, to) in &sources {
+                if stat_file(from, "")?.is_none() {
+                    return Err(WorkspaceError::Io(format!(
+                        "{} is not a regular file",
+                        from.display()
+                    )));
+                }
+                if let Some(parent) = to.parent() {
+                    fs::create_dir_all(parent).map_err(|e| io("create", parent, &e))?;
+                }
+                fs::copy(from, to).map_err(|e| io("copy", from, &e))?;
+            }
+            Ok(dir)
         })
         .await
     }

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use domain::model::verification::CheckVerdict;
 use domain::model::event::{Event, EventKind, PlanSource};
 use domain::model::plan::{Plan, StepStatus};
 use domain::model::plan_text::render_plan_digest;
@@ -290,6 +291,16 @@ impl ConsoleView {
             EventKind::InputProtected { path, action, .. } => {
                 format!("      ⛨ {path} is an input: change {}\n", action.as_str())
             }
+            EventKind::AnswerChecked {
+                verdict, detail, ..
+            } => {
+                let mark = if *verdict == CheckVerdict::Agree {
+                    "✓"
+                } else {
+                    "?"
+                };
+                format!("  {mark} check: {detail}\n")
+            }
             EventKind::RunCompleted { usage, .. } | EventKind::RunFailed { usage, .. } => {
                 let plan = self
                     .plan
@@ -456,6 +467,7 @@ mod tests {
         let end = view.render(&ev(EventKind::RunCompleted {
             summary: "s".into(),
             usage: Default::default(),
+            verified: false,
         }));
         assert!(end.contains("0. [✓] one"), "{end}");
         assert!(end.contains("1. [ ] two"), "{end}");
@@ -481,6 +493,7 @@ mod tests {
         let end = view.render(&ev(EventKind::RunCompleted {
             summary: "s".into(),
             usage: Default::default(),
+            verified: false,
         }));
         assert!(end.contains("1. [✓] two"), "{end}");
     }

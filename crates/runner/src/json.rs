@@ -46,6 +46,9 @@ pub fn outcome_json(outcome: &RunOutcome, workspace: &str) -> Value {
         "usage": usage_json(&outcome.usage),
         // Seen in the workspace: created, changed, deleted, moved, restored (docs/security.md).
         "files": outcome.files,
+        // An independent reproduction agreed with the answer (docs/verification.md).
+        "verified": outcome.verification.verified,
+        "verification": outcome.verification.detail,
     })
 }
 
@@ -105,7 +108,22 @@ pub fn tool_calls(events: &[Event]) -> Vec<Value> {
     out
 }
 
+/// Whether a run's answer was verified, from its events: the last check's verdict and what
+/// it said, when the run completed (docs/verification.md).
+pub fn verification_json(events: &[Event]) -> (bool, Option<String>) {
+    let verified = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::RunCompleted { verified, .. } => Some(*verified),
+        _ => None,
+    });
+    let detail = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::AnswerChecked { detail, .. } => Some(detail.clone()),
+        _ => None,
+    });
+    (verified.unwrap_or(false), detail)
+}
+
 pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> Value {
+    let (verified, verification) = verification_json(events);
     json!({
         "run_id": run.run_id,
         "status": Liveness::of(run).shown(),
@@ -117,6 +135,8 @@ pub fn run_show_json(run: &RunRecord, plan: Option<&Plan>, events: &[Event]) -> 
         "summary": run.summary,
         "error": run.error,
         "usage": usage_json(&run.usage),
+        "verified": verified,
+        "verification": verification,
         "plan": plan.map(plan_json),
         "tool_calls": tool_calls(events),
         "events": events.len(),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use domain::model::approval::{ApprovalMode, ApprovalRule};
 use domain::model::names::Named;
-use domain::{Mode, Revise, Schedule, SummaryStyle};
+use domain::{Actions, Mode, Revise, Schedule, SummaryStyle};
 
 /// Which sandbox shell commands run in (docs/security.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -255,6 +255,13 @@ pub struct RunSettings {
     pub allow: Vec<ApprovalRule>,
     pub deny: Vec<ApprovalRule>,
     pub allow_input_edits: bool,
+    /// Globs of workspace files no call may change (docs/security.md, "Input files").
+    pub protect: Vec<String>,
+    /// How executors act (docs/code-actions.md); `None`: by the model, code for the
+    /// embedded one ([`default_actions`](crate::wiring::default_actions)).
+    pub actions: Option<Actions>,
+    /// Check a completed run's answer by reproducing it (docs/verification.md).
+    pub verify_answers: bool,
     /// The workspace checkpoints (docs/checkpoints.md).
     pub checkpoints: CheckpointSettings,
     pub sandbox: SandboxMode,
@@ -308,6 +315,9 @@ impl Default for RunSettings {
             allow: Vec::new(),
             deny: Vec::new(),
             allow_input_edits: false,
+            protect: Vec::new(),
+            actions: None,
+            verify_answers: true,
             checkpoints: CheckpointSettings::default(),
             sandbox: SandboxMode::Auto,
             sandbox_network: false,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use domain::ports::{LlmClient, RunStore};
 use domain::tools::builtin::ToolSet;
-use domain::{ExecutorAgent, RunConfig, Runtime};
+use domain::{Actions, ExecutorAgent, RunConfig, Runtime};
 
 use crate::{Provider, RunSettings, RunnerError};
 use domain::model::approval::ApprovalPolicy;
@@ -404,6 +404,12 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
     }
 }
 
+/// How executors act when `--actions` is not given (docs/code-actions.md): through
+/// programs, for the embedded model and remote ones alike (docs/eval.md, "Code or tools").
+pub fn default_actions(args: &RunSettings) -> Actions {
+    args.actions.unwrap_or(Actions::Code)
+}
+
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
 #[cfg(feature = "openai")]
 fn uses_embedded_model(args: &RunSettings) -> bool {
@@ -441,6 +447,9 @@ pub fn runtime(
             ttl: args.lease,
         },
         allow_input_edits: args.allow_input_edits,
+        protect: args.protect.clone(),
+        actions: default_actions(args),
+        verification: args.verify_answers,
         approvals: ApprovalPolicy {
             mode: args.approval,
             allow: args.allow.clone(),
@@ -465,9 +474,7 @@ pub fn runtime(
         Runtime::builder(llm.clone())
             .executor(ExecutorAgent {
                 name: "general".into(),
-                description:
-                    "A general-purpose agent with a shell and file tools in the run's workspace."
-                        .into(),
+                description: "A general-purpose agent working in the run's workspace.".into(),
                 kinds: Vec::new(),
                 llm,
                 toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),

@@ -95,6 +95,7 @@ impl RunService for FakeRuns {
         let end = EventKind::RunCompleted {
             summary: "done".into(),
             usage: RunUsage::default(),
+            verified: false,
         };
         for item in [event(1, message), event(2, end)] {
             let _ = tx.send(FeedItem::Event(Box::new(item))).await;

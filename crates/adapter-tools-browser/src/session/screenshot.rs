@@ -68,8 +68,8 @@ impl Session {
                 if full_page { "full-page" } else { "window" },
                 png.len()
             ),
-            is_error: false,
             attachments: vec![relative],
+            ..ToolOutput::default()
         })
     }
 

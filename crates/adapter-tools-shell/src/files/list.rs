@@ -18,7 +18,6 @@ use serde_json::Value;
 use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::ToolError;
 
-use super::facts::facts;
 use super::{blocking, io_error, Target, DEFAULT_LIST_DEPTH, DEFAULT_LIST_ENTRIES};
 
 /// A file listed by mistake is shown whole up to this size.
@@ -122,15 +121,7 @@ fn a_file_listed(target: &Target, size: u64) -> String {
         .and_then(|bytes| String::from_utf8(bytes).ok());
     match text {
         Some(text) => {
-            let mut shown =
-                format!("'{rel}' is a file ({size} bytes), not a folder. Its content:\n{text}");
-            if let Some(facts) = facts(&target.path, rel) {
-                if !shown.ends_with('\n') {
-                    shown.push('\n');
-                }
-                shown.push_str(&facts);
-            }
-            shown
+            format!("'{rel}' is a file ({size} bytes), not a folder. Its content:\n{text}")
         }
         None => format!("'{rel}' is a file ({size} bytes), not a folder; use file_read to read it"),
     }

@@ -10,7 +10,6 @@ use domain::ToolError;
 
 use crate::workspace;
 
-mod facts;
 mod list;
 mod read;
 mod str_replace;

@@ -6,9 +6,7 @@
 //! longer file, and a long file, get a number before each line, in a form
 //! that does not look like content: `  12│ text` (right-aligned, a box-drawing bar and a
 //! space). When only part of the file is shown, a final `[showing lines A-B of N ...]` line
-//! says so. Last comes the file's data facts line (`facts.rs`): a CSV's columns numbered as
-//! awk numbers them with their sums or values, a JSON file's list lengths, a text's lines
-//! and words.
+//! says so.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -22,7 +20,6 @@ use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
 use domain::tools::args::{self as tool_args, IntRange, NumberArg};
 use domain::ToolError;
 
-use super::facts::facts;
 use super::{binary_message, blocking, io_error, looks_binary, Target, DEFAULT_MAX_READ_BYTES};
 use crate::shell::human_bytes;
 use crate::{args, FILE_READ};
@@ -176,9 +173,7 @@ fn read(
     } else {
         None
     };
-    // The facts come with the whole file or its first page, not with every later page.
-    let first_page = shown.is_some() || start == 1;
-    let mut out = match shown {
+    let out = match shown {
         Some(plain) => render(rel, 1, &plain)?,
         None => {
             if end < start {
@@ -189,12 +184,6 @@ fn read(
             render(rel, start, &open_scan(start, end, true)?)?
         }
     };
-    if let Some(facts) = facts(&target.path, &target.rel).filter(|_| first_page) {
-        if !out.content.ends_with('\n') {
-            out.content.push('\n');
-        }
-        out.content.push_str(&facts);
-    }
     Ok(out)
 }
 

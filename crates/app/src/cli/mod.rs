@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use domain::model::approval::{ApprovalMode, ApprovalRule};
-use domain::{Mode, Revise, Schedule, SummaryStyle};
+use domain::{Actions, Mode, Revise, Schedule, SummaryStyle};
 
 use runner::caller::Scope;
 use runner::database::Database;
@@ -403,11 +403,28 @@ pub struct RunOptions {
     pub deny: Vec<ApprovalRule>,
 
     /// Let the run change and delete the files that were in the workspace before it
-    /// started (its inputs) even when the task does not ask to; otherwise such a change is
-    /// refused or undone (docs/security.md, "Input files").
+    /// started (its inputs) without a call naming them first; otherwise a change no call
+    /// named in its `changes` is undone (docs/security.md, "Input files").
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub allow_input_edits: bool,
+
+    /// Files of the workspace no call may change, move or delete, named or not, e.g.
+    /// `*.lock`, `src/**` (repeatable; docs/security.md, "Input files").
+    #[arg(long = "protect", value_name = "GLOB")]
+    pub protect: Vec<String>,
+
+    /// How the model acts: `code` (whole programs, `code_run`), `tools` (the shell and file
+    /// tools) or `both` [default: code] (docs/code-actions.md).
+    #[arg(long, value_parser = NamedParser::<Actions>::new())]
+    pub actions: Option<Actions>,
+
+    /// Check a completed run's answer by reproducing it with an independent program in a
+    /// copy of the workspace; the result says `verified` only when they agree
+    /// (docs/verification.md).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    pub verify_answers: bool,
 
     /// Record the workspace before each step and when the run ends, so that `planwright
     /// runs diff` shows and `planwright runs undo` undoes what the run changed

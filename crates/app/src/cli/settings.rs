@@ -35,6 +35,9 @@ impl RunOptions {
             allow: self.allow.clone(),
             deny: self.deny.clone(),
             allow_input_edits: self.allow_input_edits,
+            protect: self.protect.clone(),
+            actions: self.actions,
+            verify_answers: self.verify_answers,
             checkpoints: runner::CheckpointSettings {
                 enabled: self.checkpoints,
                 ignore: self.checkpoint_ignore.clone(),

@@ -20,7 +20,7 @@ fn rank(key: &str, value: &str) -> Option<u8> {
 }
 
 /// Lists whose project values are added to the user's.
-const ADDED: [&str; 2] = ["deny", "disabled_tools"];
+const ADDED: [&str; 3] = ["deny", "disabled_tools", "protect"];
 
 /// Drops what `project` would weaken; returns the warning naming what was dropped.
 pub fn tighten(

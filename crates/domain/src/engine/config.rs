@@ -97,6 +97,60 @@ impl FromStr for Mode {
     }
 }
 
+/// How executors act on the workspace (docs/code-actions.md): through whole programs
+/// (`code_run`), through the shell and file tools, or both. Tools of other families (the
+/// browser, web search, MCP servers', asking the user) are offered whatever this says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Actions {
+    /// Programs only: `code_run` instead of `shell_exec` and the `file_*` tools.
+    Code,
+    /// The shell and file tools only, no `code_run`.
+    Tools,
+    /// Everything.
+    #[default]
+    Both,
+}
+
+impl Actions {
+    /// Whether a tool of `family` is offered under this choice.
+    pub fn offers(self, family: crate::model::tool_kind::ToolFamily) -> bool {
+        use crate::model::tool_kind::ToolFamily as F;
+        match (self, family) {
+            (Actions::Code, F::Shell | F::ShellSession | F::Files) => false,
+            (Actions::Tools, F::Code) => false,
+            _ => true,
+        }
+    }
+}
+
+impl fmt::Display for Actions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Named for Actions {
+    const WHAT: &'static str = "actions";
+    fn all() -> &'static [Actions] {
+        &[Actions::Code, Actions::Tools, Actions::Both]
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Actions::Code => "code",
+            Actions::Tools => "tools",
+            Actions::Both => "both",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Actions::Code => "Act through whole programs (code_run), not the shell and file tools",
+            Actions::Tools => "Act through the shell and file tools only",
+            Actions::Both => "Programs and the shell and file tools",
+        }
+    }
+}
+
 /// When plan-act revises the plan after a successful step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -213,8 +267,16 @@ pub struct RunConfig {
     /// What tool calls may run without a person's approval (docs/approvals.md).
     pub approvals: ApprovalPolicy,
     /// Let the run change and delete the files that were in the workspace before it
-    /// started, whatever the task says (docs/security.md, "Input files").
+    /// started without saying so first (docs/security.md, "Input files").
     pub allow_input_edits: bool,
+    /// How executors act: programs, tools or both (docs/code-actions.md).
+    pub actions: Actions,
+    /// Globs of workspace files no call may change, declared or not (`--protect`,
+    /// docs/security.md, "Input files").
+    pub protect: Vec<String>,
+    /// Check a completed run's answer by reproducing it independently (docs/verification.md);
+    /// off: every run ends `verified: false`.
+    pub verification: bool,
     /// What the run's spans say about the model, and whether they carry message content
     /// (docs/observability.md).
     pub trace: crate::engine::trace::TraceLabels,
@@ -242,6 +304,9 @@ impl Default for RunConfig {
             lease: LeaseConfig::default(),
             approvals: ApprovalPolicy::default(),
             allow_input_edits: false,
+            actions: Actions::default(),
+            protect: Vec::new(),
+            verification: true,
             trace: crate::engine::trace::TraceLabels::default(),
         }
     }

@@ -11,7 +11,9 @@ use std::hash::{Hash, Hasher};
 
 use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
+use crate::engine::verification::Checks;
 use crate::model::observations::RunFacts;
+use crate::model::verification::{CheckVerdict, Verification};
 use crate::ports::checkpoints::CheckpointLog;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 
@@ -44,6 +46,8 @@ pub(crate) struct Journal {
     let_through: Vec<(String, String)>,
     /// The workspace checkpoints already taken (docs/checkpoints.md).
     checkpoints: CheckpointLog,
+    /// What the checks of the run's answer found (docs/verification.md).
+    checks: Checks,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -149,6 +153,15 @@ impl Journal {
                 } => {
                     j.answers.insert(key.clone(), answer.clone());
                 }
+                EventKind::AnswerChecked {
+                    verdict, detail, ..
+                } => {
+                    j.checks.last = Some(Verification {
+                        verified: *verdict == CheckVerdict::Agree,
+                        detail: detail.clone(),
+                    });
+                    j.checks.retried |= *verdict == CheckVerdict::Disagree;
+                }
                 EventKind::ApprovalDecided {
                     journal_key: Some(key),
                     tool,
@@ -195,6 +208,11 @@ impl Journal {
 
     pub fn facts(&self) -> &RunFacts {
         &self.facts
+    }
+
+    /// What the checks of the run's answer found before the run stopped.
+    pub fn checks(&self) -> &Checks {
+        &self.checks
     }
 
     /// Tools a person approved for the rest of the run.

@@ -68,6 +68,9 @@ pub struct RunOutcome {
     /// What the run created, changed, deleted, moved, and what the runtime restored, seen in
     /// the workspace.
     pub files: FileChanges,
+    /// Whether an independent reproduction agreed with the run's answer, and what was
+    /// checked (docs/verification.md); never verified for a run that did not complete.
+    pub verification: crate::model::verification::Verification,
 }
 
 impl Runtime {

@@ -81,6 +81,7 @@ async fn write_text(
             ChatMessage::system(prompts::executor_system(
                 &primary.name,
                 &primary.description,
+                rt.config.actions,
             )),
             ChatMessage::user(user),
         ],

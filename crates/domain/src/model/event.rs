@@ -276,9 +276,20 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         incomplete: bool,
     },
+    /// An independent reproduction of the run's answer was compared with it
+    /// (docs/verification.md), when the run's last open step claimed success.
+    AnswerChecked {
+        step_id: String,
+        verdict: crate::model::verification::CheckVerdict,
+        detail: String,
+    },
     RunCompleted {
         summary: String,
         usage: RunUsage,
+        /// An independent reproduction agreed with what the run's executed actions produced
+        /// (docs/verification.md); false in logs written before it was recorded.
+        #[serde(default)]
+        verified: bool,
     },
     RunFailed {
         reason: String,
@@ -324,6 +335,7 @@ impl EventKind {
             EventKind::InputsRecorded { .. } => "inputs_recorded",
             EventKind::InputProtected { .. } => "input_protected",
             EventKind::CheckpointTaken { .. } => "checkpoint_taken",
+            EventKind::AnswerChecked { .. } => "answer_checked",
             EventKind::RunCompleted { .. } => "run_completed",
             EventKind::RunFailed { .. } => "run_failed",
         }

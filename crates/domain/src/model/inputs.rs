@@ -8,13 +8,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Permit {
-    /// Nothing: read it only.
+    /// Nothing: read it only, until a call says it will change it.
     #[default]
     Read,
-    /// Rename or move it, its content unchanged.
+    /// Rename or move it, its content unchanged (recorded by runs before declarations;
+    /// never given now).
     Move,
-    /// Change or delete it (the task asks for it, or `--allow-input-edits`).
+    /// Change, move or delete it: a call said so (`changes`, a file tool's `path`), or
+    /// `--allow-input-edits`.
     Change,
+    /// Never: `--protect` names it.
+    Protected,
 }
 
 /// One input as recorded when the run started.
@@ -39,6 +43,9 @@ pub struct RecordedInput {
 pub enum InputAction {
     /// A file tool was refused before it wrote.
     Refused,
+    /// A call said it will change this input (its `changes` argument, or a file tool's
+    /// `path`): from then on the run may change it.
+    Declared,
     /// The change was undone from the kept copy.
     Restored,
     /// The change could not be undone (no copy: too large); it is reported.
@@ -49,6 +56,7 @@ impl InputAction {
     pub fn as_str(self) -> &'static str {
         match self {
             InputAction::Refused => "refused",
+            InputAction::Declared => "declared",
             InputAction::Restored => "restored",
             InputAction::NotRestored => "not restored",
         }

@@ -1,25 +1,22 @@
 //! What really happened in each step, read from the events the step recorded (docs/direct.md,
 //! "Observations"): the user's answers verbatim, the files its `file_write` and
-//! `file_str_replace` calls wrote (name and first lines), the files tools reported producing,
-//! the tail of its last successful tool output, and its tool-call counts. Built from the
-//! event log, so a resumed run knows the same facts. Pure: no I/O.
+//! `file_str_replace` calls wrote (name and first lines), the files tools reported producing
+//! (`ToolOutput::attachments`, which the executor names after the output), the tail of its
+//! last successful tool output, and its tool-call counts. Built from the event log, so a
+//! resumed run knows the same facts. Pure: no I/O, and no reading of what a tool printed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use crate::model::event::{Event, EventKind};
-use crate::model::numbers::numbers_in;
-use crate::model::text::{prints_a_result, shell_stdout, text_counts, truncate_chars};
+use crate::model::text::truncate_chars;
 
 /// Tool names the facts look into (the model-facing contract, docs/architecture.md).
 pub(crate) const FILE_WRITE: &str = "file_write";
 pub(crate) const FILE_STR_REPLACE: &str = "file_str_replace";
-pub(crate) const SHELL_EXEC: &str = "shell_exec";
 /// Tools whose output is not a fact of the workspace.
 const NOT_OUTPUT: [&str; 3] = ["complete_step", "message_notify_user", "message_ask_user"];
-/// How `shell_exec` names the session a command became (docs/direct.md, "Session tools").
-const SESSION_STARTED: &str = "session id: ";
 /// How the executor names the files a tool produced, at the end of its output.
 const FILES_MARKER: &str = "\n[files: ";
 
@@ -53,24 +50,9 @@ pub struct StepFacts {
     pub last_output: Option<String>,
     pub tool_calls: u32,
     pub failed_calls: u32,
-    /// Paths the step's tool calls named in their arguments (an MCP server's file outside
-    /// the workspace, say): a result may mention them without them being in the workspace.
-    pub named_paths: Vec<String>,
 }
 
-/// Most paths kept per step in [`StepFacts::named_paths`].
-const NAMED_PATHS: usize = 64;
-
 impl StepFacts {
-    /// Whether one of the step's tool calls named `file` (the same path, or one ending in
-    /// it as its last components).
-    pub fn named(&self, file: &str) -> bool {
-        let file = file.trim_start_matches("./");
-        self.named_paths.iter().any(|p| {
-            let p = p.trim_start_matches("./");
-            p == file || p.ends_with(&format!("/{file}"))
-        })
-    }
     /// Whether anything worth showing was recorded.
     pub fn is_empty(&self) -> bool {
         self.answers.is_empty() && self.files.is_empty() && self.last_output.is_none()
@@ -113,8 +95,6 @@ fn quoted(text: &str) -> String {
 struct PendingWrite {
     step_id: String,
     file: WrittenFile,
-    /// A `file_str_replace`'s (path, old, new), remembered once it succeeds.
-    replacement: Option<String>,
 }
 
 /// The facts of every step of a run.
@@ -123,70 +103,10 @@ pub struct RunFacts {
     steps: HashMap<String, StepFacts>,
     /// Writes by their call's key, until the call reports back.
     pending: HashMap<String, PendingWrite>,
-    /// A `shell_exec` command became a session this run.
-    session_started: bool,
     /// The question each step is waiting on, until the user replies.
     asking: HashMap<String, String>,
     /// Every question the user answered this run, with the answer, in order.
     answered: Vec<Answered>,
-    /// Every number a successful tool output or an answer of the user showed (canonical,
-    /// `model/numbers.rs`): what a written number can have come from.
-    seen_numbers: HashSet<String>,
-    /// The lines of failed tool calls' outputs (long enough to mean something): text a
-    /// written file must not be (docs/direct.md, "Error text is not a result").
-    failed_lines: HashSet<String>,
-    /// The `file_str_replace` edits (path, old, new) that succeeded this run.
-    replacements: HashSet<String>,
-    /// Paths named by each call, until it reports back.
-    pending_paths: HashMap<String, Vec<String>>,
-    /// Each shell command, until it reports back (the numbers typed in it are not computed).
-    pending_commands: HashMap<String, String>,
-    /// The run's last successful `shell_exec`, when it printed a result and wrote no file.
-    printed: Option<Printed>,
-    /// The `(lines, words)` of each `[text: …]` facts line a tool showed this run.
-    text_counts: Vec<(String, String)>,
-    /// Paths named by calls that succeeded and wrote nothing (a read, an MCP server's
-    /// note): sources of the run, not outputs.
-    sourced: HashSet<String>,
-    /// Which files were last written before the user's latest answer.
-    writes: WritesAroundAnswers,
-}
-
-/// Files written since the user last answered, and files last written before an answer
-/// (`./` trimmed): an output the task builds from the answer must come after it.
-#[derive(Debug, Clone, Default)]
-struct WritesAroundAnswers {
-    since: HashSet<String>,
-    before: HashSet<String>,
-}
-
-impl WritesAroundAnswers {
-    fn written(&mut self, path: &str) {
-        let path = path.trim_start_matches("./").to_string();
-        self.before.remove(&path);
-        self.since.insert(path);
-    }
-
-    fn answered(&mut self) {
-        self.before.extend(self.since.drain());
-    }
-}
-
-/// Shortest line of a failed output remembered.
-const FAILED_LINE_MIN: usize = 12;
-/// The start of a failed call's line counts as that line from this many characters on.
-const FAILED_PREFIX_MIN: usize = 24;
-/// Most failed-output lines remembered per run.
-const FAILED_LINES: usize = 2000;
-
-/// A command that printed a result it worked out and wrote no file (`text::prints_a_result`):
-/// what the task's missing output is written from (docs/direct.md, "Completion refused in
-/// the loop").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Printed {
-    pub command: String,
-    /// What it printed on stdout, trimmed.
-    pub stdout: String,
 }
 
 /// A question of `message_ask_user` and the user's answer, verbatim.
@@ -226,80 +146,12 @@ impl RunFacts {
             .map(|a| a.answer.as_str())
     }
 
-    /// Whether a tool output or an answer of the user showed `number` (canonical) this run.
-    pub fn saw_number(&self, number: &str) -> bool {
-        self.seen_numbers.contains(number)
-    }
-
-    /// Whether `text`'s first non-blank line is a line of a failed tool call's output of
-    /// this run (an error message written down as if it were the result), or the start of
-    /// one, at least `FAILED_PREFIX_MIN` characters long (a small model copied the first
-    /// half of a refusal into port.txt).
-    pub fn is_failed_output(&self, text: &str) -> bool {
-        text.lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .is_some_and(|l| {
-                self.failed_lines.contains(l)
-                    || l.chars().count() >= FAILED_PREFIX_MIN
-                        && self.failed_lines.iter().any(|f| f.starts_with(l))
-            })
-    }
-
-    /// Whether a `file_str_replace` with these arguments (the same path, old and new text)
-    /// succeeded earlier in this run.
-    pub fn replaced_before(&self, arguments: &str) -> bool {
-        replacement_key(arguments).is_some_and(|k| self.replacements.contains(&k))
-    }
-
-    /// Whether a call that succeeded and wrote nothing named `path` (the same path, or one
-    /// ending in it): a file the run read, from the workspace or elsewhere (an MCP server).
-    pub fn sourced(&self, path: &str) -> bool {
-        let path = path.trim_start_matches("./");
-        self.sourced
-            .iter()
-            .any(|p| p == path || p.ends_with(&format!("/{path}")))
-    }
-
-    /// A file the run wrote whose last path component is `name` (`notes/todo.md` for
-    /// `todo.md`): where a task's "a file todo.md in the folder notes" went.
-    pub fn written_named(&self, name: &str) -> Option<String> {
-        let name = name.trim_start_matches("./");
+    /// Tool calls of the run that worked (the domain's own functions not counted).
+    pub fn calls_that_worked(&self) -> u32 {
         self.steps
             .values()
-            .flat_map(|s| s.files.iter())
-            .map(|f| f.path.trim_start_matches("./"))
-            .find(|p| p.rsplit('/').next() == Some(name))
-            .map(str::to_string)
-    }
-
-    /// Whether `path` was last written before the user's latest answer (by a file tool, or
-    /// reported by a command): days.txt written, then the user asked how many days.
-    pub fn written_before_the_answer(&self, path: &str) -> bool {
-        self.writes.before.contains(path.trim_start_matches("./"))
-    }
-
-    /// The other count of a `[text: N lines, M words]` line that showed `number` as one of
-    /// them, when the two differ: with `words_asked`, the words count beside `number` as
-    /// the lines count (a count of lines written where the task counts words), else the
-    /// lines count beside `number` as the words count.
-    pub fn count_beside(&self, number: &str, words_asked: bool) -> Option<&str> {
-        self.text_counts
-            .iter()
-            .map(|(l, w)| if words_asked { (l, w) } else { (w, l) })
-            .find(|(shown, other)| *shown == number && *other != number)
-            .map(|(_, other)| other.as_str())
-    }
-
-    /// The run's last successful `shell_exec`, when it printed a result it worked out and
-    /// wrote no file.
-    pub fn printed(&self) -> Option<&Printed> {
-        self.printed.as_ref()
-    }
-
-    /// Whether a shell session was started in this run (the session tools are then offered).
-    pub fn session_started(&self) -> bool {
-        self.session_started
+            .map(|s| s.tool_calls.saturating_sub(s.failed_calls))
+            .sum()
     }
 
     /// Takes in one event of the run.
@@ -312,20 +164,6 @@ impl RunFacts {
                 arguments,
                 journal_key,
             } => {
-                let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
-                self.pending_paths
-                    .insert(key.clone(), argument_paths(arguments));
-                if tool == SHELL_EXEC {
-                    if let Some(command) = shell_command(arguments) {
-                        self.pending_commands.insert(key, command);
-                    }
-                }
-                let facts = self.steps.entry(step.clone()).or_default();
-                for path in argument_paths(arguments) {
-                    if facts.named_paths.len() < NAMED_PATHS && !facts.named_paths.contains(&path) {
-                        facts.named_paths.push(path);
-                    }
-                }
                 if let Some(file) = written_file(tool, arguments) {
                     let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
                     self.pending.insert(
@@ -333,9 +171,6 @@ impl RunFacts {
                         PendingWrite {
                             step_id: step.clone(),
                             file,
-                            replacement: (tool == FILE_STR_REPLACE)
-                                .then(|| replacement_key(arguments))
-                                .flatten(),
                         },
                     );
                 }
@@ -351,63 +186,19 @@ impl RunFacts {
             } => {
                 let key = journal_key.as_deref().unwrap_or(call_id);
                 let write = self.pending.remove(key).filter(|w| &w.step_id == step);
-                let named = self.pending_paths.remove(key).unwrap_or_default();
-                let command = self.pending_commands.remove(key);
-                let typed = command.as_deref().map(numbers_in).unwrap_or_default();
-                if *ok && write.is_none() {
-                    self.sourced
-                        .extend(named.iter().map(|p| p.trim_start_matches("./").to_string()));
-                }
                 let facts = self.steps.entry(step.clone()).or_default();
+                if NOT_OUTPUT.contains(&tool.as_str()) {
+                    return;
+                }
                 facts.tool_calls += 1;
                 if !ok {
                     facts.failed_calls += 1;
-                    for line in output.lines().map(str::trim) {
-                        if line.chars().count() >= FAILED_LINE_MIN
-                            && self.failed_lines.len() < FAILED_LINES
-                        {
-                            self.failed_lines.insert(line.to_string());
-                        }
-                    }
                     return;
                 }
-                if tool == SHELL_EXEC && output.contains(SESSION_STARTED) {
-                    self.session_started = true;
-                }
                 let (body, produced) = split_files(output);
-                if let Some(counts) = text_counts(body) {
-                    if !self.text_counts.contains(&counts) {
-                        self.text_counts.push(counts);
-                    }
-                }
-                if tool == SHELL_EXEC {
-                    self.printed = command
-                        .filter(|c| produced.is_empty() && prints_a_result(c))
-                        .and_then(|command| {
-                            let stdout = shell_stdout(body)?.to_string();
-                            Some(Printed { command, stdout })
-                        });
-                }
-                if write.is_none() && !NOT_OUTPUT.contains(&tool.as_str()) {
-                    // `echo 0` shows a number the model typed, not one it computed.
-                    self.seen_numbers
-                        .extend(numbers_in(body).into_iter().filter(|n| !typed.contains(n)));
-                }
-                if let Some(w) = &write {
-                    self.writes.written(&w.file.path);
-                }
-                for path in &produced {
-                    self.writes.written(path);
-                }
                 match write {
-                    Some(w) => {
-                        self.replacements.extend(w.replacement);
-                        add_file(facts, w.file);
-                    }
-                    None if !NOT_OUTPUT.contains(&tool.as_str()) => {
-                        facts.last_output = Some(tail(body));
-                    }
-                    None => {}
+                    Some(w) => add_file(facts, w.file),
+                    None => facts.last_output = Some(tail(body)),
                 }
                 for path in produced {
                     if !facts.files.iter().any(|f| f.path == path) {
@@ -430,8 +221,6 @@ impl RunFacts {
                 answer: Some(answer),
                 ..
             } => {
-                self.seen_numbers.extend(numbers_in(answer));
-                self.writes.answered();
                 self.steps
                     .entry(step_id.clone())
                     .or_default()
@@ -459,24 +248,6 @@ fn add_file(facts: &mut StepFacts, file: WrittenFile) {
 }
 
 /// The file a `file_write` / `file_str_replace` call writes, and the head of its text.
-/// The top-level string arguments of a call that look like paths (no spaces, a `.` or `/`).
-fn argument_paths(arguments: &str) -> Vec<String> {
-    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
-        return Vec::new();
-    };
-    args.values()
-        .filter_map(Value::as_str)
-        .map(str::trim)
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 300
-                && (v.contains('/') || v.contains('.'))
-                && !v.contains(char::is_whitespace)
-        })
-        .map(str::to_string)
-        .collect()
-}
-
 fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
     let field = match tool {
         FILE_WRITE => "content",
@@ -515,24 +286,6 @@ fn head(text: &str) -> String {
         head.push_str("\n...");
     }
     truncate_chars(&head, HEAD_CHARS)
-}
-
-/// A `shell_exec` call's command line.
-fn shell_command(arguments: &str) -> Option<String> {
-    let args: Value = serde_json::from_str(arguments).ok()?;
-    Some(args.get("command")?.as_str()?.trim().to_string())
-}
-
-/// A `file_str_replace` call's path, old and new text as one key (`None`: not its arguments).
-fn replacement_key(arguments: &str) -> Option<String> {
-    let args: Value = serde_json::from_str(arguments).ok()?;
-    let text = |k: &str| args.get(k).and_then(Value::as_str);
-    Some(format!(
-        "{}\0{}\0{}",
-        text("path")?.trim().trim_start_matches("./"),
-        text("old")?,
-        text("new")?
-    ))
 }
 
 /// A question's words, lower-cased, without punctuation or extra spaces.
@@ -598,27 +351,6 @@ mod tests {
             error: answer.is_none().then(|| "no terminal".to_string()),
             journal_key: None,
         }
-    }
-
-    #[test]
-    fn a_failed_calls_line_or_its_start_is_failed_output() {
-        let mut facts = RunFacts::default();
-        facts.record(&called(
-            "s1",
-            "k1",
-            "file_write",
-            false,
-            "Error: invalid arguments: file_write: the content is a tool's status message",
-        ));
-        let line = "Error: invalid arguments: file_write: the content is a tool's status message";
-        assert!(facts.is_failed_output(line));
-        // The 0.5B model wrote the first half of the refusal into port.txt.
-        assert!(facts.is_failed_output("Error: invalid arguments: file_write: the\n"));
-        assert!(
-            !facts.is_failed_output("Error: invalid"),
-            "too short to tell"
-        );
-        assert!(!facts.is_failed_output("8080"));
     }
 
     #[test]
@@ -732,7 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_answer_is_said_so_and_sessions_are_noticed() {
+    fn an_empty_answer_is_said_so() {
         let mut facts = RunFacts::default();
         facts.record(&EventKind::UserReplied {
             step_id: "s1".into(),
@@ -744,15 +476,6 @@ mod tests {
             facts.step("s1").lines(),
             vec!["the user gave an empty answer".to_string()]
         );
-        assert!(!facts.session_started());
-        facts.record(&called(
-            "s1",
-            "k",
-            "shell_exec",
-            true,
-            "still running after 10 s; session id: sh1",
-        ));
-        assert!(facts.session_started());
     }
 
     #[test]

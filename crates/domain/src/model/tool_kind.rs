@@ -7,23 +7,26 @@
 /// offers a family when the step needs it, and the families marked "always" to every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ToolFamily {
-    /// Runs commands in the workspace (`shell_exec`): always offered. Its calls are judged
-    /// as command lines by the approval rules.
+    /// Runs commands in the workspace (`shell_exec`): offered unless the run acts in code
+    /// only (`--actions code`). Its calls are judged as command lines by the approval rules.
     Shell,
+    /// Runs a whole program in the workspace (`code_run`, docs/code-actions.md): offered
+    /// unless the run acts through tools only (`--actions tools`).
+    Code,
     /// Works a running shell session (`shell_view`, `shell_wait`, `shell_write`,
     /// `shell_kill`): offered once a command of the run became a session.
     ShellSession,
-    /// Reads or writes the workspace's files, named by a `path` argument (`file_*`): always
-    /// offered; approval rules compare that path.
+    /// Reads or writes the workspace's files, named by a `path` argument (`file_*`): offered
+    /// unless the run acts in code only; approval rules compare that path.
     Files,
-    /// Drives a web browser (`browser_*`): offered when the step or the task speaks of web
-    /// pages or addresses.
+    /// Drives a web browser (`browser_*`): offered when the step or the task holds a web
+    /// address, or the step's tag asks for the web.
     Browser,
-    /// Searches the web (`web_search`): offered when the step asks to look something up.
+    /// Searches the web (`web_search`): offered whenever a search provider is configured.
     WebSearch,
-    /// Asks the user and waits (`message_ask_user`): offered when the step asks the user.
+    /// Asks the user and waits (`message_ask_user`): always offered.
     AskUser,
-    /// Tells the user something (`message_notify_user`): offered when the step says to.
+    /// Tells the user something (`message_notify_user`): offered when the step's tag says to.
     NotifyUser,
     /// Any other tool (a custom tool, an MCP server's, `complete_step`): always offered.
     #[default]
@@ -36,7 +39,7 @@ impl ToolFamily {
     pub fn works_in_workspace(self) -> bool {
         matches!(
             self,
-            ToolFamily::Shell | ToolFamily::ShellSession | ToolFamily::Files
+            ToolFamily::Shell | ToolFamily::Code | ToolFamily::ShellSession | ToolFamily::Files
         )
     }
 }

@@ -36,6 +36,14 @@ pub struct ToolOutput {
     /// Workspace-relative paths of files the call produced.
     #[serde(default)]
     pub attachments: Vec<String>,
+    /// What a program the call ran printed on stdout, whole up to the tool's cap, for the
+    /// runtime's own comparisons (docs/verification.md); `None` for tools that run none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// A program the call ran ended with `final_answer(…)`: the step's result, which
+    /// finishes the step as `complete_step` would (docs/code-actions.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_answer: Option<String>,
 }
 
 impl ToolOutput {
@@ -49,7 +57,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
-            attachments: Vec::new(),
+            ..ToolOutput::default()
         }
     }
 }

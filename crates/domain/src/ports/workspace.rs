@@ -1,9 +1,10 @@
 //! The workspace port: what the runtime sees of a run's workspace folder to protect the
-//! files that were there before the run (its inputs) and to ground completion in the files
-//! the run really left (docs/security.md, "Input files"). The domain does no file I/O: it
-//! lists, compares and restores through [`WorkspaceFiles`].
+//! files that were there before the run (its inputs, docs/security.md, "Input files"), to
+//! show a step what the workspace holds, and to check a run's answer in a scratch copy of
+//! the workspace as it started (docs/verification.md). The domain does no file I/O: it
+//! lists, compares, restores and copies through [`WorkspaceFiles`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,16 @@ pub struct Listing {
     pub files: Vec<FileFacts>,
     /// More files than the listing's limit: the rest were not listed.
     pub truncated: bool,
+}
+
+/// A file put into a scratch folder ([`WorkspaceFiles::scratch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScratchFile {
+    /// Relative to the workspace.
+    pub path: String,
+    /// Taken from the copy kept of it when the run started; else from the workspace as it
+    /// is now.
+    pub from_copy: bool,
 }
 
 /// A workspace file operation that failed.
@@ -71,6 +82,20 @@ pub trait WorkspaceFiles: Send + Sync {
         workspace: &Path,
         path: &str,
     ) -> Result<(), WorkspaceError>;
-    /// Deletes every copy kept for `run_id`.
+    /// Deletes every copy kept for `run_id`, and its scratch folders.
     async fn discard_copies(&self, run_id: &str) -> Result<(), WorkspaceError>;
+    /// A fresh folder `name` for run `run_id`, out of the workspace's reach, holding
+    /// `files` (an earlier folder of that name is replaced); where it is. The check of a
+    /// run's answer runs a program there (docs/verification.md).
+    async fn scratch(
+        &self,
+        _run_id: &str,
+        _workspace: &Path,
+        _name: &str,
+        _files: &[ScratchFile],
+    ) -> Result<PathBuf, WorkspaceError> {
+        Err(WorkspaceError::Io(
+            "this workspace cannot make scratch folders".to_string(),
+        ))
+    }
 }

@@ -1,35 +1,50 @@
 //! What an executor agent reads: its system prompt, the per-step prompt, the nudges and
 //! answers inside its loop, and the verifier's prompts.
 
-use crate::model::observations::Answered;
-use crate::model::step_input::StepInput;
 use std::fmt::Write;
 
+use crate::engine::config::Actions;
+use crate::model::observations::Answered;
+use crate::model::step_input::StepInput;
+use crate::model::workspace_view::{ViewedText, WorkspaceView};
+
 /// System prompt of an executor agent. The same for every step and attempt of a run (the
-/// step is in the user message), so a KV cache can reuse it across steps. Short: a small
-/// model reads it on every call.
-pub fn executor_system(agent_name: &str, agent_description: &str) -> String {
+/// step is in the user message), so a KV cache can reuse it across steps; the check that
+/// reproduces a run's answer reads it too (docs/verification.md). Short: a small model
+/// reads it on every call.
+pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actions) -> String {
+    let act = match actions {
+        Actions::Code => {
+            "- Act by running programs (python or bash): read the files, compute and write \
+             the results in the program. Do the whole step in one program when you can, and \
+             end it with final_answer(result): the result, computed, finishes the step.\n"
+        }
+        Actions::Tools => "- Act with the tools; do not just describe what you would do.\n",
+        Actions::Both => {
+            "- Act by running programs (python or bash), or with the other tools; do not \
+             just describe what you would do. A program that finishes the step ends with \
+             final_answer(result).\n"
+        }
+    };
     format!(
         "You are {agent_name}, an agent of Planwright. {agent_description}\n\
-         You do one step of a task with the tools you are given, in the workspace folder \
-         (relative paths only).\n\
+         You do one step of a task in the workspace folder (relative paths only).\n\
          Rules:\n\
-         - Act with tools; do not just describe what you would do.\n\
-         - Compute numbers, counts, sums, sorting and extraction with shell_exec (wc, awk, \
-         sort, python3, jq) and write files from the command's output, never from your head.\n\
-         - File content comes from tool output or the user's answer, never a placeholder.\n\
-         - When done, call `complete_step` with success=true and a `result` (file names, \
-         values); it may come in the same answer as your last tool call.\n\
-         - If the step cannot be done, call `complete_step` with success=false and why.\n\
+         {act}\
+         - Compute every number, list and text from the files; never type a result you did \
+         not read or compute.\n\
+         - Name the files that already exist and that an action changes, moves or deletes \
+         in its `changes`; any other existing file it changes is put back.\n\
+         - Read what each action printed. If it failed, fix it and try again.\n\
+         - If only the user can tell you something you need, ask the user.\n\
+         - When the step is done, finish it with the result (the answer, the files \
+         written); if it cannot be done, finish it as failed and say why.\n\
          - Do only the current step."
     )
 }
 
-/// The per-step prompt (docs/design.md, "The per-step prompt"; docs/direct.md): the task,
-/// the plan digest, what the earlier steps did (their results and the recorded facts), and
-/// the step itself. A step that is the whole task (direct mode) gets the task alone.
-/// Why the step's last attempt was not accepted (a grounding check, the verifier, a failure),
-/// for the attempt that retries it (docs/security.md, "Outputs").
+/// Why the step's last attempt was not accepted (the check of its answer, the verifier, a
+/// failure), for the attempt that retries it.
 fn last_attempt(s: &mut String, input: &StepInput) {
     if let Some(why) = input
         .step
@@ -51,20 +66,82 @@ fn last_attempt(s: &mut String, input: &StepInput) {
     }
 }
 
-pub fn step_prompt(task: &str, input: &StepInput) -> String {
+/// The workspace as a step is shown it before it acts (docs/code-actions.md, "The work up
+/// front"): each file with its size, and the text of the small ones.
+pub fn workspace_section(view: &WorkspaceView) -> String {
+    if view.files.is_empty() {
+        return "THE WORKSPACE IS EMPTY.\n".to_string();
+    }
+    let mut s = String::from("FILES IN THE WORKSPACE:\n");
+    for f in &view.files {
+        let size = human_size(f.size);
+        match &f.text {
+            ViewedText::Text {
+                shown,
+                lines,
+                total,
+            } => {
+                let what = match total {
+                    Some(t) if t == lines => format!("{size}, {t} lines"),
+                    Some(t) => format!("{size}, {t} lines; the first {lines}"),
+                    None => format!("{size}; the first {lines} lines"),
+                };
+                let _ = writeln!(s, "{} ({what}):\n```\n{}```", f.path, with_newline(shown));
+            }
+            ViewedText::Binary => {
+                let _ = writeln!(s, "{} ({size}, binary)", f.path);
+            }
+            ViewedText::NotShown => {
+                let _ = writeln!(s, "{} ({size})", f.path);
+            }
+        }
+    }
+    if view.more > 0 {
+        let _ = writeln!(s, "... and {} more files", view.more);
+    }
+    s
+}
+
+fn with_newline(text: &str) -> String {
+    if text.is_empty() || text.ends_with('\n') {
+        text.to_string()
+    } else {
+        format!("{text}\n")
+    }
+}
+
+/// `812 bytes`, `3.4 KB`, `2.1 MB`.
+fn human_size(n: u64) -> String {
+    match n {
+        0..=1023 => format!("{n} bytes"),
+        1024..=1_048_575 => format!("{:.1} KB", n as f64 / 1024.0),
+        _ => format!("{:.1} MB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// The per-step prompt (docs/design.md, "The per-step prompt"; docs/direct.md): the task,
+/// the workspace as it is now, the plan digest, what the earlier steps did (their results
+/// and the recorded facts), and the step itself. A step that is the whole task (direct
+/// mode) gets the task alone. The task and the workspace come first, so that the check of
+/// the run's answer, which starts the same way, reads them from the model's cache.
+pub fn step_prompt(task: &str, input: &StepInput, view: Option<&WorkspaceView>) -> String {
+    let mut s = format!("TASK: {task}\n\n");
+    if let Some(view) = view {
+        s.push_str(&workspace_section(view));
+        s.push('\n');
+    }
     if input.whole_task {
-        let mut s = format!("TASK: {task}\n\n");
         earlier_steps(&mut s, input);
         last_attempt(&mut s, input);
-        s.push_str("Do the task with the tools, then call `complete_step`.");
+        s.push_str("Do the task, then finish the step with its result.");
         return s;
     }
-    let mut s = format!("TASK: {task}\n\nPLAN:\n{}\n", input.digest);
+    let _ = write!(s, "PLAN:\n{}\n", input.digest);
     earlier_steps(&mut s, input);
     last_attempt(&mut s, input);
     let _ = write!(
         s,
-        "You are now working on step {}: \"{}\"\nDo it with the tools, then call `complete_step`.",
+        "You are now working on step {}: \"{}\"\nDo it, then finish the step with its result.",
         input.index,
         input.step.display_text()
     );
@@ -86,6 +163,67 @@ fn earlier_steps(s: &mut String, input: &StepInput) {
     s.push('\n');
 }
 
+/// The check of a run's answer (docs/verification.md): the task and the workspace as the
+/// run found it, the user's answers, then what to do: the task again, in one program, in a
+/// copy of the workspace. `round` > 1 asks for a fresh look (a second check).
+pub fn check_prompt(task: &str, view: &WorkspaceView, answers: &[Answered], round: u32) -> String {
+    let mut s = format!("TASK: {task}\n\n{}\n", workspace_section(view));
+    for a in answers.iter().filter(|a| !a.answer.trim().is_empty()) {
+        let _ = writeln!(s, "The user was asked {:?} and answered {:?}.", a.question, a.answer);
+    }
+    s.push_str(
+        "Do this task yourself, from the files above, in one program with `code_run`. It \
+         runs in a copy of the workspace. Write the files the task asks for, and print the \
+         answer when the task asks a question.",
+    );
+    if round > 1 {
+        s.push_str(" Work it out afresh, step by step.");
+    }
+    s
+}
+
+/// What the model reads when the check's program failed.
+pub fn check_program_failed() -> String {
+    "The program failed. Fix it and run it again with `code_run`.".to_string()
+}
+
+/// Why the run's last step is tried again: an independent check disagreed with its result
+/// (docs/verification.md).
+pub fn check_disagreed(why: &str) -> String {
+    format!(
+        "two independent programs did the task from the original files and both disagree \
+         with your result ({why}). Read the task and the files again and fix the result if \
+         it is wrong"
+    )
+}
+
+/// The refusal of a call that would change a file `--protect` names.
+pub fn protected_file(path: &str) -> String {
+    format!(
+        "Refused: {path} is protected (--protect): no call may change, move or delete it. \
+         Leave it as it is."
+    )
+}
+
+/// What the model reads when a call changed existing files it did not name in `changes`.
+pub fn undeclared_change_undone(paths: &[&str]) -> String {
+    let names = paths.join(", ");
+    format!(
+        "Undone: this call changed {names}, which existed before the run, without naming it \
+         in `changes`; the change was put back. If the task asks to change {names}, make the \
+         call again with it in `changes`."
+    )
+}
+
+/// What the model reads when a change to an existing file could not be put back.
+pub fn change_not_undone(paths: &[&str]) -> String {
+    format!(
+        "Warning: {} existed before the run and this call changed it without naming it in \
+         `changes`; the change could not be undone.",
+        paths.join(", ")
+    )
+}
+
 /// Added when a tool failed twice in a row (docs/design.md, "The tool router").
 pub fn tool_failed_twice_hint(tool: &str) -> String {
     format!(
@@ -98,32 +236,12 @@ pub fn tool_failed_twice_hint(tool: &str) -> String {
 pub fn stuck_nudge(reason: &str) -> String {
     format!(
         "You seem stuck: {reason}; repeating it gives the same result. If you already have \
-         what the step asks for, call `complete_step` now with success=true and the result. \
-         Otherwise change your approach; if the step cannot be done, call `complete_step` \
-         with success=false and explain why."
+         what the step asks for, finish the step now with the result. Otherwise change your \
+         approach; if the step cannot be done, finish it as failed and say why."
     )
 }
 
-/// The stuck nudge when the run is not done and one tool plainly supplies what is missing
-/// (the next call is that tool: docs/direct.md, "Completion refused in the loop").
-pub fn stuck_nudge_unfinished(reason: &str, why: &str, tool: &str) -> String {
-    format!(
-        "You seem stuck: {reason}; repeating it gives the same result. You have what you \
-         need: {why}. Call `{tool}` now."
-    )
-}
 
-/// The answer to `complete_step {success: true}` from the run's last open step while the
-/// run is not done; `tool`, when given, is the call the model must make next.
-pub fn completion_unfinished(why: &str, tool: Option<&str>) -> String {
-    match tool {
-        Some(tool) => format!(
-            "Not accepted yet: {why}. Use what you have already read above; call `{tool}` \
-             now, then `complete_step`."
-        ),
-        None => format!("Not accepted yet: {why}."),
-    }
-}
 
 pub fn verify_system() -> String {
     "You are a strict reviewer. You check whether an agent's claimed result really \
@@ -139,19 +257,18 @@ pub fn verify_step(task: &str, step: &str, result: &str) -> String {
     )
 }
 
-/// The answer to `complete_step {success: true}` from an executor that has not called any
-/// tool, for a step that asks for an action.
+/// The answer to `complete_step {success: true}` from an executor that has not acted yet.
 pub fn claim_not_accepted() -> String {
-    "Not accepted: you have not called any tool in this step, so nothing has been done yet. \
-     Do the step with the tools first (e.g. write the file, run the command), check the \
-     outcome, then call `complete_step`."
+    "Not accepted yet: no call of this step has run, so nothing has been done. Do the \
+     step first (run a program, write the file), read what it printed, then finish the \
+     step. If the step really needs no action, finish it again."
         .to_string()
 }
 
 /// The answer to `complete_step {success: true}` when every tool call of the step failed.
 pub fn claim_after_failures() -> String {
-    "Not accepted: every tool call of this step failed, so nothing has been done yet. Read \
-     the errors, do the step another way, then call `complete_step`."
+    "Not accepted yet: every call of this step failed, so nothing has been done. Read the \
+     errors, do the step another way, then finish it."
         .to_string()
 }
 
@@ -160,7 +277,7 @@ pub fn claim_after_failures() -> String {
 pub fn completion_held(failed: &[String]) -> String {
     format!(
         "Not accepted yet: {} failed in this same answer (see its result). Fix that, then \
-         call `complete_step` again.",
+         finish the step again.",
         failed.join(", ")
     )
 }
@@ -186,17 +303,12 @@ pub fn user_not_asked_again(why: &str, answered: &[Answered]) -> String {
     s
 }
 
-/// The answer to `message_ask_user` when nobody can answer and the task never said to ask.
+/// The answer to `message_ask_user` when nobody can answer.
 pub fn nobody_to_ask(why: &str) -> String {
     format!(
         "Error: {why}. Nobody can answer questions in this run: do the task with what you \
          have (the task's words, the files, the tools' output). Do not ask again."
     )
-}
-
-/// The answer to a second such claim: the step fails.
-pub fn claim_refused_again() -> String {
-    "Not accepted again: still no tool was called. The step fails.".to_string()
 }
 
 /// The result of a tool call beyond the per-answer cap (`StepLimits::max_calls_per_reply`).
@@ -209,8 +321,7 @@ pub fn too_many_calls(max: usize) -> String {
 
 /// Sent when the model answered without any tool call.
 pub fn nudge_use_tools() -> String {
-    "You did not call any tool. Continue the current step with the tools, or call \
-     `complete_step` (success=true with the result, or success=false with the reason) if it \
-     is finished."
+    "You did not act. Continue the current step, or finish it (with the result, or as \
+     failed with the reason) if it is done."
         .to_string()
 }

@@ -150,3 +150,16 @@ pub fn plain_report(task: &str, plan: &Plan, why: &str) -> String {
     }
     s
 }
+
+/// The summary's last line: whether the answer was checked, said plainly
+/// (docs/verification.md).
+pub fn verification_line(v: &crate::model::verification::Verification) -> String {
+    if v.verified {
+        format!("Verified: {}.", v.detail.trim_end_matches('.'))
+    } else {
+        format!(
+            "Not verified: {}. Check the result yourself.",
+            v.detail.trim_end_matches('.')
+        )
+    }
+}

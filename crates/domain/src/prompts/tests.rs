@@ -1,7 +1,9 @@
 //! Snapshots of every prompt: a change shows up as a snapshot diff in review.
 
 use super::*;
+use crate::engine::config::Actions;
 use crate::model::event::EventKind;
+use crate::model::workspace_view::{ViewBudget, WorkspaceView};
 use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::model::plan::StepStatus;
@@ -103,14 +105,32 @@ fn default_plan() {
 
 #[test]
 fn executor_system_prompt() {
-    insta::assert_snapshot!(executor_system("general", "A general-purpose agent."));
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}",
+        executor_system("general", "A general-purpose agent.", Actions::Code),
+        executor_system("general", "A general-purpose agent.", Actions::Tools)
+    ));
+}
+
+/// What a step is shown of the workspace: small text files whole, a long one's first
+/// lines, a binary one by its size.
+fn view() -> WorkspaceView {
+    let long: String = (1..=80).map(|i| format!("{i},item{i}\n")).collect();
+    WorkspaceView::build(
+        vec![
+            ("data.csv".into(), 18, Some(b"id,qty\n1,3\n2,5\n".to_vec())),
+            ("big.csv".into(), long.len() as u64, Some(long.into_bytes())),
+            ("logo.png".into(), 2048, Some(vec![0x89, 0x50, 0, 1])),
+        ],
+        ViewBudget::default(),
+    )
 }
 
 #[test]
 fn step_prompt_with_dependency_results() {
     let p = plan();
     let input = StepInput::new(&p, 1, &facts(), BUDGET);
-    insta::assert_snapshot!(step_prompt("make notes", &input));
+    insta::assert_snapshot!(step_prompt("make notes", &input, None));
 }
 
 /// A later step sees the facts of an earlier step it does not depend on.
@@ -121,7 +141,7 @@ fn step_prompt_with_earlier_facts() {
     p.steps_mut()[1].result = Some("3".into());
     p.transition("s3", StepStatus::InProgress).expect("legal");
     let input = StepInput::new(&p, 2, &facts(), BUDGET);
-    insta::assert_snapshot!(step_prompt("make notes", &input));
+    insta::assert_snapshot!(step_prompt("make notes", &input, None));
 }
 
 /// Direct mode: the one step is the task; no plan digest, no step line.
@@ -131,7 +151,42 @@ fn step_prompt_of_the_whole_task() {
     let p = Plan::from_texts("plan_1", "t", task, &[task.to_string()]).expect("plan");
     let input = StepInput::new(&p, 0, &RunFacts::default(), BUDGET);
     assert!(input.whole_task);
-    insta::assert_snapshot!(step_prompt(task, &input));
+    insta::assert_snapshot!(step_prompt(task, &input, Some(&view())));
+}
+
+/// The check of a run's answer starts as the step did (the model's cache reads it once).
+#[test]
+fn check_prompts() {
+    let task = "count the lines of data.csv into count.txt";
+    let answered = [crate::model::observations::Answered {
+        question: "Which file?".into(),
+        answer: "data.csv".into(),
+    }];
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}",
+        check_prompt(task, &view(), &answered, 1),
+        check_prompt(task, &view(), &[], 2),
+        check_program_failed(),
+        check_disagreed("count.txt: the run left \"7\", the check \"6\"")
+    ));
+}
+
+#[test]
+fn file_protection_prompts() {
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
+        protected_file("app.lock"),
+        undeclared_change_undone(&["data.txt"]),
+        change_not_undone(&["big.bin"]),
+        verification_line(&crate::model::verification::Verification {
+            verified: true,
+            detail: "an independent program reproduced count.txt".into()
+        }),
+        verification_line(&crate::model::verification::Verification {
+            verified: false,
+            detail: "no action was executed: the answer was typed, not computed".into()
+        })
+    ));
 }
 
 #[test]
@@ -141,25 +196,6 @@ fn completion_and_answer_prompts() {
         claim_after_failures(),
         completion_held(&["`shell_exec`".to_string()]),
         empty_user_answer()
-    ));
-}
-
-#[test]
-fn unfinished_run_prompts() {
-    let why = "the task asks for sum.txt, which does not exist: write it (with the tools) \
-               before completing";
-    insta::assert_snapshot!(format!(
-        "{}\n---\n{}\n---\n{}",
-        completion_unfinished(why, Some("file_write")),
-        completion_unfinished(
-            "the task asks to change app.conf, and it is as it was",
-            None
-        ),
-        stuck_nudge_unfinished(
-            "`file_read` returned the same output 3 times",
-            why,
-            "file_write"
-        )
     ));
 }
 

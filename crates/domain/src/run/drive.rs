@@ -8,6 +8,7 @@ use crate::engine::scheduler::{self, LoopEnd};
 use crate::error::Error;
 use crate::model::event::EventKind;
 use crate::model::plan::{Plan, StepStatus};
+use crate::model::verification::Verification;
 use crate::ports::{RunRecord, RunStatus};
 use crate::strategy::list::strategy_for;
 use crate::strategy::InitialPlan;
@@ -57,10 +58,15 @@ impl Runtime {
         };
         // The outcome is settled before the summary is written: the summary is told it and
         // starts with a line built from the recorded statuses, so the two cannot disagree.
-        let mut failure = stopped.clone().or_else(|| first_failure(&plan));
-        if failure.is_none() {
-            failure = crate::engine::grounding::missing_output(ctx).await;
-        }
+        let failure = stopped.clone().or_else(|| first_failure(&plan));
+        let verification = if failure.is_none() {
+            ctx.verified()
+        } else {
+            Verification {
+                verified: false,
+                detail: "the run did not complete".to_string(),
+            }
+        };
         let summary = crate::engine::summary::summarize(
             ctx,
             self,
@@ -69,7 +75,13 @@ impl Runtime {
             failure.as_deref(),
         )
         .await?;
+        let summary = format!(
+            "{}\n\n{}",
+            summary.trim_end(),
+            crate::prompts::verification_line(&verification)
+        );
         let files = crate::engine::inputs::finish(ctx).await;
+        crate::engine::inputs::discard_copies(ctx).await;
         crate::engine::checkpoints::at_run_end(ctx, self).await?;
         let files = crate::engine::checkpoints::file_changes(ctx, self, files).await;
         let summary = with_files(summary, &files);
@@ -84,6 +96,7 @@ impl Runtime {
                 ctx.emit(EventKind::RunCompleted {
                     summary: summary.clone(),
                     usage,
+                    verified: verification.verified,
                 })
                 .await?
             }
@@ -112,6 +125,7 @@ impl Runtime {
             plan,
             usage,
             files,
+            verification,
         })
     }
 }

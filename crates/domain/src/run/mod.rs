@@ -8,7 +8,6 @@
 //! ```
 
 mod drive;
-mod refused;
 mod resume;
 
 use std::path::PathBuf;
@@ -209,9 +208,7 @@ impl Runtime {
         })
         .await?;
         tracing::info!(task = %request_task, "run started");
-        if let Some(reason) = crate::engine::inputs::record(ctx).await? {
-            return self.refuse_task(ctx, record, reason).await;
-        }
+        crate::engine::inputs::record(ctx).await?;
 
         let mode = match mode {
             Mode::Auto => crate::strategy::auto::choose(ctx, self).await?,

@@ -1,6 +1,7 @@
 //! **auto**, the default mode: classify the task as simple, sequential, complex or emergent —
-//! rules first, an LLM call only when the rules are unsure, complex when everything fails —
-//! and pick direct, flow, dag or todo (docs/direct.md, "How auto picks").
+//! by its shape first (a short task that is not a list is simple), an LLM call for the
+//! others, sequential when that fails — and pick direct, flow, dag or todo (docs/direct.md,
+//! "How auto picks"). No rule reads the task's words.
 
 use crate::engine::config::Mode;
 use crate::engine::context::RunContext;
@@ -8,7 +9,6 @@ use crate::engine::runtime::Runtime;
 use crate::engine::structured::ask_json;
 use crate::error::Error;
 use crate::model::event::EventKind;
-use crate::model::task_files::mentions;
 use crate::ports::llm::{CallPurpose, ChatMessage};
 use crate::prompts;
 
@@ -44,116 +44,37 @@ impl TaskClass {
     }
 }
 
-const EMERGENT: &[&str] = &[
-    "explore",
-    "investigate",
-    "research",
-    "find out",
-    "figure out",
-    "look into",
-    "brainstorm",
-    "improve",
-    "optimize",
-    "optimise",
-    "audit",
-    "survey",
-    "what can",
-    "ideas for",
-    "why is",
-    "调研",
-    "探索",
-    "优化",
-    "改进",
-    "研究",
-];
+/// Longest task (in characters) the rules send to direct: one executor acting in code does
+/// a few actions in one program, where every planned step would cost a small model calls.
+const SIMPLE_MAX_CHARS: usize = 600;
+/// List items (lines starting `- `, `* `, `1.` or `1)`) from which a task is a plan's worth.
+const LIST_ITEMS: usize = 3;
 
-/// Parts that can be done side by side.
-const PARALLEL: &[&str] = &[
-    "in parallel",
-    "parallel",
-    "compare",
-    "for each",
-    "each of",
-    "all of the",
-    "both ",
-    "并行",
-    "对比",
-    "比较",
-];
-
-/// Parts done one after another.
-const SEQUENCE: &[&str] = &[" then ", "after that", "afterwards", "finally", "然后"];
-
-/// Longest task (in words) the rules send to direct.
-const SIMPLE_MAX_WORDS: usize = 40;
-/// Most parts (sequence words, semicolons) a task sent to direct has. Commas and "and"
-/// do not count: they join the actions of one sentence ("read, sort, upper-case and
-/// write"), which one direct loop does well (docs/direct.md, "How auto picks").
-const SIMPLE_MAX_PARTS: usize = 3;
-/// A task longer than this (in words) gets a plan.
-const LONG_TASK_WORDS: usize = 60;
-
-/// The rules: a class and the reason, or `None` when they are unsure.
-pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
-    let lower = format!(" {} ", task.to_lowercase());
-    let found = |markers: &[&'static str]| -> Vec<&'static str> {
-        markers
-            .iter()
-            .copied()
-            .filter(|m| lower.contains(m))
-            .collect()
-    };
-    let emergent = found(EMERGENT);
-    let parallel = found(PARALLEL);
-    let list_items = task
-        .lines()
+/// The lines of `task` that are items of a list.
+fn list_items(task: &str) -> usize {
+    task.lines()
         .filter(|l| {
             let t = l.trim_start();
             t.starts_with("- ")
                 || t.starts_with("* ")
-                || t.split_once('.')
+                || t.split_once(['.', ')'])
                     .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         })
-        .count();
-    let words = task.split_whitespace().count();
-    let parts = SEQUENCE
-        .iter()
-        .map(|m| lower.matches(m).count())
-        .sum::<usize>()
-        + lower.matches("; ").count();
-    let short = words <= SIMPLE_MAX_WORDS && parts <= SIMPLE_MAX_PARTS;
-    if short && list_items < 2 && !mentions(task, &[]).is_empty() {
-        // "Run report.sh; if it fails, find out why": "find out" is not open-ended when a
-        // short task names its files (docs/direct.md, "How auto picks").
-        return Some((
+        .count()
+}
+
+/// The rules, by the task's shape alone (its length, whether it is a list), the same in
+/// every language: a short task that is not a list is simple; otherwise they are unsure
+/// (`None`) and a model call classifies it.
+pub fn classify_by_rules(task: &str) -> Option<(TaskClass, String)> {
+    let chars = task.chars().count();
+    let items = list_items(task);
+    (chars <= SIMPLE_MAX_CHARS && items < LIST_ITEMS).then(|| {
+        (
             TaskClass::Simple,
-            format!("a short task on named files ({words} words, {parts} joined parts)"),
-        ));
-    }
-    match (emergent.is_empty(), parallel.is_empty()) {
-        (false, true) => Some((
-            TaskClass::Emergent,
-            format!("open-ended wording: {}", emergent.join(", ")),
-        )),
-        (true, false) => Some((
-            TaskClass::Complex,
-            format!("parts that can run side by side: {}", parallel.join(", ")),
-        )),
-        (false, false) => None,
-        (true, true) if list_items >= 2 => Some((
-            TaskClass::Sequential,
-            format!("a list of {list_items} parts"),
-        )),
-        (true, true) if words <= SIMPLE_MAX_WORDS && parts <= SIMPLE_MAX_PARTS => Some((
-            TaskClass::Simple,
-            format!("a short task ({words} words, {parts} joined parts)"),
-        )),
-        (true, true) if words > LONG_TASK_WORDS || parts > SIMPLE_MAX_PARTS + 1 => Some((
-            TaskClass::Sequential,
-            format!("a long task ({words} words, {parts} joined parts)"),
-        )),
-        (true, true) => None,
-    }
+            format!("a short task ({chars} characters, not a list)"),
+        )
+    })
 }
 
 /// Picks the mode for `auto`, records the choice as an event, and returns it.
@@ -187,14 +108,14 @@ pub(crate) async fn choose(ctx: &RunContext, rt: &Runtime) -> Result<Mode, Error
                     match class {
                         Some(c) => (c, "llm", why),
                         None => (
-                            TaskClass::Complex,
+                            TaskClass::Sequential,
                             "fallback",
                             format!("the classifier answered no known class: {}", answer.value),
                         ),
                     }
                 }
                 Err(e) => (
-                    TaskClass::Complex,
+                    TaskClass::Sequential,
                     "fallback",
                     format!("the classifier failed: {}", e.recoverable()?),
                 ),
@@ -220,61 +141,28 @@ mod tests {
         classify_by_rules(task).map(|(c, _)| c)
     }
 
+    /// Everyday small jobs go direct whatever their language: no planner call.
     #[test]
-    fn rules_classify_clear_cases_and_defer_unclear_ones() {
-        assert_eq!(
-            class("Write hello.txt containing hi"),
-            Some(TaskClass::Simple)
-        );
-        assert_eq!(
-            class("Research the Python ML ecosystem"),
-            Some(TaskClass::Emergent)
-        );
-        assert_eq!(
-            class("Compare the test suites of repo A and repo B"),
-            Some(TaskClass::Complex)
-        );
-        assert_eq!(
-            class("Do these:\n1. build\n2. test\n3. ship"),
-            Some(TaskClass::Sequential)
-        );
-        assert_eq!(
-            class("Investigate why the build is slow, then compare it with last week"),
-            None
-        );
-        assert_eq!(class("调研 Rust 异步生态"), Some(TaskClass::Emergent));
-    }
-
-    /// Everyday small jobs go direct: no planner call (docs/direct.md).
-    #[test]
-    fn small_everyday_jobs_go_direct() {
+    fn short_tasks_in_any_language_go_direct() {
         for task in [
             "Write hello.txt containing 'hello from planwright' with the shell tool, then read \
              it back and report its content",
             "count the lines of data.csv into count.txt",
-            "ask the user their city and write it to city.txt",
-            "put 1..10 in numbers.txt, then their sum in total.txt",
-            "Rename notes.txt to notes.md without changing its content",
-            "What is the largest value in the price column of data.csv? Write it to max.txt",
-            "Read names.txt, sort the names alphabetically, convert them to upper case and \
-             write them into out.txt, one name per line.",
-            "Run the script report.sh with `sh report.sh`. If it fails, find out why, fix the \
-             cause and run it again so that it writes report.txt.",
-            "Compare a.txt and b.txt and write the lines they share into both.txt",
+            "Compte les lignes de ventes.csv et écris le total dans total.txt",
+            "Cuenta las palabras de poema.txt y guarda el número en palabras.txt",
+            "统计 data.csv 的行数，写入 count.txt",
+            "Investigate why the build is slow, then compare it with last week",
         ] {
             assert_eq!(class(task), Some(TaskClass::Simple), "{task:?}");
-            assert_eq!(TaskClass::Simple.mode(), Mode::Direct);
         }
+        assert_eq!(TaskClass::Simple.mode(), Mode::Direct);
     }
 
     #[test]
-    fn long_multi_part_tasks_get_a_plan() {
-        let long = "Create a folder src, then write main.py that reads input.txt, then write \
-                    test_main.py with three tests, then run the tests, then fix what fails, \
-                    and finally write a README.md describing the project and how to run it";
-        assert_eq!(class(long), Some(TaskClass::Sequential));
-        assert_eq!(TaskClass::Sequential.mode(), Mode::Flow);
-        let listed = "Set up the project:\n- create the folder\n- write the config";
-        assert_eq!(class(listed), Some(TaskClass::Sequential));
+    fn lists_and_long_tasks_are_left_to_the_classifier() {
+        assert_eq!(class("Do these:\n1. build\n2. test\n3. ship"), None);
+        assert_eq!(class("Étapes :\n- créer\n- écrire\n- lancer"), None);
+        assert_eq!(class(&"word ".repeat(200)), None);
+        assert_eq!(class("Two things:\n- a\n- b"), Some(TaskClass::Simple));
     }
 }

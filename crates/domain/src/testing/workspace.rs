@@ -1,13 +1,15 @@
 //! [`MemoryWorkspace`]: the [`WorkspaceFiles`] port in memory (files, their modification
-//! counter, the copies kept per run), and [`WorkspaceToolbox`], tools that change it as the
-//! real file and shell tools would change a folder: `file_write`, `file_str_replace`,
-//! `file_read`, and `shell_exec` understanding `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`,
-//! `cat PATH` (anything else just succeeds).
+//! counter, the copies kept per run, and scratch folders made from them), and
+//! [`WorkspaceToolbox`], tools that change it as the real file and shell tools would change
+//! a folder: `file_write`, `file_str_replace`, `file_read`, and `shell_exec` understanding
+//! `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`, `cat PATH` (anything else
+//! just succeeds); `code_run` runs its program's lines as such commands, in the folder its
+//! context names (the workspace, or a scratch folder).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -16,16 +18,33 @@ use serde_json::{json, Value};
 use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 use crate::ports::{
-    FileFacts, Listing, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError, WorkspaceFiles,
+    FileFacts, Listing, ScratchFile, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError,
+    WorkspaceFiles,
 };
+
+/// path → (content, modification counter)
+type Folder = BTreeMap<String, (Vec<u8>, u64)>;
 
 #[derive(Debug, Default)]
 struct Files {
-    /// path → (content, modification counter)
-    files: BTreeMap<String, (Vec<u8>, u64)>,
+    files: Folder,
     /// (run, path) → content
     copies: BTreeMap<(String, String), Vec<u8>>,
+    /// Scratch folders by their path.
+    scratches: BTreeMap<String, Folder>,
     clock: u64,
+}
+
+impl Files {
+    /// The folder `dir` names: a scratch folder, else the workspace.
+    fn folder(&mut self, dir: &Path) -> &mut Folder {
+        let key = dir.display().to_string();
+        if self.scratches.contains_key(&key) {
+            self.scratches.entry(key).or_default()
+        } else {
+            &mut self.files
+        }
+    }
 }
 
 /// A workspace in memory, shared by clones.
@@ -54,51 +73,80 @@ impl MemoryWorkspace {
         ws
     }
 
-    /// Writes `path` (a new modification counter).
+    /// Writes `path` of the workspace (a new modification counter).
     pub fn write(&self, path: &str, content: &str) {
+        self.write_in(Path::new(""), path, content);
+    }
+
+    fn write_in(&self, dir: &Path, path: &str, content: &str) {
         if let Ok(mut f) = self.inner.lock() {
             f.clock += 1;
             let now = f.clock;
-            f.files
+            f.folder(dir)
                 .insert(path.to_string(), (content.as_bytes().to_vec(), now));
         }
     }
 
     pub fn remove(&self, path: &str) -> bool {
+        self.remove_in(Path::new(""), path)
+    }
+
+    fn remove_in(&self, dir: &Path, path: &str) -> bool {
         self.inner
             .lock()
-            .map(|mut f| f.files.remove(path).is_some())
+            .map(|mut f| f.folder(dir).remove(path).is_some())
             .unwrap_or(false)
     }
 
     /// Moves `from` to `to`, keeping its modification counter (as `mv` does).
     pub fn rename(&self, from: &str, to: &str) -> bool {
+        self.rename_in(Path::new(""), from, to)
+    }
+
+    fn rename_in(&self, dir: &Path, from: &str, to: &str) -> bool {
         let Ok(mut f) = self.inner.lock() else {
             return false;
         };
-        match f.files.remove(from) {
+        let folder = f.folder(dir);
+        match folder.remove(from) {
             Some(entry) => {
-                f.files.insert(to.to_string(), entry);
+                folder.insert(to.to_string(), entry);
                 true
             }
             None => false,
         }
     }
 
-    /// The content of `path`, if it exists.
+    /// The content of `path` of the workspace, if it exists.
     pub fn read(&self, path: &str) -> Option<String> {
-        self.inner.lock().ok().and_then(|f| {
-            f.files
+        self.read_in(Path::new(""), path)
+    }
+
+    fn read_in(&self, dir: &Path, path: &str) -> Option<String> {
+        self.inner.lock().ok().and_then(|mut f| {
+            f.folder(dir)
                 .get(path)
                 .map(|(c, _)| String::from_utf8_lossy(c).into_owned())
         })
     }
 
-    /// The paths of every file.
+    /// The paths of every file of the workspace.
     pub fn paths(&self) -> Vec<String> {
+        self.paths_in(Path::new(""))
+    }
+
+    fn paths_in(&self, dir: &Path) -> Vec<String> {
         self.inner
             .lock()
-            .map(|f| f.files.keys().cloned().collect())
+            .map(|mut f| f.folder(dir).keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The scratch folders made so far (their paths).
+    pub fn scratch_folders(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|f| f.scratches.keys().cloned().collect())
             .unwrap_or_default()
     }
 
@@ -112,9 +160,9 @@ impl MemoryWorkspace {
         WorkspaceToolbox { ws: self.clone() }
     }
 
-    fn facts(&self, path: &str) -> Option<FileFacts> {
-        self.inner.lock().ok().and_then(|f| {
-            f.files.get(path).map(|(c, m)| FileFacts {
+    fn facts(&self, dir: &Path, path: &str) -> Option<FileFacts> {
+        self.inner.lock().ok().and_then(|mut f| {
+            f.folder(dir).get(path).map(|(c, m)| FileFacts {
                 path: path.to_string(),
                 size: c.len() as u64,
                 modified_ns: *m,
@@ -125,39 +173,39 @@ impl MemoryWorkspace {
 
 #[async_trait]
 impl WorkspaceFiles for MemoryWorkspace {
-    async fn list(&self, _workspace: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
-        let paths = self.paths();
+    async fn list(&self, workspace: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
+        let paths = self.paths_in(workspace);
         let truncated = paths.len() > limit;
         Ok(Listing {
             files: paths
                 .iter()
                 .take(limit)
-                .filter_map(|p| self.facts(p))
+                .filter_map(|p| self.facts(workspace, p))
                 .collect(),
             truncated,
         })
     }
 
-    async fn stat(&self, _w: &Path, path: &str) -> Result<Option<FileFacts>, WorkspaceError> {
-        Ok(self.facts(path))
+    async fn stat(&self, w: &Path, path: &str) -> Result<Option<FileFacts>, WorkspaceError> {
+        Ok(self.facts(w, path))
     }
 
-    async fn digest(&self, _w: &Path, path: &str) -> Result<Option<String>, WorkspaceError> {
+    async fn digest(&self, w: &Path, path: &str) -> Result<Option<String>, WorkspaceError> {
         Ok(self
             .inner
             .lock()
             .ok()
-            .and_then(|f| f.files.get(path).map(|(c, _)| digest(c))))
+            .and_then(|mut f| f.folder(w).get(path).map(|(c, _)| digest(c))))
     }
 
     async fn head(
         &self,
-        _w: &Path,
+        w: &Path,
         path: &str,
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>, WorkspaceError> {
-        Ok(self.inner.lock().ok().and_then(|f| {
-            f.files
+        Ok(self.inner.lock().ok().and_then(|mut f| {
+            f.folder(w)
                 .get(path)
                 .map(|(c, _)| c[..c.len().min(max_bytes)].to_vec())
         }))
@@ -198,8 +246,38 @@ impl WorkspaceFiles for MemoryWorkspace {
     async fn discard_copies(&self, run: &str) -> Result<(), WorkspaceError> {
         if let Ok(mut f) = self.inner.lock() {
             f.copies.retain(|(r, _), _| r != run);
+            let prefix = format!("/scratch/{run}/");
+            f.scratches.retain(|dir, _| !dir.starts_with(&prefix));
         }
         Ok(())
+    }
+
+    async fn scratch(
+        &self,
+        run: &str,
+        _w: &Path,
+        name: &str,
+        files: &[ScratchFile],
+    ) -> Result<PathBuf, WorkspaceError> {
+        let mut f = self
+            .inner
+            .lock()
+            .map_err(|_| WorkspaceError::Io("poisoned".into()))?;
+        let mut folder = Folder::new();
+        for file in files {
+            let content = if file.from_copy {
+                f.copies.get(&(run.to_string(), file.path.clone())).cloned()
+            } else {
+                f.files.get(&file.path).map(|(c, _)| c.clone())
+            }
+            .ok_or_else(|| WorkspaceError::Io(format!("no source for {}", file.path)))?;
+            f.clock += 1;
+            let now = f.clock;
+            folder.insert(file.path.clone(), (content, now));
+        }
+        let dir = format!("/scratch/{run}/{name}");
+        f.scratches.insert(dir.clone(), folder);
+        Ok(PathBuf::from(dir))
     }
 }
 
@@ -210,30 +288,35 @@ pub struct WorkspaceToolbox {
 }
 
 impl WorkspaceToolbox {
-    fn shell(&self, command: &str) -> ToolOutput {
+    /// One command in folder `dir`: its output, and what it printed (`None`: it failed).
+    fn command(&self, dir: &Path, command: &str) -> (ToolOutput, Option<String>) {
         let words: Vec<&str> = command.split_whitespace().collect();
+        let ok = |printed: String| {
+            (
+                ToolOutput::ok(format!("exit code: 0\n--- stdout ---\n{printed}")),
+                Some(printed),
+            )
+        };
         match words.as_slice() {
             ["rm", path] => {
-                self.ws.remove(path);
+                self.ws.remove_in(dir, path);
             }
-            ["mv", from, to] if !self.ws.rename(from, to) => {
-                return ToolOutput::error(format!("mv: cannot stat '{from}'"));
+            ["mv", from, to] if !self.ws.rename_in(dir, from, to) => {
+                return (ToolOutput::error(format!("mv: cannot stat '{from}'")), None);
             }
             ["cat", path] => {
-                return match self.ws.read(path) {
-                    Some(c) => ToolOutput::ok(format!("exit code: 0\n--- stdout ---\n{c}")),
-                    None => ToolOutput::error(format!("cat: {path}: No such file")),
+                return match self.ws.read_in(dir, path) {
+                    Some(c) => ok(c),
+                    None => (ToolOutput::error(format!("cat: {path}: No such file")), None),
                 }
             }
             ["expr", a, "+", b] => {
                 let sum = a.parse::<i64>().unwrap_or(0) + b.parse::<i64>().unwrap_or(0);
-                return ToolOutput::ok(format!(
-                    "exit code: 0\n--- stdout ---\n{sum}\n--- stderr: (empty) ---"
-                ));
+                return ok(format!("{sum}\n"));
             }
             ["expr", a, "+", b, ">", path] => {
                 let sum = a.parse::<i64>().unwrap_or(0) + b.parse::<i64>().unwrap_or(0);
-                self.ws.write(path, &format!("{sum}\n"));
+                self.ws.write_in(dir, path, &format!("{sum}\n"));
             }
             ["echo", .., ">", path] => {
                 let text = command
@@ -241,18 +324,42 @@ impl WorkspaceToolbox {
                     .rsplit_once(" > ")
                     .map(|(t, _)| t.trim_matches('\'').to_string())
                     .unwrap_or_default();
-                self.ws.write(path, &format!("{text}\n"));
+                self.ws.write_in(dir, path, &format!("{text}\n"));
             }
+            ["fail", ..] => return (ToolOutput::error("exit code: 1"), None),
             _ => {}
         }
-        ToolOutput::ok("exit code: 0")
+        ok(String::new())
+    }
+
+    fn shell(&self, dir: &Path, command: &str) -> ToolOutput {
+        self.command(dir, command).0
+    }
+
+    /// A program: its lines as commands (comments skipped), stopping at the first failure.
+    fn program(&self, dir: &Path, code: &str) -> ToolOutput {
+        let mut printed = String::new();
+        for line in code.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match self.command(dir, line) {
+                (_, Some(p)) => printed.push_str(&p),
+                (out, None) => return out,
+            }
+        }
+        ToolOutput {
+            content: format!("exit code: 0\n--- stdout ---\n{printed}"),
+            stdout: Some(printed),
+            ..ToolOutput::default()
+        }
     }
 }
 
 #[async_trait]
 impl Toolbox for WorkspaceToolbox {
     fn schemas(&self) -> Vec<ToolSchema> {
-        ["shell_exec", "file_write", "file_str_replace", "file_read"]
+        ["shell_exec", "code_run", "file_write", "file_str_replace", "file_read"]
             .iter()
             .map(|name| ToolSchema {
                 name: (*name).into(),
@@ -268,10 +375,10 @@ impl Toolbox for WorkspaceToolbox {
 
     /// As the built-in tools it stands in for declare it.
     fn family(&self, name: &str) -> ToolFamily {
-        if name == "shell_exec" {
-            ToolFamily::Shell
-        } else {
-            ToolFamily::Files
+        match name {
+            "shell_exec" => ToolFamily::Shell,
+            "code_run" => ToolFamily::Code,
+            _ => ToolFamily::Files,
         }
     }
 
@@ -287,11 +394,12 @@ impl Toolbox for WorkspaceToolbox {
         &self,
         name: &str,
         args: Value,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let text = |k: &str| args[k].as_str().unwrap_or_default().to_string();
         match name {
-            "shell_exec" => Ok(self.shell(&text("command"))),
+            "shell_exec" => Ok(self.shell(&ctx.workspace, &text("command"))),
+            "code_run" => Ok(self.program(&ctx.workspace, &text("code"))),
             "file_write" => {
                 let (path, mut content) = (text("path"), text("content"));
                 if args.get("append") == Some(&Value::Bool(true)) {
@@ -300,8 +408,8 @@ impl Toolbox for WorkspaceToolbox {
                 self.ws.write(&path, &content);
                 Ok(ToolOutput {
                     content: format!("wrote {} bytes to '{path}'", content.len()),
-                    is_error: false,
                     attachments: vec![path],
+                    ..ToolOutput::default()
                 })
             }
             "file_str_replace" => {

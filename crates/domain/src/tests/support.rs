@@ -86,16 +86,20 @@ pub(super) async fn run_task<L: LlmClient + 'static>(
     run
 }
 
-/// The spine's behaviour: flow, an LLM-written summary, no retries, no re-plans, no waiting.
+/// The spine's behaviour: flow, an LLM-written summary, no retries, no re-plans, no waiting,
+/// and a step may claim success at once (the scripts say `done` without acting; the claim
+/// nudge has its own tests in `runtime::steps`).
 pub(super) fn base_config() -> RunConfig {
-    RunConfig {
+    let mut config = RunConfig {
         mode: Mode::Flow,
         summary: SummaryStyle::Llm,
         retries: 0,
         retry_delay: Duration::ZERO,
         max_revisions: 0,
         ..RunConfig::default()
-    }
+    };
+    config.limits.nudges.claim_before_acting = false;
+    config
 }
 
 /// [`base_config`] in `mode`.

@@ -2,5 +2,6 @@
 
 pub mod args;
 pub mod builtin;
+pub mod code;
 pub mod combined;
 pub mod planning;

@@ -267,6 +267,7 @@ mod tests {
                 EventKind::RunCompleted {
                     summary: "done".into(),
                     usage: RunUsage::default(),
+                    verified: false,
                 }
             } else {
                 EventKind::Message {

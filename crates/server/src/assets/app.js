@@ -95,6 +95,7 @@ function openRun(id) {
   $("run-task").textContent = "";
   $("steps").replaceChildren();
   $("summary-box").hidden = true;
+  $("run-verified").hidden = true;
   $("files-box").hidden = true;
   $("changes-box").hidden = true;
   $("question").hidden = true;
@@ -235,6 +236,7 @@ function apply(run, type, ev) {
         (ev.usage.cached_prompt_tokens ? " (" + ev.usage.cached_prompt_tokens + " cached)" : "") +
         " + " + ev.usage.completion_tokens + " completion tokens";
       setStatus(type === "run_completed" ? "completed" : "failed");
+      showVerified(type === "run_completed" && ev.verified === true);
       loadFiles(run);
       loadChanges(run);
       refreshRuns();
@@ -439,3 +441,12 @@ document.addEventListener("DOMContentLoaded", () => {
   if (token) showApp();
   else showLogin("");
 });
+
+// Whether the run's answer was checked by an independent reproduction (docs/verification.md):
+// said plainly either way, once the run ended.
+function showVerified(verified) {
+  const badge = $("run-verified");
+  badge.textContent = verified ? "verified" : "not verified";
+  badge.className = "verified " + (verified ? "yes" : "no");
+  badge.hidden = false;
+}

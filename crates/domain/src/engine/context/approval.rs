@@ -160,11 +160,6 @@ impl RunContext {
         Ok(gate_of(decision, reason))
     }
 
-    /// Whether calls that act wait for a person (`--approval ask`).
-    pub fn asks_for_approval(&self) -> bool {
-        self.approvals.mode == crate::model::approval::ApprovalMode::Ask
-    }
-
     fn is_always_approved(&self, tool: &str) -> bool {
         self.always_approved
             .lock()

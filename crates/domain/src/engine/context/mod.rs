@@ -21,6 +21,8 @@ use crate::engine::json_formats::FormatRefusals;
 use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::engine::trace::{self, TraceLabels};
+use crate::engine::verification::Checks;
+use crate::model::verification::Verification;
 use crate::error::StoreError;
 use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
@@ -79,6 +81,8 @@ pub(crate) struct RunContext {
     pub(crate) inputs: InputGuard,
     /// What each step really did, from the events written (and, resumed, the log).
     facts: Mutex<RunFacts>,
+    /// What the checks of the run's answer found so far (docs/verification.md).
+    checks: Mutex<Checks>,
     /// What the run's spans say about its model.
     trace: TraceLabels,
 }
@@ -109,8 +113,13 @@ impl RunContext {
             approvals: rt.config.approvals.clone(),
             always_approved: Mutex::new(HashSet::new()),
             written: Mutex::new(WrittenFiles::default()),
-            inputs: InputGuard::new(rt.workspace_files.clone(), rt.config.allow_input_edits),
+            inputs: InputGuard::new(
+                rt.workspace_files.clone(),
+                rt.config.allow_input_edits,
+                rt.config.protect.clone(),
+            ),
             facts: Mutex::new(RunFacts::default()),
+            checks: Mutex::new(Checks::default()),
             trace: rt.config.trace.clone(),
         }
     }
@@ -136,6 +145,7 @@ impl RunContext {
         ctx.always_approved = Mutex::new(journal.always_approved().clone());
         ctx.written = Mutex::new(journal.written_files(request.workspace.to_str()));
         ctx.facts = Mutex::new(journal.facts().clone());
+        ctx.checks = Mutex::new(journal.checks().clone());
         ctx.journal = journal;
         ctx
     }
@@ -159,6 +169,33 @@ impl RunContext {
     pub fn facts(&self) -> RunFacts {
         self.facts.lock().map(|f| f.clone()).unwrap_or_default()
     }
+    /// What the checks of the run's answer found so far.
+    pub(crate) fn checks(&self) -> Checks {
+        self.checks.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// Keeps the verdict of the latest check.
+    pub(crate) fn set_check(&self, verdict: Verification) {
+        if let Ok(mut c) = self.checks.lock() {
+            c.last = Some(verdict);
+        }
+    }
+
+    /// The last step is tried again after two checks disagreed with it (once per run).
+    pub(crate) fn note_check_retry(&self) {
+        if let Ok(mut c) = self.checks.lock() {
+            c.retried = true;
+        }
+    }
+
+    /// Whether the run's answer was verified (docs/verification.md).
+    pub fn verified(&self) -> Verification {
+        self.checks().last.unwrap_or_else(|| Verification {
+            verified: false,
+            detail: "no check ran".to_string(),
+        })
+    }
+
 
     /// The next journal key of call-site `scope` (`exec:s2:1#3`).
     fn next_key(&self, scope: &str) -> String {

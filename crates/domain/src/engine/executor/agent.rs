@@ -33,6 +33,41 @@ impl ExecutorAgent {
     }
 }
 
+/// The runtime's own nudges inside a step's loop (docs/direct.md, "Bad input"), all in
+/// one place and each switchable: none reads a word of the task or of a tool's output, so
+/// they work the same in every language; a library that wants the model left alone turns
+/// them off with [`Nudges::none`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nudges {
+    /// A success claimed before any call of the attempt worked is refused once.
+    pub claim_before_acting: bool,
+    /// The same call, output or text over and over gets one nudge, then ends the attempt.
+    pub loops: bool,
+    /// A tool failing twice in a row gets a hint to try another way.
+    pub failing_tool: bool,
+}
+
+impl Nudges {
+    /// No nudge at all: the model's own answers decide.
+    pub fn none() -> Nudges {
+        Nudges {
+            claim_before_acting: false,
+            loops: false,
+            failing_tool: false,
+        }
+    }
+}
+
+impl Default for Nudges {
+    fn default() -> Self {
+        Nudges {
+            claim_before_acting: true,
+            loops: true,
+            failing_tool: true,
+        }
+    }
+}
+
 /// Limits of one step's tool loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepLimits {
@@ -49,6 +84,8 @@ pub struct StepLimits {
     pub max_step_time: Option<Duration>,
     /// Tool calls run from one model answer; the rest get "not executed" results.
     pub max_calls_per_reply: usize,
+    /// The runtime's nudges inside the loop.
+    pub nudges: Nudges,
 }
 
 impl Default for StepLimits {
@@ -60,6 +97,7 @@ impl Default for StepLimits {
             max_earlier_chars: 2400,
             max_step_time: Some(Duration::from_secs(30 * 60)),
             max_calls_per_reply: 16,
+            nudges: Nudges::default(),
         }
     }
 }

@@ -4,20 +4,17 @@
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
-use crate::engine::executor::outcome::{
-    StepEnd, CLAIMED_AFTER_FAILURES, CLAIMED_WITHOUT_ACTING, EMPTY_ANSWERS,
-};
+use crate::engine::executor::outcome::{StepEnd, CLAIMED_AFTER_FAILURES, EMPTY_ANSWERS};
 use crate::engine::executor::router::{self as tool_router, offered_tools};
-use crate::engine::executor::step_kind::asks_for_action;
-use crate::engine::executor::tool_call::{parse_arguments, run_tool};
+use crate::engine::executor::tool_call::{parse_arguments, run_tool, CallSite};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
+use crate::engine::executor::StepSetup;
 use crate::engine::failure::CallProblem;
-use crate::engine::grounding;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;
-use crate::model::observations::{FILE_WRITE, SHELL_EXEC};
 use crate::model::step_input::StepInput;
 use crate::model::tool_kind::ToolEffect;
+use crate::model::workspace_view::WorkspaceView;
 use crate::ports::llm::{
     CallPurpose, ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolChoice, ToolSchema,
 };
@@ -38,8 +35,6 @@ pub(super) struct Attempt<'a> {
     tools: Vec<ToolSchema>,
     all_tools: Vec<ToolSchema>,
     tool_ctx: ToolContext,
-    /// Whether the step asks for action: a success claimed without any is refused once.
-    needs_action: bool,
     /// Tool calls that act (anything but `complete_step` and `message_notify_user`).
     real_calls: u32,
     /// Tool calls that worked or may have (interrupted), and questions the user answered.
@@ -47,12 +42,6 @@ pub(super) struct Attempt<'a> {
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
     claim_refused: bool,
-    /// The run's last open step: its success claim is checked against the task's outputs
-    /// here, in the loop, before the attempt ends (docs/direct.md, "Completion refused in
-    /// the loop").
-    last_open: bool,
-    /// Success claims refused so because the run is not done yet.
-    unfinished_refusals: u32,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -82,44 +71,47 @@ struct TurnNotes {
     finished: Option<StepEnd>,
     stuck: Option<String>,
     hints: Vec<String>,
+    /// A program ended with `final_answer`: the step's result (docs/code-actions.md).
+    final_answer: Option<String>,
 }
 
 impl<'a> Attempt<'a> {
     pub(super) fn new(
         ctx: &'a RunContext,
-        limits: &'a StepLimits,
+        setup: StepSetup<'a>,
         agent: &'a ExecutorAgent,
         input: &'a StepInput,
-        route_tools: bool,
+        view: Option<&WorkspaceView>,
     ) -> Self {
         let step_id = input.step.id.as_str();
         let (tools, all_tools) = offered_tools(
             &ctx.task,
             &input.step,
             agent.toolbox.as_ref(),
-            route_tools,
-            ctx.facts().session_started(),
+            setup.route_tools,
+            setup.actions,
         );
         Attempt {
             ctx,
-            limits,
+            limits: setup.limits,
             agent,
             step_id,
             scope: format!("exec:{}:{}", input.step.id, input.step.attempts()),
             messages: vec![
-                ChatMessage::system(prompts::executor_system(&agent.name, &agent.description)),
-                ChatMessage::user(prompts::step_prompt(&ctx.task, input)),
+                ChatMessage::system(prompts::executor_system(
+                    &agent.name,
+                    &agent.description,
+                    setup.actions,
+                )),
+                ChatMessage::user(prompts::step_prompt(&ctx.task, input, view)),
             ],
             tools,
             all_tools,
             tool_ctx: ctx.tool_context(Some(step_id)),
-            needs_action: asks_for_action(&input.step.display_text()),
             real_calls: 0,
             ok_calls: 0,
             empty_answers: 0,
             claim_refused: false,
-            last_open: input.last_open,
-            unfinished_refusals: 0,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -226,7 +218,9 @@ impl<'a> Attempt<'a> {
                     })
                     .await?;
             }
-            notes.stuck = self.watch.text(text);
+            if self.limits.nudges.loops {
+                notes.stuck = self.watch.text(text);
+            }
         }
         let calls = &reply.tool_calls;
         let mut results: Vec<Option<String>> = vec![None; calls.len()];
@@ -259,6 +253,17 @@ impl<'a> Attempt<'a> {
                 }
             }
         }
+        if let (None, Some(answer)) = (&notes.finished, notes.final_answer.take()) {
+            if failed.is_empty() {
+                notes.finished = Some(StepEnd::Completed {
+                    result: answer,
+                    revise_plan: false,
+                    attachments: std::mem::take(&mut self.attachments),
+                });
+            } else {
+                notes.hints.push(prompts::completion_held(&failed));
+            }
+        }
         if let Some(i) = completion {
             if notes.finished.is_some() {
                 results[i] = Some(NOT_RUN_STEP_ENDED.to_string());
@@ -285,9 +290,9 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// `complete_step`: ends the attempt, unless it claims success for a step that asks
-    /// for action while no tool call of the attempt worked (refused once, then a failure).
-    /// Returns what the model reads and how the attempt ends, if it does.
+    /// `complete_step`: ends the attempt. A success claimed before any call of the attempt
+    /// worked is refused once (the model reads why and may act, or claim again, which then
+    /// stands: the run's answer is not verified without executed actions).
     async fn complete_step(
         &mut self,
         call: &ToolCall,
@@ -297,18 +302,13 @@ impl<'a> Attempt<'a> {
             Ok(args) => args,
             Err(e) => return Ok((e, None)),
         };
-        if args.success && self.ok_calls == 0 && self.needs_action {
+        let nudge = self.limits.nudges.claim_before_acting;
+        if nudge && args.success && self.ok_calls == 0 && !self.claim_refused {
             let (reason, answer) = if self.real_calls == 0 {
-                (CLAIMED_WITHOUT_ACTING, prompts::claim_not_accepted())
+                ("claimed success before acting", prompts::claim_not_accepted())
             } else {
                 (CLAIMED_AFTER_FAILURES, prompts::claim_after_failures())
             };
-            if self.claim_refused {
-                return Ok((
-                    prompts::claim_refused_again(),
-                    Some(StepEnd::Failed(reason.to_string())),
-                ));
-            }
             self.claim_refused = true;
             if !replayed {
                 self.ctx
@@ -319,11 +319,6 @@ impl<'a> Attempt<'a> {
                     .await?;
             }
             return Ok((answer, None));
-        }
-        if args.success {
-            if let Some(answer) = self.refuse_unfinished(replayed).await? {
-                return Ok((answer, None));
-            }
         }
         Ok((
             "Step finished.".to_string(),
@@ -337,46 +332,6 @@ impl<'a> Attempt<'a> {
                 StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
             }),
         ))
-    }
-
-    /// A success claimed by the run's last open step while the run is not done (an output
-    /// missing, empty or wrong, an input not moved, nobody asked): refused in the loop, with
-    /// what is missing and the tool that supplies it offered next, so that the model acts
-    /// with what it has read in view instead of a retry starting over. At most
-    /// [`UNFINISHED_REFUSALS`] times; after that the claim ends the attempt and the
-    /// scheduler's grounding check fails it as before.
-    async fn refuse_unfinished(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
-        if !self.last_open || self.unfinished_refusals >= UNFINISHED_REFUSALS {
-            return Ok(None);
-        }
-        let Some(unfinished) = grounding::unfinished(self.ctx).await else {
-            return Ok(None);
-        };
-        self.unfinished_refusals += 1;
-        if !replayed {
-            self.ctx
-                .emit(EventKind::Nudge {
-                    step_id: self.step_id.to_string(),
-                    reason: format!("completion refused: {}", unfinished.why),
-                })
-                .await?;
-        }
-        let next = self.offer(unfinished.next_tool);
-        if let Some(tool) = next {
-            self.choice = ToolChoice::Function(tool.to_string());
-        }
-        Ok(Some(prompts::completion_unfinished(&unfinished.why, next)))
-    }
-
-    /// `tool`, offered from now on, when it exists (the router may not have offered it:
-    /// "Write the days" was not offered `message_ask_user`).
-    fn offer(&mut self, tool: Option<&'static str>) -> Option<&'static str> {
-        let tool = tool?;
-        if !self.tools.iter().any(|s| s.name == tool) {
-            let schema = self.all_tools.iter().find(|s| s.name == tool)?.clone();
-            self.tools.push(schema);
-        }
-        Some(tool)
     }
 
     /// `message_notify_user` / `message_ask_user`: asking counts as acting, an answer as
@@ -404,7 +359,6 @@ impl<'a> Attempt<'a> {
                 self.ok_calls += 1;
                 Ok((format!("The user answered: {answer}"), None))
             }
-            UserCall::StepFails(why) => Ok((format!("Error: {why}"), Some(StepEnd::Failed(why)))),
         }
     }
 
@@ -419,7 +373,9 @@ impl<'a> Attempt<'a> {
         notes: &mut TurnNotes,
     ) -> Result<(String, bool), StoreError> {
         if let Some(s) = self.watch.call(&call.name, &call.arguments) {
-            notes.stuck = Some(s);
+            if self.limits.nudges.loops {
+                notes.stuck = Some(s);
+            }
         }
         let known = self.all_tools.iter().any(|t| t.name == call.name);
         let journal_key = format!("{llm_key}/{}", call.id);
@@ -430,13 +386,11 @@ impl<'a> Attempt<'a> {
             &self.tool_ctx,
             call,
             &journal_key,
+            CallSite::Workspace,
         )
         .await?;
         if known || run.ok {
             self.real_calls += 1;
-        }
-        if run.ok {
-            self.offer_sessions_once_started();
         }
         // An interrupted call may have taken effect: it does not count as failed.
         if run.ok || run.interrupted {
@@ -453,7 +407,9 @@ impl<'a> Attempt<'a> {
             ToolEffect::Reads | ToolEffect::Network
         ) {
             if let Some(s) = self.watch.output(&call.name, &run.text) {
-                notes.stuck.get_or_insert(s);
+                if self.limits.nudges.loops {
+                    notes.stuck.get_or_insert(s);
+                }
             }
         }
         let text = if known || run.ok {
@@ -465,7 +421,8 @@ impl<'a> Attempt<'a> {
                 tool_router::names(&self.tools).join(", ")
             )
         };
-        if let Some(tool) = self.watch.outcome(&call.name, run.ok) {
+        let failing = self.watch.outcome(&call.name, run.ok);
+        if let Some(tool) = failing.filter(|_| self.limits.nudges.failing_tool) {
             if !replayed {
                 self.ctx
                     .emit(EventKind::Nudge {
@@ -476,22 +433,12 @@ impl<'a> Attempt<'a> {
             }
             notes.hints.push(prompts::tool_failed_twice_hint(&tool));
         }
-        Ok((text, run.ok))
-    }
-
-    /// Once a command became a shell session, the session tools are offered for the rest of
-    /// the attempt (before, they are not: docs/direct.md, "Session tools").
-    fn offer_sessions_once_started(&mut self) {
-        if !self.ctx.facts().session_started() {
-            return;
-        }
-        for schema in &self.all_tools {
-            if tool_router::is_session_tool(self.agent.toolbox.as_ref(), &schema.name)
-                && !self.tools.iter().any(|t| t.name == schema.name)
-            {
-                self.tools.push(schema.clone());
+        if run.ok {
+            if let Some(answer) = run.final_answer {
+                notes.final_answer = Some(answer);
             }
         }
+        Ok((text, run.ok))
     }
 
     /// After a turn that did not finish the step: the stuck nudge (or the end of a loop that
@@ -515,34 +462,8 @@ impl<'a> Attempt<'a> {
                     })
                     .await?;
             }
-            let unfinished = if self.last_open {
-                grounding::unfinished(self.ctx).await
-            } else {
-                None
-            };
-            // The tool going round in circles is not the way out: a refused guessed number
-            // written again and again is computed with a command instead.
-            // A call the reason names is a new one, even of the tool that went round.
-            let suggested = unfinished.as_ref().is_some_and(|u| u.names_the_call);
-            let next_tool = match unfinished.as_ref().and_then(|u| u.next_tool) {
-                Some(t) if self.watch.looping.as_deref() == Some(t) && !suggested => {
-                    (t == FILE_WRITE).then_some(SHELL_EXEC)
-                }
-                other => other,
-            };
-            let next = self.offer(next_tool);
-            match (unfinished, next) {
-                (Some(u), Some(tool)) => {
-                    notes
-                        .hints
-                        .push(prompts::stuck_nudge_unfinished(&reason, &u.why, tool));
-                    self.choice = ToolChoice::Function(tool.to_string());
-                }
-                _ => {
-                    notes.hints.push(prompts::stuck_nudge(&reason));
-                    self.choice = ToolChoice::Function(COMPLETE_STEP.to_string());
-                }
-            }
+            notes.hints.push(prompts::stuck_nudge(&reason));
+            self.choice = ToolChoice::Function(COMPLETE_STEP.to_string());
         }
         if no_calls {
             notes.hints.push(prompts::nudge_use_tools());
@@ -554,9 +475,6 @@ impl<'a> Attempt<'a> {
         Ok(None)
     }
 }
-
-/// Success claims the loop refuses while the run is not done, before the attempt ends.
-const UNFINISHED_REFUSALS: u32 = 2;
 
 /// What the model reads for a call not run because the step already ended.
 const NOT_RUN_STEP_ENDED: &str =

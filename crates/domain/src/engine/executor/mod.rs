@@ -6,35 +6,50 @@
 
 pub mod agent;
 mod attempt;
-mod guessed;
 mod loop_watch;
 mod outcome;
 pub mod router;
-pub mod step_kind;
-mod tool_call;
+pub(crate) mod tool_call;
 mod user_call;
+pub(crate) mod workspace_view;
 
 use tracing::Instrument;
 
+use crate::engine::config::Actions;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::error::StoreError;
 use crate::model::step_input::StepInput;
+use crate::model::workspace_view::ViewBudget;
 
 pub(crate) use self::outcome::StepEnd;
 
-/// Runs one attempt of a step. `route_tools`: offer the tools the step needs (see
-/// `tool_router`) instead of the whole toolbox.
+/// How an executor works a step: its limits, whether its tools are routed (see
+/// `tool_router`) or all offered, and how it acts (docs/code-actions.md).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepSetup<'a> {
+    pub limits: &'a StepLimits,
+    pub route_tools: bool,
+    pub actions: Actions,
+}
+
+/// Runs one attempt of a step, showing it the workspace as it is now first.
 pub(crate) async fn run_step(
     ctx: &RunContext,
-    limits: &StepLimits,
+    setup: StepSetup<'_>,
     agent: &ExecutorAgent,
     input: &StepInput,
-    route_tools: bool,
 ) -> Result<StepEnd, StoreError> {
     let span = crate::engine::trace::step_span(&input.step.id, input.index, &agent.name);
-    attempt::Attempt::new(ctx, limits, agent, input, route_tools)
-        .run()
-        .instrument(span)
-        .await
+    async {
+        let view = match &ctx.inputs.port {
+            Some(port) => workspace_view::look(port, &ctx.workspace, ViewBudget::default()).await,
+            None => None,
+        };
+        attempt::Attempt::new(ctx, setup, agent, input, view.as_ref())
+            .run()
+            .await
+    }
+    .instrument(span)
+    .await
 }

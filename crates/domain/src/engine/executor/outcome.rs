@@ -17,10 +17,7 @@ pub(crate) enum StepEnd {
     Cancelled,
 }
 
-/// Why a step fails when its executor keeps claiming success without acting.
-pub const CLAIMED_WITHOUT_ACTING: &str = "claimed success without calling any tool";
-
-/// Why a step fails when its executor claims success although every tool call failed.
+/// Why a success claim is refused once when every tool call of the attempt failed.
 pub const CLAIMED_AFTER_FAILURES: &str = "claimed success although every tool call failed";
 
 /// Why a step fails when the user answered its question with nothing, twice.

@@ -1,24 +1,26 @@
 //! The tool router: which of the toolbox's tools a step's executor is offered (see
 //! docs/architecture.md, "A run, step by step"). Weak models read every schema on every
-//! call; the nine `browser_*` schemas alone are ~1,000 tokens, so a step that writes a file
-//! is offered the core shell and file tools, and the other families only when the step (its
-//! `[KIND]` tag and text) or, for the browser, the task speaks of them; the shell session
-//! tools only once a command of the run became a session (docs/direct.md, "Session
-//! tools"). A retry is offered everything. Pure: no I/O; it filters schemas by the family
-//! each tool declares (`Tool::family`), never by its name.
+//! call; the nine `browser_*` schemas alone are ~1,000 tokens. So:
+//!
+//! - the run's [`Actions`] choose between `code_run` and the shell and file tools
+//!   (docs/code-actions.md);
+//! - the browser comes only when the step or the task holds a web address (`http://…`,
+//!   `www.…`, `localhost:8000`, `127.0.0.1`) or the step's `[KIND]` tag asks for the web;
+//! - `message_notify_user` only when the step's tag says to tell the user;
+//! - everything else (asking the user, web search when configured, MCP servers' and custom
+//!   tools, `complete_step`) always.
+//!
+//! A retry is offered every tool its actions allow. Pure: no I/O, and no word of any
+//! language is read: tags are the planner's own protocol, addresses are the same in every
+//! language. Tools are filtered by the family each declares (`Tool::family`), never by name.
 
+use crate::engine::config::Actions;
 use crate::model::plan::Step;
 use crate::ports::llm::ToolSchema;
 use crate::ports::tool::{ToolFamily as Family, Toolbox};
 use crate::tools::builtin::{
     complete_step_schema, user_message_schemas, ASK_USER, COMPLETE_STEP, NOTIFY_USER,
 };
-
-/// Whether a tool of `family` is offered to every step: the shell, the file tools and any
-/// tool of no family of its own (custom tools, MCP servers' tools, `complete_step`).
-fn always_offered(family: Family) -> bool {
-    matches!(family, Family::Shell | Family::Files | Family::Other)
-}
 
 /// What the router looks at.
 #[derive(Debug, Clone, Copy)]
@@ -29,10 +31,10 @@ pub struct RouteQuery<'a> {
     pub step: &'a str,
     /// The run's task.
     pub task: &'a str,
-    /// Attempts before this one: a retry (> 0) is offered the whole toolbox.
+    /// Attempts before this one: a retry (> 0) is offered every family its actions allow.
     pub retry: bool,
-    /// A command of the run became a shell session: the session tools are offered.
-    pub sessions: bool,
+    /// How the run acts.
+    pub actions: Actions,
 }
 
 /// Whether tool `name` works a running shell session (`shell_view`, `shell_wait`...).
@@ -59,129 +61,57 @@ pub fn route_tools(
     all: &[ToolSchema],
     family: impl Fn(&str) -> Family,
 ) -> Vec<ToolSchema> {
-    if query.retry {
-        return all.to_vec();
-    }
-    let wanted = families(query);
     all.iter()
         .filter(|s| {
             let f = family(&s.name);
-            always_offered(f) || wanted.contains(&f)
+            query.actions.offers(f) && (query.retry || wanted(query, f))
         })
         .cloned()
         .collect()
 }
 
-/// The families the step needs, from its tag and its words (and the task's, for the browser).
-fn families(query: &RouteQuery<'_>) -> Vec<Family> {
-    let step = Words::new(query.step);
-    let task = Words::new(query.task);
-    let kind = query.kind.unwrap_or_default().to_ascii_uppercase();
-    let mut out = Vec::new();
-    let by_kind = |tags: &[&str]| tags.contains(&kind.as_str());
-    if query.sessions {
-        out.push(Family::ShellSession);
+/// Whether a family is offered to a first attempt.
+fn wanted(query: &RouteQuery<'_>, family: Family) -> bool {
+    let tag = query.kind.unwrap_or_default().to_ascii_uppercase();
+    let tagged = |tags: &[&str]| tags.contains(&tag.as_str());
+    match family {
+        Family::Browser => {
+            tagged(&["BROWSE", "BROWSER", "WEB", "SEARCH", "RESEARCH"])
+                || holds_web_address(query.step)
+                || holds_web_address(query.task)
+        }
+        Family::NotifyUser => tagged(&["NOTIFY", "USER", "ASK"]),
+        Family::Shell
+        | Family::ShellSession
+        | Family::Code
+        | Family::Files
+        | Family::WebSearch
+        | Family::AskUser
+        | Family::Other => true,
     }
-    let browsing = [
-        "http://",
-        "https://",
-        "localhost",
-        "127.0.0.1",
-        "www.",
-        "web page",
-        "webpage",
-        "website",
-        "site",
-        "page",
-        "browse",
-        "browser",
-        "browsing",
-        "click",
-        "navigate",
-        "screenshot",
-        "url",
-    ];
-    if by_kind(&["BROWSE", "BROWSER", "WEB", "SEARCH", "RESEARCH"])
-        || step.any(&browsing)
-        || task.any(&browsing)
-    {
-        out.push(Family::Browser);
-    }
-    if by_kind(&["SEARCH", "RESEARCH"])
-        || step.any(&[
-            "search the web",
-            "web search",
-            "search online",
-            "look up",
-            "lookup",
-            "online",
-            "internet",
-            "news",
-            "latest",
-            "google",
-        ])
-    {
-        out.push(Family::WebSearch);
-    }
-    if by_kind(&["ASK", "USER"])
-        || step.any(&[
-            "ask",
-            "ask the user",
-            "ask user",
-            "the user's",
-            "user's preference",
-            "preference",
-            "prefer",
-            "choice",
-            "choose",
-            "confirm",
-            "confirmation",
-        ])
-    {
-        out.push(Family::AskUser);
-    }
-    if by_kind(&["ASK", "USER", "NOTIFY"])
-        || step.any(&[
-            "tell the user",
-            "notify",
-            "inform the user",
-            "let the user know",
-            "message the user",
-            "show the user",
-        ])
-    {
-        out.push(Family::NotifyUser);
-    }
-    out
 }
 
-/// Lower-cased text with its words, for whole-word and phrase matching.
-struct Words {
-    text: String,
-    words: Vec<String>,
+/// Whether `text` holds a web address: a URL, a `www.` host, `localhost` or an IPv4
+/// address (the same in every language).
+pub fn holds_web_address(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    if ["http://", "https://", "www.", "localhost"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return true;
+    }
+    lower
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .any(is_ipv4)
 }
 
-impl Words {
-    fn new(text: &str) -> Words {
-        let text = text.to_lowercase();
-        let words = text
-            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect();
-        Words { text, words }
-    }
-
-    /// A needle with a space, a dot or a slash is a phrase (substring); else a whole word.
-    fn any(&self, needles: &[&str]) -> bool {
-        needles.iter().any(|n| {
-            if n.contains([' ', '.', '/', ':']) {
-                self.text.contains(n)
-            } else {
-                self.words.iter().any(|w| w == n)
-            }
-        })
-    }
+fn is_ipv4(word: &str) -> bool {
+    let parts: Vec<&str> = word.trim_end_matches('.').split('.').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok())
 }
 
 /// The names of `schemas`, for an error that lists what was offered.
@@ -194,18 +124,20 @@ pub fn names(schemas: &[ToolSchema]) -> Vec<&str> {
 }
 
 /// The tools offered to one attempt of a step: the toolbox, the user functions and
-/// `complete_step`, routed when `route_tools`. Fixed for the whole attempt, so a model's
-/// KV cache can reuse the prefix from call to call. Returns (offered, everything).
+/// `complete_step`, routed when `route_tools` (the run's actions apply either way). Fixed
+/// for the whole attempt, so a model's KV cache can reuse the prefix from call to call.
+/// Returns (offered, everything the actions allow).
 pub fn offered_tools(
     task: &str,
     step: &Step,
     toolbox: &dyn Toolbox,
     route_tools: bool,
-    sessions: bool,
+    actions: Actions,
 ) -> (Vec<ToolSchema>, Vec<ToolSchema>) {
     let mut all = toolbox.schemas();
     all.extend(user_message_schemas());
     all.push(complete_step_schema());
+    all.retain(|s| actions.offers(family_of(toolbox, &s.name)));
     if !route_tools {
         return (all.clone(), all);
     }
@@ -215,7 +147,7 @@ pub fn offered_tools(
             step: &step.description,
             task,
             retry: step.attempts() > 1,
-            sessions,
+            actions,
         },
         &all,
         |name| family_of(toolbox, name),
@@ -231,6 +163,7 @@ mod tests {
     fn toolbox() -> Vec<ToolSchema> {
         [
             "shell_exec",
+            "code_run",
             "shell_view",
             "shell_wait",
             "shell_write",
@@ -261,6 +194,7 @@ mod tests {
     fn builtin_family(name: &str) -> Family {
         match name {
             "shell_exec" => Family::Shell,
+            "code_run" => Family::Code,
             "shell_view" | "shell_wait" | "shell_write" | "shell_kill" => Family::ShellSession,
             n if n.starts_with("file_") => Family::Files,
             n if n.starts_with("browser_") => Family::Browser,
@@ -271,126 +205,91 @@ mod tests {
         }
     }
 
-    fn is_session_tool(name: &str) -> bool {
-        builtin_family(name) == Family::ShellSession
-    }
-
-    fn offered(kind: Option<&str>, step: &str, task: &str) -> Vec<String> {
-        offered_with(kind, step, task, false)
-    }
-
-    fn offered_with(kind: Option<&str>, step: &str, task: &str, sessions: bool) -> Vec<String> {
-        route_tools(
-            &RouteQuery {
-                kind,
-                step,
-                task,
-                retry: false,
-                sessions,
-            },
-            &toolbox(),
-            builtin_family,
-        )
-        .into_iter()
-        .map(|s| s.name)
-        .collect()
-    }
-
-    const CORE_AND_ALWAYS: [&str; 7] = [
-        "shell_exec",
-        "file_read",
-        "file_write",
-        "file_str_replace",
-        "file_list",
-        "mcp__git__status",
-        "complete_step",
-    ];
-
-    #[test]
-    fn a_file_step_gets_the_core_tools_only() {
-        assert_eq!(
-            offered(None, "Write hello into hello.txt", "write hello.txt"),
-            CORE_AND_ALWAYS
-        );
-    }
-
-    #[test]
-    fn session_tools_come_once_a_session_exists_and_urls_get_the_browser() {
-        let step = "Start the web server in the background";
-        let got = offered(None, step, "serve the folder");
-        assert!(!got.iter().any(|n| is_session_tool(n)), "{got:?}");
-        assert!(!got.iter().any(|n| n.starts_with("browser_")), "{got:?}");
-        let got = offered_with(None, step, "serve the folder", true);
-        for tool in ["shell_view", "shell_wait", "shell_write", "shell_kill"] {
-            assert!(got.contains(&tool.to_string()), "{got:?}");
+    fn query<'a>(kind: Option<&'a str>, step: &'a str, task: &'a str) -> RouteQuery<'a> {
+        RouteQuery {
+            kind,
+            step,
+            task,
+            retry: false,
+            actions: Actions::Both,
         }
-        let got = offered(
-            None,
-            "Check the title",
-            "open http://localhost:8000 and report the title",
-        );
-        assert!(got.contains(&"browser_navigate".to_string()), "{got:?}");
-        assert!(!got.contains(&"shell_wait".to_string()), "{got:?}");
+    }
+
+    fn routed(q: &RouteQuery<'_>) -> Vec<String> {
+        route_tools(q, &toolbox(), builtin_family)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
     }
 
     #[test]
-    fn kind_tags_map_to_families() {
-        let got = offered(Some("SEARCH"), "Find the release date", "t");
-        assert!(got.contains(&"web_search".to_string()), "{got:?}");
-        assert!(got.contains(&"browser_view".to_string()), "{got:?}");
-        let got = offered(Some("BROWSE"), "Read the docs", "t");
-        assert!(got.contains(&"browser_click".to_string()), "{got:?}");
-        assert!(!got.contains(&"web_search".to_string()), "{got:?}");
+    fn code_actions_replace_the_shell_and_file_tools() {
+        let mut q = query(None, "Count the rows of data.csv", "t");
+        q.actions = Actions::Code;
         assert_eq!(
-            offered(Some("CODE"), "Write the script", "t"),
-            CORE_AND_ALWAYS
+            routed(&q),
+            [
+                "code_run",
+                "web_search",
+                "mcp__git__status",
+                "message_ask_user",
+                "complete_step"
+            ]
         );
+        q.actions = Actions::Tools;
+        let got = routed(&q);
+        assert!(got.contains(&"shell_exec".to_string()), "{got:?}");
+        assert!(!got.contains(&"code_run".to_string()), "{got:?}");
+        q.actions = Actions::Both;
+        let got = routed(&q);
+        assert!(got.contains(&"shell_exec".to_string()), "{got:?}");
+        assert!(got.contains(&"code_run".to_string()), "{got:?}");
     }
 
     #[test]
-    fn search_and_user_words_pick_their_tools() {
-        let got = offered(None, "Look up the latest Rust version online", "t");
+    fn web_addresses_in_any_language_bring_the_browser() {
+        for task in [
+            "open http://localhost:8000 and report the title",
+            "Ouvre la page www.example.org et copie le code",
+            "Lee el código de la página 127.0.0.1:8080",
+        ] {
+            let got = routed(&query(None, "Do it", task));
+            assert!(got.contains(&"browser_navigate".to_string()), "{task}: {got:?}");
+        }
+        let got = routed(&query(None, "Write the report", "version 1.2.3 in notes.txt"));
+        assert!(!got.iter().any(|n| n.starts_with("browser_")), "{got:?}");
+    }
+
+    #[test]
+    fn kind_tags_map_to_families_and_asking_is_always_offered() {
+        let got = routed(&query(Some("BROWSE"), "Read the docs", "t"));
+        assert!(got.contains(&"browser_click".to_string()), "{got:?}");
+        let got = routed(&query(None, "Anything", "t"));
+        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
         assert!(got.contains(&"web_search".to_string()), "{got:?}");
-        let got = offered(None, "Ask the user which colour they prefer", "t");
-        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
         assert!(!got.contains(&"message_notify_user".to_string()), "{got:?}");
-        // The eval's wording: the user is "me".
-        let got = offered(
-            None,
-            "Ask me which city I live in, then write my answer into city.txt.",
-            "t",
-        );
-        assert!(got.contains(&"message_ask_user".to_string()), "{got:?}");
-        let got = offered(None, "Check what the task asks for", "t");
-        assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
-        let got = offered(None, "Tell the user the result", "t");
+        let got = routed(&query(Some("NOTIFY"), "Anything", "t"));
         assert!(got.contains(&"message_notify_user".to_string()), "{got:?}");
-        assert!(!got.contains(&"message_ask_user".to_string()), "{got:?}");
     }
 
     #[test]
-    fn a_retry_gets_the_whole_toolbox() {
-        let all = route_tools(
-            &RouteQuery {
-                kind: None,
-                step: "Write hello.txt",
-                task: "t",
-                retry: true,
-                sessions: false,
-            },
-            &toolbox(),
-            builtin_family,
-        );
-        assert_eq!(all.len(), toolbox().len());
+    fn a_retry_gets_every_tool_its_actions_allow() {
+        let mut q = query(None, "Write hello.txt", "t");
+        q.retry = true;
+        assert_eq!(routed(&q).len(), toolbox().len());
+        q.retry = false;
+        assert!(routed(&q).contains(&"shell_view".to_string()), "sessions come with the shell");
+        q.retry = true;
+        q.actions = Actions::Code;
+        let got = routed(&q);
+        assert!(!got.contains(&"file_write".to_string()), "{got:?}");
+        assert!(got.contains(&"browser_view".to_string()), "{got:?}");
     }
 
-    /// Issue 30: a tool is routed by the family it declares, whatever its name: a custom
-    /// `lookup_weather` of the web-search family comes with a search step only; a custom
-    /// `deploy_site` of no family is always offered, and so is a `browser_`-named tool that
-    /// declares none.
+    /// Issue 30: a tool is routed by the family it declares, whatever its name.
     #[test]
     fn custom_tools_are_routed_by_their_declared_family() {
-        let schemas: Vec<ToolSchema> = ["lookup_weather", "deploy_site", "browser_notes"]
+        let schemas: Vec<ToolSchema> = ["lookup_weather", "browser_notes", "page_shot"]
             .iter()
             .map(|n| ToolSchema {
                 name: n.to_string(),
@@ -399,37 +298,20 @@ mod tests {
             })
             .collect();
         let family = |name: &str| match name {
-            "lookup_weather" => Family::WebSearch,
+            "page_shot" => Family::Browser,
             _ => Family::Other,
         };
-        let routed = |step: &str| -> Vec<String> {
-            let query = RouteQuery {
-                kind: None,
-                step,
-                task: "t",
-                retry: false,
-                sessions: false,
-            };
-            route_tools(&query, &schemas, family)
-                .into_iter()
-                .map(|s| s.name)
-                .collect()
-        };
-        assert_eq!(
-            routed("Write the report into report.txt"),
-            ["deploy_site", "browser_notes"]
-        );
-        assert_eq!(
-            routed("Look up the latest forecast online"),
-            ["lookup_weather", "deploy_site", "browser_notes"]
-        );
+        let got: Vec<String> = route_tools(&query(None, "Write it", "t"), &schemas, family)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(got, ["lookup_weather", "browser_notes"]);
     }
 
     #[test]
-    fn words_match_whole_words_and_phrases() {
-        let w = Words::new("Update the homepage; wait for input.");
-        assert!(w.any(&["wait"]));
-        assert!(!w.any(&["page"]), "homepage is not the word page");
-        assert!(w.any(&["for input"]));
+    fn ipv4_addresses_are_recognised() {
+        assert!(holds_web_address("see 10.0.0.7 now"));
+        assert!(!holds_web_address("version 1.2.3"));
+        assert!(!holds_web_address("999.1.1.1"));
     }
 }

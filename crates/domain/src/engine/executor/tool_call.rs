@@ -1,8 +1,10 @@
 //! One tool call of a step, journaled: `tool_calling` before, `tool_called` after; a resumed
 //! run reuses a finished call's output and never runs an effect twice (docs/durability.md).
-//! A call the run's approval settings refuse never runs (docs/approvals.md); a call that
-//! would change an input file the task does not ask to change is refused, and a change one
-//! made anyway is undone (docs/security.md, "Input files").
+//! A call the run's approval settings refuse never runs (docs/approvals.md); the input files
+//! a call names in `changes` (or as a file tool's `path`) may change from then on, a call
+//! naming a `--protect`ed one is refused, and a change to an input nobody named is undone
+//! (docs/security.md, "Input files"). The check of a run's answer runs its program through
+//! here too, in a scratch folder, without the input checks ([`CallSite::Check`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,14 +14,11 @@ use tracing::Instrument;
 
 use crate::engine::context::{Gate, RunContext};
 use crate::engine::executor::agent::StepLimits;
-use crate::engine::executor::guessed::refuse_unfounded_write;
-use crate::engine::grounding;
 use crate::engine::inputs;
 use crate::engine::journal::ToolEntry;
 use crate::engine::trace;
 use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
-use crate::model::observations::FILE_STR_REPLACE;
 use crate::model::text::truncate_bytes;
 use crate::ports::llm::ToolCall;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
@@ -30,37 +29,44 @@ const INTERRUPTED_CALL: &str = "Interrupted, outcome unknown: the run was stoppe
 this call was running, before it reported back. It may or may not have taken effect: check \
 (e.g. look at the files) before deciding whether to do it again.";
 
-/// One tool call's outcome as the executor uses it.
-pub(super) struct ToolRun {
-    pub(super) ok: bool,
-    /// The call started before the run stopped and nobody recorded how it ended: it may
-    /// have taken effect.
-    pub(super) interrupted: bool,
-    /// What the model reads.
-    pub(super) text: String,
-    /// Files the call produced (workspace-relative).
-    pub(super) attachments: Vec<String>,
+/// Where a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallSite {
+    /// In the run's workspace, for a step: journaled for resume, its input changes checked.
+    Workspace,
+    /// In a scratch folder, for the check of the run's answer (docs/verification.md): its
+    /// events are written, but it is made again on resume (the folder is made again too),
+    /// and the workspace's inputs are not its business.
+    Check,
 }
 
-/// What the model reads when it repeats a `file_str_replace` that already succeeded in
-/// this run (docs/direct.md, "Fewer calls"): said as a success, with what to do next (a
-/// 1.5B model read "do not repeat it" as a failure and gave the step up).
-fn already_replaced(arguments: &str) -> String {
-    let args: Value = serde_json::from_str(arguments).unwrap_or_default();
-    let text = |k: &str| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    format!(
-        "Done already: {} has this change ({:?} is now {:?}; an earlier call of this run made \
-         it). Do not make it again. If the step needs no other change, call `complete_step` \
-         with success=true.",
-        text("path"),
-        text("old"),
-        text("new")
-    )
+/// One tool call's outcome as the executor uses it.
+pub(crate) struct ToolRun {
+    pub(crate) ok: bool,
+    /// The call started before the run stopped and nobody recorded how it ended: it may
+    /// have taken effect.
+    pub(crate) interrupted: bool,
+    /// What the model reads.
+    pub(crate) text: String,
+    /// Files the call produced (workspace-relative).
+    pub(crate) attachments: Vec<String>,
+    /// What the program it ran printed on stdout (`ToolOutput::stdout`); not kept across a
+    /// resume.
+    pub(crate) stdout: Option<String>,
+    /// The step's result, when the program ended with `final_answer` (kept across a resume:
+    /// the output the model read names it).
+    pub(crate) final_answer: Option<String>,
+}
+
+/// The line the executor appends to a tool's output when its program gave the step's
+/// result with `final_answer`.
+const FINAL_MARKER: &str = "\n[final answer: ";
+
+/// The final answer named by [`FINAL_MARKER`] in a recorded output (a resumed run).
+fn final_answer_in(output: &str) -> Option<String> {
+    let (_, rest) = output.rsplit_once(FINAL_MARKER)?;
+    let rest = rest.rsplit_once(FILES_MARKER).map_or(rest, |(a, _)| a);
+    rest.strip_suffix(']').map(str::to_string)
 }
 
 /// The line the executor appends to a tool's output to name the files it produced.
@@ -78,17 +84,18 @@ fn files_named_in(output: &str) -> Vec<String> {
 /// Runs one tool call in its `execute_tool` span (`engine::trace`). Errors become text.
 /// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
 /// call's output and never runs it again.
-pub(super) async fn run_tool(
+pub(crate) async fn run_tool(
     ctx: &RunContext,
     limits: &StepLimits,
     toolbox: &Arc<dyn Toolbox>,
     tool_ctx: &ToolContext,
     call: &ToolCall,
     journal_key: &str,
+    site: CallSite,
 ) -> Result<ToolRun, StoreError> {
     let labels = ctx.trace_labels();
     let span = trace::tool_span(&call.name, &call.id, labels, &call.arguments);
-    let run = run_tool_traced(ctx, limits, toolbox, tool_ctx, call, journal_key)
+    let run = run_tool_traced(ctx, limits, toolbox, tool_ctx, call, journal_key, site)
         .instrument(span.clone())
         .await;
     if let Ok(run) = &run {
@@ -109,14 +116,23 @@ async fn run_tool_traced(
     tool_ctx: &ToolContext,
     call: &ToolCall,
     journal_key: &str,
+    site: CallSite,
 ) -> Result<ToolRun, StoreError> {
-    let started_before = match ctx.journal().tool(journal_key) {
+    let workspace = site == CallSite::Workspace;
+    let journaled = if workspace {
+        ctx.journal().tool(journal_key)
+    } else {
+        None
+    };
+    let started_before = match journaled {
         Some(ToolEntry::Finished { ok, output }) => {
             return Ok(ToolRun {
                 ok: *ok,
                 interrupted: output == INTERRUPTED_CALL,
                 text: output.clone(),
                 attachments: files_named_in(output),
+                stdout: None,
+                final_answer: final_answer_in(output).filter(|_| *ok),
             })
         }
         Some(ToolEntry::Started) => true,
@@ -128,49 +144,42 @@ async fn run_tool_traced(
             ctx,
             tool_ctx,
             call,
-            journal_key,
+            Some(journal_key.to_string()),
             INTERRUPTED_CALL.to_string(),
         )
         .await;
     }
     let parsed = parse_arguments(&call.arguments);
+    let key = workspace.then(|| journal_key.to_string());
     let mut approved = false;
     if !started_before {
         if let Ok(args) = &parsed {
             let step = tool_ctx.step_id.as_deref();
-            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, args).await? {
-                return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
-            }
-            if let Some(refusal) = refuse_unfounded_write(ctx, &call.name, args).await {
-                return not_run(ctx, tool_ctx, call, journal_key, refusal).await;
+            let kind = (toolbox.family(&call.name), toolbox.effect(&call.name));
+            let changes = if workspace {
+                inputs::named_changes(kind.0, kind.1, args)
+            } else {
+                Vec::new()
+            };
+            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, &changes).await?
+            {
+                return not_run(ctx, tool_ctx, call, key, refusal).await;
             }
             let gate = ctx
-                .approve(
-                    step.unwrap_or_default(),
-                    call,
-                    args,
-                    (toolbox.family(&call.name), toolbox.effect(&call.name)),
-                    journal_key,
-                )
+                .approve(step.unwrap_or_default(), call, args, kind, journal_key)
                 .await?;
             if let Gate::Closed(reason) = gate {
-                return not_run(
-                    ctx,
-                    tool_ctx,
-                    call,
-                    journal_key,
-                    format!("Refused: {reason}"),
-                )
-                .await;
+                return not_run(ctx, tool_ctx, call, key, format!("Refused: {reason}")).await;
             }
             approved = gate == Gate::Approved;
+            inputs::declare(ctx, step, &call.name, &changes).await?;
         }
         ctx.emit(EventKind::ToolCalling {
             step_id: tool_ctx.step_id.clone(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
-            journal_key: Some(journal_key.to_string()),
+            journal_key: key.clone(),
         })
         .await?;
     }
@@ -179,38 +188,26 @@ async fn run_tool_traced(
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
-    let (mut ok, mut text, attachments) = match outcome {
+    let (mut ok, mut text, attachments, stdout, final_answer) = match outcome {
         Ok(out) => {
             let mut text = out.content;
+            if let Some(answer) = &out.final_answer {
+                text.push_str(&format!("{FINAL_MARKER}{answer}]"));
+            }
             if !out.attachments.is_empty() {
                 text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
             }
-            (!out.is_error, text, out.attachments)
+            (
+                !out.is_error,
+                text,
+                out.attachments,
+                out.stdout,
+                out.final_answer,
+            )
         }
-        Err(e) => (false, format!("Error: {e}"), Vec::new()),
+        Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None),
     };
-    if !ok && call.name == FILE_STR_REPLACE && ctx.facts().replaced_before(&call.arguments) {
-        // A small model repeats an edit that worked; "not found" would send it looking.
-        ok = true;
-        text = already_replaced(&call.arguments);
-    }
-    // Only the workspace's own tools: an MCP server's "no such file code.txt" is about
-    // its files, and the note sent the model writing the note it was to read.
-    if !ok && toolbox.family(&call.name).works_in_workspace() {
-        for output in grounding::unwritten_outputs_named(ctx, &text).await {
-            text.push_str(&format!(
-                "\nNote: {output} does not exist yet; the task asks you to create it, so \
-                 write it first (file_write), then use it."
-            ));
-        }
-        for source in grounding::missing_sources_named(ctx, &text).await {
-            text.push_str(&format!(
-                "\nNote: {source} is not in the workspace. If the task says what it should \
-                 hold, create it with file_write, then run again."
-            ));
-        }
-    }
-    if !reads_only {
+    if !reads_only && workspace {
         let step = tool_ctx.step_id.as_deref();
         if let Some(note) = inputs::after_call(ctx, step, &call.name, approved).await? {
             ok = false;
@@ -225,17 +222,19 @@ async fn run_tool_traced(
         ok,
         output: text.clone(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        journal_key: Some(journal_key.to_string()),
+        journal_key: key,
     })
     .await?;
     if let Some(step) = &tool_ctx.step_id {
         ctx.count_tool_call(step);
     }
     Ok(ToolRun {
+        final_answer: final_answer.filter(|_| ok),
         ok,
         interrupted: false,
         text,
         attachments,
+        stdout,
     })
 }
 
@@ -245,7 +244,7 @@ async fn not_run(
     ctx: &RunContext,
     tool_ctx: &ToolContext,
     call: &ToolCall,
-    journal_key: &str,
+    journal_key: Option<String>,
     text: String,
 ) -> Result<ToolRun, StoreError> {
     ctx.emit(EventKind::ToolCalled {
@@ -255,7 +254,7 @@ async fn not_run(
         ok: false,
         output: text.clone(),
         duration_ms: 0,
-        journal_key: Some(journal_key.to_string()),
+        journal_key,
     })
     .await?;
     if let Some(step) = &tool_ctx.step_id {
@@ -266,6 +265,8 @@ async fn not_run(
         interrupted: text == INTERRUPTED_CALL,
         text,
         attachments: Vec::new(),
+        stdout: None,
+        final_answer: None,
     })
 }
 
@@ -306,7 +307,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-pub(super) fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
+pub(crate) fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
@@ -324,6 +325,19 @@ pub(super) fn parse_arguments(raw: &str) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_outputs_name_their_final_answer() {
+        assert_eq!(
+            final_answer_in("exit code: 0\n[final answer: sum.txt holds 9]\n[files: sum.txt]"),
+            Some("sum.txt holds 9".to_string())
+        );
+        assert_eq!(
+            final_answer_in("exit code: 0\n[final answer: 9]"),
+            Some("9".to_string())
+        );
+        assert_eq!(final_answer_in("exit code: 0"), None);
+    }
 
     #[test]
     fn recorded_outputs_name_their_files() {

@@ -3,7 +3,6 @@
 use crate::engine::context::RunContext;
 use crate::engine::executor::tool_call::parse_arguments;
 use crate::error::StoreError;
-use crate::model::task_files::asks_the_user;
 use crate::ports::llm::ToolCall;
 use crate::prompts;
 use crate::tools::builtin::{AskUserArgs, NotifyUserArgs, ASK_USER, NOTIFY_USER};
@@ -15,8 +14,6 @@ pub(super) enum UserCall {
     Reply(String),
     /// The user's answer to `message_ask_user`, verbatim (possibly empty).
     Answered(String),
-    /// The step cannot go on: the user was needed and nobody could answer.
-    StepFails(String),
 }
 
 /// Handles a call to `message_notify_user` or `message_ask_user`.
@@ -68,14 +65,9 @@ pub(super) async fn talk_to_user(
                     &answered,
                 )));
             }
-            if !asks_the_user(&ctx.task) {
-                // The task never said to ask: the model asked on its own, and can go on
-                // without an answer.
-                return Ok(UserCall::Reply(prompts::nobody_to_ask(&why.to_string())));
-            }
-            Ok(UserCall::StepFails(format!(
-                "the step needed the user's answer, but {why}"
-            )))
+            // Nobody can answer: the model goes on with what it has (and says so, or gives
+            // the step up, in its own words).
+            Ok(UserCall::Reply(prompts::nobody_to_ask(&why.to_string())))
         }
     }
 }

@@ -1,80 +1,106 @@
-//! The checks around a tool call (docs/security.md, "Input files"): a file tool that would
-//! change an input the run may not change is refused before it runs ([`refuse_up_front`]);
-//! after any call, the inputs are compared with what was recorded and an unpermitted change
-//! is undone from the kept copy ([`after_call`]), the model reading why. A resumed run checks
-//! once before it goes on ([`sweep`]).
+//! The checks around a tool call (docs/security.md, "Input files"). Before a call: the
+//! inputs it says it will change (its `changes` argument, or the `path` of a file tool that
+//! writes) may change from then on ([`declare`]), unless `--protect` names them, which
+//! refuses the call ([`refuse_up_front`]). After any call, the inputs are compared with
+//! what was recorded and a change nobody declared is undone from the kept copy
+//! ([`after_call`]), the model reading why. A resumed run checks once before it goes on
+//! ([`sweep`]). Nothing here reads the task's words: what a run may change is what its
+//! calls say, before they run.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::state::{Input, Inputs};
+use super::state::{relative_path, Inputs};
 use crate::engine::context::RunContext;
 use crate::error::StoreError;
 use crate::model::event::EventKind;
 use crate::model::inputs::{InputAction, Permit};
-use crate::model::task_files::{mentions, Intent};
-use crate::ports::{FileFacts, WorkspaceFiles};
+use crate::ports::{FileFacts, ToolEffect, ToolFamily, WorkspaceFiles};
+use crate::tools::code::declared_changes;
 
-/// The most of an input read to check that a write keeps what it holds.
-const MAX_KEPT_BYTES: usize = 1024 * 1024;
-/// The file tools whose `path` argument they change.
-const WRITING_FILE_TOOLS: [&str; 2] = ["file_write", "file_str_replace"];
+/// The workspace files `args` say the call will change: its `changes`, and the `path` of a
+/// file tool that writes.
+pub(crate) fn named_changes(family: ToolFamily, effect: ToolEffect, args: &Value) -> Vec<String> {
+    let mut paths = declared_changes(args);
+    if family == ToolFamily::Files && effect.acts() {
+        if let Some(path) = args.get("path").and_then(Value::as_str) {
+            let path = path.trim().trim_start_matches("./").to_string();
+            if !path.is_empty() && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
 
-/// Why `tool` must not run with `args`: it would change an input the run may not change.
-/// `None` when it may run (a person asked under `--approval ask` decides for themselves).
+/// Why the call must not run: it says it will change an input `--protect` names. `None`
+/// when it may run.
 pub(crate) async fn refuse_up_front(
     ctx: &RunContext,
     step_id: Option<&str>,
     tool: &str,
-    args: &Value,
+    changes: &[String],
 ) -> Result<Option<String>, StoreError> {
-    if !WRITING_FILE_TOOLS.contains(&tool) || ctx.asks_for_approval() {
+    if ctx.inputs.protect.is_empty() {
         return Ok(None);
     }
-    let Some(path) = args.get("path").and_then(Value::as_str) else {
-        return Ok(None);
-    };
     let workspace = ctx.workspace.display().to_string();
-    let refusal = {
-        let state = ctx.inputs.state.lock().await;
-        let Some(inputs) = state.as_ref() else {
-            return Ok(None);
-        };
-        match inputs.input_named(&workspace, path) {
-            Some(input) if input.moved_to.is_none() => match input.recorded.permit {
-                Permit::Change => None,
-                Permit::Move => Some((
-                    input.recorded.path.clone(),
-                    moved_only(&input.recorded.path),
-                )),
-                Permit::Read => Some((
-                    input.recorded.path.clone(),
-                    read_only(
-                        &[input.recorded.path.as_str()],
-                        inputs,
-                        "this call was not run",
-                    ),
-                )),
-            },
-            _ => None,
-        }
-    };
-    let refusal = match refusal {
-        Some(r) => Some(r),
-        None => drops_what_it_holds(ctx, path, tool, args).await,
-    };
-    let Some((path, message)) = refusal else {
+    let Some(path) = changes
+        .iter()
+        .map(|p| relative_path(&workspace, p))
+        .find(|p| ctx.inputs.protects(p))
+    else {
         return Ok(None);
     };
     ctx.emit(EventKind::InputProtected {
         step_id: step_id.map(str::to_string),
         tool: tool.to_string(),
-        path,
+        path: path.clone(),
         action: InputAction::Refused,
     })
     .await?;
-    Ok(Some(message))
+    Ok(Some(crate::prompts::protected_file(&path)))
+}
+
+/// The call says it will change `changes`: the inputs among them may change from now on
+/// (journaled as `input_protected` with action `declared`, so a resumed run knows).
+pub(crate) async fn declare(
+    ctx: &RunContext,
+    step_id: Option<&str>,
+    tool: &str,
+    changes: &[String],
+) -> Result<(), StoreError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let workspace = ctx.workspace.display().to_string();
+    let mut declared = Vec::new();
+    {
+        let mut state = ctx.inputs.state.lock().await;
+        let Some(inputs) = state.as_mut() else {
+            return Ok(());
+        };
+        for path in changes {
+            let rel = relative_path(&workspace, path);
+            if let Some(input) = inputs.files.get_mut(&rel) {
+                if matches!(input.recorded.permit, Permit::Read | Permit::Move) {
+                    input.recorded.permit = Permit::Change;
+                    declared.push(rel);
+                }
+            }
+        }
+    }
+    for path in declared {
+        ctx.emit(EventKind::InputProtected {
+            step_id: step_id.map(str::to_string),
+            tool: tool.to_string(),
+            path,
+            action: InputAction::Declared,
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 /// After a call of `tool`: undoes every change to an input the run may not change, journals
@@ -94,7 +120,6 @@ pub(crate) async fn after_call(
         return Ok(None);
     };
     let found = examine(ctx, &port, inputs, approved).await;
-    let outputs = inputs.outputs.clone();
     drop(state);
     for (path, action) in &found {
         ctx.emit(EventKind::InputProtected {
@@ -105,7 +130,7 @@ pub(crate) async fn after_call(
         })
         .await?;
     }
-    Ok(note_for_model(&found, &outputs))
+    Ok(note_for_model(ctx, &found))
 }
 
 /// The check of a resumed run, before it goes on: an interrupted call may have changed an
@@ -116,7 +141,8 @@ pub(crate) async fn sweep(ctx: &RunContext) -> Result<(), StoreError> {
         .map(|_| ())
 }
 
-/// Compares every protected input with what was last seen; restores what changed.
+/// Compares every input the run may not change with what was last seen; restores what
+/// changed.
 async fn examine(
     ctx: &RunContext,
     port: &Arc<dyn WorkspaceFiles>,
@@ -125,11 +151,10 @@ async fn examine(
 ) -> Vec<(String, InputAction)> {
     let ws = ctx.workspace.as_path();
     let mut found = Vec::new();
-    let mut listing: Option<Vec<FileFacts>> = None;
     let paths: Vec<String> = inputs
         .files
         .values()
-        .filter(|i| i.recorded.permit != Permit::Change && i.moved_to.is_none())
+        .filter(|i| i.recorded.permit != Permit::Change)
         .map(|i| i.recorded.path.clone())
         .collect();
     for path in paths {
@@ -153,20 +178,7 @@ async fn examine(
                 continue;
             }
         }
-        if now.is_none() && input.recorded.permit == Permit::Move {
-            if listing.is_none() {
-                listing = port.list(ws, usize::MAX).await.ok().map(|l| l.files);
-            }
-            if let Some(to) =
-                moved_to(port, ws, &input, listing.as_deref().unwrap_or(&[]), inputs).await
-            {
-                if let Some(i) = inputs.files.get_mut(&path) {
-                    i.moved_to = Some(to);
-                }
-                continue;
-            }
-        }
-        if approved {
+        if approved && input.recorded.permit != Permit::Protected {
             give_up_protecting(inputs, &path, now);
             continue;
         }
@@ -191,35 +203,6 @@ async fn examine(
     found
 }
 
-/// Where the content of `input` (gone from its place) is now: a file that was not an input,
-/// or was one and is gone too, with the same size and digest.
-async fn moved_to(
-    port: &Arc<dyn WorkspaceFiles>,
-    ws: &std::path::Path,
-    input: &Input,
-    listing: &[FileFacts],
-    inputs: &Inputs,
-) -> Option<String> {
-    let digest = input.recorded.digest.as_ref()?;
-    for f in listing {
-        let taken = inputs
-            .files
-            .values()
-            .any(|i| i.moved_to.as_deref() == Some(&f.path));
-        let protected_input = inputs
-            .files
-            .get(&f.path)
-            .is_some_and(|i| i.recorded.permit != Permit::Change);
-        if f.size != input.recorded.size || taken || protected_input {
-            continue;
-        }
-        if port.digest(ws, &f.path).await.ok().flatten().as_ref() == Some(digest) {
-            return Some(f.path.clone());
-        }
-    }
-    None
-}
-
 fn same_facts(a: &FileFacts, b: &FileFacts) -> bool {
     a.size == b.size && a.modified_ns == b.modified_ns
 }
@@ -242,135 +225,27 @@ fn give_up_protecting(inputs: &mut Inputs, path: &str, now: Option<FileFacts>) {
 }
 
 /// What the model reads after a call whose changes to inputs were undone or could not be.
-fn note_for_model(found: &[(String, InputAction)], outputs: &[String]) -> Option<String> {
-    let restored: Vec<&str> = found
-        .iter()
-        .filter(|(_, a)| *a == InputAction::Restored)
-        .map(|(p, _)| p.as_str())
-        .collect();
-    let lost: Vec<&str> = found
-        .iter()
-        .filter(|(_, a)| *a == InputAction::NotRestored)
-        .map(|(p, _)| p.as_str())
-        .collect();
+fn note_for_model(ctx: &RunContext, found: &[(String, InputAction)]) -> Option<String> {
+    let of = |action: InputAction| -> Vec<&str> {
+        found
+            .iter()
+            .filter(|(_, a)| *a == action)
+            .map(|(p, _)| p.as_str())
+            .collect()
+    };
+    let restored = of(InputAction::Restored);
+    let (protected, undeclared): (Vec<&str>, Vec<&str>) =
+        restored.into_iter().partition(|p| ctx.inputs.protects(p));
+    let lost = of(InputAction::NotRestored);
     let mut notes = Vec::new();
-    if !restored.is_empty() {
-        notes.push(read_only_with(
-            &restored,
-            outputs,
-            "the change this call made was undone",
-        ));
+    if !undeclared.is_empty() {
+        notes.push(crate::prompts::undeclared_change_undone(&undeclared));
+    }
+    for path in protected {
+        notes.push(crate::prompts::protected_file(path));
     }
     if !lost.is_empty() {
-        notes.push(format!(
-            "Warning: {} existed before the run and this call changed it; the change could not \
-             be undone. Do not change the task's input files.",
-            lost.join(", ")
-        ));
+        notes.push(crate::prompts::change_not_undone(&lost));
     }
     (!notes.is_empty()).then(|| notes.join("\n"))
-}
-
-/// The refusal of a change to read-only inputs `paths`.
-fn read_only(paths: &[&str], inputs: &Inputs, what_happened: &str) -> String {
-    read_only_with(paths, &inputs.outputs, what_happened)
-}
-
-fn read_only_with(paths: &[&str], outputs: &[String], what_happened: &str) -> String {
-    let (names, verb) = match paths {
-        [one] => ((*one).to_string(), "is"),
-        many => (many.join(", "), "are"),
-    };
-    let instead = match outputs {
-        [] => "write your result to a new file".to_string(),
-        [one] => format!("write your result to {one}"),
-        many => format!("write your results to {}", many.join(", ")),
-    };
-    format!(
-        "Refused: {names} {verb} an input of this task (in the workspace before the run) and \
-         the task does not ask to change it; {what_happened}. Read it, but {instead} instead."
-    )
-}
-
-/// The refusal of a content change to an input the task asks to rename or move.
-/// A file tool call that would drop what an input holds, when the task only asks to add to
-/// it ("add dave as a new last line of names.txt"): a `file_write` (not appending) whose
-/// content does not start with the file's text, a `file_str_replace` whose new text does
-/// not keep the old. The eval's `backup_edit` wrote "dave" over the names it was to add to.
-async fn drops_what_it_holds(
-    ctx: &RunContext,
-    path: &str,
-    tool: &str,
-    args: &Value,
-) -> Option<(String, String)> {
-    let port = ctx.inputs.port.clone()?;
-    let workspace = ctx.workspace.display().to_string();
-    let rel = super::state::relative_path(&workspace, path);
-    let adds_only = mentions(&ctx.task, &[rel.as_str()])
-        .into_iter()
-        .any(|m| m.name == rel && m.added && m.intent == Intent::Write);
-    if !adds_only {
-        return None;
-    }
-    let keeps = match tool {
-        "file_write" => {
-            if args.get("append") == Some(&Value::Bool(true)) {
-                return None;
-            }
-            let content = args.get("content")?.as_str()?;
-            let held = port
-                .head(&ctx.workspace, &rel, MAX_KEPT_BYTES)
-                .await
-                .ok()??;
-            let held = String::from_utf8_lossy(&held);
-            content.starts_with(held.trim_end())
-        }
-        _ => {
-            let old = args.get("old")?.as_str()?;
-            let new = args.get("new")?.as_str()?;
-            new.contains(old)
-        }
-    };
-    (!keeps).then(|| {
-        (
-            rel.clone(),
-            format!(
-                "Refused: the task asks to add to {rel}, not to replace what it holds; this \
-                 call was not run. Call file_write with path {rel}, append=true and only the \
-                 new text (e.g. the new last line)."
-            ),
-        )
-    })
-}
-
-fn moved_only(path: &str) -> String {
-    format!(
-        "Refused: the task asks to rename or move {path}, not to change its content; this \
-         call was not run. Move it as it is, e.g. with shell_exec `mv {path} NEW_NAME`."
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_is_told_what_to_do_instead() {
-        let found = vec![("data.txt".to_string(), InputAction::Restored)];
-        let note = note_for_model(&found, &["total.txt".to_string()]).expect("a note");
-        assert!(
-            note.starts_with("Refused: data.txt is an input of this task"),
-            "{note}"
-        );
-        assert!(
-            note.contains("write your result to total.txt instead"),
-            "{note}"
-        );
-        let note = note_for_model(&found, &[]).expect("a note");
-        assert!(
-            note.contains("write your result to a new file instead"),
-            "{note}"
-        );
-        assert_eq!(note_for_model(&[], &[]), None);
-    }
 }

@@ -1,32 +1,29 @@
 //! Protected inputs (docs/security.md, "Input files"): the files in the workspace when a run
 //! starts are its inputs. The runtime records them (and keeps copies of the small ones, out
-//! of the workspace), lets the run change only those the task asks to change (or all, with
-//! `--allow-input-edits`; or a call a person approved), undoes any other change after each
-//! tool call and tells the model why, and reports in the end what the run created, changed,
-//! deleted and moved. Here: recording at the start and reloading on resume; the checks
+//! of the workspace), lets the run change only those a call said it would change (its
+//! `changes` argument, a file tool's `path`; or all, with `--allow-input-edits`; never those
+//! `--protect` names), undoes any other change after each tool call and tells the model why,
+//! and reports in the end what the run created, changed, deleted and moved. No rule reads
+//! the task's words. Here: recording at the start and reloading on resume; the checks
 //! around a tool call are `check.rs`, the final report `report.rs`.
 
 mod check;
 mod report;
 pub(crate) mod state;
 
-use std::collections::BTreeSet;
-
-pub(crate) use self::check::{after_call, refuse_up_front, sweep};
-pub(crate) use self::report::finish;
+pub(crate) use self::check::{after_call, declare, named_changes, refuse_up_front, sweep};
+pub(crate) use self::report::{discard_copies, finish, recorded_inputs};
 use self::state::{Inputs, MAX_COPIES_BYTES, MAX_COPY_BYTES, MAX_INPUTS};
 use crate::engine::context::RunContext;
 use crate::error::StoreError;
 use crate::model::event::{Event, EventKind};
-use crate::model::inputs::{Permit, RecordedInput};
-use crate::model::task_files::{mentions, Intent};
+use crate::model::inputs::{InputAction, Permit, RecordedInput};
 
-/// Records the inputs of a run that starts: lists the workspace, reads from the task what
-/// may be done to each file, keeps copies, journals it all (`inputs_recorded`). Returns why
-/// the task cannot be done at all: it asks to change a file that is not there.
-pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreError> {
+/// Records the inputs of a run that starts: lists the workspace, keeps copies of the small
+/// files, journals it all (`inputs_recorded`).
+pub(crate) async fn record(ctx: &RunContext) -> Result<(), StoreError> {
     let Some(port) = ctx.inputs.port.clone() else {
-        return Ok(None);
+        return Ok(());
     };
     let listing = match port.list(&ctx.workspace, MAX_INPUTS).await {
         Ok(l) => l,
@@ -38,47 +35,14 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
                 ),
             })
             .await?;
-            return Ok(None);
+            return Ok(());
         }
     };
-    let known: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
-    let named = mentions(&ctx.task, &known);
-    let existing: BTreeSet<&str> = known.iter().copied().collect();
-    if let Some(missing) = named.iter().find(|m| {
-        matches!(m.intent, Intent::Edit | Intent::Move)
-            && !m.written
-            && !existing.contains(m.name.as_str())
-    }) {
-        let there = if known.is_empty() {
-            "the workspace is empty".to_string()
-        } else {
-            let mut shown: Vec<&str> = known.iter().take(10).copied().collect();
-            if known.len() > 10 {
-                shown.push("…");
-            }
-            format!("the workspace holds: {}", shown.join(", "))
-        };
-        return Ok(Some(format!(
-            "the task asks to change {}, which is not in the workspace ({there})",
-            missing.name
-        )));
-    }
     let mut inputs = Vec::with_capacity(listing.files.len());
     let mut copied_bytes = 0u64;
     for facts in &listing.files {
-        let asked = match named
-            .iter()
-            .find(|m| m.name == facts.path)
-            .map(|m| m.intent)
-        {
-            Some(Intent::Edit | Intent::Write) => Permit::Change,
-            Some(Intent::Move) => Permit::Move,
-            _ => Permit::Read,
-        };
-        let permit = ctx.inputs.permit(asked);
-        let copy = permit != Permit::Change
-            && facts.size <= MAX_COPY_BYTES
-            && copied_bytes + facts.size <= MAX_COPIES_BYTES;
+        let permit = ctx.inputs.first_permit(&facts.path);
+        let copy = facts.size <= MAX_COPY_BYTES && copied_bytes + facts.size <= MAX_COPIES_BYTES;
         let mut digest = None;
         if copy {
             match port
@@ -101,23 +65,14 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
             permit,
         });
     }
-    let outputs: Vec<String> = named
-        .iter()
-        .filter(|m| {
-            m.intent == Intent::Write
-                || m.intent == Intent::Unsaid && !existing.contains(m.name.as_str())
-        })
-        .map(|m| m.name.clone())
-        .collect();
     ctx.emit(EventKind::InputsRecorded {
         inputs: inputs.clone(),
-        outputs: outputs.clone(),
+        outputs: Vec::new(),
         truncated: listing.truncated,
     })
     .await?;
-    *ctx.inputs.state.lock().await =
-        Some(Inputs::from_record(&inputs, &outputs, listing.truncated));
-    Ok(None)
+    *ctx.inputs.state.lock().await = Some(Inputs::from_record(&inputs, listing.truncated));
+    Ok(())
 }
 
 /// Reloads what a resumed run recorded when it started (nothing for a run started before
@@ -128,31 +83,31 @@ pub(crate) async fn reload(ctx: &RunContext, events: &[Event]) -> Result<(), Sto
     }
     let recorded = events.iter().find_map(|e| match &e.kind {
         EventKind::InputsRecorded {
-            inputs,
-            outputs,
-            truncated,
-        } => Some(Inputs::from_record(inputs, outputs, *truncated)),
+            inputs, truncated, ..
+        } => Some(Inputs::from_record(inputs, *truncated)),
         _ => None,
     });
     let Some(mut inputs) = recorded else {
         return Ok(());
     };
-    inputs.restored = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::InputProtected {
-                path,
-                action: crate::model::inputs::InputAction::Restored,
-                ..
-            } => Some(path.clone()),
-            _ => None,
-        })
-        .fold(Vec::new(), |mut acc, p| {
-            if !acc.contains(&p) {
-                acc.push(p);
+    for e in events {
+        let EventKind::InputProtected { path, action, .. } = &e.kind else {
+            continue;
+        };
+        match action {
+            InputAction::Restored if !inputs.restored.contains(path) => {
+                inputs.restored.push(path.clone());
             }
-            acc
-        });
+            InputAction::Declared => {
+                if let Some(i) = inputs.files.get_mut(path) {
+                    if i.recorded.permit == Permit::Read {
+                        i.recorded.permit = Permit::Change;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     *ctx.inputs.state.lock().await = Some(inputs);
     sweep(ctx).await
 }

@@ -1,11 +1,13 @@
 //! The end of a run's input protection (docs/security.md, "Input files"): what the run
 //! created, changed, deleted and moved, seen in the workspace against the record made when
-//! it started, and what the runtime restored; then the kept copies are deleted (not for a
-//! cancelled run, which may be resumed).
+//! it started, and what the runtime restored ([`finish`]); the inputs as recorded, for the
+//! check that reproduces the run from them ([`recorded_inputs`], docs/verification.md); then the
+//! kept copies are deleted ([`discard_copies`]; not for a cancelled run, which may be
+//! resumed).
 
 use super::state::{Input, MAX_INPUTS};
 use crate::engine::context::RunContext;
-use crate::model::inputs::FileChanges;
+use crate::model::inputs::{FileChanges, MovedFile, RecordedInput};
 use crate::ports::FileFacts;
 
 /// What the run changed in its workspace. Never fails the run: a workspace that cannot be
@@ -54,13 +56,48 @@ pub(crate) async fn finish(ctx: &RunContext) -> FileChanges {
         .filter(|p| !changes.changed.contains(p) && !changes.deleted.contains(p))
         .cloned()
         .collect();
-    drop(state);
+    // A deleted input whose content is now a created file: it was moved.
+    let deleted = std::mem::take(&mut changes.deleted);
+    for path in deleted {
+        let digest = inputs.files.get(&path).and_then(|i| i.recorded.digest.clone());
+        let mut to = None;
+        if let Some(digest) = digest {
+            for candidate in &changes.created {
+                if port.digest(ws, candidate).await.ok().flatten().as_ref() == Some(&digest) {
+                    to = Some(candidate.clone());
+                    break;
+                }
+            }
+        }
+        match to {
+            Some(to) => {
+                changes.created.retain(|c| c != &to);
+                changes.moved.push(MovedFile { from: path, to });
+            }
+            None => changes.deleted.push(path),
+        }
+    }
+    changes
+}
+
+/// The run's inputs as recorded when it started (`None`: nothing was recorded).
+pub(crate) async fn recorded_inputs(ctx: &RunContext) -> Option<Vec<RecordedInput>> {
+    let state = ctx.inputs.state.lock().await;
+    let inputs = state.as_ref()?;
+    Some(inputs.files.values().map(|i| i.recorded.clone()).collect())
+}
+
+/// Deletes the copies kept of the run's inputs, unless the run was cancelled (it may be
+/// resumed).
+pub(crate) async fn discard_copies(ctx: &RunContext) {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return;
+    };
     if !ctx.was_cancelled() {
         if let Err(e) = port.discard_copies(&ctx.run_id).await {
             tracing::warn!(error = %e, "cannot delete the copies of the run's inputs");
         }
     }
-    changes
 }
 
 /// Whether `input` (now `now`) holds other content than when the run started.

@@ -1,5 +1,5 @@
 //! [`InputGuard`]: a run's record of its input files (the files in the workspace when it
-//! started), what the run may do to each, the outputs its task names, and what happened to
+//! started), what the run may do to each (what its calls declared), and what happened to
 //! them so far. Owned by the run context; the checks that use it are this folder's other
 //! files (docs/security.md, "Input files").
 
@@ -28,12 +28,10 @@ pub(crate) struct Input {
     pub(crate) moved_to: Option<String>,
 }
 
-/// What a run knows of its inputs and outputs.
+/// What a run knows of its inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Inputs {
     pub(crate) files: BTreeMap<String, Input>,
-    /// The files the task asks the run to write (they must exist, not empty, at the end).
-    pub(crate) outputs: Vec<String>,
     pub(crate) truncated: bool,
     /// Inputs whose unpermitted change the runtime undid, in order.
     pub(crate) restored: Vec<String>,
@@ -41,11 +39,7 @@ pub(crate) struct Inputs {
 
 impl Inputs {
     /// The record of `inputs` (from the event a run wrote when it started).
-    pub(crate) fn from_record(
-        inputs: &[RecordedInput],
-        outputs: &[String],
-        truncated: bool,
-    ) -> Inputs {
+    pub(crate) fn from_record(inputs: &[RecordedInput], truncated: bool) -> Inputs {
         let files = inputs
             .iter()
             .map(|r| {
@@ -66,17 +60,9 @@ impl Inputs {
             .collect();
         Inputs {
             files,
-            outputs: outputs.to_vec(),
             truncated,
             restored: Vec::new(),
         }
-    }
-
-    /// The input `path` names (workspace-relative, `./` and the workspace's own absolute
-    /// prefix allowed).
-    pub(crate) fn input_named(&self, workspace: &str, path: &str) -> Option<&Input> {
-        let rel = relative_path(workspace, path);
-        self.files.get(&rel)
     }
 
     pub(crate) fn moved(&self) -> Vec<MovedFile> {
@@ -106,31 +92,47 @@ pub(crate) fn relative_path(workspace: &str, path: &str) -> String {
     parts.join("/")
 }
 
-/// The guard of one run: the port, the run's setting, and the record (none until the run
+/// The guard of one run: the port, the run's settings, and the record (none until the run
 /// recorded or reloaded its inputs, and never without a port).
 pub(crate) struct InputGuard {
     pub(crate) port: Option<Arc<dyn WorkspaceFiles>>,
-    /// `--allow-input-edits`: every input may change.
+    /// `--allow-input-edits`: every input may change without a declaration.
     pub(crate) allow_edits: bool,
+    /// `--protect` globs: inputs no call may change, declared or not.
+    pub(crate) protect: Vec<String>,
     /// Held across a whole check, so parallel steps' checks do not interleave.
     pub(crate) state: tokio::sync::Mutex<Option<Inputs>>,
 }
 
 impl InputGuard {
-    pub(crate) fn new(port: Option<Arc<dyn WorkspaceFiles>>, allow_edits: bool) -> InputGuard {
+    pub(crate) fn new(
+        port: Option<Arc<dyn WorkspaceFiles>>,
+        allow_edits: bool,
+        protect: Vec<String>,
+    ) -> InputGuard {
         InputGuard {
             port,
             allow_edits,
+            protect,
             state: tokio::sync::Mutex::new(None),
         }
     }
 
-    /// What the run may do to an input the task asks `asked` of.
-    pub(crate) fn permit(&self, asked: Permit) -> Permit {
-        if self.allow_edits {
+    /// Whether `--protect` names `path`.
+    pub(crate) fn protects(&self, path: &str) -> bool {
+        self.protect
+            .iter()
+            .any(|g| crate::model::approval::glob(g, path, true))
+    }
+
+    /// What the run may do to input `path` when it starts.
+    pub(crate) fn first_permit(&self, path: &str) -> Permit {
+        if self.protects(path) {
+            Permit::Protected
+        } else if self.allow_edits {
             Permit::Change
         } else {
-            asked
+            Permit::Read
         }
     }
 }

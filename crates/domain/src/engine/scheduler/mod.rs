@@ -24,9 +24,9 @@ use crate::engine::checkpoints;
 use crate::engine::config::Schedule;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::ExecutorAgent;
-use crate::engine::executor::{run_step, StepEnd};
+use crate::engine::executor::{run_step, StepEnd, StepSetup};
 use crate::engine::graph::{ready_steps, StepIndex};
-use crate::engine::grounding::check_then_verify;
+use crate::engine::verification::check_then_verify;
 use crate::engine::runtime::Runtime;
 use crate::error::{Error, StoreError};
 use crate::model::event::EventKind;
@@ -194,8 +194,12 @@ impl<'a> Scheduler<'a> {
             total_chars: limits.max_earlier_chars,
         };
         let input = StepInput::new(plan, index, &self.ctx.facts(), budget);
-        let (ctx, rt, limits) = (self.ctx, self.rt, &self.rt.config.limits);
-        let route_tools = self.rt.config.route_tools;
+        let (ctx, rt) = (self.ctx, self.rt);
+        let setup = StepSetup {
+            limits: &self.rt.config.limits,
+            route_tools: self.rt.config.route_tools,
+            actions: self.rt.config.actions,
+        };
         let attempt = plan.steps()[index].attempts();
         Box::pin(async move {
             // The workspace as this attempt found it (docs/checkpoints.md).
@@ -205,7 +209,7 @@ impl<'a> Scheduler<'a> {
                     end: Err(e),
                 };
             }
-            let end = run_step(ctx, limits, agent, &input, route_tools).await;
+            let end = run_step(ctx, setup, agent, &input).await;
             Task::Done { step_id, end }
         })
     }

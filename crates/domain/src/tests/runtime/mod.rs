@@ -9,6 +9,7 @@ mod journal;
 mod planning;
 mod steps;
 mod stopping;
+mod verification;
 
 use tokio_util::sync::CancellationToken;
 

@@ -16,23 +16,27 @@ use crate::testing::replies::{calls, create_plan, done, fail, raw_calls, text};
 use crate::testing::{EchoToolbox, ScriptedLlm};
 use crate::tests::support::{assert_gap_free, assert_valid_transcripts, base_config, run_task};
 
+/// A success claimed before acting is refused once (the model may act); claimed again, it
+/// stands: the run completes, and its answer is not verified (docs/verification.md).
 #[tokio::test]
-async fn success_claimed_without_any_tool_call_is_refused_then_fails_the_step() {
-    let h = run(vec![
-        create_plan(&["Write hello.txt", "Report the result"]),
-        done("wrote hello.txt"),
-        done("wrote hello.txt, really"),
-        text("The task was completed successfully."),
-    ])
+async fn success_claimed_without_any_tool_call_is_refused_once_then_stands() {
+    let mut config = base_config();
+    config.limits.nudges = crate::engine::executor::agent::Nudges::default();
+    let h = run_with(
+        vec![
+            create_plan(&["Write hello.txt"]),
+            done("wrote hello.txt"),
+            done("wrote hello.txt, really"),
+            text("The task was completed successfully."),
+        ],
+        config,
+    )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Failed);
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.outcome.verification.verified);
     let step = &h.outcome.plan.steps()[0];
-    assert_eq!(step.status(), StepStatus::Failed);
-    assert_eq!(
-        step.error.as_deref(),
-        Some("claimed success without calling any tool")
-    );
-    // The first claim was answered "Not accepted", not "Step finished".
+    assert_eq!(step.result.as_deref(), Some("wrote hello.txt, really"));
+    // The first claim was answered "Not accepted yet", not "Step finished".
     let reqs = h.llm.requests();
     let answer = reqs[2]
         .messages
@@ -40,24 +44,29 @@ async fn success_claimed_without_any_tool_call_is_refused_then_fails_the_step() 
         .rfind(|m| m.role == Role::Tool)
         .and_then(|m| m.content.clone())
         .unwrap_or_default();
-    assert!(answer.starts_with("Not accepted"), "{answer}");
-    // The summary cannot contradict the status: the runtime's line comes first, and the
-    // summary prompt said the run failed.
-    assert!(
-        h.outcome.summary.starts_with(
-            "Failed: step 0 (\"Write hello.txt\") failed: claimed success without calling any \
-             tool. 0 of 2 steps done.\n\n"
-        ),
-        "{}",
-        h.outcome.summary
-    );
-    let summary_prompt = reqs[3].messages[1].content.clone().unwrap_or_default();
-    assert!(
-        summary_prompt.contains("OUTCOME: The run FAILED: step 0"),
-        "{summary_prompt}"
-    );
-    assert!(summary_prompt.contains("Write hello.txt (0 tool calls)"));
+    assert!(answer.starts_with("Not accepted yet"), "{answer}");
     assert!(h.names().contains(&"nudge"));
+}
+
+/// With the nudges off, the first claim stands.
+#[tokio::test]
+async fn nudges_off_leave_the_model_alone() {
+    let mut config = base_config();
+    config.limits.nudges = crate::engine::executor::agent::Nudges::none();
+    let h = run_with(
+        vec![
+            create_plan(&["Write hello.txt"]),
+            calls(&[("boom", json!({}))]),
+            calls(&[("boom", json!({}))]),
+            calls(&[("boom", json!({}))]),
+            done("wrote hello.txt"),
+            text("Done."),
+        ],
+        config,
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.names().contains(&"nudge"), "{:?}", h.names());
 }
 
 #[tokio::test]
@@ -92,7 +101,8 @@ async fn executor_failure_fails_the_step_and_the_run_with_the_reason() {
     assert_eq!(
         h.outcome.summary,
         "Failed: step 0 (\"Download the file\") failed: the URL returns 404. 0 of 2 steps \
-         done.\n\ncould not finish"
+         done.\n\ncould not finish\n\nNot verified: the run did not complete. Check the \
+         result yourself."
     );
     let names = h.names();
     assert!(names.contains(&"step_failed"));

@@ -1,7 +1,7 @@
 //! The direct style and what comes with it (docs/direct.md): the task as one step with no
 //! planner call, `auto` sending small jobs there by rules, `complete_step` beside the last
 //! tool calls, the summary written from the facts, and what earlier steps did reaching later
-//! ones. Bad input: a claim before any work, tools that all failed, empty answers.
+//! ones. Bad input: tools that all failed, empty answers, a question nobody can answer.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -209,29 +209,7 @@ async fn complete_step_beside_a_failed_call_is_held_and_the_model_goes_on() {
 }
 
 #[tokio::test]
-async fn complete_step_before_any_work_is_refused_then_fails_the_run() {
-    let r = run_direct(
-        vec![done("wrote it"), done("wrote it, really")],
-        config(Mode::Direct),
-        "count the lines of data.csv into count.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Failed);
-    assert_eq!(
-        r.outcome.plan.steps()[0].error.as_deref(),
-        Some("claimed success without calling any tool")
-    );
-    assert!(r.tool_answers(1)[0].starts_with("Not accepted"));
-    assert!(
-        r.outcome.summary.starts_with("Failed: step 0"),
-        "{}",
-        r.outcome.summary
-    );
-}
-
-#[tokio::test]
-async fn a_step_whose_tools_all_failed_cannot_claim_success() {
+async fn a_step_whose_tools_all_failed_is_told_before_its_claim_stands() {
     let r = run_direct(
         vec![
             call("boom", json!({})),
@@ -243,13 +221,10 @@ async fn a_step_whose_tools_all_failed_cannot_claim_success() {
         &[],
     )
     .await;
-    assert_eq!(r.outcome.status, RunStatus::Failed);
-    assert_eq!(
-        r.outcome.plan.steps()[0].error.as_deref(),
-        Some("claimed success although every tool call failed")
-    );
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert!(!r.outcome.verification.verified);
     assert!(
-        r.tool_answers(2)[0].starts_with("Not accepted: every tool call of this step failed"),
+        r.tool_answers(2)[0].starts_with("Not accepted yet: every call of this step failed"),
         "{:?}",
         r.tool_answers(2)
     );
@@ -332,9 +307,8 @@ async fn the_users_answer_and_written_files_reach_later_steps() {
     );
 }
 
-/// The eval's `ask_user` transcript: the user answered once (`--answer Lisbon`), the model
-/// asked a second question nobody can answer, then the step was retried and asked the first
-/// question again. The second question gets the earlier answers instead of failing the
+/// The user answered once (`--answer Lisbon`), the model asked a second question nobody
+/// can answer, then the step was retried and asked the first question again. The second question gets the earlier answers instead of failing the
 /// step, and the repeated one is answered from the run without asking the user.
 #[tokio::test]
 async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fails_nothing() {
@@ -408,64 +382,37 @@ async fn a_question_answered_before_is_not_asked_again_and_no_second_answer_fail
     assert_eq!(waits, 1, "the user was asked once");
 }
 
-/// A question nobody can answer, in a task that never said to ask (the eval's
-/// `words_double` run asked whether to overwrite its input): the model is told to go on
-/// without an answer. In a task that says to ask, the step still fails.
+/// A question nobody can answer, whatever the task says: the model is told to go on with
+/// what it has (no word of the task is read to decide).
 #[tokio::test]
-async fn a_question_the_task_did_not_call_for_does_not_fail_the_step_when_nobody_answers() {
+async fn a_question_nobody_can_answer_does_not_fail_the_step() {
     let ask = || {
         call(
             "message_ask_user",
             json!({"question": "Overwrite poem.txt?"}),
         )
     };
-    let r = run_direct(
-        vec![
-            ask(),
-            calls(&[shell("wc -w < poem.txt > words.txt"), complete("words.txt")]),
-        ],
-        config(Mode::Direct),
+    for task in [
         "Count the words in poem.txt and write the number into words.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Completed);
-    assert!(
-        r.tool_answers(1)[0].contains("Nobody can answer questions in this run"),
-        "{:?}",
-        r.tool_answers(1)
-    );
-    let r = run_direct(
-        vec![ask()],
-        config(Mode::Direct),
         "Ask me which poem to count, then count its words into words.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Failed);
-}
-
-/// The eval's `csv_count` run printed `echo 0` and wrote 0: a number the shell printed
-/// because the model typed it in the command was not computed.
-#[tokio::test]
-async fn a_number_typed_into_echo_is_not_a_computed_one() {
-    let r = run_direct(
-        vec![
-            call("shell_exec", json!({"command": "echo 7"})),
-            call("file_write", json!({"path": "words.txt", "content": "7"})),
-            calls(&[shell("wc -w < poem.txt > words.txt"), complete("words.txt")]),
-        ],
-        config(Mode::Direct),
-        "Count the words in poem.txt and write the number into words.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Completed);
-    assert!(
-        r.tool_answers(2)[0].starts_with("Not written: 7 was not computed"),
-        "{:?}",
-        r.tool_answers(2)
-    );
+    ] {
+        let r = run_direct(
+            vec![
+                ask(),
+                calls(&[shell("wc -w < poem.txt > words.txt"), complete("words.txt")]),
+            ],
+            config(Mode::Direct),
+            task,
+            &[],
+        )
+        .await;
+        assert_eq!(r.outcome.status, RunStatus::Completed, "{task}");
+        assert!(
+            r.tool_answers(1)[0].contains("Nobody can answer questions in this run"),
+            "{:?}",
+            r.tool_answers(1)
+        );
+    }
 }
 
 #[tokio::test]
@@ -484,5 +431,9 @@ async fn the_llm_summary_stays_selectable() {
     )
     .await;
     assert_eq!(r.requests().len(), 2);
-    assert!(r.outcome.summary.ends_with("An LLM-written report."));
+    assert!(
+        r.outcome.summary.contains("An LLM-written report."),
+        "{}",
+        r.outcome.summary
+    );
 }

@@ -1,0 +1,283 @@
+//! The code surface (docs/code-actions.md): when a request offers `code_run`, the embedded
+//! model acts by writing a fenced program, never code inside a JSON string (whose escapes a
+//! small model loses). A reply is one of:
+//!
+//! - a program: ```` ```python ```` or ```` ```bash ````, its first line `# changes: FILES`
+//!   (the existing files it changes, moves or deletes, or `none`), then the code, then
+//!   ```` ``` ```` — read back as a `code_run` call (`changes` from that line);
+//! - `ASK: question` — a `message_ask_user` call;
+//! - `DONE: answer` / `FAILED: why` — a `complete_step` call, success or not;
+//! - a JSON call `{"tool": …, "arguments": …}` of any other offered tool.
+//!
+//! The transcript is rendered back the same way, so the model sees its own earlier turns in
+//! the form it writes them. The domain sees ordinary tool calls either way.
+
+use domain::llm::{ChatMessage, ToolCall, ToolSchema};
+use domain::tools::builtin::{ASK_USER, COMPLETE_STEP};
+use domain::tools::code::{CodeLanguage, CHANGES, CODE, CODE_RUN, LANGUAGE};
+use serde_json::{json, Value};
+
+use crate::grammar::CodeForms;
+use crate::tools_text::describe_tools;
+
+/// The first line of a program, before the files it names.
+const CHANGES_LINE: &str = "# changes:";
+
+/// Whether a request's tools call for the code surface: it offers `code_run`.
+pub(crate) fn applies(tools: &[ToolSchema]) -> bool {
+    tools.iter().any(|t| t.name == CODE_RUN)
+}
+
+/// The forms a reply may take, from the tools offered to it.
+pub(crate) fn forms<'a>(offered: &[&'a ToolSchema]) -> CodeForms<'a> {
+    let mut forms = CodeForms::default();
+    for tool in offered {
+        match tool.name.as_str() {
+            CODE_RUN => forms.program = true,
+            ASK_USER => forms.ask = true,
+            COMPLETE_STEP => forms.finish = true,
+            _ => forms.others.push(tool),
+        }
+    }
+    forms
+}
+
+/// The answer format, for the end of the system prompt.
+pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
+    let mut out = String::from("Answer in exactly one of these forms, and nothing else:\n");
+    if forms.program {
+        out.push_str(
+            "- To run a program (code_run): a fenced block whose first line names the files \
+             that already exist and that the program changes, moves or deletes (or none):\n\
+             ```python\n# changes: none\n<the program>\nfinal_answer(<the result>)\n```\n  \
+             (```bash works the same way: final_answer \"<the result>\".)\n",
+        );
+    }
+    if forms.ask {
+        out.push_str("- To ask the user (message_ask_user): ASK: <your question>\n");
+    }
+    if forms.finish {
+        out.push_str(
+            "- When the step is done (complete_step): a line DONE: <the result>, with no code \
+             block. If it cannot be done: FAILED: <why>\n",
+        );
+    }
+    if !forms.others.is_empty() {
+        out.push_str("- To call another tool: ");
+        out.push_str(&describe_tools(&forms.others, false));
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// A program's `changes` argument as its first line says it.
+fn changes_of(code: &str) -> Vec<String> {
+    let Some(rest) = code
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix(CHANGES_LINE))
+    else {
+        return Vec::new();
+    };
+    rest.split([',', ' ', '\t'])
+        .map(|w| w.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '[' | ']')))
+        .filter(|w| !w.is_empty() && !matches!(w.to_ascii_lowercase().as_str(), "none" | "-"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What the model wrote, read back: a tool call, or `None` when it is none of the forms.
+pub(crate) fn parse(text: &str, id: String) -> Option<ToolCall> {
+    let text = text.trim();
+    let call = |name: &str, arguments: Value| ToolCall {
+        id: id.clone(),
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+    };
+    if let Some(rest) = text.strip_prefix("```") {
+        let (info, body) = rest.split_once('\n')?;
+        let language = CodeLanguage::from_fence(info)?;
+        let code = body.trim_end().strip_suffix("```").unwrap_or(body).trim_end();
+        // A small model that opens every turn with a fence writes its answer inside one
+        // (`# changes: none` then `DONE: …`): that is the answer, not a program.
+        let statements = code
+            .lines()
+            .skip_while(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(answer) = plain_form(&statements, &call) {
+            return Some(answer);
+        }
+        return Some(call(
+            CODE_RUN,
+            json!({LANGUAGE: language.name(), CODE: format!("{code}\n"), CHANGES: changes_of(code)}),
+        ));
+    }
+    if let Some(answer) = plain_form(text, &call) {
+        return Some(answer);
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    let name = value.get("tool")?.as_str()?;
+    let arguments = value.get("arguments").cloned().unwrap_or_else(|| json!({}));
+    Some(call(name, arguments))
+}
+
+/// `ASK: …`, `DONE: …` or `FAILED: …` as its call.
+fn plain_form(text: &str, call: &impl Fn(&str, Value) -> ToolCall) -> Option<ToolCall> {
+    let text = text.trim();
+    if let Some(question) = text.strip_prefix("ASK:") {
+        return Some(call(ASK_USER, json!({"question": question.trim()})));
+    }
+    for (prefix, success) in [("DONE:", true), ("FAILED:", false)] {
+        if let Some(result) = text.strip_prefix(prefix) {
+            return Some(call(
+                COMPLETE_STEP,
+                json!({"success": success, "result": result.trim()}),
+            ));
+        }
+    }
+    None
+}
+
+/// An assistant turn as the model writes it on this surface.
+pub(crate) fn render_assistant(m: &ChatMessage) -> String {
+    if m.tool_calls.is_empty() {
+        return m.content.clone().unwrap_or_default();
+    }
+    let mut parts = Vec::new();
+    for call in &m.tool_calls {
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
+        parts.push(match call.name.as_str() {
+            CODE_RUN => {
+                let code = text(CODE).trim_end();
+                let changes = if code.trim_start().starts_with(CHANGES_LINE) {
+                    String::new()
+                } else {
+                    let named = domain::tools::code::declared_changes(&args);
+                    let named = if named.is_empty() {
+                        "none".to_string()
+                    } else {
+                        named.join(", ")
+                    };
+                    format!("{CHANGES_LINE} {named}\n")
+                };
+                format!("```{}\n{changes}{code}\n```", text(LANGUAGE))
+            }
+            ASK_USER => format!("ASK: {}", text("question")),
+            COMPLETE_STEP => {
+                let done = args.get("success").and_then(Value::as_bool).unwrap_or(true);
+                let word = if done { "DONE" } else { "FAILED" };
+                format!("{word}: {}", text("result"))
+            }
+            _ => crate::prompt::render_assistant(&ChatMessage {
+                tool_calls: vec![call.clone()],
+                content: None,
+                ..m.clone()
+            }),
+        });
+    }
+    parts.join("\n")
+}
+
+/// A tool's result as the model reads it on this surface.
+pub(crate) fn render_result(tool: &str, result: &str) -> String {
+    match tool {
+        CODE_RUN => format!("The program ran:\n{result}"),
+        ASK_USER | COMPLETE_STEP => result.to_string(),
+        other => format!("Result of {other}:\n{result}"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn args(call: &ToolCall) -> Value {
+        serde_json::from_str(&call.arguments).unwrap()
+    }
+
+    #[test]
+    fn a_fenced_program_is_a_code_run_call_with_its_changes() {
+        let call = parse(
+            "```python\n# changes: settings.txt, 'b.txt'\ns = open('settings.txt').read()\n```",
+            "c1".into(),
+        )
+        .unwrap();
+        assert_eq!(call.name, CODE_RUN);
+        let a = args(&call);
+        assert_eq!(a[LANGUAGE], "python");
+        assert_eq!(a[CHANGES], json!(["settings.txt", "b.txt"]));
+        let code = a[CODE].as_str().unwrap();
+        assert!(code.starts_with("# changes:") && code.ends_with("read()\n"), "{code:?}");
+        let call = parse("```bash\n# changes: none\nmv a b\n```", "c2".into()).unwrap();
+        assert_eq!(args(&call)[CHANGES], json!([]));
+        assert_eq!(args(&call)[LANGUAGE], "bash");
+    }
+
+    #[test]
+    fn an_answer_written_inside_a_fence_is_the_answer() {
+        let done = parse(
+            "```bash\n# changes: none\nDONE: hello.txt holds the text\n```",
+            "c".into(),
+        )
+        .unwrap();
+        assert_eq!(done.name, COMPLETE_STEP);
+        assert_eq!(args(&done)["result"], "hello.txt holds the text");
+        let ask = parse("```python\n# changes: none\nASK: Which city?\n```", "c".into()).unwrap();
+        assert_eq!(ask.name, ASK_USER);
+        let program = parse("```bash\n# changes: none\necho DONE: x\n```", "c".into()).unwrap();
+        assert_eq!(program.name, CODE_RUN);
+    }
+
+    #[test]
+    fn escapes_in_code_stay_as_written() {
+        let call = parse("```python\n# changes: none\nprint('a\\nb')\n```", "c".into()).unwrap();
+        assert_eq!(
+            args(&call)[CODE],
+            "# changes: none\nprint('a\\nb')\n",
+            "the backslash-n inside the string is the program's"
+        );
+    }
+
+    #[test]
+    fn questions_answers_and_json_calls() {
+        let ask = parse("ASK: Which city?", "c".into()).unwrap();
+        assert_eq!((ask.name.as_str(), args(&ask)["question"].clone()), (ASK_USER, json!("Which city?")));
+        let done = parse("DONE: wrote sum.txt (9)", "c".into()).unwrap();
+        assert_eq!(args(&done), json!({"success": true, "result": "wrote sum.txt (9)"}));
+        let failed = parse("FAILED: no such file", "c".into()).unwrap();
+        assert_eq!(args(&failed)["success"], false);
+        let other = parse(
+            r#"{"tool": "browser_navigate", "arguments": {"url": "http://x"}}"#,
+            "c".into(),
+        )
+        .unwrap();
+        assert_eq!(other.name, "browser_navigate");
+        assert!(parse("just prose", "c".into()).is_none());
+        assert!(parse("```rust\nfn main(){}\n```", "c".into()).is_none());
+    }
+
+    #[test]
+    fn turns_render_back_in_the_form_they_were_written() {
+        for text in [
+            "```python\n# changes: a.txt\nopen('a.txt','w').write('x')\n```",
+            "ASK: Which city?",
+            "DONE: wrote sum.txt",
+            "FAILED: no input",
+        ] {
+            let call = parse(text, "c".into()).unwrap();
+            let mut m = ChatMessage::assistant("");
+            m.tool_calls.push(call);
+            assert_eq!(render_assistant(&m), text);
+        }
+        let mut m = ChatMessage::assistant("");
+        m.tool_calls.push(ToolCall {
+            id: "c".into(),
+            name: CODE_RUN.into(),
+            arguments: json!({"language": "bash", "code": "ls", "changes": ["x"]}).to_string(),
+        });
+        assert_eq!(render_assistant(&m), "```bash\n# changes: x\nls\n```");
+    }
+}

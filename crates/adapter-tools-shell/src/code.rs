@@ -1,0 +1,301 @@
+//! The `code_run` tool (docs/code-actions.md): a whole program, Python 3 or bash, run in the
+//! workspace the way `shell_exec` runs a command (same sandbox, environment, limits and
+//! process group), waited for to its end, with its stdin empty. The answer is its exit
+//! code, its output and the files it created, changed or deleted (seen by comparing the
+//! workspace's files, their sizes and times, before and after); the created and changed
+//! ones are the call's attachments, and its whole stdout (up to the cap) travels beside the
+//! text for the runtime's own comparisons (`ToolOutput::stdout`). Which existing files it
+//! may change is the runtime's business (its `changes` argument); the tool runs it.
+//!
+//! A program may end with `final_answer(result)` (Python) or `final_answer "result"`
+//! (bash), as smolagents' CodeAgent does: the result travels back as
+//! `ToolOutput::final_answer` and finishes the step, so that the answer is computed by the
+//! program, not typed afterwards. The function prints one marked line and exits 0; the
+//! line is taken out of the output the model reads.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
+use domain::tools::code::{self, CodeArgs, CodeLanguage, CODE_RUN, MAX_CODE_BYTES};
+use domain::ToolError;
+
+use crate::process::{self, CommandSpec, Ending};
+use crate::report::report;
+use crate::shell::{workspace_relative, ShellExecTool};
+use crate::{args, workspace, workspace_files};
+
+/// Files compared before and after a program.
+const WATCHED: usize = 20_000;
+/// Changed files named in the answer, per kind.
+const NAMED: usize = 30;
+
+/// Runs a program in the workspace; see the module docs.
+#[derive(Debug, Clone)]
+pub struct CodeRunTool {
+    /// Where and how programs run: the shell tool's sandbox, environment and limits.
+    shell: ShellExecTool,
+}
+
+impl CodeRunTool {
+    /// Programs run as `shell` runs its commands.
+    pub fn new(shell: ShellExecTool) -> CodeRunTool {
+        CodeRunTool { shell }
+    }
+}
+
+/// The start of the line `final_answer` prints (record separators around a name no program
+/// prints by chance); its line breaks travel as unit separators.
+const ANSWER_MARK: &str = "\u{1e}PLANWRIGHT_FINAL_ANSWER\u{1e}";
+
+/// Defines `final_answer` for bash, on the program's first line (line numbers kept).
+const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANWRIGHT_FINAL_ANSWER\\036%s\\n' \"$(printf '%s' \"$*\" | tr '\\n' '\\037')\"; exit 0; }; ";
+
+/// Runs the Python program read from stdin as `<program>`, with `final_answer` defined and
+/// stdin emptied (no single quote: it travels in one for bash).
+const PYTHON_RUNNER: &str = "import sys, builtins
+def final_answer(answer=\"\"):
+    sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
+    sys.stdout.flush()
+    raise SystemExit(0)
+builtins.final_answer = final_answer
+source = sys.stdin.read()
+sys.stdin = open(\"/dev/null\")
+sys.argv = [\"program\"]
+exec(compile(source, \"<program>\", \"exec\"), {\"__name__\": \"__main__\", \"__builtins__\": builtins})";
+
+/// The bash script that runs `args`: bash code after its prelude, on its first line; Python
+/// fed to the runner by a here-document whose end marker the program does not hold.
+fn script(args: &CodeArgs) -> String {
+    match args.language {
+        CodeLanguage::Bash => format!("{BASH_PRELUDE}{}", args.code),
+        CodeLanguage::Python => {
+            let mut marker = String::from("PLANWRIGHT_PROGRAM_END");
+            while args.code.lines().any(|l| l.trim() == marker) {
+                marker.push('_');
+            }
+            let code = args.code.strip_suffix('\n').unwrap_or(&args.code);
+            format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{code}\n{marker}\n")
+        }
+    }
+}
+
+/// The final answer in `stdout` (its last marked line), and `text` without that line.
+fn take_final_answer(stdout: &str, text: &str) -> (Option<String>, String) {
+    let Some(line) = stdout.lines().rev().find(|l| l.starts_with(ANSWER_MARK)) else {
+        return (None, text.to_string());
+    };
+    let answer = line[ANSWER_MARK.len()..].replace('\u{1f}', "\n");
+    let kept: Vec<&str> = text.lines().filter(|l| *l != line).collect();
+    (Some(answer), kept.join("\n"))
+}
+
+/// The workspace's files: path → (size, modification time).
+type Snapshot = BTreeMap<String, (u64, u64)>;
+
+fn snapshot(root: &Path) -> Option<Snapshot> {
+    let listing = workspace_files::list_files(root, WATCHED).ok()?;
+    Some(
+        listing
+            .files
+            .into_iter()
+            .map(|f| (f.path, (f.size, f.modified_ns)))
+            .collect(),
+    )
+}
+
+/// What changed between two snapshots: created, changed, deleted.
+fn changes(before: &Snapshot, after: &Snapshot) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut created = Vec::new();
+    let mut changed = Vec::new();
+    for (path, facts) in after {
+        match before.get(path) {
+            None => created.push(path.clone()),
+            Some(old) if old != facts => changed.push(path.clone()),
+            Some(_) => {}
+        }
+    }
+    let deleted = before
+        .keys()
+        .filter(|p| !after.contains_key(*p))
+        .cloned()
+        .collect();
+    (created, changed, deleted)
+}
+
+/// `label: a, b (and N more)` on its own line, when `paths` is not empty.
+fn named(out: &mut String, label: &str, paths: &[String], sizes: &Snapshot) {
+    if paths.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = paths
+        .iter()
+        .take(NAMED)
+        .map(|p| match sizes.get(p) {
+            Some((size, _)) => format!("{p} ({size} bytes)"),
+            None => p.clone(),
+        })
+        .collect();
+    let _ = write!(out, "\n{label}: {}", shown.join(", "));
+    if paths.len() > NAMED {
+        let _ = write!(out, " and {} more", paths.len() - NAMED);
+    }
+}
+
+#[async_trait]
+impl Tool for CodeRunTool {
+    fn name(&self) -> &str {
+        CODE_RUN
+    }
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Code
+    }
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Acts
+    }
+    fn description(&self) -> &str {
+        code::description()
+    }
+    fn parameters(&self) -> Value {
+        code::parameters()
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: CodeArgs = args::parse(CODE_RUN, args)?;
+        let statements = args
+            .code
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .count();
+        if statements == 0 {
+            return Err(ToolError::InvalidArguments(format!(
+                "{CODE_RUN}: the program is empty (comments only); write the whole program"
+            )));
+        }
+        if args.code.len() > MAX_CODE_BYTES {
+            return Err(ToolError::InvalidArguments(format!(
+                "{CODE_RUN}: the program has {} bytes, more than {MAX_CODE_BYTES}; write a \
+                 shorter one (read data from files instead of writing it into the program)",
+                args.code.len()
+            )));
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Failed(
+                "the run was cancelled; the program was not started".to_string(),
+            ));
+        }
+        let cwd = workspace::canonical_workspace(&ctx.workspace)?;
+        let launch = self.shell.launch().await?;
+        let before = {
+            let cwd = cwd.clone();
+            tokio::task::spawn_blocking(move || snapshot(&cwd))
+                .await
+                .ok()
+                .flatten()
+        };
+        let script = script(&args);
+        let timeout = self.shell.default_timeout();
+        tracing::info!(
+            language = args.language.name(),
+            bytes = args.code.len(),
+            timeout_s = timeout.as_secs_f64(),
+            "code_run"
+        );
+        let spec = CommandSpec {
+            command: &script,
+            cwd: &cwd,
+            timeout,
+            max_output_bytes: self.shell.max_output_bytes(),
+            launch: &launch,
+            env: self.shell.env(),
+        };
+        let proc = process::spawn(spec, ctx.cancel.clone())
+            .map_err(|e| ToolError::Failed(format!("could not run the program: {e}")))?;
+        proc.ended().await;
+        let finished = process::finish(&proc).await;
+        if matches!(finished.ending, Ending::Cancelled) {
+            return Err(ToolError::Failed(
+                "the program was cancelled; its process group was killed".to_string(),
+            ));
+        }
+        let stdout = finished.stdout.render();
+        let mut out = report(&finished, timeout);
+        let (final_answer, content) = take_final_answer(&stdout, &out.content);
+        out.content = content;
+        let stdout = take_final_answer(&stdout, &stdout).1;
+        let after = {
+            let cwd = cwd.clone();
+            tokio::task::spawn_blocking(move || snapshot(&cwd))
+                .await
+                .ok()
+                .flatten()
+        };
+        if let (Some(before), Some(after)) = (before, after) {
+            let (created, changed, deleted) = changes(&before, &after);
+            named(&mut out.content, "files created", &created, &after);
+            named(&mut out.content, "files changed", &changed, &after);
+            named(&mut out.content, "files deleted", &deleted, &before);
+            if created.is_empty() && changed.is_empty() && deleted.is_empty() {
+                out.content.push_str("\nno file was created, changed or deleted");
+            }
+            out.attachments = created.into_iter().chain(changed).collect();
+        }
+        out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
+        out.stdout = Some(stdout);
+        out.final_answer = final_answer.filter(|_| !out.is_error);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn code(language: CodeLanguage, text: &str) -> CodeArgs {
+        CodeArgs {
+            language,
+            code: text.into(),
+            changes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn python_goes_through_a_here_document_whose_marker_it_does_not_hold() {
+        let s = script(&code(CodeLanguage::Python, "print(1)\n"));
+        assert!(
+            s.ends_with("' <<'PLANWRIGHT_PROGRAM_END'\nprint(1)\nPLANWRIGHT_PROGRAM_END\n"),
+            "{s}"
+        );
+        assert!(!PYTHON_RUNNER.contains('\''), "the runner travels in single quotes");
+        let s = script(&code(CodeLanguage::Python, "x = '''\nPLANWRIGHT_PROGRAM_END\n'''"));
+        assert!(s.contains("<<'PLANWRIGHT_PROGRAM_END_'"), "{s}");
+        let s = script(&code(CodeLanguage::Bash, "echo hi"));
+        assert!(s.starts_with("exec </dev/null; final_answer() {"), "{s}");
+        assert!(s.ends_with("; echo hi"), "{s}");
+    }
+
+    #[test]
+    fn the_final_answer_line_is_taken_out() {
+        let out = format!("a\n{ANSWER_MARK}sum is{}9\n", '\u{1f}');
+        let (answer, rest) = take_final_answer(&out, &format!("exit code: 0\n{out}"));
+        assert_eq!(answer.as_deref(), Some("sum is\n9"));
+        assert_eq!(rest, "exit code: 0\na");
+        assert_eq!(take_final_answer("x", "y"), (None, "y".to_string()));
+    }
+
+    #[test]
+    fn snapshots_tell_created_changed_and_deleted_files() {
+        let before: Snapshot = [("a".into(), (1, 1)), ("b".into(), (1, 1))].into();
+        let after: Snapshot = [("a".into(), (2, 5)), ("c".into(), (1, 1))].into();
+        assert_eq!(
+            changes(&before, &after),
+            (vec!["c".into()], vec!["a".into()], vec!["b".into()])
+        );
+    }
+}

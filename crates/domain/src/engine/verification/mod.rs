@@ -1,0 +1,189 @@
+//! Answers checked by running them (docs/verification.md). When the run's last open step
+//! claims success, the optional LLM verifier looks at the claim first (`verify.rs`); then an
+//! independent reproduction checks the answer: a program the model writes from the task and
+//! the workspace as the run found it (not from the run's transcript), run in a scratch copy
+//! of that workspace, whose files and printed answer are compared with what the run left
+//! (`model::verification::compare`). A run ends `verified` only when its answer came from
+//! executed actions and a reproduction agreed.
+//!
+//! A disagreement gets a second reproduction, sampled: if it agrees with the run, the run is
+//! verified; if it agrees with the first one instead, both disagree with the run, and the
+//! step is tried again once with what they found; anything else ends unverified. Every check
+//! is an `answer_checked` event; the run's `verified` is the last one's verdict.
+
+mod produced;
+mod reproduce;
+
+use std::collections::HashSet;
+
+use self::produced::by_run;
+use self::reproduce::{reproduce, Reproduction};
+use crate::engine::context::RunContext;
+use crate::engine::runtime::Runtime;
+use crate::engine::verify::verify;
+use crate::error::Error;
+use crate::model::event::EventKind;
+use crate::model::plan::Plan;
+use crate::model::verification::{compare, Agreement, CheckVerdict, Produced, Verification};
+
+/// What the run's checks found so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Checks {
+    /// The verdict of the last check.
+    pub last: Option<Verification>,
+    /// The last step was tried again once after two reproductions disagreed with it.
+    pub retried: bool,
+}
+
+/// Why the result `result` claimed for step `index` is not accepted (the optional verifier,
+/// then, for the run's last open step, the check of the answer); `None` when it is.
+/// `busy`: steps running besides this one.
+pub(crate) async fn check_then_verify(
+    ctx: &RunContext,
+    rt: &Runtime,
+    plan: &Plan,
+    index: usize,
+    result: &str,
+    busy: &HashSet<String>,
+) -> Result<Option<String>, Error> {
+    if let Some(why) = verify(ctx, rt, plan, index, result).await? {
+        return Ok(Some(why));
+    }
+    let step_id = &plan.steps()[index].id;
+    // Another step running is not done, whatever its recorded status.
+    if !plan.only_open_step(index) || busy.iter().any(|b| b != step_id) {
+        return Ok(None);
+    }
+    // A disagreement may try the step again only while it has retries left.
+    let can_retry = plan.steps()[index].attempts() <= rt.config.retries;
+    check_answer(ctx, rt, step_id, result, can_retry).await
+}
+
+/// The check of the run's answer when its last step claims `result`.
+async fn check_answer(
+    ctx: &RunContext,
+    rt: &Runtime,
+    step_id: &str,
+    result: &str,
+    can_retry: bool,
+) -> Result<Option<String>, Error> {
+    if !rt.config.verification {
+        return not_run(ctx, step_id, "checking answers is switched off").await;
+    }
+    let Some(port) = ctx.inputs.port.clone() else {
+        // No workspace port (a library's own tools): nothing can be reproduced; said in the
+        // summary and the outcome, not journaled on every run.
+        ctx.set_check(Verification {
+            verified: false,
+            detail: "the runtime has no workspace to check the answer in".to_string(),
+        });
+        return Ok(None);
+    };
+    let Some(inputs) = crate::engine::inputs::recorded_inputs(ctx).await else {
+        return not_run(ctx, step_id, "the run's inputs were not recorded").await;
+    };
+    if ctx.facts().calls_that_worked() == 0 {
+        return not_run(
+            ctx,
+            step_id,
+            "no action was executed: the answer was typed, not computed",
+        )
+        .await;
+    }
+    let changes = crate::engine::inputs::finish(ctx).await;
+    if let Some(path) = inputs
+        .iter()
+        .filter(|i| !i.copied)
+        .map(|i| &i.path)
+        .find(|p| changes.changed.contains(p) || changes.deleted.contains(p))
+    {
+        let why = format!("{path} changed and was too big to keep a copy of");
+        return not_run(ctx, step_id, &why).await;
+    }
+    let run = by_run(&port, &ctx.workspace, &changes, result).await;
+    let first = match reproduce(ctx, rt, step_id, 1, &inputs).await? {
+        Reproduction::Done(p) => p,
+        Reproduction::Failed(why) => {
+            return record(ctx, step_id, CheckVerdict::Undecided, false, why).await;
+        }
+    };
+    match compare(&run, &first) {
+        Agreement::Agree { compared } => {
+            let detail = format!(
+                "an independent program reproduced {}",
+                compared.join(", ")
+            );
+            record(ctx, step_id, CheckVerdict::Agree, true, detail).await
+        }
+        Agreement::Undecided { why } => {
+            record(ctx, step_id, CheckVerdict::Undecided, false, why).await
+        }
+        Agreement::Disagree { why } => {
+            let retry = can_retry && !ctx.checks().retried;
+            second_look(ctx, rt, step_id, (&run, &first), why, &inputs, retry).await
+        }
+    }
+}
+
+/// After a first disagreement: a second reproduction decides. `retry`: the step may be
+/// tried again when both reproductions agree with each other against the run.
+async fn second_look(
+    ctx: &RunContext,
+    rt: &Runtime,
+    step_id: &str,
+    (run, first): (&Produced, &Produced),
+    why: String,
+    inputs: &[crate::model::inputs::RecordedInput],
+    retry: bool,
+) -> Result<Option<String>, Error> {
+    let second = match reproduce(ctx, rt, step_id, 2, inputs).await? {
+        Reproduction::Done(p) => p,
+        Reproduction::Failed(reason) => {
+            let detail = format!("a check disagreed ({why}); a second could not run ({reason})");
+            return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
+        }
+    };
+    if let Agreement::Agree { compared } = compare(run, &second) {
+        let detail = format!(
+            "a second independent program reproduced {} (a first disagreed: {why})",
+            compared.join(", ")
+        );
+        return record(ctx, step_id, CheckVerdict::Agree, true, detail).await;
+    }
+    let checks_agree = matches!(compare(first, &second), Agreement::Agree { .. });
+    if checks_agree && retry {
+        ctx.note_check_retry();
+        let detail = format!("two independent programs agree with each other, not with the run: {why}");
+        record(ctx, step_id, CheckVerdict::Disagree, false, detail).await?;
+        return Ok(Some(crate::prompts::check_disagreed(&why)));
+    }
+    let detail = if checks_agree {
+        format!("two independent programs still disagree with the run: {why}")
+    } else {
+        format!("two checks disagreed with the run and with each other: {why}")
+    };
+    record(ctx, step_id, CheckVerdict::Disagree, false, detail).await
+}
+
+/// Records a check that could not run; the step's claim stands, unverified.
+async fn not_run(ctx: &RunContext, step_id: &str, why: &str) -> Result<Option<String>, Error> {
+    record(ctx, step_id, CheckVerdict::NotRun, false, why.to_string()).await
+}
+
+/// Journals a check (`answer_checked`) and keeps its verdict; the step's claim stands.
+async fn record(
+    ctx: &RunContext,
+    step_id: &str,
+    verdict: CheckVerdict,
+    verified: bool,
+    detail: String,
+) -> Result<Option<String>, Error> {
+    ctx.emit(EventKind::AnswerChecked {
+        step_id: step_id.to_string(),
+        verdict,
+        detail: detail.clone(),
+    })
+    .await?;
+    ctx.set_check(Verification { verified, detail });
+    Ok(None)
+}

@@ -1,0 +1,312 @@
+//! Whether an independent reproduction agrees with what a run produced
+//! (docs/verification.md): the files each side wrote or removed, compared after they were
+//! made the same way (line ends, trailing spaces, JSON formatting), and, when neither side
+//! touched a file, the run's answer against what the reproduction printed. Pure: the
+//! engine reads both sides through the ports (`engine/verification/`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::text::truncate_chars;
+
+/// What one side left: files written (created or changed) with their content, files gone,
+/// and its answer (the run's final result; what the reproduction printed).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Produced {
+    pub written: BTreeMap<String, Content>,
+    pub gone: BTreeSet<String>,
+    pub answer: String,
+}
+
+/// A written file's content as compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Its text (UTF-8, within the compared size).
+    Text(String),
+    /// Too big or not text: its digest.
+    Digest(String),
+}
+
+/// How a reproduction compares with the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Agreement {
+    /// Every file and the answer agree; `compared` names what was compared.
+    Agree { compared: Vec<String> },
+    /// They differ; `why` says where, with both sides' excerpts.
+    Disagree { why: String },
+    /// Nothing could be compared, or only programs whose text differs.
+    Undecided { why: String },
+}
+
+/// How one check went, as its `answer_checked` event says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckVerdict {
+    /// The reproduction agreed.
+    Agree,
+    /// It disagreed; the step is tried again, or the run ends unverified.
+    Disagree,
+    /// Nothing could be compared.
+    Undecided,
+    /// No check ran (nothing was executed, the check program could not run, switched off).
+    NotRun,
+}
+
+impl Agreement {
+    pub fn verdict(&self) -> CheckVerdict {
+        match self {
+            Agreement::Agree { .. } => CheckVerdict::Agree,
+            Agreement::Disagree { .. } => CheckVerdict::Disagree,
+            Agreement::Undecided { .. } => CheckVerdict::Undecided,
+        }
+    }
+}
+
+/// The verdict a run ends with, as its outcome, JSON and summary say it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Verification {
+    /// An independent reproduction agreed with what executed actions produced.
+    pub verified: bool,
+    /// What was checked and how it went, in one or two sentences.
+    pub detail: String,
+}
+
+/// Characters of each side shown when they differ.
+const EXCERPT_CHARS: usize = 200;
+
+/// File name endings of programs: two programs that do the same thing are seldom the same
+/// text, so differing ones are not a disagreement (they cannot confirm each other either).
+const PROGRAM_ENDINGS: [&str; 19] = [
+    ".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".go", ".rs", ".c",
+    ".h", ".cpp", ".java", ".kt", ".swift", ".lua", ".r",
+];
+
+fn is_program(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    PROGRAM_ENDINGS.iter().any(|e| lower.ends_with(e))
+}
+
+/// `text` made comparable: `\r\n` as `\n`, trailing spaces of each line and blank lines at
+/// both ends taken off; JSON re-written in one canonical form.
+pub fn normalized(text: &str) -> String {
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        if value.is_object() || value.is_array() {
+            return value.to_string();
+        }
+    }
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.trim_end_matches(['\r', ' ', '\t']))
+        .collect();
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    lines[start..end].join("\n")
+}
+
+fn excerpt(content: Option<&Content>) -> String {
+    match content {
+        None => "nothing".to_string(),
+        Some(Content::Digest(_)) => "other bytes".to_string(),
+        Some(Content::Text(t)) => format!("{:?}", truncate_chars(t, EXCERPT_CHARS)),
+    }
+}
+
+fn same(a: &Content, b: &Content) -> bool {
+    match (a, b) {
+        (Content::Text(x), Content::Text(y)) => normalized(x) == normalized(y),
+        (Content::Digest(x), Content::Digest(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether `text` holds `needle` as whole words, whatever the case and the spacing (`4` is
+/// not in `42`).
+fn holds(text: &str, needle: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let (text, needle) = (squash(text), squash(needle));
+    if needle.is_empty() {
+        return false;
+    }
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text.match_indices(&needle).any(|(i, _)| {
+        !word(text[..i].chars().next_back()) && !word(text[i + needle.len()..].chars().next())
+    })
+}
+
+/// Compares the reproduction `check` with the `run`.
+pub fn compare(run: &Produced, check: &Produced) -> Agreement {
+    if run.written.is_empty() && run.gone.is_empty() && check.written.is_empty() {
+        if !check.gone.is_empty() {
+            return Agreement::Disagree {
+                why: format!(
+                    "the check removed {} and the run removed nothing",
+                    names(&check.gone)
+                ),
+            };
+        }
+        let printed = normalized(&check.answer);
+        if printed.is_empty() {
+            return Agreement::Undecided {
+                why: "neither side wrote a file and the check printed nothing".to_string(),
+            };
+        }
+        return if printed.lines().all(|l| holds(&run.answer, l)) {
+            Agreement::Agree {
+                compared: vec!["the answer".to_string()],
+            }
+        } else {
+            Agreement::Disagree {
+                why: format!(
+                    "the check printed {} and the answer does not say it",
+                    excerpt(Some(&Content::Text(printed)))
+                ),
+            }
+        };
+    }
+    if run.gone != check.gone {
+        return Agreement::Disagree {
+            why: format!(
+                "the run removed {} and the check removed {}",
+                names(&run.gone),
+                names(&check.gone)
+            ),
+        };
+    }
+    let paths: BTreeSet<&String> = run.written.keys().chain(check.written.keys()).collect();
+    let mut compared = Vec::new();
+    let mut programs_differ = Vec::new();
+    for path in paths {
+        let (ours, theirs) = (run.written.get(path), check.written.get(path));
+        match (ours, theirs) {
+            (Some(a), Some(b)) if same(a, b) => compared.push(path.clone()),
+            (Some(_), Some(_)) if is_program(path) => programs_differ.push(path.clone()),
+            (Some(_), None) | (None, Some(_)) if is_program(path) => {
+                programs_differ.push(path.clone());
+            }
+            _ => {
+                return Agreement::Disagree {
+                    why: format!(
+                        "{path}: the run left {}, the check {}",
+                        excerpt(ours),
+                        excerpt(theirs)
+                    ),
+                }
+            }
+        }
+    }
+    compared.extend(run.gone.iter().cloned());
+    if !programs_differ.is_empty() {
+        return Agreement::Undecided {
+            why: format!(
+                "the programs {} differ from the check's and were not compared",
+                programs_differ.join(", ")
+            ),
+        };
+    }
+    if compared.is_empty() {
+        return Agreement::Undecided {
+            why: "nothing to compare".to_string(),
+        };
+    }
+    Agreement::Agree { compared }
+}
+
+fn names(paths: &BTreeSet<String>) -> String {
+    if paths.is_empty() {
+        "nothing".to_string()
+    } else {
+        paths.iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn produced(written: &[(&str, &str)], gone: &[&str], answer: &str) -> Produced {
+        Produced {
+            written: written
+                .iter()
+                .map(|(p, t)| (p.to_string(), Content::Text(t.to_string())))
+                .collect(),
+            gone: gone.iter().map(|p| p.to_string()).collect(),
+            answer: answer.to_string(),
+        }
+    }
+
+    #[test]
+    fn files_agree_whatever_their_line_ends_and_json_layout() {
+        let run = produced(&[("sum.txt", "9\n"), ("c.json", "{\"a\": [1, 2]}")], &[], "");
+        let check = produced(&[("sum.txt", "9\r\n\n"), ("c.json", "{\"a\":[1,2]}\n")], &[], "");
+        assert_eq!(
+            compare(&run, &check),
+            Agreement::Agree {
+                compared: vec!["c.json".into(), "sum.txt".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_different_value_a_missing_file_or_a_removal_disagrees() {
+        let run = produced(&[("sum.txt", "9")], &[], "");
+        match compare(&run, &produced(&[("sum.txt", "10")], &[], "")) {
+            Agreement::Disagree { why } => {
+                assert!(why.contains("sum.txt") && why.contains("\"10\""), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            compare(&run, &produced(&[("total.txt", "9")], &[], "")),
+            Agreement::Disagree { .. }
+        ));
+        assert!(matches!(
+            compare(&run, &produced(&[("sum.txt", "9")], &["a.txt"], "")),
+            Agreement::Disagree { .. }
+        ));
+    }
+
+    #[test]
+    fn moves_agree_when_both_sides_left_the_same_files() {
+        let run = produced(&[("archive/r1.txt", "Q1")], &["r1.txt"], "");
+        let check = produced(&[("archive/r1.txt", "Q1\n")], &["r1.txt"], "");
+        assert!(matches!(compare(&run, &check), Agreement::Agree { .. }));
+    }
+
+    #[test]
+    fn programs_that_differ_are_undecided_not_wrong() {
+        let run = produced(&[("fix.py", "return a+b"), ("out.txt", "3")], &[], "");
+        let check = produced(&[("fix.py", "return b+a"), ("out.txt", "3")], &[], "");
+        assert!(matches!(
+            compare(&run, &check),
+            Agreement::Undecided { .. }
+        ));
+    }
+
+    #[test]
+    fn an_answer_is_checked_against_what_the_check_printed() {
+        let run = produced(&[], &[], "The file has 42 lines.");
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "42\n")),
+            Agreement::Agree { .. }
+        ));
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "41")),
+            Agreement::Disagree { .. }
+        ));
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "4")),
+            Agreement::Disagree { .. }
+        ));
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "  ")),
+            Agreement::Undecided { .. }
+        ));
+    }
+
+    #[test]
+    fn normalisation_keeps_inner_lines() {
+        assert_eq!(normalized("\n a \r\nb  \n\n"), " a\nb");
+        assert_eq!(normalized("[1, 2]"), "[1,2]");
+    }
+}

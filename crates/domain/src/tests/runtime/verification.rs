@@ -1,0 +1,313 @@
+//! Answers checked by running them (docs/verification.md), over the in-memory workspace and
+//! its tools (a program's lines run as the fake shell's commands): a reproduction in a
+//! scratch copy of the workspace as the run found it, compared with what the run left; a
+//! disagreement gets a second look and may try the step again; a run ends `verified` only
+//! when its answer came from executed actions and a reproduction agreed.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::config::{Mode, RunConfig, SummaryStyle};
+use crate::engine::runtime::RunOutcome;
+use crate::model::event::EventKind;
+use crate::model::verification::CheckVerdict;
+use crate::ports::llm::{Role, ToolChoice};
+use crate::ports::RunStatus;
+use crate::testing::replies::{call, done, Reply};
+use crate::testing::runs::{request, runtime, RUN_ID};
+use crate::testing::{MemoryStore, MemoryWorkspace, ScriptedLlm};
+use crate::tests::support::{assert_gap_free, assert_valid_transcripts};
+
+struct Checked {
+    outcome: RunOutcome,
+    store: Arc<MemoryStore>,
+    llm: Arc<ScriptedLlm>,
+}
+
+impl Checked {
+    fn checks(&self) -> Vec<(CheckVerdict, String)> {
+        self.store
+            .events_of(RUN_ID)
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::AnswerChecked {
+                    verdict, detail, ..
+                } => Some((verdict, detail)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn direct(retries: u32) -> RunConfig {
+    RunConfig {
+        mode: Mode::Direct,
+        summary: SummaryStyle::Facts,
+        retries,
+        retry_delay: std::time::Duration::ZERO,
+        ..RunConfig::default()
+    }
+}
+
+async fn run(ws: &MemoryWorkspace, task: &str, script: Vec<Reply>, config: RunConfig) -> Checked {
+    let llm = Arc::new(ScriptedLlm::new(script));
+    let store = Arc::new(MemoryStore::new());
+    let mut rt = runtime(llm.clone(), Arc::new(ws.toolbox()), store.clone(), config);
+    rt.workspace_files = Some(Arc::new(ws.clone()));
+    let outcome = rt
+        .run(request(task), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_gap_free(&store.events_of(RUN_ID));
+    assert_valid_transcripts(&llm.requests());
+    Checked {
+        outcome,
+        store,
+        llm,
+    }
+}
+
+fn program(code: &str) -> Reply {
+    call("code_run", json!({"language": "bash", "code": code}))
+}
+
+const TASK: &str = "Add the numbers in a.txt and b.txt and write the sum to sum.txt";
+
+fn numbers() -> MemoryWorkspace {
+    MemoryWorkspace::with(&[("a.txt", "4\n"), ("b.txt", "5\n")])
+}
+
+#[tokio::test]
+async fn an_answer_reproduced_in_a_scratch_copy_is_verified() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("expr 4 + 5 > sum.txt"),
+            done("sum.txt holds 9"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert_eq!(
+        h.checks(),
+        [(
+            CheckVerdict::Agree,
+            "an independent program reproduced sum.txt".to_string()
+        )]
+    );
+    assert!(
+        h.outcome
+            .summary
+            .contains("Verified: an independent program reproduced sum.txt."),
+        "{}",
+        h.outcome.summary
+    );
+    // The check ran in its own folder: the workspace holds the run's files only.
+    assert_eq!(ws.paths(), ["a.txt", "b.txt", "sum.txt"]);
+    assert!(ws.scratch_folders().is_empty(), "discarded with the copies");
+    // It saw the task and the workspace as the run found it, never the run's transcript,
+    // and could only write a program.
+    let check = h.llm.requests().last().cloned().expect("the check's request");
+    assert_eq!(check.tool_choice, ToolChoice::Function("code_run".into()));
+    assert_eq!(check.tools.len(), 1);
+    let user = check
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| m.content.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(user.starts_with(&format!("TASK: {TASK}")), "{user}");
+    assert!(user.contains("a.txt (2 bytes, 1 lines)"), "{user}");
+    assert!(!user.contains("sum.txt holds 9") && !user.contains("sum.txt ("), "{user}");
+    // And the executor's first prompt starts the same way (the model's cache reads it once).
+    let first = h.llm.requests()[0].messages[1].content.clone().unwrap_or_default();
+    assert_eq!(
+        first.split("Do the task").next(),
+        user.split("Do this task").next()
+    );
+}
+
+#[tokio::test]
+async fn two_checks_that_agree_against_the_run_try_the_step_again() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("echo 8 > sum.txt"),
+            done("sum.txt holds 8"),
+            program("echo 9 > sum.txt"),
+            program("expr 4 + 5 > sum.txt"),
+            // The step again, told why.
+            program("expr 4 + 5 > sum.txt"),
+            done("sum.txt holds 9"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(1),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert_eq!(ws.read("sum.txt").as_deref(), Some("9\n"));
+    let verdicts: Vec<CheckVerdict> = h.checks().into_iter().map(|(v, _)| v).collect();
+    assert_eq!(verdicts, [CheckVerdict::Disagree, CheckVerdict::Agree]);
+    let retry = h.llm.requests()[4].messages[1].content.clone().unwrap_or_default();
+    assert!(
+        retry.contains("YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: two independent programs")
+            && retry.contains("sum.txt: the run left \"8\\n\", the check \"9\\n\""),
+        "{retry}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_check_that_agrees_with_the_run_verifies_it() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("expr 4 + 5 > sum.txt"),
+            done("sum.txt holds 9"),
+            program("echo 10 > sum.txt"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(1),
+    )
+    .await;
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert!(
+        h.outcome.verification.detail.contains("a second independent program reproduced sum.txt"),
+        "{:?}",
+        h.outcome.verification
+    );
+}
+
+#[tokio::test]
+async fn without_retries_left_a_disagreement_ends_unverified_said_plainly() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("echo 8 > sum.txt"),
+            done("sum.txt holds 8"),
+            program("echo 9 > sum.txt"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.outcome.verification.verified);
+    assert!(
+        h.outcome.summary.contains("Not verified: two independent programs still disagree")
+            && h.outcome.summary.contains("Check the result yourself."),
+        "{}",
+        h.outcome.summary
+    );
+    let completed = h.store.events_of(RUN_ID).into_iter().find_map(|e| match e.kind {
+        EventKind::RunCompleted { verified, .. } => Some(verified),
+        _ => None,
+    });
+    assert_eq!(completed, Some(false));
+}
+
+#[tokio::test]
+async fn an_answer_typed_without_acting_is_never_verified() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        "What is 4 + 5?",
+        vec![done("9"), done("9")],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.outcome.verification.verified);
+    assert_eq!(
+        h.checks(),
+        [(
+            CheckVerdict::NotRun,
+            "no action was executed: the answer was typed, not computed".to_string()
+        )]
+    );
+    assert_eq!(h.llm.requests().len(), 2, "no check program was asked for");
+}
+
+#[tokio::test]
+async fn an_answer_is_checked_against_what_the_check_printed() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        "What is the sum of the numbers in a.txt and b.txt?",
+        vec![
+            program("expr 4 + 5"),
+            done("The sum is 9."),
+            program("expr 4 + 5"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert_eq!(h.checks()[0].1, "an independent program reproduced the answer");
+}
+
+#[tokio::test]
+async fn a_check_whose_program_keeps_failing_leaves_the_run_unverified() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("expr 4 + 5 > sum.txt"),
+            done("sum.txt holds 9"),
+            program("fail"),
+            program("fail again"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.outcome.verification.verified);
+    assert_eq!(
+        h.checks(),
+        [(
+            CheckVerdict::Undecided,
+            "the check's program failed 2 times".to_string()
+        )]
+    );
+    // The second program saw why the first failed.
+    let fix = h.llm.requests()[3].messages.clone();
+    assert!(
+        fix.last()
+            .and_then(|m| m.content.clone())
+            .is_some_and(|c| c.contains("The program failed")),
+        "{fix:?}"
+    );
+}
+
+#[tokio::test]
+async fn checks_switched_off_leave_every_run_unverified() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![program("expr 4 + 5 > sum.txt"), done("sum.txt holds 9")],
+        RunConfig {
+            verification: false,
+            ..direct(0)
+        },
+    )
+    .await;
+    assert!(!h.outcome.verification.verified);
+    assert_eq!(h.checks()[0].0, CheckVerdict::NotRun);
+    assert_eq!(h.llm.requests().len(), 2);
+}
