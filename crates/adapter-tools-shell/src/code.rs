@@ -72,7 +72,7 @@ exec(compile(source, \"<program>\", \"exec\"), {\"__name__\": \"__main__\", \"__
 /// fed to the runner by a here-document whose end marker the program does not hold.
 fn script(args: &CodeArgs) -> String {
     match args.language {
-        CodeLanguage::Bash => format!("{BASH_PRELUDE}{}", args.code),
+        CodeLanguage::Bash => format!("{BASH_PRELUDE}{}", bash_calls(&args.code)),
         CodeLanguage::Python => {
             let mut marker = String::from("PLANWRIGHT_PROGRAM_END");
             while args.code.lines().any(|l| l.trim() == marker) {
@@ -82,6 +82,30 @@ fn script(args: &CodeArgs) -> String {
             format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{code}\n{marker}\n")
         }
     }
+}
+
+/// `code` with each line `final_answer(ARGS)` (the Python form, which small models also
+/// write in bash, where it is a syntax error) written as the bash call `final_answer ARGS`.
+fn bash_calls(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = &body[..body.len() - body.trim_start().len()];
+        let call = body
+            .trim()
+            .strip_prefix("final_answer(")
+            .and_then(|rest| rest.strip_suffix(')'));
+        match call {
+            Some(args) => {
+                out.push_str(indent);
+                out.push_str("final_answer ");
+                out.push_str(args);
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The final answer in `stdout` (its last marked line), and `text` without that line.
@@ -278,6 +302,16 @@ mod tests {
         let s = script(&code(CodeLanguage::Bash, "echo hi"));
         assert!(s.starts_with("exec </dev/null; final_answer() {"), "{s}");
         assert!(s.ends_with("; echo hi"), "{s}");
+    }
+
+    #[test]
+    fn the_python_form_of_final_answer_is_a_bash_call_in_bash() {
+        let code = "echo x > a\n  final_answer(\"done $(cat a)\")\nfinal_answer \"b\"\n";
+        assert_eq!(
+            bash_calls(code),
+            "echo x > a\n  final_answer \"done $(cat a)\"\nfinal_answer \"b\"\n"
+        );
+        assert_eq!(bash_calls("f(final_answer(1))"), "f(final_answer(1))");
     }
 
     #[test]

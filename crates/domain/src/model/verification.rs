@@ -134,6 +134,13 @@ fn holds(text: &str, needle: &str) -> bool {
     })
 }
 
+/// Whether a check that did not write a file printed its content instead (a reproduction
+/// told to "write x.txt containing …" may only print it): the same text, not empty.
+fn printed_as(content: &str, printed: &str) -> bool {
+    let content = normalized(content);
+    !content.is_empty() && content == normalized(printed)
+}
+
 /// Compares the reproduction `check` with the `run`.
 pub fn compare(run: &Produced, check: &Produced) -> Agreement {
     if run.written.is_empty() && run.gone.is_empty() && check.written.is_empty() {
@@ -180,6 +187,9 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
         let (ours, theirs) = (run.written.get(path), check.written.get(path));
         match (ours, theirs) {
             (Some(a), Some(b)) if same(a, b) => compared.push(path.clone()),
+            (Some(Content::Text(t)), None) if printed_as(t, &check.answer) => {
+                compared.push(format!("{path} (as the check printed it)"));
+            }
             (Some(_), Some(_)) if is_program(path) => programs_differ.push(path.clone()),
             (Some(_), None) | (None, Some(_)) if is_program(path) => {
                 programs_differ.push(path.clone());
@@ -262,6 +272,19 @@ mod tests {
         ));
         assert!(matches!(
             compare(&run, &produced(&[("sum.txt", "9")], &["a.txt"], "")),
+            Agreement::Disagree { .. }
+        ));
+    }
+
+    #[test]
+    fn a_file_the_check_printed_instead_of_writing_agrees_only_when_the_same() {
+        let run = produced(&[("hello.txt", "hello there\n")], &[], "done");
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "hello there")),
+            Agreement::Agree { .. }
+        ));
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "hello")),
             Agreement::Disagree { .. }
         ));
     }

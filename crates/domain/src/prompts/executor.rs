@@ -172,9 +172,8 @@ pub fn check_prompt(task: &str, view: &WorkspaceView, answers: &[Answered], roun
         let _ = writeln!(s, "The user was asked {:?} and answered {:?}.", a.question, a.answer);
     }
     s.push_str(
-        "Do this task yourself, from the files above, in one program with `code_run`. It \
-         runs in a copy of the workspace. Write the files the task asks for, and print the \
-         answer when the task asks a question.",
+        "Do this task yourself in one program with `code_run`. It runs in a copy of the \
+         workspace. Write the files the task asks for, and end with final_answer(the answer).",
     );
     if round > 1 {
         s.push_str(" Work it out afresh, step by step.");

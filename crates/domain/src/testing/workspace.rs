@@ -396,7 +396,14 @@ impl Toolbox for WorkspaceToolbox {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let text = |k: &str| args[k].as_str().unwrap_or_default().to_string();
+        let text = |k: &str| {
+            let value = args[k].as_str().unwrap_or_default();
+            // Paths are relative to the workspace, `./` or not (as the real file tools).
+            match k {
+                "path" => value.trim_start_matches("./").to_string(),
+                _ => value.to_string(),
+            }
+        };
         match name {
             "shell_exec" => Ok(self.shell(&ctx.workspace, &text("command"))),
             "code_run" => Ok(self.program(&ctx.workspace, &text("code"))),

@@ -10,7 +10,8 @@
 //! - everything else (asking the user, web search when configured, MCP servers' and custom
 //!   tools, `complete_step`) always.
 //!
-//! A retry is offered every tool its actions allow. Pure: no I/O, and no word of any
+//! A retry is routed the same way (a wider toolbox only confuses a small model that already
+//! failed once). Pure: no I/O, and no word of any
 //! language is read: tags are the planner's own protocol, addresses are the same in every
 //! language. Tools are filtered by the family each declares (`Tool::family`), never by name.
 
@@ -31,8 +32,6 @@ pub struct RouteQuery<'a> {
     pub step: &'a str,
     /// The run's task.
     pub task: &'a str,
-    /// Attempts before this one: a retry (> 0) is offered every family its actions allow.
-    pub retry: bool,
     /// How the run acts.
     pub actions: Actions,
 }
@@ -64,7 +63,7 @@ pub fn route_tools(
     all.iter()
         .filter(|s| {
             let f = family(&s.name);
-            query.actions.offers(f) && (query.retry || wanted(query, f))
+            query.actions.offers(f) && wanted(query, f)
         })
         .cloned()
         .collect()
@@ -146,7 +145,6 @@ pub fn offered_tools(
             kind: step.kind.as_deref(),
             step: &step.description,
             task,
-            retry: step.attempts() > 1,
             actions,
         },
         &all,
@@ -210,7 +208,6 @@ mod tests {
             kind,
             step,
             task,
-            retry: false,
             actions: Actions::Both,
         }
     }
@@ -273,17 +270,13 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_gets_every_tool_its_actions_allow() {
+    fn sessions_come_with_the_shell_and_code_drops_the_file_tools() {
         let mut q = query(None, "Write hello.txt", "t");
-        q.retry = true;
-        assert_eq!(routed(&q).len(), toolbox().len());
-        q.retry = false;
-        assert!(routed(&q).contains(&"shell_view".to_string()), "sessions come with the shell");
-        q.retry = true;
+        assert!(routed(&q).contains(&"shell_view".to_string()));
         q.actions = Actions::Code;
         let got = routed(&q);
         assert!(!got.contains(&"file_write".to_string()), "{got:?}");
-        assert!(got.contains(&"browser_view".to_string()), "{got:?}");
+        assert!(!got.contains(&"browser_view".to_string()), "{got:?}");
     }
 
     /// Issue 30: a tool is routed by the family it declares, whatever its name.

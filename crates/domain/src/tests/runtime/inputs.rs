@@ -307,7 +307,7 @@ async fn protect_refuses_a_named_change_and_undoes_an_unnamed_one() {
         &ws,
         "Update the notes",
         vec![
-            create_plan(&["Update"]),
+            create_plan(&["Update the notes"]),
             write("app.lock", "v2\n"),
             shell("echo v3 > app.lock"),
             write("notes.md", "b\n"),
