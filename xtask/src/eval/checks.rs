@@ -51,7 +51,8 @@ pub(crate) fn evaluate(check: &Check, ws: &Path, scratch: &Path) -> Verdict {
             program,
             args,
             stdout,
-        } => runs(ws, scratch, program, args, stdout.as_ref()),
+            other_data,
+        } => runs(ws, scratch, program, args, stdout.as_ref(), other_data),
     }
 }
 
@@ -344,17 +345,20 @@ pub(crate) fn sandbox_note() -> &'static str {
     }
 }
 
-/// `program args` in a copy of `ws` exits 0 (and prints `stdout`'s lines).
+/// `program args` in a copy of `ws`, with `other_data`'s files written over it, exits 0
+/// (and prints `stdout`'s lines).
 fn runs(
     ws: &Path,
     scratch: &Path,
     program: &str,
     args: &[String],
     stdout: Option<&(Vec<String>, bool)>,
+    other_data: &[(String, String)],
 ) -> Verdict {
     let _ = std::fs::remove_dir_all(scratch);
     let copy = scratch.join("ws");
     copy_tree(ws, &copy)?;
+    super::inputs::seed(&copy, other_data)?;
     let mut cmd = if bwrap_works() {
         let mut c = std::process::Command::new("bwrap");
         c.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
@@ -373,7 +377,16 @@ fn runs(
     cmd.args(args)
         .current_dir(&copy)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let shown_cmd = format!("`{program} {}`", args.join(" "));
+    let shown_cmd = format!(
+        "`{}`{}",
+        shown(&format!("{program} {}", args.join(" "))),
+        if other_data.is_empty() {
+            String::new()
+        } else {
+            let files: Vec<&str> = other_data.iter().map(|(f, _)| f.as_str()).collect();
+            format!(" on other data in {}", files.join(", "))
+        }
+    );
     let finished = runner::run_limited(cmd, scratch, RUN_LIMIT)?;
     if finished.killed {
         return Err(format!("{shown_cmd} ran past {} s", RUN_LIMIT.as_secs()));
@@ -543,17 +556,51 @@ mod tests {
         let scratch = s.0.join("check");
         let want = (strings(&["one", "two"]), true);
         assert_eq!(
-            runs(&ws, &scratch, "sh", &strings(&["p.sh"]), Some(&want)),
+            runs(&ws, &scratch, "sh", &strings(&["p.sh"]), Some(&want), &[]),
             Ok(())
         );
         assert!(!ws.join("made.txt").exists(), "ran in the workspace itself");
         let wrong = (strings(&["two", "one"]), true);
-        assert!(runs(&ws, &scratch, "sh", &strings(&["p.sh"]), Some(&wrong))
-            .expect_err("order")
-            .contains("printed"));
+        assert!(
+            runs(&ws, &scratch, "sh", &strings(&["p.sh"]), Some(&wrong), &[])
+                .expect_err("order")
+                .contains("printed")
+        );
         let ws = s.write("f.sh", "echo boom >&2; exit 3\n");
-        let err = runs(&ws, &scratch, "sh", &strings(&["f.sh"]), None).expect_err("fails");
+        let err = runs(&ws, &scratch, "sh", &strings(&["f.sh"]), None, &[]).expect_err("fails");
         assert!(err.contains("exited with 3: boom"), "{err}");
+        // Other data written over the copy: a script reading it prints what it holds, one
+        // printing fixed text does not; the workspace keeps its own data.
+        let ws = s.write("words.txt", "alpha\n");
+        s.write("cat.sh", "cat words.txt\n");
+        s.write("fixed.sh", "echo alpha\n");
+        let other = vec![("words.txt".to_string(), "beta\n".to_string())];
+        let beta = (strings(&["beta"]), true);
+        assert_eq!(
+            runs(
+                &ws,
+                &scratch,
+                "sh",
+                &strings(&["cat.sh"]),
+                Some(&beta),
+                &other
+            ),
+            Ok(())
+        );
+        let err = runs(
+            &ws,
+            &scratch,
+            "sh",
+            &strings(&["fixed.sh"]),
+            Some(&beta),
+            &other,
+        )
+        .expect_err("fixed text");
+        assert!(err.contains("on other data in words.txt"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("words.txt")).expect("kept"),
+            "alpha\n"
+        );
     }
 
     #[test]

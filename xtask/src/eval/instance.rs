@@ -70,6 +70,9 @@ pub(crate) enum Check {
         program: String,
         args: Vec<String>,
         stdout: Option<(Vec<String>, bool)>,
+        /// Files written into the copy before it runs: other data than the seed's, so that a
+        /// program that prints fixed text instead of computing it fails (empty: none).
+        other_data: Vec<(String, String)>,
     },
 }
 

@@ -42,7 +42,7 @@ use self::family::Family;
 use self::instance::{Category, Instance, URL_PLACEHOLDER};
 use self::matrix::{MatrixRow, MatrixSetup};
 use self::models::ModelChoice;
-use self::options::{Options, Splits};
+use self::options::Options;
 use self::outcome::Observed;
 use self::report::{Row, Setup, Totals};
 use self::splits::{Split, DEV_SEED};
@@ -75,7 +75,7 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
         })
         .collect();
     if opts.list {
-        print(&listing(&selected, &plan, opts.splits));
+        print(&listing(&selected, &plan, opts.show_transcripts));
         return Ok(());
     }
     let models = models::resolve(&opts)?;
@@ -166,8 +166,10 @@ fn shape(family: &Family) -> (usize, usize) {
 }
 
 /// `--list`: the families (name, category, language, variants, phrasings, what they ask),
-/// and with `--split dev` the dev instances' texts.
-fn listing(selected: &[&Family], plan: &[SplitRun], splits: Splits) -> String {
+/// how many instances each split makes (per category), and the instances' texts: the dev
+/// split's always, the test split's with `--show-transcripts` (they are hidden otherwise).
+/// Runs nothing.
+fn listing(selected: &[&Family], plan: &[SplitRun], show_test_texts: bool) -> String {
     let mut s = String::new();
     let width = selected.iter().map(|f| f.name.len()).max().unwrap_or(0);
     for f in selected {
@@ -181,19 +183,44 @@ fn listing(selected: &[&Family], plan: &[SplitRun], splits: Splits) -> String {
             f.about.split_whitespace().collect::<Vec<_>>().join(" ")
         );
     }
-    if splits == Splits::Dev {
-        for p in plan {
-            let _ = writeln!(s, "\n{} split, seed {}:", p.split.name(), p.seed);
-            for i in &p.instances {
-                let _ = writeln!(
-                    s,
-                    "\n{} ({}, {}):\n  {}",
-                    i.id,
-                    i.category.name(),
-                    i.variant,
-                    i.text.replace('\n', "\n  ")
-                );
-            }
+    let languages = {
+        let mut l: Vec<&str> = selected.iter().map(|f| f.language).collect();
+        l.sort_unstable();
+        l.dedup();
+        l.join(", ")
+    };
+    let _ = writeln!(s, "\n{} families (languages: {languages})", selected.len());
+    for p in plan {
+        let per: Vec<String> = Category::ALL
+            .iter()
+            .map(|c| {
+                let n = p.instances.iter().filter(|i| i.category == *c).count();
+                format!("{n} {}", c.name())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "{} split, seed {}: {} instances ({})",
+            p.split.name(),
+            p.seed,
+            p.instances.len(),
+            per.join(", ")
+        );
+    }
+    for p in plan {
+        if p.split == Split::Test && !show_test_texts {
+            continue;
+        }
+        let _ = writeln!(s, "\n{} split, seed {}:", p.split.name(), p.seed);
+        for i in &p.instances {
+            let _ = writeln!(
+                s,
+                "\n{} ({}, {}):\n  {}",
+                i.id,
+                i.category.name(),
+                i.variant,
+                i.text.replace('\n', "\n  ")
+            );
         }
     }
     s
@@ -665,24 +692,41 @@ mod tests {
     }
 
     #[test]
-    fn the_listing_shows_dev_texts_only_for_the_dev_split() {
-        let fams = families::select(&["csv_extract".to_string()]).expect("known");
-        let dev = vec![SplitRun {
-            split: Split::Dev,
-            seed: DEV_SEED,
-            instances: splits::instances(&fams, Split::Dev, DEV_SEED, 2),
-        }];
-        let text = listing(&fams, &dev, Splits::Dev);
+    fn the_listing_counts_the_instances_and_shows_test_texts_only_when_asked() {
+        let fams =
+            families::select(&["csv_extract".to_string(), "es_edit".to_string()]).expect("known");
+        let split = |split: Split, seed: u64| SplitRun {
+            split,
+            seed,
+            instances: splits::instances(&fams, split, seed, 2),
+        };
+        let plan = vec![split(Split::Dev, DEV_SEED), split(Split::Test, 77)];
+        let text = listing(&fams, &plan, false);
         assert!(
             text.starts_with(
                 "csv_extract  single  en  4 variants, 14 phrasings  a fact read off a CSV file"
             ),
             "{text}"
         );
+        assert!(
+            text.contains("\n2 families (languages: en, es)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "dev split, seed {DEV_SEED}: 4 instances (2 single, 2 edit, 0 multi)"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("test split, seed 77: 4 instances (2 single, 2 edit, 0 multi)"),
+            "{text}"
+        );
         assert!(text.contains("csv_extract-02 (single, "), "{text}");
-        assert!(text.contains(&dev[0].instances[0].text), "{text}");
-        let both = listing(&fams, &dev, Splits::Both);
-        assert!(!both.contains(&dev[0].instances[0].text), "{both}");
+        assert!(text.contains(&plan[0].instances[0].text), "{text}");
+        assert!(!text.contains(&plan[1].instances[0].text), "{text}");
+        let shown = listing(&fams, &plan, true);
+        assert!(shown.contains(&plan[1].instances[0].text), "{shown}");
         let err = families::select(&["nope".to_string()]).expect_err("unknown");
         assert!(
             err.contains("unknown family 'nope'") && err.contains("bug_fix"),

@@ -25,7 +25,7 @@ pub(crate) const USAGE: &str = "usage: cargo xtask eval [options] [-- planwright
   --mode MODE        planning mode passed to planwright run (default: auto)
   --modes a,b        several modes, each run in turn (e.g. direct,flow,plan-act,todo,dag,auto)
   --actions a,b      action kinds (code, tools, both), each run in turn as
-                     `planwright run --actions X`; one value or none passes nothing (the
+                     `planwright run --actions X`; without it nothing is passed (the
                      binary's default)
   --timeout SECS     time limit per task run (default: 300)
   --label TEXT       heading of the section in docs/eval.md (default: model, endpoint, mode);
@@ -33,7 +33,9 @@ pub(crate) const USAGE: &str = "usage: cargo xtask eval [options] [-- planwright
                      label and of the matrix table's (`TEXT: mode × model`)
   --binary PATH      use this planwright binary instead of building the release one
   --no-doc           print the report without writing docs/eval.md and docs/eval-history.jsonl
-  --list             list the families (with --split dev, the dev instances' texts too)";
+  --list             run nothing: list the families and how many instances each split
+                     makes, with the dev instances' texts (the test split's with
+                     --show-transcripts)";
 
 /// The mode the eval runs when none is given.
 pub(crate) const DEFAULT_MODE: &str = "auto";
@@ -78,8 +80,8 @@ pub(crate) struct Options {
     pub model: Option<String>,
     /// Planning modes, passed through to `planwright run --mode` as given.
     pub modes: Vec<String>,
-    /// Action kinds (`--actions`); passed to `planwright run --actions` only when there are
-    /// several.
+    /// Action kinds (`--actions`), each passed to `planwright run --actions` in turn; empty:
+    /// nothing is passed (the binary's default).
     pub actions: Vec<String>,
     pub timeout: Duration,
     pub label: Option<String>,
@@ -114,12 +116,13 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The action kinds each run in turn: `None` (pass nothing) unless several were given.
+    /// The action kinds each run in turn: those given, or `None` (pass nothing) when
+    /// `--actions` was not given.
     pub(crate) fn action_runs(&self) -> Vec<Option<String>> {
-        if self.actions.len() > 1 {
-            self.actions.iter().cloned().map(Some).collect()
-        } else {
+        if self.actions.is_empty() {
             vec![None]
+        } else {
+            self.actions.iter().cloned().map(Some).collect()
         }
     }
 
@@ -319,9 +322,12 @@ mod tests {
                 Some("both".to_string())
             ]
         );
+        // One kind is passed on too (the lead's code-only or tools-only run); none passes
+        // nothing, leaving the binary's default.
         let one = parse(&args(&["--actions", "code"])).expect("valid");
-        assert_eq!(one.action_runs(), [None]);
+        assert_eq!(one.action_runs(), [Some("code".to_string())]);
         assert!(!one.is_matrix());
+        assert_eq!(Options::default().action_runs(), [None]);
     }
 
     #[test]

@@ -34,7 +34,7 @@ fn generate(rng: &mut Rng) -> Instance {
                 .phrased(
                     rng,
                     vec![
-                        format!("Ask me for my name, then write \"Hello, <my name>!\" into {out}."),
+                        format!("I'd like {out} to greet me with \"Hello, <my name>!\" - you'll have to ask me my name first."),
                         format!("ask what my name is and put a greeting in {out} exactly like: Hello, NAME!"),
                         format!(
                             "You don't know my name yet - ask me. Then create {out} containing \
@@ -70,8 +70,8 @@ fn generate(rng: &mut Rng) -> Instance {
                     rng,
                     vec![
                         format!(
-                            "Ask me how many {thing}. Then write one line per item into {out}: \
-                             {label} 1, {label} 2 and so on up to the number I give."
+                            "You don't know how many {thing} - ask me. Once I've told you, fill \
+                             {out} with one numbered line each: {label} 1, {label} 2, and so on."
                         ),
                         format!("ask how many {thing}, then fill {out} with lines \"{label} 1\" .. \"{label} N\""),
                         format!(

@@ -114,9 +114,9 @@ fn append(rng: &mut Rng, names: &mut Names) -> Instance {
             rng,
             vec![
                 format!(
-                    "Make a folder {folder} and copy {file} into it. Then add {extra} as a new last \
-                     line of {file} (the copy keeps the old list). Last, write the number of lines \
-                     {file} has now into {out}."
+                    "Back {file} up into a new folder {folder} first. After that, {extra} goes at \
+                     the bottom of {file} (the backup keeps the old list), and {out} gets the \
+                     number of lines {file} has then."
                 ),
                 format!("mkdir {folder}, cp {file} {folder}/, append \"{extra}\" to {file}, then line count of {file} -> {out}"),
                 format!(

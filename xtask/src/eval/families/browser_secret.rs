@@ -65,7 +65,7 @@ fn generate(rng: &mut Rng) -> Instance {
                 .phrased(
                     rng,
                     vec![
-                        format!("Open {url} in the browser, find the current access code and write just the code into {out}."),
+                        format!("Which access code is valid right now according to {url}? Look with the browser and write only that code into {out}."),
                         format!("go to {url} and copy the access code that is valid now (not the expired one) into {out}"),
                         format!("The page at {url} lists our door code. Please read it with the browser and save only the current code in {out}."),
                     ],

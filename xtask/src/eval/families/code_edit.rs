@@ -237,6 +237,7 @@ fn default_arg(rng: &mut Rng, names: &mut Names) -> Instance {
                 ),
             ],
             stdout: None,
+            other_data: Vec::new(),
         })
         .phrased(
             rng,

@@ -172,6 +172,7 @@ fn generate(rng: &mut Rng) -> Instance {
             program: "python3".to_string(),
             args: vec![main.clone()],
             stdout: Some((printed, true)),
+            other_data: Vec::new(),
         });
     }
     b.phrased(

@@ -36,7 +36,7 @@ fn generate(rng: &mut Rng) -> Instance {
             b.number_is(&out, total, 0.005).phrased(
                 rng,
                 vec![
-                    format!("{file} has a header line and a column named {c}. Add up all the {c} values and write just the total into {out}."),
+                    format!("Compute the sum of the {c} values in {file} and store the result, nothing else, in {out}."),
                     format!("total of the {c} column in {file} -> {out}"),
                     format!("What do the {c} figures in {file} add up to? Put only the sum in {out}, please."),
                     format!("Sum {c} over every row of {file}; I want the bare number in a file called {out}."),

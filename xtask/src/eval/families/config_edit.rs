@@ -293,7 +293,7 @@ fn generate(rng: &mut Rng) -> Instance {
     b.phrased(
         rng,
         vec![
-            format!("In {file}, change {what} from {old_s} to {new_s}. Keep all the other lines as they are."),
+            format!("{file}: {what} is {old_s} and should become {new_s}. Every other line stays untouched."),
             format!("set {path} = {new_s} in {file} (don't touch {other})"),
             format!(
                 "Please update {file}: {what} should now be {new_s} (it is {old_s}). The rest of \

@@ -94,8 +94,8 @@ fn generate(rng: &mut Rng) -> Instance {
                     rng,
                     vec![
                         format!(
-                            "Count the words in {file} (words are separated by spaces or line \
-                             breaks) and write just the number into {out}."
+                            "How many words does {file} contain (words being separated by spaces \
+                             or line breaks)? Put the number alone in {out}."
                         ),
                         format!("word count of {file}? save it to {out}"),
                         format!(

@@ -50,7 +50,9 @@ fn generate(rng: &mut Rng) -> Instance {
                 .phrased(
                     rng,
                     vec![
-                        format!("Rename {from} to {to}. Its content must stay exactly the same."),
+                        format!(
+                            "{from} should be called {to} from now on; keep its text as it is."
+                        ),
                         format!("mv {from} {to}"),
                         format!(
                             "Could you give {from} the new name {to}? Don't change what's inside."
@@ -83,7 +85,7 @@ fn generate(rng: &mut Rng) -> Instance {
             b.phrased(
                 rng,
                 vec![
-                    format!("Make a folder named {folder} and move {list} into it. {stays} stays where it is."),
+                    format!("{list} go into a new {folder} folder (create it); {stays} stays where it is."),
                     format!("mkdir {folder}, then move {} there", moved.join(", ")),
                     format!(
                         "Please tidy up: {list} belong in a new folder called {folder}. Move them \

@@ -44,7 +44,7 @@ fn generate(rng: &mut Rng) -> Instance {
                 "primes",
                 (a..=b).filter(|&n| is_prime(n)).collect(),
                 vec![
-                    format!("Write the prime numbers from {a} to {b} into {out}, {sep}, smallest first."),
+                    format!("Which numbers between {a} and {b} are prime? List them in {out}, {sep}, smallest first."),
                     format!("primes between {a} and {b} (inclusive) -> {out}, {sep}"),
                     format!("I need every prime number in the range {a}..{b} in a file called {out}, in increasing order, {sep}."),
                 ],

@@ -52,8 +52,8 @@ fn level_count(rng: &mut Rng, file: &str, out: &str, n: usize) -> Instance {
             vec![
                 format!("How many {level} lines are in {file}? Write just the number into {out}."),
                 format!(
-                    "Count the entries of {file} whose level is {level} and save the count, as a \
-                     bare number, in {out}."
+                    "Go through {file} and tally the {level} entries; save the tally, as a bare \
+                     number, in {out}."
                 ),
                 format!("{file} - number of {lower}s (level {level}) -> {out}"),
                 format!(
@@ -82,8 +82,8 @@ fn top_client(rng: &mut Rng, file: &str, out: &str, n: usize) -> Instance {
             rng,
             vec![
                 format!(
-                    "Every line of {file} starts with the IP address of the client. Which address \
-                     made the most requests? Write just that address into {out}."
+                    "Which client address shows up most often in {file}? (It is the first field \
+                     of each line.) Write only that address into {out}."
                 ),
                 format!("most frequent client IP in {file} -> {out} (address only)"),
                 format!(

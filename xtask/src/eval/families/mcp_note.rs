@@ -49,8 +49,8 @@ fn generate(rng: &mut Rng) -> Instance {
                 rng,
                 vec![
                     format!(
-                        "The MCP server named {server} holds a note called {note}. Read it with \
-                         that server's tools and write the code it contains into {out}."
+                        "Using the tools of the {server} MCP server, open the note {note} and \
+                         copy the code written in it into {out}."
                     ),
                     format!("use the {server} MCP server to open {note}; put just the code from it (like ABCD-1234) in {out}"),
                     format!(

@@ -307,3 +307,121 @@ fn every_family_is_solvable_and_its_checker_rejects_wrong_work() {
         }
     }
 }
+
+fn family(name: &str) -> &'static Family {
+    FAMILIES
+        .iter()
+        .find(|f| f.name == name)
+        .expect("a family of that name")
+}
+
+/// A "fix" fitted to the test file (the function returns the expected value of each call
+/// the test file makes) passes that file but fails the hidden cases.
+#[test]
+fn a_bug_fix_fitted_to_the_visible_tests_fails() {
+    if !python_or_skip() {
+        return;
+    }
+    for seed in 0..SOLVED_PER_FAMILY * 2 {
+        let mut i = instance(family("bug_fix"), seed);
+        i.id = format!("bug_fix-fitted-{seed}");
+        let module = i.may_change[0].clone();
+        let (test, test_text) = i
+            .seed
+            .iter()
+            .find(|(f, _)| f.starts_with("test_"))
+            .cloned()
+            .expect("a test file");
+        let mut func = String::new();
+        let mut cases = Vec::new();
+        for line in test_text.lines() {
+            let Some(call) = line
+                .trim()
+                .strip_prefix("self.assertEqual(")
+                .and_then(|l| l.strip_suffix(')'))
+            else {
+                continue;
+            };
+            let (call, want) = call.rsplit_once(", ").expect("call, expected");
+            let (name, args) = call.split_once('(').expect("a call");
+            func = name.to_string();
+            let args = args.strip_suffix(')').expect("closed");
+            cases.push(format!("(({args},), {want})"));
+        }
+        assert!(!cases.is_empty(), "{test_text}");
+        let fitted = format!(
+            "_CASES = [{}]\n\n\ndef {func}(*args):\n    for known, want in _CASES:\n        if known == args:\n            return want\n    return 0\n",
+            cases.join(", ")
+        );
+        let dir = RunDir::new(&i, "fitted");
+        write(&dir.ws(), &module, &fitted);
+        let visible = std::process::Command::new("python3")
+            .arg(&test)
+            .current_dir(dir.ws())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("python3 runs");
+        assert!(
+            visible.status.success(),
+            "seed {seed} ({}): the fitted module fails the visible tests: {}",
+            i.variant,
+            String::from_utf8_lossy(&visible.stderr)
+        );
+        let why = judge(&i, &dir.ws(), &dir.scratch())
+            .verdict
+            .expect_err("a fitted fix fails");
+        assert!(why.contains(" gave "), "seed {seed} ({}): {why}", i.variant);
+    }
+}
+
+/// A script that prints the expected lines as fixed text (its output file right too) fails
+/// the run on other data, for every variant whose script reads input.
+#[test]
+fn a_script_printing_fixed_text_fails_on_other_data() {
+    if !python_or_skip() {
+        return;
+    }
+    let mut checked = 0;
+    for seed in 0..40 {
+        let mut i = instance(family("script_run"), seed);
+        if i.variant == "table" {
+            continue;
+        }
+        i.id = format!("script_run-fixed-{seed}");
+        let (out, printed) = i
+            .checks
+            .iter()
+            .find_map(|c| match c {
+                Check::Lines { file, expected, .. } => Some((file.clone(), expected.clone())),
+                _ => None,
+            })
+            .expect("the saved output's check");
+        let (program, script) = i
+            .checks
+            .iter()
+            .find_map(|c| match c {
+                Check::Runs { program, args, .. } => Some((program.clone(), args[0].clone())),
+                _ => None,
+            })
+            .expect("the script's run");
+        let body = if program == "sh" {
+            let quoted: Vec<String> = printed.iter().map(|l| format!("'{l}'")).collect();
+            format!("printf '%s\\n' {}\n", quoted.join(" "))
+        } else {
+            format!("print({})\n", super::text::py(&printed.join("\n")))
+        };
+        let dir = RunDir::new(&i, "fixed");
+        write(&dir.ws(), &script, &body);
+        write(&dir.ws(), &out, &format!("{}\n", printed.join("\n")));
+        let why = judge(&i, &dir.ws(), &dir.scratch())
+            .verdict
+            .expect_err("fixed text fails");
+        assert!(
+            why.contains("on other data"),
+            "seed {seed} ({}): {why}",
+            i.variant
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} instances checked");
+}
