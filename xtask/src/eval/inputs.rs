@@ -5,8 +5,12 @@
 use std::path::Path;
 
 /// Writes the seed files into `ws`, making their folders.
-pub(crate) fn seed(ws: &Path, files: &[(&str, &str)]) -> Result<(), String> {
+pub(crate) fn seed<F: AsRef<str>, T: AsRef<str>>(
+    ws: &Path,
+    files: &[(F, T)],
+) -> Result<(), String> {
     for (file, text) in files {
+        let (file, text) = (file.as_ref(), text.as_ref());
         let path = ws.join(file);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -19,10 +23,15 @@ pub(crate) fn seed(ws: &Path, files: &[(&str, &str)]) -> Result<(), String> {
 
 /// Each seeded file outside `may_change` that is no longer exactly what was seeded, with
 /// what became of it (`names.txt (deleted)`), in seed order.
-pub(crate) fn changed(ws: &Path, files: &[(&str, &str)], may_change: &[&str]) -> Vec<String> {
+pub(crate) fn changed<F: AsRef<str>, T: AsRef<str>, M: AsRef<str>>(
+    ws: &Path,
+    files: &[(F, T)],
+    may_change: &[M],
+) -> Vec<String> {
     files
         .iter()
-        .filter(|(file, _)| !may_change.contains(file))
+        .map(|(file, seeded)| (file.as_ref(), seeded.as_ref()))
+        .filter(|(file, _)| !may_change.iter().any(|m| m.as_ref() == *file))
         .filter_map(|(file, seeded)| {
             let path = ws.join(file);
             let what = match std::fs::symlink_metadata(&path) {
@@ -64,7 +73,7 @@ mod tests {
     fn untouched_inputs_and_allowed_changes_are_not_reported() {
         let ws = scratch("same");
         seed(&ws, SEED).expect("seeded");
-        assert!(changed(&ws, SEED, &[]).is_empty());
+        assert!(changed(&ws, SEED, &[] as &[&str]).is_empty());
         std::fs::remove_file(ws.join("draft.txt")).expect("rm");
         std::fs::write(ws.join("new.txt"), "an output").expect("output");
         assert!(changed(&ws, SEED, &["draft.txt"]).is_empty());
@@ -82,7 +91,7 @@ mod tests {
         std::fs::remove_file(ws.join("draft.txt")).expect("rm");
         std::fs::create_dir(ws.join("draft.txt")).expect("dir");
         assert_eq!(
-            changed(&ws, SEED, &[]),
+            changed(&ws, SEED, &[] as &[&str]),
             [
                 "data.csv (rewritten: 8 bytes seeded, 10 bytes now)",
                 "docs/notes.txt (deleted)",

@@ -1,4 +1,4 @@
-//! The MCP part of a task (`Task::library`): the npm reference filesystem server, pinned
+//! The MCP part of an instance (`Instance::library`): the npm reference filesystem server, pinned
 //! and installed once into the target folder (the same folder the adapter-mcp tests use),
 //! serving a folder outside the workspace, declared in the run folder's `planwright.toml`
 //! as `[mcp_servers.library]`. The shell sandbox and the file tools cannot reach that
@@ -24,7 +24,7 @@ fn server(target: &Path) -> Result<PathBuf, String> {
         .arg(&partial)
         .arg(PACKAGE)
         .output()
-        .map_err(|e| format!("npm (needed by the MCP task): {e}"))?;
+        .map_err(|e| format!("npm (needed by the mcp_note family): {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "npm install {PACKAGE}: {}",
@@ -45,7 +45,7 @@ fn quoted(path: &Path) -> String {
 }
 
 /// Seeds `dir/library` with `files` and declares the server in `dir/planwright.toml`.
-pub(crate) fn set_up(target: &Path, dir: &Path, files: &[(&str, &str)]) -> Result<(), String> {
+pub(crate) fn set_up(target: &Path, dir: &Path, files: &[(String, String)]) -> Result<(), String> {
     let bin = server(target)?;
     let library = dir.join("library");
     std::fs::create_dir_all(&library).map_err(|e| format!("{}: {e}", library.display()))?;

@@ -1,16 +1,24 @@
-//! `cargo xtask eval`: a real-model task suite with programmatic checkers (docs/eval.md).
+//! `cargo xtask eval`: a real-model eval on generated tasks with programmatic checkers
+//! (docs/eval.md).
 //!
-//! Builds the release `planwright` (or takes `--binary`), then, for each model and mode asked
-//! for, runs every task in a fresh folder — `ws/` seeded with the task's files, its own
-//! `--db` — with a time limit, reads the JSON outcome and the run's events, checks that the
-//! seeded inputs are unchanged and the workspace holds the answer, names the cause of each
-//! failure, prints a Markdown table and writes it into docs/eval.md under the run's label;
-//! with several modes or models, a mode × model table too. It shells out to `planwright`; it
-//! must not depend on project crates.
+//! Generates the instances of every task family for the dev split (a fixed seed) and the
+//! test split (a new seed each run, printed), builds the release `planwright` (or takes
+//! `--binary`), then, for each model, mode and action kind asked for, runs every instance
+//! in a fresh folder — `ws/` seeded with its files, its own `--db` — with a time limit,
+//! reads the JSON outcome and the run's events, checks that the seeded inputs the task did
+//! not ask to change are unchanged and that the workspace holds the answer, names the cause
+//! of each failure, prints the report (and the dev failures' transcripts), writes it into
+//! docs/eval.md under the run's label and appends its records to docs/eval-history.jsonl;
+//! with several modes, models or action kinds, a matrix table too. It shells out to
+//! `planwright`; it must not depend on project crates.
 
 mod cause;
 mod checks;
+mod families;
+mod family;
+mod history;
 mod inputs;
+mod instance;
 mod judge;
 mod matrix;
 mod mcp;
@@ -19,31 +27,55 @@ mod options;
 mod outcome;
 mod page;
 mod report;
+mod rng;
 mod runner;
-mod tasks;
+mod splits;
+mod transcript;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
+use self::family::Family;
+use self::instance::{Category, Instance, URL_PLACEHOLDER};
 use self::matrix::{MatrixRow, MatrixSetup};
 use self::models::ModelChoice;
 use self::options::Options;
 use self::outcome::Observed;
 use self::report::{Row, Setup, Totals};
-use self::tasks::Task;
+use self::splits::{Split, DEV_SEED};
+
+/// The instances of one split.
+struct SplitRun {
+    split: Split,
+    seed: u64,
+    instances: Vec<Instance>,
+}
 
 pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     let opts = options::parse(args)?;
-    let selected = tasks::select(&opts.tasks)?;
+    let selected = families::select(&opts.families)?;
+    let test_seed = opts.seed.unwrap_or_else(splits::fresh_seed);
+    let plan: Vec<SplitRun> = opts
+        .splits
+        .list()
+        .into_iter()
+        .map(|split| {
+            let seed = match split {
+                Split::Dev => DEV_SEED,
+                Split::Test => test_seed,
+            };
+            SplitRun {
+                split,
+                seed,
+                instances: splits::instances(&selected, split, seed, opts.per_family),
+            }
+        })
+        .collect();
     if opts.list {
-        let width = selected.iter().map(|t| t.name.len()).max().unwrap_or(0);
-        let mut out = String::new();
-        for t in &selected {
-            out.push_str(&format!("{:<width$}  {}\n", t.name, t.prompt));
-        }
-        print(&out);
+        print(&listing(&selected, &plan, opts.show_transcripts));
         return Ok(());
     }
     let models = models::resolve(&opts)?;
@@ -57,27 +89,60 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     if !binary.is_file() {
         return Err(format!("no planwright binary at {}", binary.display()));
     }
-    let url = page::serve(tasks::page_html())?;
+    let pages = page::serve()?;
     let mut matrix = Vec::new();
+    let combinations = models.len() * opts.modes.len() * opts.action_runs().len();
     for model in &models {
         for mode in &opts.modes {
-            let setup = describe(&opts, model, mode);
-            let rows = run_suite(&binary, &opts, &setup, model, &selected, &url)?;
-            let section = report::section(&setup, &rows);
-            print(&section);
-            write_section(&opts, &setup.label, &section)?;
-            matrix.push(MatrixRow {
-                mode: mode.clone(),
-                model: model.name.clone(),
-                details: setup.label.clone(),
-                totals: Totals::of(&rows),
-            });
-            // Rewritten after every (mode, model), so a long run leaves its table so far.
-            if opts.is_matrix() {
-                let table = matrix::section(&matrix_setup(&opts, &setup, &selected), &matrix);
-                write_section(&opts, &matrix_label(&opts), &table)?;
-                if matrix.len() == opts.modes.len() * models.len() {
-                    print(&table);
+            for actions in opts.action_runs() {
+                let setup = describe(
+                    &opts,
+                    model,
+                    mode,
+                    actions.as_deref(),
+                    &plan,
+                    selected.len(),
+                );
+                let run = Run {
+                    binary: &binary,
+                    opts: &opts,
+                    mode,
+                    actions: actions.as_deref(),
+                    model,
+                    pages: &pages,
+                };
+                let (rows, transcripts) = run_suite(&run, &setup, &plan)?;
+                let section = report::section(&setup, &rows, opts.show_transcripts);
+                print(&section);
+                if !transcripts.is_empty() {
+                    print(&transcripts);
+                }
+                write_section(&opts, &setup.label, &section)?;
+                if opts.write_doc {
+                    let records: Vec<Value> = plan
+                        .iter()
+                        .map(|p| history::record(&setup, &model.name, p.split, p.seed, &rows))
+                        .collect();
+                    history::append(&docs_dir().join("eval-history.jsonl"), &records)?;
+                }
+                matrix.push(matrix_row(
+                    &opts,
+                    model,
+                    mode,
+                    actions.as_deref(),
+                    &setup,
+                    &rows,
+                ));
+                // Rewritten after every combination, so a long run leaves its table so far.
+                if opts.is_matrix() {
+                    let table = matrix::section(
+                        &matrix_setup(&opts, &setup, &plan, selected.len()),
+                        &matrix,
+                    );
+                    write_section(&opts, &matrix_label(&opts), &table)?;
+                    if matrix.len() == combinations {
+                        print(&table);
+                    }
                 }
             }
         }
@@ -85,55 +150,311 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Every selected task, `--runs` times, on one (mode, model).
+/// How many variants and (variant, phrasing) pairs a family shows over 400 seeds.
+fn shape(family: &Family) -> (usize, usize) {
+    let mut seen: Vec<(&str, usize)> = (0..400)
+        .map(|seed| {
+            let i = (family.generate)(&mut rng::Rng::new(seed));
+            (i.variant, i.phrasing)
+        })
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let mut variants: Vec<&str> = seen.iter().map(|(v, _)| *v).collect();
+    variants.dedup();
+    (variants.len(), seen.len())
+}
+
+/// `--list`: the families (name, category, language, variants, phrasings, what they ask),
+/// how many instances each split makes (per category), and the instances' texts: the dev
+/// split's always, the test split's with `--show-transcripts` (they are hidden otherwise).
+/// Runs nothing.
+fn listing(selected: &[&Family], plan: &[SplitRun], show_test_texts: bool) -> String {
+    let mut s = String::new();
+    let width = selected.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    for f in selected {
+        let (variants, phrasings) = shape(f);
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:<6}  {}  {variants} variants, {phrasings:>2} phrasings  {}",
+            f.name,
+            f.category.name(),
+            f.language,
+            f.about.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+    }
+    let languages = {
+        let mut l: Vec<&str> = selected.iter().map(|f| f.language).collect();
+        l.sort_unstable();
+        l.dedup();
+        l.join(", ")
+    };
+    let _ = writeln!(s, "\n{} families (languages: {languages})", selected.len());
+    for p in plan {
+        let per: Vec<String> = Category::ALL
+            .iter()
+            .map(|c| {
+                let n = p.instances.iter().filter(|i| i.category == *c).count();
+                format!("{n} {}", c.name())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "{} split, seed {}: {} instances ({})",
+            p.split.name(),
+            p.seed,
+            p.instances.len(),
+            per.join(", ")
+        );
+    }
+    for p in plan {
+        if p.split == Split::Test && !show_test_texts {
+            continue;
+        }
+        let _ = writeln!(s, "\n{} split, seed {}:", p.split.name(), p.seed);
+        for i in &p.instances {
+            let _ = writeln!(
+                s,
+                "\n{} ({}, {}):\n  {}",
+                i.id,
+                i.category.name(),
+                i.variant,
+                i.text.replace('\n', "\n  ")
+            );
+        }
+    }
+    s
+}
+
+/// What one instance run needs besides the instance.
+struct Run<'a> {
+    binary: &'a Path,
+    opts: &'a Options,
+    mode: &'a str,
+    actions: Option<&'a str>,
+    model: &'a ModelChoice,
+    pages: &'a page::Pages,
+}
+
+/// Every instance of every split on one (mode, model, actions): the rows, and the
+/// transcripts of the failures that may be shown (the dev split's; the test split's with
+/// `--show-transcripts`).
 fn run_suite(
-    binary: &Path,
-    opts: &Options,
+    run: &Run<'_>,
     setup: &Setup,
-    model: &ModelChoice,
-    selected: &[&Task],
-    url: &str,
-) -> Result<Vec<Row>, String> {
+    plan: &[SplitRun],
+) -> Result<(Vec<Row>, String), String> {
     let root = std::env::temp_dir()
         .join("planwright-eval")
         .join(slug(&setup.label));
+    let total: usize = plan.iter().map(|p| p.instances.len()).sum();
     crate::report(&format!(
-        "eval '{}': {} task(s) × {} run(s), workspaces under {}",
+        "eval '{}': {total} instance(s) ({}), workspaces under {}",
         setup.label,
-        selected.len(),
-        opts.runs,
+        plan.iter()
+            .map(|p| format!(
+                "{} {} with seed {}",
+                p.instances.len(),
+                p.split.name(),
+                p.seed
+            ))
+            .collect::<Vec<_>>()
+            .join(", "),
         root.display()
     ));
     let mut rows = Vec::new();
-    for task in selected {
-        for n in 1..=opts.runs {
-            let name = if opts.runs > 1 {
-                format!("{}#{n}", task.name)
-            } else {
-                task.name.to_string()
+    let mut transcripts = String::new();
+    for p in plan {
+        let shown = p.split == Split::Dev || run.opts.show_transcripts;
+        for (n, instance) in p.instances.iter().enumerate() {
+            let dir = root.join(p.split.name()).join(&instance.id);
+            let (row, text, transcript) = run_instance(run, instance, p.split, &dir)?;
+            let cause = match (&row.cause, shown) {
+                (Some((c, e)), true) => format!(" — {c}: {e}"),
+                (Some((c, _)), false) => format!(" — {c}"),
+                (None, _) => String::new(),
             };
-            let run = Run {
-                binary,
-                opts,
-                mode: &setup.mode,
-                model,
-                url,
-            };
-            let row = run_task(&run, task, &name, &root.join(&name))?;
             crate::report(&format!(
-                "  {name}: {} {} in {:.1} s, {} LLM call(s){}",
+                "  [{} {}/{}] {} ({}): {} {}{} in {:.1} s, {} LLM call(s){cause}",
+                p.split.name(),
+                n + 1,
+                p.instances.len(),
+                instance.id,
+                instance.category.name(),
                 row.status,
                 if row.verdict.is_ok() { "pass" } else { "FAIL" },
+                if row.verified { " (verified)" } else { "" },
                 row.wall_secs,
                 row.usage.llm_calls,
-                row.cause
-                    .as_ref()
-                    .map_or_else(String::new, |(c, e)| format!(" — {c}: {e}"))
             ));
+            if shown && row.verdict.is_err() {
+                let _ = write!(
+                    transcripts,
+                    "\n### {} split: {} ({}, {})\n\nTask: {}\n\nVerdict: {}\n\n```text\n{}```\n",
+                    p.split.name(),
+                    instance.id,
+                    instance.category.name(),
+                    instance.variant,
+                    text.replace('\n', " "),
+                    row.verdict.as_ref().err().map_or("", String::as_str),
+                    transcript
+                );
+            }
             rows.push(row);
         }
     }
-    Ok(rows)
+    if !transcripts.is_empty() {
+        transcripts.insert_str(
+            0,
+            &format!("\n## Transcripts of the failures: {}\n", setup.label),
+        );
+        let path = root.join("transcripts.md");
+        std::fs::write(&path, &transcripts)
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        crate::report(&format!("transcripts written to {}", path.display()));
+    }
+    Ok((rows, transcripts))
+}
+
+/// One run of one instance: fresh folder, planwright with a time limit, checks, cause; the
+/// row, the task's text as sent (the page's address in it) and, for a failure, the
+/// transcript.
+fn run_instance(
+    run: &Run<'_>,
+    instance: &Instance,
+    split: Split,
+    dir: &Path,
+) -> Result<(Row, String, String), String> {
+    let Run {
+        binary,
+        opts,
+        mode,
+        actions,
+        model,
+        pages,
+    } = *run;
+    let _ = std::fs::remove_dir_all(dir);
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
+    inputs::seed(&ws, &instance.seed)?;
+    if !instance.library.is_empty() {
+        mcp::set_up(&target_dir(), dir, &instance.library)?;
+    }
+    let text = match &instance.page {
+        Some(html) => {
+            let url = pages.add(&format!("{}-{}", split.name(), instance.id), html);
+            instance.text.replace(URL_PLACEHOLDER, &url)
+        }
+        None => instance.text.clone(),
+    };
+    let db = dir.join("run.db");
+    let mut cmd = Command::new(binary);
+    cmd.arg("run")
+        .arg("--json")
+        .arg("--db")
+        .arg(&db)
+        .arg("--workspace")
+        .arg(&ws)
+        .args(["--mode", mode])
+        // The browser family's pages are served on 127.0.0.1, which the browser otherwise
+        // refuses (docs/security.md, "The browser").
+        .arg("--browser-allow-local");
+    if let Some(a) = actions {
+        cmd.args(["--actions", a]);
+    }
+    match &opts.base_url {
+        Some(url) => {
+            cmd.args(["--base-url", url]);
+            if let Some(model) = &opts.model {
+                cmd.args(["--model", model]);
+            }
+        }
+        None => {
+            cmd.args(["--provider", "local"]);
+            if let Some(p) = &model.path {
+                cmd.arg("--model-path").arg(p);
+            }
+        }
+    }
+    for answer in &instance.answers {
+        cmd.args(["--answer", answer]);
+    }
+    // Named with --config: a run folder's own planwright.toml is read only once the folder
+    // is trusted (docs/security.md), and the eval records nothing in the user's config.
+    if !instance.library.is_empty() {
+        cmd.arg("--config").arg(dir.join("planwright.toml"));
+    }
+    cmd.args(&opts.extra).arg("--").arg(&text).current_dir(dir);
+    if std::env::var_os("PLANWRIGHT_LOG").is_none() {
+        cmd.env("PLANWRIGHT_LOG", "warn");
+    }
+    let finished = runner::run_limited(cmd, dir, opts.timeout)?;
+    let outcome = last_json_line(&finished.stdout);
+    let run_id = outcome
+        .as_ref()
+        .and_then(|o| o["run_id"].as_str().map(str::to_string))
+        .or_else(|| only_run_id(binary, &db));
+    let events = run_id
+        .as_deref()
+        .map(|id| run_events(binary, &db, id))
+        .unwrap_or_default();
+    let observed = Observed {
+        killed: finished.killed,
+        exit_code: finished.exit_code,
+        outcome,
+        events,
+        stderr_tail: tail(&finished.stderr, 400),
+    };
+    let judgement = judge::judge(instance, &ws, &dir.join("check"));
+    let cause =
+        cause::of(&observed, &judgement).map(|(c, evidence)| (c.name().to_string(), evidence));
+    let status = observed.status();
+    let transcript = if judgement.verdict.is_err() {
+        transcript::of(&observed.events)
+    } else {
+        String::new()
+    };
+    let row = Row {
+        completed_without_output: status == "completed" && !judgement.missing_outputs.is_empty(),
+        id: instance.id.clone(),
+        family: instance.family.to_string(),
+        category: instance.category,
+        split,
+        status,
+        verified: observed.verified(),
+        verdict: judgement.verdict,
+        cause,
+        wall_secs: finished.wall.as_secs_f64(),
+        llm_secs: observed.llm_secs(),
+        usage: observed.usage(),
+        changed_inputs: judgement.changed_inputs,
+    };
+    Ok((row, text, transcript))
+}
+
+/// The matrix row of one (mode, model, actions).
+fn matrix_row(
+    opts: &Options,
+    model: &ModelChoice,
+    mode: &str,
+    actions: Option<&str>,
+    setup: &Setup,
+    rows: &[Row],
+) -> MatrixRow {
+    let of = |split: Split| rows.iter().filter(move |r| r.split == split);
+    let ran = |split: Split| opts.splits.list().contains(&split);
+    MatrixRow {
+        mode: mode.to_string(),
+        model: model.name.clone(),
+        actions: actions.unwrap_or("default").to_string(),
+        details: setup.label.clone(),
+        test: ran(Split::Test).then(|| {
+            let per =
+                Category::ALL.map(|c| Totals::of(of(Split::Test).filter(|r| r.category == c)));
+            (Totals::of(of(Split::Test)), per)
+        }),
+        dev: ran(Split::Dev).then(|| Totals::of(of(Split::Dev))),
+    }
 }
 
 /// Writes `section` under `label` into docs/eval.md (unless `--no-doc`).
@@ -141,10 +462,7 @@ fn write_section(opts: &Options, label: &str, section: &str) -> Result<(), Strin
     if !opts.write_doc {
         return Ok(());
     }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("docs")
-        .join("eval.md");
+    let path = docs_dir().join("eval.md");
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|_| INTRO.to_string());
     std::fs::write(&path, report::merge(&doc, label, section))
         .map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -152,7 +470,13 @@ fn write_section(opts: &Options, label: &str, section: &str) -> Result<(), Strin
     Ok(())
 }
 
-/// The mode × model table's label: `mode × model`, after `--label`'s text if given.
+fn docs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("docs")
+}
+
+/// The matrix table's label: `mode × model`, after `--label`'s text if given.
 fn matrix_label(opts: &Options) -> String {
     match &opts.label {
         Some(label) => format!("{label}: mode × model"),
@@ -160,8 +484,8 @@ fn matrix_label(opts: &Options) -> String {
     }
 }
 
-/// What every row of the mode × model table shares (taken from one section's setup).
-fn matrix_setup(opts: &Options, setup: &Setup, selected: &[&Task]) -> MatrixSetup {
+/// What every row of the matrix table shares (taken from one section's setup).
+fn matrix_setup(opts: &Options, setup: &Setup, plan: &[SplitRun], families: usize) -> MatrixSetup {
     MatrixSetup {
         label: matrix_label(opts),
         endpoint: match &opts.base_url {
@@ -170,16 +494,18 @@ fn matrix_setup(opts: &Options, setup: &Setup, selected: &[&Task]) -> MatrixSetu
         },
         timeout_secs: setup.timeout_secs,
         extra_args: setup.extra_args.clone(),
-        task_runs: selected.len() * opts.runs as usize,
+        per_family: opts.per_family,
+        families,
+        test_seed: plan.iter().find(|p| p.split == Split::Test).map(|p| p.seed),
         date: setup.date.clone(),
         commit: setup.commit.clone(),
     }
 }
 
 /// The head of a new docs/eval.md; sections are appended below it.
-const INTRO: &str = "# Eval: real models on real tasks\n\n\
-Written by `cargo xtask eval` (xtask/src/eval/). Each section is one run of the suite, headed \
-by its label; re-running a label replaces its section.\n\n";
+const INTRO: &str = "# Eval: real models on generated tasks\n\n\
+Written by `cargo xtask eval` (xtask/src/eval/). Each section is one run, headed by its \
+label; re-running a label replaces its section.\n\n";
 
 fn print(text: &str) {
     use std::io::Write;
@@ -221,8 +547,16 @@ fn slug(label: &str) -> String {
     }
 }
 
-/// The section's heading facts: endpoint, model file and hash, mode, machine.
-fn describe(opts: &Options, model: &ModelChoice, mode: &str) -> Setup {
+/// The section's heading facts: endpoint, model file and hash, mode, actions, seeds,
+/// machine.
+fn describe(
+    opts: &Options,
+    model: &ModelChoice,
+    mode: &str,
+    actions: Option<&str>,
+    plan: &[SplitRun],
+    families: usize,
+) -> Setup {
     let endpoint = match &opts.base_url {
         Some(url) => format!("{url} (model {})", model.name),
         None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
@@ -237,129 +571,37 @@ fn describe(opts: &Options, model: &ModelChoice, mode: &str) -> Setup {
             .unwrap_or_else(|| "unknown".to_string())
     };
     Setup {
-        label: label(opts, model, mode),
+        label: label(opts, model, mode, actions),
         endpoint,
         model_file: model.file_name.clone(),
         model_sha256: model.sha256.clone(),
         mode: mode.to_string(),
+        actions: match actions {
+            Some(a) => format!("`--actions {a}`"),
+            None => "the binary's default".to_string(),
+        },
         timeout_secs: opts.timeout.as_secs(),
         extra_args: opts.extra.join(" "),
         date: output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         commit: output("git", &["rev-parse", "--short", "HEAD"]),
+        per_family: opts.per_family,
+        families,
+        seeds: plan.iter().map(|p| (p.split, p.seed)).collect(),
+        check_programs: checks::sandbox_note().to_string(),
         machine: crate::bench::machine(),
     }
 }
 
-/// The section's label: `--label` (followed by the model and mode when there are several),
-/// else the model, the endpoint and the mode.
-fn label(opts: &Options, model: &ModelChoice, mode: &str) -> String {
+/// The section's label: `--label` (followed by the model, mode and action kind when there
+/// are several), else the model, the endpoint, the mode and the action kind.
+fn label(opts: &Options, model: &ModelChoice, mode: &str, actions: Option<&str>) -> String {
+    let actions = actions.map_or_else(String::new, |a| format!(", {a}"));
     match (&opts.label, &opts.base_url) {
-        (Some(label), _) if opts.is_matrix() => format!("{label}: {}, {mode}", model.name),
+        (Some(label), _) if opts.is_matrix() => format!("{label}: {}, {mode}{actions}", model.name),
         (Some(label), _) => label.clone(),
-        (None, Some(url)) => format!("{} via {url} ({mode})", model.name),
-        (None, None) => format!("{} embedded ({mode})", model.name),
+        (None, Some(url)) => format!("{} via {url} ({mode}{actions})", model.name),
+        (None, None) => format!("{} embedded ({mode}{actions})", model.name),
     }
-}
-
-/// What one task run needs besides the task: the binary, the options, the (mode, model)
-/// and the browser task's page.
-struct Run<'a> {
-    binary: &'a Path,
-    opts: &'a Options,
-    mode: &'a str,
-    model: &'a ModelChoice,
-    url: &'a str,
-}
-
-/// One run of one task: fresh folder, planwright with a time limit, checker, cause.
-fn run_task(run: &Run<'_>, task: &Task, name: &str, dir: &Path) -> Result<Row, String> {
-    let Run {
-        binary,
-        opts,
-        mode,
-        model,
-        url,
-    } = *run;
-    let _ = std::fs::remove_dir_all(dir);
-    let ws = dir.join("ws");
-    std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
-    inputs::seed(&ws, task.seed)?;
-    if !task.library.is_empty() {
-        mcp::set_up(&target_dir(), dir, task.library)?;
-    }
-    let db = dir.join("run.db");
-    let mut cmd = Command::new(binary);
-    cmd.arg("run")
-        .arg("--json")
-        .arg("--db")
-        .arg(&db)
-        .arg("--workspace")
-        .arg(&ws)
-        .args(["--mode", mode])
-        // The browser task's page is served on 127.0.0.1, which the browser otherwise
-        // refuses (docs/security.md, "The browser").
-        .arg("--browser-allow-local");
-    match &opts.base_url {
-        Some(url) => {
-            cmd.args(["--base-url", url]);
-            if let Some(model) = &opts.model {
-                cmd.args(["--model", model]);
-            }
-        }
-        None => {
-            cmd.args(["--provider", "local"]);
-            if let Some(p) = &model.path {
-                cmd.arg("--model-path").arg(p);
-            }
-        }
-    }
-    for answer in task.answers {
-        cmd.args(["--answer", answer]);
-    }
-    // Named with --config: a run folder's own planwright.toml is read only once the folder
-    // is trusted (docs/security.md), and the eval records nothing in the user's config.
-    if !task.library.is_empty() {
-        cmd.arg("--config").arg(dir.join("planwright.toml"));
-    }
-    cmd.args(&opts.extra)
-        .arg("--")
-        .arg(task.prompt.replace(tasks::URL_PLACEHOLDER, url))
-        .current_dir(dir);
-    if std::env::var_os("PLANWRIGHT_LOG").is_none() {
-        cmd.env("PLANWRIGHT_LOG", "warn");
-    }
-    let finished = runner::run_limited(cmd, dir, opts.timeout)?;
-    let outcome = last_json_line(&finished.stdout);
-    let run_id = outcome
-        .as_ref()
-        .and_then(|o| o["run_id"].as_str().map(str::to_string))
-        .or_else(|| only_run_id(binary, &db));
-    let events = run_id
-        .as_deref()
-        .map(|id| run_events(binary, &db, id))
-        .unwrap_or_default();
-    let observed = Observed {
-        killed: finished.killed,
-        exit_code: finished.exit_code,
-        outcome,
-        events,
-        stderr_tail: tail(&finished.stderr, 400),
-    };
-    let judgement = judge::judge(task, &ws);
-    let cause =
-        cause::of(&observed, &judgement).map(|(c, evidence)| (c.name().to_string(), evidence));
-    let status = observed.status();
-    Ok(Row {
-        completed_without_output: status == "completed" && !judgement.missing_outputs.is_empty(),
-        task: name.to_string(),
-        status,
-        verdict: judgement.verdict,
-        cause,
-        wall_secs: finished.wall.as_secs_f64(),
-        llm_secs: observed.llm_secs(),
-        usage: observed.usage(),
-        changed_inputs: judgement.changed_inputs,
-    })
 }
 
 /// The last line of `stdout` that is a JSON object.
@@ -416,31 +658,103 @@ mod tests {
         }
     }
 
-    /// One (mode, model) keeps today's labels; several get the model and mode after
-    /// `--label`'s text, so each has its own section.
+    fn parsed(a: &[&str]) -> Options {
+        options::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect("valid")
+    }
+
+    /// One combination keeps the plain labels; several get the model, mode and action
+    /// kind after `--label`'s text, so each has its own section.
     #[test]
-    fn labels_name_the_model_and_mode() {
-        let parsed = |a: &[&str]| {
-            options::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect("valid")
-        };
+    fn labels_name_the_model_mode_and_actions() {
         let q = choice("qwen2.5-coder-1.5b");
         assert_eq!(
-            label(&parsed(&["--mode", "flow"]), &q, "flow"),
+            label(&parsed(&["--mode", "flow"]), &q, "flow", None),
             "qwen2.5-coder-1.5b embedded (flow)"
         );
-        assert_eq!(label(&parsed(&["--label", "x"]), &q, "auto"), "x");
-        let many = parsed(&["--label", "after 28", "--modes", "direct,flow"]);
+        assert_eq!(label(&parsed(&["--label", "x"]), &q, "auto", None), "x");
+        let many = parsed(&["--label", "after 43", "--modes", "direct,flow"]);
         assert_eq!(
-            label(&many, &q, "direct"),
-            "after 28: qwen2.5-coder-1.5b, direct"
+            label(&many, &q, "direct", None),
+            "after 43: qwen2.5-coder-1.5b, direct"
         );
-        assert_eq!(matrix_label(&many), "after 28: mode × model");
+        let kinds = parsed(&["--label", "code vs tools", "--actions", "code,tools"]);
+        assert_eq!(
+            label(&kinds, &q, "auto", Some("tools")),
+            "code vs tools: qwen2.5-coder-1.5b, auto, tools"
+        );
+        assert_eq!(matrix_label(&many), "after 43: mode × model");
         assert_eq!(matrix_label(&Options::default()), "mode × model");
         let server = parsed(&["--base-url", "http://h/v1", "--model", "m"]);
         assert_eq!(
-            label(&server, &choice("m"), "auto"),
+            label(&server, &choice("m"), "auto", None),
             "m via http://h/v1 (auto)"
         );
+    }
+
+    #[test]
+    fn the_listing_counts_the_instances_and_shows_test_texts_only_when_asked() {
+        let fams =
+            families::select(&["csv_extract".to_string(), "es_edit".to_string()]).expect("known");
+        let split = |split: Split, seed: u64| SplitRun {
+            split,
+            seed,
+            instances: splits::instances(&fams, split, seed, 2),
+        };
+        let plan = vec![split(Split::Dev, DEV_SEED), split(Split::Test, 77)];
+        let text = listing(&fams, &plan, false);
+        assert!(
+            text.starts_with(
+                "csv_extract  single  en  4 variants, 14 phrasings  a fact read off a CSV file"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n2 families (languages: en, es)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "dev split, seed {DEV_SEED}: 4 instances (2 single, 2 edit, 0 multi)"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("test split, seed 77: 4 instances (2 single, 2 edit, 0 multi)"),
+            "{text}"
+        );
+        assert!(text.contains("csv_extract-02 (single, "), "{text}");
+        assert!(text.contains(&plan[0].instances[0].text), "{text}");
+        assert!(!text.contains(&plan[1].instances[0].text), "{text}");
+        let shown = listing(&fams, &plan, true);
+        assert!(shown.contains(&plan[1].instances[0].text), "{shown}");
+        let err = families::select(&["nope".to_string()]).expect_err("unknown");
+        assert!(
+            err.contains("unknown family 'nope'") && err.contains("bug_fix"),
+            "{err}"
+        );
+    }
+
+    /// docs/eval.md's families table is the registry's: a row per family with its
+    /// category, language, variant and phrasing counts and description, nothing else.
+    #[test]
+    fn the_docs_table_lists_every_family_as_generated() {
+        let doc = std::fs::read_to_string(docs_dir().join("eval.md")).expect("docs/eval.md");
+        for f in families::FAMILIES {
+            let (variants, phrasings) = shape(f);
+            let row = format!(
+                "| `{}` | {} | {} | {variants} | {phrasings} | {} |",
+                f.name,
+                f.category.name(),
+                f.language,
+                f.about.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+            assert!(doc.contains(&row), "docs/eval.md lacks the row\n{row}");
+        }
+        let rows = doc
+            .lines()
+            .filter(|l| l.starts_with("| `") && l.matches(" | ").count() == 5)
+            .count();
+        assert_eq!(rows, families::FAMILIES.len());
     }
 
     #[test]

@@ -40,6 +40,15 @@ impl Observed {
             .map_or_else(|| "no outcome".to_string(), str::to_string)
     }
 
+    /// The outcome's `"verified"` flag (false when absent: a binary from before it, or a
+    /// killed run).
+    pub(crate) fn verified(&self) -> bool {
+        self.outcome
+            .as_ref()
+            .and_then(|o| o["verified"].as_bool())
+            .unwrap_or(false)
+    }
+
     pub(crate) fn events_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
         self.events.iter().filter(move |e| e["type"] == kind)
     }
@@ -115,6 +124,12 @@ mod tests {
             }
         );
         assert_eq!(obs.status(), "completed");
+        assert!(!obs.verified(), "absent is false");
+        let checked = Observed {
+            outcome: Some(json!({"status": "completed", "verified": true})),
+            ..Observed::default()
+        };
+        assert!(checked.verified());
         let without = Observed {
             outcome: obs.outcome.clone(),
             ..Observed::default()

@@ -1,18 +1,28 @@
-//! The eval's results as Markdown: one row per task run, totals, the failures with their
-//! causes, and the labelled section of docs/eval.md (re-running a label replaces its
-//! section; the others stay, so the file compares models and servers side by side).
+//! The eval's results as Markdown: per split and per category, right / total, the runs
+//! that ended `completed` or `verified` but were wrong, the runs that changed an input,
+//! median LLM calls and wall time; right / total per family; the dev split's failures with
+//! their causes (the test split's by family and cause only); and the labelled section of
+//! docs/eval.md (re-running a label replaces its section).
 
 use std::fmt::Write as _;
 
+use super::instance::Category;
 use super::outcome::Usage;
+use super::splits::Split;
 
-/// One task run.
+/// One instance run.
 #[derive(Debug, Clone)]
 pub(crate) struct Row {
-    pub task: String,
+    /// `family-NN`.
+    pub id: String,
+    pub family: String,
+    pub category: Category,
+    pub split: Split,
     /// completed | failed | killed | no outcome
     pub status: String,
-    /// The checker's verdict.
+    /// The run's outcome said `"verified": true`.
+    pub verified: bool,
+    /// The checks' verdict.
     pub verdict: Result<(), String>,
     /// For a failed verdict: the cause's name and its evidence.
     pub cause: Option<(String, String)>,
@@ -26,6 +36,12 @@ pub(crate) struct Row {
     pub completed_without_output: bool,
 }
 
+impl Row {
+    fn right(&self) -> bool {
+        self.verdict.is_ok()
+    }
+}
+
 /// What the section's heading states about the run.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Setup {
@@ -35,15 +51,23 @@ pub(crate) struct Setup {
     pub model_file: String,
     pub model_sha256: String,
     pub mode: String,
+    /// The `--actions` passed, or the binary's default.
+    pub actions: String,
     pub timeout_secs: u64,
     pub extra_args: String,
     pub date: String,
     pub commit: String,
+    pub per_family: usize,
+    pub families: usize,
+    /// The seed of each split run.
+    pub seeds: Vec<(Split, u64)>,
+    /// How the checks' programs ran (`checks::sandbox_note`).
+    pub check_programs: String,
     /// Markdown from `bench::machine()`.
     pub machine: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct Totals {
     pub passed: usize,
     pub total: usize,
@@ -51,6 +75,10 @@ pub(crate) struct Totals {
     pub median_llm_calls: f64,
     /// Runs that changed an input the task did not ask to change.
     pub inputs_changed: usize,
+    /// Runs that ended `completed` but were wrong.
+    pub completed_wrong: usize,
+    /// Runs whose outcome said `verified` but were wrong.
+    pub verified_wrong: usize,
     /// Runs that ended `completed` with an output missing or empty.
     pub completed_without_output: usize,
     pub wall_secs: f64,
@@ -72,18 +100,24 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 impl Totals {
-    pub(crate) fn of(rows: &[Row]) -> Totals {
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Totals {
+        let rows: Vec<&Row> = rows.into_iter().collect();
         let walls: Vec<f64> = rows.iter().map(|r| r.wall_secs).collect();
         let cached = rows
             .iter()
             .filter_map(|r| r.usage.cached_prompt_tokens)
             .reduce(|a, b| a + b);
         Totals {
-            passed: rows.iter().filter(|r| r.verdict.is_ok()).count(),
+            passed: rows.iter().filter(|r| r.right()).count(),
             total: rows.len(),
             median_wall_secs: median(walls.clone()),
             median_llm_calls: median(rows.iter().map(|r| r.usage.llm_calls as f64).collect()),
             inputs_changed: rows.iter().filter(|r| !r.changed_inputs.is_empty()).count(),
+            completed_wrong: rows
+                .iter()
+                .filter(|r| r.status == "completed" && !r.right())
+                .count(),
+            verified_wrong: rows.iter().filter(|r| r.verified && !r.right()).count(),
             completed_without_output: rows.iter().filter(|r| r.completed_without_output).count(),
             wall_secs: walls.iter().sum(),
             llm_secs: rows.iter().map(|r| r.llm_secs).sum(),
@@ -102,17 +136,19 @@ impl Totals {
         }
     }
 
+    /// `right/total (NN %)`, or `–` for no runs.
+    pub(crate) fn rate_cell(&self) -> String {
+        if self.total == 0 {
+            "–".to_string()
+        } else {
+            format!("{}/{} ({:.0} %)", self.passed, self.total, self.pass_rate())
+        }
+    }
+
     /// Prompt plus completion tokens per second spent in LLM calls.
     pub(crate) fn tokens_per_llm_sec(&self) -> Option<f64> {
         (self.llm_secs > 0.0)
             .then(|| (self.prompt_tokens + self.completion_tokens) as f64 / self.llm_secs)
-    }
-
-    /// Cached prompt tokens as a share of all prompt tokens, when reported.
-    pub(crate) fn cache_share(&self) -> Option<f64> {
-        self.cached_prompt_tokens
-            .filter(|_| self.prompt_tokens > 0)
-            .map(|c| 100.0 * c as f64 / self.prompt_tokens as f64)
     }
 }
 
@@ -121,49 +157,128 @@ pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-fn cached(n: Option<u64>) -> String {
-    n.map_or_else(|| "–".to_string(), |n| n.to_string())
+/// `12` or `12.5`.
+fn figure(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x.round() as i64)
+    } else {
+        format!("{x:.1}")
+    }
 }
 
-/// The results table.
-pub(crate) fn table(rows: &[Row]) -> String {
+/// The per-category table of one split's rows.
+pub(crate) fn category_table(rows: &[&Row]) -> String {
     let mut s = String::from(
-        "| task | status | verdict | cause | wall s | LLM s | LLM calls | prompt | cached | completion |\n\
-         | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| category | right | completed but wrong | verified but wrong | inputs changed | \
+         median LLM calls | median wall s |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
-    for r in rows {
+    let mut line = |name: &str, t: Totals| {
+        if t.total == 0 {
+            let _ = writeln!(s, "| {name} | – | – | – | – | – | – |");
+            return;
+        }
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
-            cell(&r.task),
-            cell(&r.status),
-            if r.verdict.is_ok() { "pass" } else { "fail" },
-            r.cause.as_ref().map_or("", |(name, _)| name.as_str()),
-            r.wall_secs,
-            r.llm_secs,
-            r.usage.llm_calls,
-            r.usage.prompt_tokens,
-            cached(r.usage.cached_prompt_tokens),
-            r.usage.completion_tokens,
+            "| {name} | {} | {} | {} | {} | {} | {:.1} |",
+            t.rate_cell(),
+            t.completed_wrong,
+            t.verified_wrong,
+            t.inputs_changed,
+            figure(t.median_llm_calls),
+            t.median_wall_secs
         );
+    };
+    for c in Category::ALL {
+        line(
+            c.name(),
+            Totals::of(rows.iter().copied().filter(|r| r.category == c)),
+        );
+    }
+    line("**all**", Totals::of(rows.iter().copied()));
+    s
+}
+
+/// Failures counted by cause, most frequent first: `wrong answer 5, loop 2`.
+fn causes(rows: &[&Row]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.right()) {
+        let name = r.cause.as_ref().map_or("unknown", |(c, _)| c.as_str());
+        match counts.iter_mut().find(|(c, _)| c == name) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((name.to_string(), 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Each failure: with its evidence when `detailed` (dev), else its family, category and
+/// cause only (test: the instance's data stays out of the report).
+pub(crate) fn failures(rows: &[&Row], detailed: bool) -> String {
+    let mut s = String::new();
+    for r in rows.iter().filter(|r| !r.right()) {
+        let (cause, evidence) = r
+            .cause
+            .as_ref()
+            .map_or(("unknown", ""), |(c, e)| (c.as_str(), e.as_str()));
+        if detailed {
+            let checker = r.verdict.as_ref().err().map_or("", String::as_str);
+            let _ = write!(s, "- `{}` ({}) — **{cause}**: {evidence}", r.id, r.status);
+            if !evidence.contains(checker) {
+                let _ = write!(s, " (checks: {checker})");
+            }
+            s.push('\n');
+        } else {
+            let _ = writeln!(
+                s,
+                "- `{}` ({}, {}) — {cause}",
+                r.id,
+                r.category.name(),
+                r.status
+            );
+        }
     }
     s
 }
 
-/// Totals, as one paragraph.
-pub(crate) fn totals_line(t: &Totals) -> String {
+/// Right / total per family, one column per split that ran.
+pub(crate) fn family_table(rows: &[Row], splits: &[Split]) -> String {
+    let mut families: Vec<(&str, Category)> = Vec::new();
+    for r in rows {
+        if !families.iter().any(|(f, _)| *f == r.family) {
+            families.push((r.family.as_str(), r.category));
+        }
+    }
+    let mut s = String::from("| family | category |");
+    for sp in splits {
+        let _ = write!(s, " {} |", sp.name());
+    }
+    s.push_str("\n| --- | --- |");
+    for _ in splits {
+        s.push_str(" ---: |");
+    }
+    s.push('\n');
+    for (f, c) in families {
+        let _ = write!(s, "| {} | {} |", cell(f), c.name());
+        for sp in splits {
+            let t = Totals::of(rows.iter().filter(|r| r.family == f && r.split == *sp));
+            let _ = write!(s, " {}/{} |", t.passed, t.total);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Calls, time and tokens over all rows, as one paragraph.
+pub(crate) fn usage_line(t: &Totals) -> String {
     format!(
-        "**{}/{} passed ({:.0} %)**; per task a median of {:.1} s wall and {} LLM calls; \
-         **{} run(s) changed an input**, {} ended `completed` without their output; \
-         {} LLM calls taking {:.0} s of {:.0} s wall ({}); tokens: {} prompt ({} cached{}), \
-         {} completion, {} in all.\n",
-        t.passed,
-        t.total,
-        t.pass_rate(),
-        t.median_wall_secs,
-        t.median_llm_calls,
-        t.inputs_changed,
-        t.completed_without_output,
+        "{} LLM calls taking {:.0} s of {:.0} s wall ({}); tokens: {} prompt ({} cached), {} \
+         completion; {} run(s) ended `completed` with an output missing or empty.\n",
         t.llm_calls,
         t.llm_secs,
         t.wall_secs,
@@ -172,30 +287,11 @@ pub(crate) fn totals_line(t: &Totals) -> String {
             |r| format!("{r:.0} tokens/s through the model")
         ),
         t.prompt_tokens,
-        cached(t.cached_prompt_tokens),
-        t.cache_share()
-            .map_or_else(String::new, |p| format!(", {p:.0} %")),
+        t.cached_prompt_tokens
+            .map_or_else(|| "–".to_string(), |n| n.to_string()),
         t.completion_tokens,
-        t.prompt_tokens + t.completion_tokens,
+        t.completed_without_output,
     )
-}
-
-/// Each failure with its cause and evidence.
-pub(crate) fn failures(rows: &[Row]) -> String {
-    let mut s = String::new();
-    for r in rows.iter().filter(|r| r.verdict.is_err()) {
-        let checker = r.verdict.as_ref().err().map_or("", String::as_str);
-        let (cause, evidence) = r
-            .cause
-            .as_ref()
-            .map_or(("unknown", ""), |(c, e)| (c.as_str(), e.as_str()));
-        let _ = write!(s, "- `{}` — **{cause}**: {evidence}", r.task);
-        if !evidence.contains(checker) {
-            let _ = write!(s, " (checker: {checker})");
-        }
-        s.push('\n');
-    }
-    s
 }
 
 fn begin_marker(label: &str) -> String {
@@ -206,42 +302,88 @@ fn end_marker(label: &str) -> String {
     format!("<!-- /eval: {label} -->")
 }
 
-/// The labelled section, markers included.
-pub(crate) fn section(setup: &Setup, rows: &[Row]) -> String {
+/// The labelled section, markers included. The test split comes first: it is the one
+/// figures are quoted from.
+pub(crate) fn section(setup: &Setup, rows: &[Row], show_test_failures: bool) -> String {
     let mut s = begin_marker(&setup.label);
+    let seeds = setup
+        .seeds
+        .iter()
+        .map(|(sp, seed)| format!("{} {seed}", sp.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = write!(
         s,
         "\n## {}\n\n| | |\n| --- | --- |\n| endpoint | {} |\n| model file | `{}` |\n\
-         | sha256 | `{}` |\n| mode | {} |\n| time limit | {} s per task |\n| extra args | {} |\n\
-         | date | {} |\n| planwright commit | {} |\n\n",
+         | sha256 | `{}` |\n| mode | {} |\n| actions | {} |\n| time limit | {} s per task |\n\
+         | extra args | {} |\n| instances | {} per family per split, {} families |\n\
+         | seeds | {} |\n| check programs | {} |\n| date | {} |\n| planwright commit | {} |\n\n",
         setup.label,
         cell(&setup.endpoint),
         cell(&setup.model_file),
         cell(&setup.model_sha256),
         cell(&setup.mode),
+        cell(&setup.actions),
         setup.timeout_secs,
         if setup.extra_args.is_empty() {
             "none".to_string()
         } else {
             format!("`{}`", cell(&setup.extra_args))
         },
+        setup.per_family,
+        setup.families,
+        seeds,
+        cell(&setup.check_programs),
         cell(&setup.date),
         cell(&setup.commit),
     );
-    s.push_str(&table(rows));
-    s.push('\n');
-    s.push_str(&totals_line(&Totals::of(rows)));
-    let failed = failures(rows);
-    if !failed.is_empty() {
-        s.push_str("\nFailures and their causes:\n\n");
-        s.push_str(&failed);
+    let mut splits: Vec<Split> = setup.seeds.iter().map(|(sp, _)| *sp).collect();
+    splits.sort_by_key(|sp| std::cmp::Reverse(*sp));
+    for sp in &splits {
+        let of_split: Vec<&Row> = rows.iter().filter(|r| r.split == *sp).collect();
+        let seed = setup
+            .seeds
+            .iter()
+            .find(|(x, _)| x == sp)
+            .map_or(0, |(_, n)| *n);
+        let how = match sp {
+            Split::Test => format!("seed {seed}: `--seed {seed}` makes the same instances"),
+            Split::Dev => format!("seed {seed}, fixed"),
+        };
+        let _ = write!(s, "### {} split ({how})\n\n", capital(sp.name()));
+        s.push_str(&category_table(&of_split));
+        let c = causes(&of_split);
+        if !c.is_empty() {
+            let _ = write!(s, "\nCauses of the failures: {c}.\n");
+        }
+        let detailed = *sp == Split::Dev || show_test_failures;
+        let f = failures(&of_split, detailed);
+        if !f.is_empty() {
+            let _ = write!(
+                s,
+                "\n<details><summary>{} failures</summary>\n\n{f}\n</details>\n",
+                sp.name()
+            );
+        }
+        s.push('\n');
     }
+    s.push_str("### Per family\n\n");
+    s.push_str(&family_table(rows, &splits));
+    s.push('\n');
+    s.push_str(&usage_line(&Totals::of(rows)));
     s.push('\n');
     // The machine table, one heading level down inside the section.
     s.push_str(&setup.machine.replacen("## Machine", "### Machine", 1));
     s.push_str(&end_marker(&setup.label));
     s.push('\n');
     s
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
 }
 
 /// `doc` with the section of `label` replaced by `section`, or `section` appended.
@@ -269,22 +411,31 @@ pub(crate) fn merge(doc: &str, label: &str, section: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(task: &str, ok: bool, wall: f64, cached: Option<u64>) -> Row {
+    fn row(id: &str, category: Category, split: Split, ok: bool, wall: f64) -> Row {
         Row {
-            task: task.to_string(),
-            status: if ok { "completed" } else { "failed" }.to_string(),
+            id: id.to_string(),
+            family: id.split('-').next().unwrap_or(id).to_string(),
+            category,
+            split,
+            status: "completed".to_string(),
+            verified: false,
             verdict: if ok {
                 Ok(())
             } else {
-                Err("sum.txt is missing".to_string())
+                Err("sum.txt holds \"10\", expected the number 9".to_string())
             },
-            cause: (!ok).then(|| ("loop".to_string(), "s1: turn limit | reached".to_string())),
+            cause: (!ok).then(|| {
+                (
+                    "wrong answer".to_string(),
+                    "sum.txt holds \"10\", expected the number 9".to_string(),
+                )
+            }),
             wall_secs: wall,
             llm_secs: wall / 2.0,
             usage: Usage {
                 llm_calls: 3,
                 prompt_tokens: 1000,
-                cached_prompt_tokens: cached,
+                cached_prompt_tokens: Some(500),
                 completion_tokens: 50,
             },
             changed_inputs: Vec::new(),
@@ -292,97 +443,108 @@ mod tests {
         }
     }
 
-    #[test]
-    fn totals_count_passes_median_and_cache_share() {
-        let rows = [
-            row("a", true, 10.0, Some(600)),
-            row("b", false, 30.0, Some(200)),
-            row("c", true, 20.0, None),
-            row("d", true, 40.0, None),
+    fn rows() -> Vec<Row> {
+        let mut rows = vec![
+            row("csv_extract-01", Category::Single, Split::Test, true, 10.0),
+            row("csv_extract-02", Category::Single, Split::Test, false, 30.0),
+            row("bug_fix-01", Category::Edit, Split::Test, false, 20.0),
+            row("split_csv-01", Category::Multi, Split::Test, true, 40.0),
+            row("csv_extract-01", Category::Single, Split::Dev, false, 12.0),
+            row("bug_fix-01", Category::Edit, Split::Dev, true, 8.0),
         ];
-        let mut rows = rows;
-        rows[1].usage.llm_calls = 9;
-        rows[1].changed_inputs = vec!["a.txt (deleted)".into()];
-        rows[2].status = "completed".into();
-        rows[2].completed_without_output = true;
-        let t = Totals::of(&rows);
-        assert_eq!((t.passed, t.total), (3, 4));
+        rows[1].verified = true;
+        rows[2].status = "failed".to_string();
+        rows[2].verified = true;
+        rows[2].cause = Some(("loop".to_string(), "s1: turn limit".to_string()));
+        rows[2].changed_inputs = vec!["test_x.py (deleted)".to_string()];
+        rows[3].usage.llm_calls = 9;
+        rows
+    }
+
+    #[test]
+    fn totals_count_completed_and_verified_wrong_and_medians() {
+        let rows = rows();
+        let test: Vec<&Row> = rows.iter().filter(|r| r.split == Split::Test).collect();
+        let t = Totals::of(test.iter().copied());
+        assert_eq!((t.passed, t.total), (2, 4));
+        assert_eq!(t.completed_wrong, 1, "the failed run is not completed");
+        assert_eq!(t.verified_wrong, 2);
+        assert_eq!(t.inputs_changed, 1);
         assert_eq!(t.median_llm_calls, 3.0);
-        assert_eq!((t.inputs_changed, t.completed_without_output), (1, 1));
-        assert_eq!(Totals::of(&rows[..2]).median_llm_calls, 6.0);
-        assert_eq!(t.pass_rate(), 75.0);
         assert_eq!(t.median_wall_secs, 25.0);
-        assert_eq!(t.llm_calls, 18);
-        assert_eq!(t.prompt_tokens, 4000);
-        assert_eq!(t.cached_prompt_tokens, Some(800));
-        assert_eq!(t.cache_share(), Some(20.0));
-        assert_eq!(t.llm_secs, 50.0);
-        assert_eq!(t.tokens_per_llm_sec(), Some(4200.0 / 50.0));
-        let odd = Totals::of(&rows[..3]);
-        assert_eq!(odd.median_wall_secs, 20.0);
-        let none = Totals::of(&[row("x", true, 1.0, None)]);
-        assert_eq!(none.cache_share(), None);
+        assert_eq!(t.rate_cell(), "2/4 (50 %)");
+        assert_eq!(Totals::of(Vec::<&Row>::new()).rate_cell(), "–");
+    }
+
+    #[test]
+    fn the_category_table_has_a_row_per_category_and_all() {
+        let rows = rows();
+        let test: Vec<&Row> = rows.iter().filter(|r| r.split == Split::Test).collect();
+        let table = category_table(&test);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 6);
+        assert_eq!(lines[2], "| single | 1/2 (50 %) | 1 | 1 | 0 | 3 | 20.0 |");
+        assert_eq!(lines[3], "| edit | 0/1 (0 %) | 0 | 1 | 1 | 3 | 20.0 |");
+        assert_eq!(lines[4], "| multi | 1/1 (100 %) | 0 | 0 | 0 | 9 | 40.0 |");
+        let no_multi: Vec<&Row> = test
+            .iter()
+            .copied()
+            .filter(|r| r.category != Category::Multi)
+            .collect();
+        assert!(category_table(&no_multi).contains("| multi | – | – | – | – | – | – |"));
         assert!(
-            totals_line(&none).contains("(– cached)"),
+            lines[5].starts_with("| **all** | 2/4 (50 %) | 1 | 2 | 1 | 3 |"),
             "{}",
-            totals_line(&none)
-        );
-        assert_eq!(Totals::of(&[]).pass_rate(), 0.0);
-    }
-
-    #[test]
-    fn the_table_has_one_row_per_run_and_escapes_pipes() {
-        let text = table(&[
-            row("sum", false, 12.34, None),
-            row("hello", true, 5.0, Some(7)),
-        ]);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4);
-        assert!(lines[0].starts_with("| task | status | verdict | cause | wall s"));
-        assert_eq!(
-            lines[2],
-            "| sum | failed | fail | loop | 12.3 | 6.2 | 3 | 1000 | – | 50 |"
-        );
-        assert_eq!(
-            lines[3],
-            "| hello | completed | pass |  | 5.0 | 2.5 | 3 | 1000 | 7 | 50 |"
-        );
-        let f = failures(&[row("sum", false, 1.0, None)]);
-        assert_eq!(
-            f,
-            "- `sum` — **loop**: s1: turn limit | reached (checker: sum.txt is missing)\n"
+            lines[5]
         );
     }
 
+    /// The test split's failures name family, category and cause, never the checks'
+    /// evidence (which holds the instance's data); the dev split's give the evidence.
     #[test]
-    fn a_section_names_its_setup_and_sits_between_markers() {
+    fn a_section_hides_the_test_splits_data_and_shows_the_devs() {
         let setup = Setup {
-            label: "qwen 0.5b".into(),
-            endpoint: "embedded".into(),
-            model_file: "q.gguf".into(),
-            model_sha256: "abc".into(),
-            mode: "flow".into(),
-            timeout_secs: 300,
+            label: "qwen 1.5b".into(),
+            mode: "auto".into(),
+            actions: "binary's default".into(),
+            per_family: 2,
+            families: 3,
+            seeds: vec![(Split::Dev, 7), (Split::Test, 99)],
             machine: "## Machine\n\n| CPU | x |\n\n".into(),
             ..Setup::default()
         };
-        let s = section(&setup, &[row("sum", true, 1.0, None)]);
+        let rows = rows();
+        let s = section(&setup, &rows, false);
         assert!(
-            s.starts_with("<!-- eval: qwen 0.5b -->\n## qwen 0.5b\n"),
+            s.starts_with("<!-- eval: qwen 1.5b -->\n## qwen 1.5b\n"),
             "{s}"
         );
-        assert!(s.ends_with("<!-- /eval: qwen 0.5b -->\n"), "{s}");
-        for part in [
-            "`q.gguf`",
-            "`abc`",
-            "| mode | flow |",
-            "300 s",
-            "### Machine",
-            "1/1 passed",
-        ] {
-            assert!(s.contains(part), "{part} missing from {s}");
-        }
-        assert!(!s.contains("Failures"));
+        assert!(s.ends_with("<!-- /eval: qwen 1.5b -->\n"), "{s}");
+        let test_at = s
+            .find("### Test split (seed 99: `--seed 99`")
+            .expect("test split");
+        let dev_at = s.find("### Dev split (seed 7, fixed)").expect("dev split");
+        assert!(test_at < dev_at, "test first");
+        let test_part = &s[test_at..dev_at];
+        assert!(
+            test_part.contains("- `csv_extract-02` (single, completed) — wrong answer"),
+            "{s}"
+        );
+        assert!(!test_part.contains("expected the number"), "{s}");
+        assert!(
+            s[dev_at..]
+                .contains("- `csv_extract-01` (completed) — **wrong answer**: sum.txt holds"),
+            "{s}"
+        );
+        assert!(
+            s.contains("Causes of the failures: loop 1, wrong answer 1."),
+            "{s}"
+        );
+        assert!(s.contains("| family | category | test | dev |"), "{s}");
+        assert!(s.contains("| csv_extract | single | 1/2 | 0/1 |"), "{s}");
+        assert!(s.contains("### Machine"), "{s}");
+        let shown = section(&setup, &rows, true);
+        assert!(shown.contains("- `csv_extract-02` (completed) — **wrong answer**: sum.txt"));
     }
 
     #[test]
