@@ -426,6 +426,13 @@ fn a_deny_rule_is_never_bypassed_by_a_form_the_reader_does_not_understand() {
         "printf '%s\\n' a",
         "echo ${HOME:-/tmp} ${#x} ${x%.txt} ${x/a/b} ${x@Q}",
         "cat <<EOF\n${HOME}\nEOF",
+        "cargo test 2>&1 | tail -20",
+        "for f in *.txt; do wc -l \"$f\"; done",
+        "git commit -m 'a message'",
+        "sed -i 's/a/b/' f",
+        "X=1 make",
+        "python3 -m pytest -q",
+        "echo \"$(date)\" >> log.txt",
     ] {
         check(&deny, &none, "shell_exec", shell(command), Want::Run);
     }
