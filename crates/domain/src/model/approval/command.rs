@@ -52,6 +52,14 @@ pub(crate) enum PathRef {
     Unknown(String),
 }
 
+/// Why an operand has no canonical path.
+enum Operand {
+    /// Only known when it runs (`$F`).
+    Unseen,
+    /// Longer than a path can be, or past the analysis' budget.
+    TooLong,
+}
+
 /// One thing a command line does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {
@@ -66,9 +74,10 @@ pub(crate) enum Part {
     Unchecked(String),
     /// An operand that may name a file (canonical): `write` when the program writes it
     /// (`cp a b`: `b`; `rm x`, `tee x`, `touch x`). Only deny rules judge these: a file
-    /// rule refuses a command naming a path it covers.
+    /// rule refuses a command naming a path it covers, and is unsure of one that writes a
+    /// file only known when it runs (`rm $F`, `cp a secre*/`).
     Touches {
-        path: String,
+        path: PathRef,
         write: bool,
     },
 }
@@ -291,7 +300,7 @@ impl Analyzer<'_> {
 
     fn path(&mut self, word: &Word) -> PathRef {
         match self.cwd.clone() {
-            Some(cwd) if !word.dynamic && !word.text.starts_with('~') => {
+            Some(cwd) if !word.dynamic && !word.glob && !word.text.starts_with('~') => {
                 match self.canonical(&word.text, &cwd) {
                     Some(path) => PathRef::Known(path),
                     None => PathRef::Unknown(too_long(&word.text)),
@@ -346,14 +355,25 @@ impl Analyzer<'_> {
         let Some(cwd) = self.cwd.clone() else { return };
         for file in effects.writes {
             let part = match self.canonical(&file, &cwd) {
-                Some(path) => Part::Touches { path, write: true },
+                Some(path) => Part::Touches {
+                    path: PathRef::Known(path),
+                    write: true,
+                },
                 None => Part::Write(PathRef::Unknown(too_long(&file))),
             };
             self.out.parts.push(part);
         }
+        for file in effects.unseen_writes {
+            self.out.parts.push(Part::Touches {
+                path: PathRef::Unknown(file),
+                write: true,
+            });
+        }
     }
 
-    /// The operands of a command that may be paths, as [`Part::Touches`].
+    /// The operands of a command that may be paths, as [`Part::Touches`]. One only known
+    /// when it runs (`$F`, `secre*/`) is judged where the program writes it: a deny file
+    /// rule is unsure of it (a glob's literal text is compared as well).
     fn touches(&mut self, program: &str, args: &[Word]) {
         let Some(cwd) = self.cwd.clone() else { return };
         let mut operands = Vec::new();
@@ -364,7 +384,7 @@ impl Analyzer<'_> {
                 only_operands = true;
                 continue;
             }
-            if arg.dynamic || text.is_empty() || text.contains("://") {
+            if text.is_empty() || text.contains("://") {
                 continue;
             }
             if !only_operands && text.starts_with('-') {
@@ -375,23 +395,51 @@ impl Analyzer<'_> {
                 ("dd", Some((_, file))) => (file, Some(false)),
                 _ => (text, None),
             };
-            let path = self.canonical(text, &cwd).ok_or_else(|| too_long(text));
-            operands.push((path, write));
+            let path = if arg.dynamic {
+                Err(Operand::Unseen)
+            } else {
+                self.canonical(text, &cwd).ok_or(Operand::TooLong)
+            };
+            operands.push((text.to_string(), path, arg.glob, write));
         }
         let count = operands.len();
-        for (i, (path, write)) in operands.into_iter().enumerate() {
+        for (i, (text, path, glob, write)) in operands.into_iter().enumerate() {
             let write = write.unwrap_or(match program {
                 "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => i + 1 == count && count > 1,
                 "tee" | "touch" | "rm" | "rmdir" | "mkdir" | "truncate" | "shred" | "unlink"
                 | "chmod" | "chown" => true,
                 _ => false,
             });
-            self.out.parts.push(match (path, write) {
-                (Ok(path), write) => Part::Touches { path, write },
+            if write && glob {
+                self.out.parts.push(Part::Touches {
+                    path: PathRef::Unknown(text.clone()),
+                    write,
+                });
+            }
+            match (path, write) {
+                (Ok(path), write) => self.out.parts.push(Part::Touches {
+                    path: PathRef::Known(path),
+                    write,
+                }),
+                (Err(Operand::Unseen), true) => self.out.parts.push(Part::Touches {
+                    path: PathRef::Unknown(text),
+                    write,
+                }),
+                // A read only known when it runs: operands are not all files (`echo $x`),
+                // so a file rule does not ask for each; redirections are judged strictly.
+                (Err(Operand::Unseen), false) => {}
                 // Too long to compare: a file rule is unsure of it.
-                (Err(raw), true) => Part::Write(PathRef::Unknown(raw)),
-                (Err(raw), false) => Part::Read(PathRef::Unknown(raw)),
-            });
+                (Err(Operand::TooLong), true) => {
+                    self.out
+                        .parts
+                        .push(Part::Write(PathRef::Unknown(too_long(&text))));
+                }
+                (Err(Operand::TooLong), false) => {
+                    self.out
+                        .parts
+                        .push(Part::Read(PathRef::Unknown(too_long(&text))));
+                }
+            }
         }
     }
 
@@ -402,11 +450,22 @@ impl Analyzer<'_> {
     fn simple(&mut self, cmd: &SimpleCommand) {
         for redirect in &cmd.redirects {
             let target = &redirect.target;
-            if matches!(
+            if target.dynamic {
+                self.not_allowable(format!(
+                    "the file of the redirection `{}` is only known when it runs",
+                    target.text
+                ));
+            } else if matches!(
                 target.text.as_str(),
                 "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/stdin"
             ) {
                 continue;
+            }
+            if target.text.contains("/dev/tcp/") || target.text.contains("/dev/udp/") {
+                self.not_allowable(format!(
+                    "the redirection `{}` makes bash open a network connection",
+                    target.text
+                ));
             }
             let path = self.path(target);
             if redirect.kind == RedirectKind::Write {

@@ -58,7 +58,10 @@ impl Subject {
             for part in &mut analysis.parts {
                 if let Part::Write(PathRef::Known(p))
                 | Part::Read(PathRef::Known(p))
-                | Part::Touches { path: p, .. } = part
+                | Part::Touches {
+                    path: PathRef::Known(p),
+                    ..
+                } = part
                 {
                     *p = canon.resolver.real(canon.workspace, std::mem::take(p));
                 }
@@ -220,8 +223,17 @@ pub(crate) fn denies(
                 // on every call of the tool does not: it would refuse every command).
                 Part::Touches { path, write } => {
                     let tool = if *write { "file_write" } else { "file_read" };
-                    if rule.covers_tool(tool) && !rule.whole() && path_rule_fits(rule, path) {
-                        return Denial::Yes;
+                    if !rule.covers_tool(tool) || rule.whole() {
+                        continue;
+                    }
+                    match path {
+                        PathRef::Known(p) if path_rule_fits(rule, p) => return Denial::Yes,
+                        PathRef::Known(_) => {}
+                        PathRef::Unknown(raw) => {
+                            maybe.get_or_insert_with(|| {
+                                format!("the file `{raw}` is only known when the command runs")
+                            });
+                        }
                     }
                     continue;
                 }

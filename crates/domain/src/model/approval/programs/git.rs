@@ -179,7 +179,7 @@ fn command_options(command: &str, args: &[Word], out: &mut Effects) {
             } else if WRITES.iter().any(|full| may_be(name, full)) {
                 out.not_allowable(format!("`git {command} {text}` writes a file"));
                 match value {
-                    Some(file) => out.writes.push(file.to_string()),
+                    Some(file) => out.writes_as(arg, file),
                     None => {
                         if let Some(file) = words.next() {
                             out.writes(file);
@@ -220,7 +220,7 @@ fn command_options(command: &str, args: &[Word], out: &mut Effects) {
                     out.writes(file);
                 }
             } else {
-                out.writes.push(attached.to_string());
+                out.writes_as(arg, attached);
             }
         }
     }

@@ -33,6 +33,9 @@ pub(crate) struct Effects {
     pub not_allowable: Vec<String>,
     /// Files it writes, as written on the command line (deny file rules judge them).
     pub writes: Vec<String>,
+    /// Files it writes whose names are only known when it runs (`--output=$F`, `sed -i
+    /// secre*/a`): a deny file rule is unsure of them.
+    pub unseen_writes: Vec<String>,
 }
 
 impl Effects {
@@ -45,8 +48,18 @@ impl Effects {
     }
 
     fn writes(&mut self, file: &Word) {
-        if !file.dynamic {
-            self.writes.push(file.text.clone());
+        self.writes_as(file, &file.text);
+    }
+
+    /// `file`, all of `word` or what follows an option in it (`--output=F`, `-oF`), is
+    /// written. A glob's literal text is compared too (`secret/*` is refused by
+    /// `file_write(secret/**)` outright).
+    fn writes_as(&mut self, word: &Word, file: &str) {
+        if word.dynamic || word.glob {
+            self.unseen_writes.push(file.to_string());
+        }
+        if !word.dynamic {
+            self.writes.push(file.to_string());
         }
     }
 }

@@ -114,7 +114,7 @@ pub(super) fn effects(program: &str, args: &[Word], out: &mut Effects) {
             if h.writes_long.iter().any(|full| may_be(name, full)) {
                 out.not_allowable(format!("`{program} {text}` writes a file"));
                 match value {
-                    Some(file) => out.writes.push(file.to_string()),
+                    Some(file) => out.writes_as(arg, file),
                     None => {
                         if let Some(file) = words.next() {
                             out.writes(file);
@@ -137,7 +137,7 @@ pub(super) fn effects(program: &str, args: &[Word], out: &mut Effects) {
                     out.writes(file);
                 }
             } else {
-                out.writes.push(attached.to_string());
+                out.writes_as(arg, attached);
             }
         }
     }

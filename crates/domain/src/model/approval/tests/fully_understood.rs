@@ -113,6 +113,15 @@ fn an_allow_rule_allows_only_commands_made_of_plain_words() {
         "git status *",
         "git status ?",
         "git status [-]*",
+        // Redirections whose file is only known when it runs, or that bash itself turns
+        // into a network connection.
+        "git status < $F",
+        "git status < ~/x",
+        "git status < \"$F\"",
+        "git status < /dev/null$F",
+        "git status < /dev/tcp/example.org/80",
+        "git status < \"/dev/tcp/127.0.0.1/1\"",
+        "git status 0</dev/udp/127.0.0.1/53",
     ];
     let runs = [
         "git status",
@@ -139,6 +148,8 @@ fn an_allow_rule_allows_only_commands_made_of_plain_words() {
         "git status \\\n  --short",
         "git status <<'EOF'\n$(touch P)\nEOF",
         "git status <<EOF\nplain $HOME and ${USER}\nEOF",
+        "git status < a.txt",
+        "git status < src/*.txt",
     ];
     for mode in [ApprovalMode::ReadOnly, ApprovalMode::Ask] {
         let allow = policy(mode, &["shell_exec(git status*)"], &[]);
@@ -435,5 +446,53 @@ fn a_deny_rule_is_never_bypassed_by_a_form_the_reader_does_not_understand() {
         "echo \"$(date)\" >> log.txt",
     ] {
         check(&deny, &none, "shell_exec", shell(command), Want::Run);
+    }
+}
+
+/// Issue 41, Medium 7, for file rules: a deny file rule is unsure of a file a command writes
+/// whose name is only known when it runs, an expansion or a glob (bash picks the files, and
+/// a link among them may lead anywhere), whether in a redirection, an operand or an
+/// option's value; a glob whose own text the rule covers is refused. Reads named by
+/// operands stay as they were (`echo $x` names no file).
+#[test]
+fn a_deny_file_rule_is_unsure_of_files_written_by_names_only_known_when_it_runs() {
+    let none = WrittenFiles::default();
+    let secret = policy(ApprovalMode::Auto, &[], &["file_write(secret/**)"]);
+    for command in [
+        "echo x > secre?/a",
+        "echo x > s*/a",
+        "echo x >> [s]ecret/a",
+        "echo x > $D/a",
+        "echo x > {secret,y}/a",
+        "cp f secre*/",
+        "cp f $D",
+        "mv f s*/",
+        "tee secre?/a < f",
+        "touch s*/x",
+        "rm $F",
+        "rm -f s*/k",
+        "sed -i s/a/b/ secre*/a",
+        "sed -i s/a/b/ $F",
+        "git diff --output=s*/x",
+        "git diff --output=$F",
+        "sort -o secre?/x f",
+        "find . -fprint s*/x",
+    ] {
+        check(&secret, &none, "shell_exec", shell(command), Want::Asked);
+    }
+    for command in ["rm secret/*", "sed -i s/a/b/ secret/*.txt", "cp f secret/*"] {
+        check(&secret, &none, "shell_exec", shell(command), Want::Refused);
+    }
+    for command in [
+        "echo x > out.txt",
+        "cp a.txt b.txt",
+        "rm -f build.log",
+        "cat $F",
+        "echo \"$x\" ${y:-z}",
+        "wc -l *.txt",
+        "grep -n foo src/*.rs",
+        "for f in *.txt; do wc -l \"$f\"; done",
+    ] {
+        check(&secret, &none, "shell_exec", shell(command), Want::Run);
     }
 }
