@@ -7,6 +7,7 @@ use crate::report;
 /// Benchmark targets, each printing a Markdown section: (package, bench name).
 const BENCHES: &[(&str, &str)] = &[
     ("planwright-domain", "scheduler"),
+    ("planwright-domain", "approval"),
     ("adapter-store-sqlite", "journal"),
     ("adapter-llama", "llama"),
     ("planwright", "server_load"),

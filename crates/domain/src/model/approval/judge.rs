@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::call::CallToJudge;
-use super::command::{analyze, Analysis, Part, PathRef, Scene, SHELL_STATE};
+use super::command::{analyze, Analysis, Part, PathRef, Scene, MAX_PATH, SHELL_STATE};
 use super::paths::canonical;
 use super::pattern::{fits, Fit};
 use super::resolve::PathResolver;
@@ -19,8 +19,8 @@ use crate::model::tool_kind::ToolFamily;
 pub(crate) enum Subject {
     /// `shell_exec`'s `command`, `shell_write`'s `input`.
     Shell(Analysis),
-    /// A file tool's `path`, canonical.
-    Path(String),
+    /// A file tool's `path`, canonical (unknown when longer than a path can be).
+    Path(PathRef),
     /// Every string argument of any other tool (top level, and strings in arrays).
     Strings(Vec<(String, String)>),
 }
@@ -33,11 +33,19 @@ pub(crate) struct Canon<'a> {
 }
 
 impl Canon<'_> {
-    fn path(&self, path: &str) -> String {
-        self.resolver
-            .real(self.workspace, canonical(path, "", self.workspace))
+    /// `path` canonical, its links resolved; `None` when longer than [`MAX_PATH`] (no
+    /// system call opens it; it is not resolved either).
+    fn path(&self, path: &str) -> Option<String> {
+        let canonical = canonical(path, "", self.workspace);
+        if canonical.len() > MAX_PATH {
+            return None;
+        }
+        Some(self.resolver.real(self.workspace, canonical))
     }
 }
+
+/// What a rule says of a path too long for the rules to read.
+const PATH_TOO_LONG: &str = "a path longer than a system path can be";
 
 impl Subject {
     pub(crate) fn of(call: &CallToJudge<'_>, canon: Canon<'_>) -> Subject {
@@ -50,7 +58,10 @@ impl Subject {
             for part in &mut analysis.parts {
                 if let Part::Write(PathRef::Known(p))
                 | Part::Read(PathRef::Known(p))
-                | Part::Touches { path: p, .. } = part
+                | Part::Touches {
+                    path: PathRef::Known(p),
+                    ..
+                } = part
                 {
                     *p = canon.resolver.real(canon.workspace, std::mem::take(p));
                 }
@@ -63,7 +74,10 @@ impl Subject {
                 .get("path")
                 .and_then(Value::as_str)
                 .unwrap_or(".");
-            return Subject::Path(canon.path(path));
+            return Subject::Path(match canon.path(path) {
+                Some(path) => PathRef::Known(path),
+                None => PathRef::Unknown(PATH_TOO_LONG.to_string()),
+            });
         }
         Subject::Strings(strings(call.arguments))
     }
@@ -120,36 +134,57 @@ fn path_like(name: &str) -> bool {
     .any(|p| name.to_ascii_lowercase().contains(p))
 }
 
-/// One argument value against a pattern.
-fn value_fits(pattern: &str, name: &str, value: &str, canon: Canon<'_>) -> bool {
+/// One argument value against a pattern (`None`: a path too long to compare).
+fn value_fits(pattern: &str, name: &str, value: &str, canon: Canon<'_>) -> Option<bool> {
     if path_like(name) {
-        path_fits(&path_pattern(pattern), &canon.path(value))
+        Some(path_fits(&path_pattern(pattern), &canon.path(value)?))
     } else {
-        glob(pattern, value, false)
+        Some(glob(pattern, value, false))
     }
 }
 
-/// A named rule (`name=pattern`) on a call's string arguments: `Some(all fit, any fit)`,
-/// `None` when the call has no such argument.
+/// How the values of a call fit a rule's pattern.
+#[derive(Debug, Clone, Copy, Default)]
+struct ValuesFit {
+    all: bool,
+    any: bool,
+    /// A value could not be compared (a path too long).
+    unsure: bool,
+}
+
+impl ValuesFit {
+    fn of(fits: impl Iterator<Item = Option<bool>>) -> ValuesFit {
+        let mut out = ValuesFit {
+            all: true,
+            ..ValuesFit::default()
+        };
+        for fit in fits {
+            match fit {
+                Some(true) => out.any = true,
+                Some(false) => out.all = false,
+                None => {
+                    out.all = false;
+                    out.unsure = true;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A named rule (`name=pattern`) on a call's string arguments; `None` when the call has
+/// no such argument.
 fn named_fit(
     name: &str,
     pattern: &str,
     strings: &[(String, String)],
     canon: Canon<'_>,
-) -> Option<(bool, bool)> {
-    let values: Vec<&str> = strings
-        .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    let fit: Vec<bool> = values
-        .iter()
-        .map(|v| value_fits(pattern, name, v, canon))
-        .collect();
-    Some((fit.iter().all(|f| *f), fit.iter().any(|f| *f)))
+) -> Option<ValuesFit> {
+    let mut values = strings.iter().filter(|(n, _)| n == name).peekable();
+    values.peek()?;
+    Some(ValuesFit::of(
+        values.map(|(_, v)| value_fits(pattern, name, v, canon)),
+    ))
 }
 
 /// What a deny rule says of a call.
@@ -188,8 +223,17 @@ pub(crate) fn denies(
                 // on every call of the tool does not: it would refuse every command).
                 Part::Touches { path, write } => {
                     let tool = if *write { "file_write" } else { "file_read" };
-                    if rule.covers_tool(tool) && !rule.whole() && path_rule_fits(rule, path) {
-                        return Denial::Yes;
+                    if !rule.covers_tool(tool) || rule.whole() {
+                        continue;
+                    }
+                    match path {
+                        PathRef::Known(p) if path_rule_fits(rule, p) => return Denial::Yes,
+                        PathRef::Known(_) => {}
+                        PathRef::Unknown(raw) => {
+                            maybe.get_or_insert_with(|| {
+                                format!("the file `{raw}` is only known when the command runs")
+                            });
+                        }
                     }
                     continue;
                 }
@@ -268,29 +312,28 @@ fn denies_subject(rule: &ApprovalRule, subject: &Subject, canon: Canon<'_>) -> D
             }
             maybe.map_or(Denial::No, Denial::Maybe)
         }
-        Subject::Path(path) => {
+        Subject::Path(PathRef::Known(path)) => {
             if path_rule_fits(rule, path) {
                 Denial::Yes
             } else {
                 Denial::No
             }
         }
+        Subject::Path(PathRef::Unknown(why)) => Denial::Maybe(why.clone()),
         Subject::Strings(strings) => {
-            let hit = match rule.named() {
-                Some((name, pattern)) => {
-                    named_fit(name, pattern, strings, canon).is_some_and(|(_, any)| any)
-                }
+            let fit = match rule.named() {
+                Some((name, pattern)) => named_fit(name, pattern, strings, canon),
                 None => {
                     let pattern = rule.subject().unwrap_or("*");
-                    strings
-                        .iter()
-                        .any(|(name, value)| value_fits(pattern, name, value, canon))
+                    Some(ValuesFit::of(strings.iter().map(|(name, value)| {
+                        value_fits(pattern, name, value, canon)
+                    })))
                 }
             };
-            if hit {
-                Denial::Yes
-            } else {
-                Denial::No
+            match fit {
+                Some(fit) if fit.any => Denial::Yes,
+                Some(fit) if fit.unsure => Denial::Maybe(PATH_TOO_LONG.to_string()),
+                _ => Denial::No,
             }
         }
     }
@@ -309,24 +352,30 @@ pub(crate) fn allowed(
     }
     match subject {
         Subject::Shell(analysis) => shell_allowed(&rules, all, analysis),
-        Subject::Path(path) => rules.iter().any(|r| path_rule_fits(r, path)),
+        Subject::Path(PathRef::Known(path)) => rules.iter().any(|r| path_rule_fits(r, path)),
+        Subject::Path(PathRef::Unknown(_)) => false,
         Subject::Strings(strings) => rules.iter().any(|r| match r.named() {
             Some((name, pattern)) => {
-                named_fit(name, pattern, strings, canon).is_some_and(|(all, _)| all)
+                named_fit(name, pattern, strings, canon).is_some_and(|f| f.all)
             }
             None => {
                 let pattern = r.subject().unwrap_or("*");
                 !strings.is_empty()
-                    && strings
-                        .iter()
-                        .all(|(name, value)| value_fits(pattern, name, value, canon))
+                    && ValuesFit::of(
+                        strings
+                            .iter()
+                            .map(|(name, value)| value_fits(pattern, name, value, canon)),
+                    )
+                    .all
             }
         }),
     }
 }
 
+/// Every part of a command line allowed, and nothing in it that no allow rule allows
+/// (docs/approvals.md, "What allow rules allow"): only what the reader fully understood.
 fn shell_allowed(rules: &[&ApprovalRule], all: &[ApprovalRule], analysis: &Analysis) -> bool {
-    if !analysis.unknown.is_empty() {
+    if !analysis.unknown.is_empty() || !analysis.not_allowable.is_empty() {
         return false;
     }
     analysis.parts.iter().all(|part| match part {

@@ -13,11 +13,13 @@ mod command;
 mod judge;
 mod paths;
 mod pattern;
+mod programs;
 mod resolve;
 mod rule;
 mod shell;
 #[cfg(test)]
 mod tests;
+mod variables;
 mod written;
 
 use std::fmt;

@@ -262,14 +262,14 @@ pub(crate) fn glob(pattern: &str, text: &str, paths: bool) -> bool {
         let mut next = vec![false; t.len() + 1];
         match elem {
             Elem::Run { crosses } => {
+                // One pass: a run reaches every position after one the pattern reached,
+                // up to a `/` when it may not cross one (linear in the text).
+                let mut reach = false;
                 for j in 0..=t.len() {
-                    if matches[j] {
-                        next[j] = true;
-                        let mut k = j;
-                        while k < t.len() && (crosses || t[k] != '/') {
-                            k += 1;
-                            next[k] = true;
-                        }
+                    reach |= matches[j];
+                    next[j] = reach;
+                    if !crosses && t.get(j) == Some(&'/') {
+                        reach = false;
                     }
                 }
             }

@@ -1,3 +1,6 @@
+mod fully_understood;
+mod linear;
+
 use serde_json::{json, Value};
 
 use super::rule::glob;
@@ -369,6 +372,9 @@ fn a_deny_rule_sees_every_spelling_of_its_command() {
         "if false; then :; else rm -rf x; fi",
         "while rm -rf x; do sleep 1; done",
         "until false; do rm -rf x; done > log",
+        // The commands an unquoted heredoc's text substitutes are read (issue 41).
+        "cat <<EOF\n$(rm -rf x)\nEOF",
+        "cat <<EOF\nnothing\n`rm -rf x`\nEOF",
     ];
     for command in refused {
         check(&deny, &written, "shell_exec", shell(command), Want::Refused);
@@ -377,7 +383,6 @@ fn a_deny_rule_sees_every_spelling_of_its_command() {
         // Not understood: loops, functions, arithmetic, process substitution, a heredoc
         // whose text runs commands.
         "cat <<EOF | sh\nrm -rf x\nEOF",
-        "cat <<EOF\n$(rm -rf x)\nEOF",
         "cat <<EOF",
         "case x in x) rm -rf x;; esac",
         "f() { rm -rf x; }; f",
@@ -476,6 +481,9 @@ fn an_allow_rule_needs_every_command_allowed() {
             "bash -c 'git status; id'",
             "cat <<EOF\ngit status\nEOF",
             "git status\nid -u",
+            // A login shell first runs the workspace's startup files (issue 41).
+            "bash -lc 'git status'",
+            "bash -c 'git status'",
         ] {
             check(&allow, &none, "shell_exec", shell(command), Want::NotRun);
         }
@@ -484,7 +492,6 @@ fn an_allow_rule_needs_every_command_allowed() {
             "git status --short",
             "  git   status  -s",
             "/usr/bin/git status",
-            "bash -lc 'git status'",
             "cd src && git status",
             "git status 2>&1",
             "git status > /dev/null",
