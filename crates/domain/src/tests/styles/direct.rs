@@ -216,7 +216,11 @@ async fn a_step_whose_tools_all_failed_is_told_before_its_claim_stands() {
             done("count.txt written"),
             done("count.txt written"),
         ],
-        config(Mode::Direct),
+        {
+            let mut c = config(Mode::Direct);
+            c.limits.nudges.claim_before_acting = true;
+            c
+        },
         "count the lines of data.csv into count.txt",
         &[],
     )
