@@ -1,0 +1,118 @@
+//! `code_run` with real python3 and bash (docs/code-actions.md): a program runs in the
+//! workspace, its exit code, output and the files it created, changed or deleted come back,
+//! and `final_answer` finishes it with the result it computed.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+
+use adapter_tools_shell::{CodeRunTool, ShellExecTool};
+use common::ctx;
+use domain::ports::Tool;
+use domain::ToolError;
+use serde_json::json;
+
+fn tool() -> CodeRunTool {
+    CodeRunTool::new(ShellExecTool::default())
+}
+
+#[tokio::test]
+async fn a_python_program_reads_writes_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("data.csv"), "name,n\na,2\nb,5\n").unwrap();
+    fs::write(dir.path().join("old.txt"), "x").unwrap();
+    let code = "import csv, os\n\
+                rows = list(csv.DictReader(open('data.csv')))\n\
+                total = sum(int(r['n']) for r in rows)\n\
+                open('total.txt', 'w').write(f'{total}\\n')\n\
+                os.remove('old.txt')\n\
+                print('line one\\nline two')\n\
+                final_answer(f'total is {total}')\n\
+                print('never printed')\n";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code, "changes": ["old.txt"]}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.final_answer.as_deref(), Some("total is 7"));
+    assert_eq!(out.stdout.as_deref(), Some("line one\nline two"));
+    assert!(out.content.contains("exit code: 0"), "{}", out.content);
+    assert!(out.content.contains("total.txt"), "{}", out.content);
+    assert!(out.content.contains("old.txt"), "{}", out.content);
+    assert!(!out.content.contains("never printed"), "{}", out.content);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("total.txt")).unwrap(),
+        "7\n"
+    );
+    assert!(!dir.path().join("old.txt").exists());
+}
+
+/// Backslashes and quotes arrive as written: the program is never a JSON string the model
+/// escaped, nor re-quoted for the shell.
+#[tokio::test]
+async fn escapes_quotes_and_a_heredoc_marker_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "s = 'a\\nb'\nq = \"it's\"\nm = '''\nPLANWRIGHT_PROGRAM_END\n'''\n\
+                open('out.txt', 'w').write(s + '|' + q + '|' + str(len(m.strip())))\n";
+    let out = tool()
+        .execute(json!({"language": "python", "code": code}), &ctx(dir.path()))
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "a\nb|it's|22"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_program_says_why_and_gives_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": "x = 1\nprint(open('missing.txt').read())\nfinal_answer(x)"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error);
+    assert_eq!(out.final_answer, None);
+    assert!(out.content.contains("FileNotFoundError"), "{}", out.content);
+    assert!(out.content.contains("line 2"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn bash_programs_answer_in_either_form() {
+    let dir = tempfile::tempdir().unwrap();
+    for code in [
+        "echo hi > a.txt\nfinal_answer \"wrote $(cat a.txt)\"",
+        "echo hi > a.txt\nfinal_answer(\"wrote $(cat a.txt)\")",
+    ] {
+        let out = tool()
+            .execute(json!({"language": "bash", "code": code}), &ctx(dir.path()))
+            .await
+            .unwrap();
+        assert!(!out.is_error, "{code}: {}", out.content);
+        assert_eq!(out.final_answer.as_deref(), Some("wrote hi"), "{code}");
+    }
+}
+
+#[tokio::test]
+async fn bad_arguments_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        json!({"language": "ruby", "code": "puts 1"}),
+        json!({"language": "python"}),
+        json!({"language": "python", "code": "# only a comment\n"}),
+    ] {
+        let err = tool().execute(args.clone(), &ctx(dir.path())).await;
+        assert!(
+            matches!(err, Err(ToolError::InvalidArguments(_))),
+            "{args}: {err:?}"
+        );
+    }
+}
