@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use rustix::fs::{
-    mkdirat, readlinkat, renameat, statat, symlinkat, syncfs, unlinkat, AtFlags, Dir, Mode, OFlags,
+    mkdirat, readlinkat, renameat, statat, symlinkat, unlinkat, AtFlags, Dir, Mode, OFlags,
 };
 use rustix::io::Errno;
 
@@ -115,6 +115,14 @@ impl Folder {
         let Some((last, folders)) = names.split_last() else {
             return Meta::of_open(&self.fd);
         };
+        if folders.is_empty() {
+            // A name of this folder: no descriptor to open on the way.
+            return Ok(Meta::of(&statat(
+                &self.fd,
+                *last,
+                AtFlags::SYMLINK_NOFOLLOW,
+            )?));
+        }
         let parent = open_beneath(
             self.method,
             self.fd.as_fd(),
@@ -286,19 +294,6 @@ impl Folder {
             "'{}' kept changing while a folder was made there",
             name.to_string_lossy()
         )))
-    }
-
-    /// Flushes the whole filesystem this folder lies on to disk (`syncfs`): one call in
-    /// place of a flush per file written.
-    pub fn sync_filesystem(&self) -> io::Result<()> {
-        let readable = open_beneath(
-            self.method,
-            self.fd.as_fd(),
-            &[],
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-        )?;
-        Ok(syncfs(&readable)?)
     }
 }
 

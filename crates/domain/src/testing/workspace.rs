@@ -2,7 +2,8 @@
 //! counter, the copies kept per run), and [`WorkspaceToolbox`], tools that change it as the
 //! real file and shell tools would change a folder: `file_write`, `file_str_replace`,
 //! `file_read`, and `shell_exec` understanding `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`,
-//! `cat PATH` (anything else just succeeds).
+//! `cat PATH`, `chmod OCTAL PATH` (anything else just succeeds). A file's permissions are
+//! unknown (`None`) until a `chmod` sets them; a kept copy keeps them.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -23,8 +24,10 @@ use crate::ports::{
 struct Files {
     /// path → (content, modification counter)
     files: BTreeMap<String, (Vec<u8>, u64)>,
-    /// (run, path) → content
-    copies: BTreeMap<(String, String), Vec<u8>>,
+    /// path → permission bits, once a `chmod` set them
+    modes: BTreeMap<String, u32>,
+    /// (run, path) → content and permission bits
+    copies: BTreeMap<(String, String), (Vec<u8>, Option<u32>)>,
     clock: u64,
 }
 
@@ -67,8 +70,32 @@ impl MemoryWorkspace {
     pub fn remove(&self, path: &str) -> bool {
         self.inner
             .lock()
-            .map(|mut f| f.files.remove(path).is_some())
+            .map(|mut f| {
+                f.modes.remove(path);
+                f.files.remove(path).is_some()
+            })
             .unwrap_or(false)
+    }
+
+    /// Sets the permission bits of `path` (its content and time unchanged, as `chmod`).
+    pub fn chmod(&self, path: &str, mode: u32) -> bool {
+        let Ok(mut f) = self.inner.lock() else {
+            return false;
+        };
+        if !f.files.contains_key(path) {
+            return false;
+        }
+        f.modes.insert(path.to_string(), mode);
+        true
+    }
+
+    /// The permission bits of `path`, when a `chmod` (or a restore of a copy taken after
+    /// one) set them.
+    pub fn mode(&self, path: &str) -> Option<u32> {
+        self.inner
+            .lock()
+            .ok()
+            .and_then(|f| f.modes.get(path).copied())
     }
 
     /// Moves `from` to `to`, keeping its modification counter (as `mv` does).
@@ -79,6 +106,9 @@ impl MemoryWorkspace {
         match f.files.remove(from) {
             Some(entry) => {
                 f.files.insert(to.to_string(), entry);
+                if let Some(mode) = f.modes.remove(from) {
+                    f.modes.insert(to.to_string(), mode);
+                }
                 true
             }
             None => false,
@@ -118,6 +148,7 @@ impl MemoryWorkspace {
                 path: path.to_string(),
                 size: c.len() as u64,
                 modified_ns: *m,
+                mode: f.modes.get(path).copied(),
             })
         })
     }
@@ -174,8 +205,9 @@ impl WorkspaceFiles for MemoryWorkspace {
             .map(|(c, _)| c.clone())
             .ok_or_else(|| WorkspaceError::Io(format!("no file {path}")))?;
         let d = digest(&content);
+        let mode = f.modes.get(path).copied();
         f.copies
-            .insert((run.to_string(), path.to_string()), content);
+            .insert((run.to_string(), path.to_string()), (content, mode));
         Ok(d)
     }
 
@@ -189,9 +221,14 @@ impl WorkspaceFiles for MemoryWorkspace {
             .get(&(run.to_string(), path.to_string()))
             .cloned()
             .ok_or_else(|| WorkspaceError::NoCopy(path.to_string()))?;
+        let (content, mode) = content;
         f.clock += 1;
         let now = f.clock;
         f.files.insert(path.to_string(), (content, now));
+        match mode {
+            Some(mode) => f.modes.insert(path.to_string(), mode),
+            None => f.modes.remove(path),
+        };
         Ok(())
     }
 
@@ -218,6 +255,14 @@ impl WorkspaceToolbox {
             }
             ["mv", from, to] if !self.ws.rename(from, to) => {
                 return ToolOutput::error(format!("mv: cannot stat '{from}'"));
+            }
+            ["chmod", mode, path] => {
+                let changed = u32::from_str_radix(mode, 8)
+                    .ok()
+                    .is_some_and(|m| self.ws.chmod(path, m));
+                if !changed {
+                    return ToolOutput::error(format!("chmod: cannot access '{path}'"));
+                }
             }
             ["cat", path] => {
                 return match self.ws.read(path) {

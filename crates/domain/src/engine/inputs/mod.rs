@@ -96,6 +96,7 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<Option<String>, StoreErro
             path: facts.path.clone(),
             size: facts.size,
             modified_ns: facts.modified_ns,
+            mode: facts.mode,
             copied: digest.is_some(),
             digest,
             permit,
