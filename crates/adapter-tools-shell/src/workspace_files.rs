@@ -116,13 +116,17 @@ fn open_workspace(workspace: &Path) -> Result<Folder, WorkspaceError> {
     Folder::open(workspace).map_err(|e| io("open", workspace, &e))
 }
 
-/// The regular files under `root`, sorted, at most `limit`; each folder is entered through
-/// the descriptor of the one above it, never through a link.
+/// The regular files under `root`, sorted, at most `limit`; each folder is opened from the
+/// workspace's descriptor when its turn comes, never through a link.
 fn list_files(root: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
     let mut files = Vec::new();
     let mut truncated = false;
-    let mut stack = vec![(open_workspace(root)?, String::new())];
-    while let Some((folder, prefix)) = stack.pop() {
+    let workspace = open_workspace(root)?;
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        let Ok(folder) = workspace.folder(Path::new(&prefix)) else {
+            continue;
+        };
         let mut entries = match folder.entries() {
             Ok(entries) => entries,
             Err(e) if prefix.is_empty() => return Err(io("list", root, &e)),
@@ -139,11 +143,7 @@ fn list_files(root: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
                 format!("{prefix}/{name}")
             };
             match entry.kind {
-                Kind::Folder if !SKIPPED_FOLDERS.contains(&name.as_str()) => {
-                    if let Ok(inner) = folder.folder(Path::new(&name)) {
-                        stack.push((inner, rel));
-                    }
-                }
+                Kind::Folder if !SKIPPED_FOLDERS.contains(&name.as_str()) => stack.push(rel),
                 Kind::File => {
                     let Ok(meta) = folder.stat(Path::new(&name)) else {
                         continue;

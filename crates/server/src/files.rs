@@ -159,15 +159,18 @@ impl Listing {
 }
 
 /// The workspace's regular files (symlinks left out, never followed), folders nearest the
-/// workspace first, within `limits`; each folder is entered through the descriptor of the
-/// one above it.
+/// workspace first, within `limits`; each folder is opened from the workspace's descriptor
+/// when its turn comes, never through a link.
 pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
     let mut listing = Listing::default();
     let Ok(root) = Folder::open(workspace) else {
         return listing;
     };
-    let mut folders = std::collections::VecDeque::from([(root, PathBuf::new(), 0usize)]);
-    'walk: while let Some((folder, at, depth)) = folders.pop_front() {
+    let mut folders = std::collections::VecDeque::from([(PathBuf::new(), 0usize)]);
+    'walk: while let Some((at, depth)) = folders.pop_front() {
+        let Ok(folder) = root.folder(&at) else {
+            continue;
+        };
         let Ok(entries) = folder.entries() else {
             continue;
         };
@@ -180,11 +183,7 @@ pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
             let name = Path::new(&entry.name);
             match entry.kind {
                 Kind::Folder if depth + 1 > limits.max_depth => listing.truncated = true,
-                Kind::Folder => {
-                    if let Ok(inner) = folder.folder(name) {
-                        folders.push_back((inner, at.join(name), depth + 1));
-                    }
-                }
+                Kind::Folder => folders.push_back((at.join(name), depth + 1)),
                 Kind::File => {
                     let bytes = folder.stat(name).map(|m| m.size).unwrap_or(0);
                     listing.files.push(ListedFile {

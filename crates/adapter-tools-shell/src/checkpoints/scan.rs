@@ -1,8 +1,7 @@
-//! Taking a checkpoint: a walk of the workspace, each folder entered through the
-//! descriptor of the one above it and each file opened beneath the workspace without
-//! following a link at any component (`fs_beneath`): a folder swapped for a link to the
-//! host between the listing and the reading is never read through (docs/security.md,
-//! "Links in the workspace"). Symbolic links are recorded as links; `.planwright` and the
+//! Taking a checkpoint: a walk of the workspace, each folder and each file opened beneath
+//! the workspace without following a link at any component (`fs_beneath`): a folder
+//! swapped for a link to the host between the listing and the reading is never read
+//! through (docs/security.md, "Links in the workspace"). Symbolic links are recorded as links; `.planwright` and the
 //! ignore list are left out, and so are the object stores of `.git`, `.hg` and `.svn`
 //! (their config, hooks and refs are recorded). Each regular file's content is put in the
 //! store unless the index says its size, time and permissions did not change since the
@@ -115,14 +114,35 @@ fn link_of(folder: &Folder, name: &str) -> Found {
     }
 }
 
-/// The paths under `root` (sorted), minus the ignored ones.
+/// What `rel` is now (its folder could not be opened: it was swapped meanwhile).
+fn look_again_at(root: &Folder, rel: &str) -> Found {
+    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    match root.folder(Path::new(parent)) {
+        Ok(parent) => look_again(&parent, name),
+        Err(_) => Found::LeftOut(LeftOutReason::Unstable),
+    }
+}
+
+/// The paths under `root` (sorted), minus the ignored ones. Each folder is opened from the
+/// workspace's descriptor when its turn comes (never through a link), so a wide tree does
+/// not hold a descriptor per folder waiting.
 fn walk(root: &Folder, ignore: &[String]) -> Result<Vec<(String, Found)>, CheckpointError> {
     let mut found = Vec::new();
-    let top = root
-        .folder(Path::new(""))
-        .map_err(|e| CheckpointError::Io(format!("cannot open the workspace: {e}")))?;
-    let mut stack = vec![(top, String::new())];
-    while let Some((folder, prefix)) = stack.pop() {
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        let folder = match root.folder(Path::new(&prefix)) {
+            Ok(folder) => folder,
+            Err(e) if prefix.is_empty() => {
+                return Err(CheckpointError::Io(format!(
+                    "cannot open the workspace: {e}"
+                )))
+            }
+            Err(_) => {
+                let again = look_again_at(root, &prefix);
+                found.push((prefix, again));
+                continue;
+            }
+        };
         let entries = match folder.entries() {
             Ok(entries) => entries,
             Err(e) if prefix.is_empty() => {
@@ -153,13 +173,7 @@ fn walk(root: &Folder, ignore: &[String]) -> Result<Vec<(String, Found)>, Checkp
                 continue;
             }
             match entry.kind {
-                Kind::Folder => match folder.folder(Path::new(name)) {
-                    Ok(inner) => stack.push((inner, rel)),
-                    Err(_) => {
-                        let again = look_again(&folder, name);
-                        found.push((rel, again));
-                    }
-                },
+                Kind::Folder => stack.push(rel),
                 Kind::File => match folder.stat(Path::new(name)) {
                     Ok(meta) if meta.is_file() => found.push((rel, Found::File(meta))),
                     Ok(_) => found.push((rel, look_again(&folder, name))),
