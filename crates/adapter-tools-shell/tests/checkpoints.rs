@@ -490,6 +490,54 @@ async fn git_config_hooks_and_refs_are_recorded_shown_and_undone() {
     assert_eq!(s.read(".hg/hgrc").as_deref(), Some("[ui]\n"));
 }
 
+/// `git` in `ws`, with no repository above `ws` counted (`GIT_CEILING_DIRECTORIES`).
+fn git_in(ws: &Path, args: &[&str]) -> Option<std::process::Output> {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap())
+        .output()
+        .ok()
+}
+
+/// Issue 41 (High 5), docs/security.md "Open gaps": a workspace without `.git` has none to
+/// bind read-only, so a run can make one (`git init`) with `core.fsmonitor` set; the
+/// checkpoints record it like any file and an undo takes the repository away again.
+#[tokio::test]
+async fn a_repository_a_run_creates_is_shown_and_undone() {
+    let s = setup();
+    let git = git_in(&s.ws, &["--version"]).filter(|o| o.status.success());
+    if test_support::require_or_skip(git.ok_or("git is not installed")).is_none() {
+        return;
+    }
+    s.write("notes.txt", "hello\n");
+    let before = s.take().await;
+    for args in [
+        &["init", "-q"][..],
+        &["config", "core.fsmonitor", "touch planted"],
+    ] {
+        assert!(
+            git_in(&s.ws, args).unwrap().status.success(),
+            "git {args:?}"
+        );
+    }
+    s.write(".git/hooks/post-checkout", "#!/bin/sh\ntouch planted\n");
+    let after = s.take().await;
+    let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
+    let added = diff.paths(FileChange::Added);
+    for path in [".git/HEAD", ".git/config", ".git/hooks/post-checkout"] {
+        assert!(added.contains(&path), "{path} in {added:?}");
+    }
+    assert!(format!("{diff:?}").contains("fsmonitor = touch planted"));
+    s.undo(&before.id, Some(&after.id), false).await.unwrap();
+    for path in [".git/HEAD", ".git/config", ".git/hooks/post-checkout"] {
+        assert!(!s.ws.join(path).exists(), "{path} left");
+    }
+    let status = git_in(&s.ws, &["rev-parse", "--git-dir"]).unwrap();
+    assert!(!status.status.success(), "still a repository");
+    assert_eq!(s.read("notes.txt").as_deref(), Some("hello\n"));
+}
+
 /// Issue 41 (Low): `chmod 000` changes neither size nor time; the checkpoints recorded the
 /// executable bit only, so the change was neither shown nor undone.
 #[tokio::test]
