@@ -107,7 +107,7 @@ pub use domain::tools::code::CODE_RUN;
 pub use env::ShellEnv;
 pub use files::{FileListArgs, FileReadArgs, FileStrReplaceArgs, FileWriteArgs};
 pub use files::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
-pub use sandbox::{bwrap_available, Sandbox};
+pub use sandbox::{bwrap_available, Sandbox, VCS_FOLDERS};
 pub use session_tools::{ShellKillArgs, ShellViewArgs, ShellWaitArgs, ShellWriteArgs};
 pub use session_tools::{ShellKillTool, ShellViewTool, ShellWaitTool, ShellWriteTool};
 pub use sessions::ShellSessions;
@@ -161,8 +161,8 @@ pub struct ShellToolsConfig {
     /// allow-list only; see [`env`](mod@crate::env)).
     pub env: ShellEnv,
     /// Paths that stay read-only inside the sandbox when they lie in the workspace, and that
-    /// `file_write` and `file_str_replace` refuse to change (default none; see
-    /// [`ShellExecTool::with_read_only`]).
+    /// `file_write` and `file_str_replace` refuse to change; a relative one (`.git`) names
+    /// that path in every workspace (default none; see [`ShellExecTool::with_read_only`]).
     pub read_only: Vec<std::path::PathBuf>,
 }
 

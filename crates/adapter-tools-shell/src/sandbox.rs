@@ -6,7 +6,10 @@
 //! SUPERVISOR bwrap --ro-bind /usr /usr  (/bin, /sbin, /lib*: the same symlinks or binds)
 //!                  --ro-bind STAGE /etc  --ro-bind-try /etc/D /etc/D
 //!                      (only the /etc files and folders programs need; see [`crate::etc_stage`])
-//!                  --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --remount-ro /
+//!                  --dev /dev --proc /proc --tmpfs /tmp --bind WS WS
+//!                  --ro-bind WS/P WS/P  (each read-only path P that exists in WS: the
+//!                      project's config and state, `.git`, `.hg`, `.svn`)
+//!                  --remount-ro /
 //!                  --unshare-pid --unshare-ipc [--unshare-net] --die-with-parent
 //!                  --new-session --cap-drop ALL --chdir WS -- bash -c COMMAND
 //! ```
@@ -188,6 +191,12 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The version-control folders of a workspace: read-only to sandboxed commands and the file
+/// tools unless the run allows writing them (`--sandbox-vcs-writes`), since a hook or a
+/// `core.fsmonitor` planted there runs as the user at their next `git status`
+/// (docs/security.md, "Version control").
+pub const VCS_FOLDERS: [&str; 3] = [".git", ".hg", ".svn"];
+
 /// Top-level folders of programs and libraries: bound read-only, or recreated as the same
 /// symbolic link (merged-`/usr` systems link `/bin` to `usr/bin`).
 const SYSTEM_DIRS: [&str; 7] = [
@@ -195,8 +204,9 @@ const SYSTEM_DIRS: [&str; 7] = [
 ];
 
 /// bwrap's arguments (before `--`) for a command working in the canonical workspace `cwd`;
-/// the existing paths of `read_only` that lie in it are bound read-only over it. `/etc` is
-/// `etc`'s stage and folders when given, else a bind per allow-listed file.
+/// the existing paths of `read_only` that lie in it (a relative one: in `cwd`) are bound
+/// read-only over it. `/etc` is `etc`'s stage and folders when given, else a bind per
+/// allow-listed file.
 pub(crate) fn bwrap_args(
     cwd: &Path,
     allow_network: bool,
@@ -247,7 +257,7 @@ pub(crate) fn bwrap_args(
     push(&["--bind".as_ref(), cwd.as_os_str(), cwd.as_os_str()]);
     // After the workspace, so they cover its writable bind.
     for path in read_only {
-        if let Ok(path) = std::fs::canonicalize(path) {
+        if let Ok(path) = std::fs::canonicalize(cwd.join(path)) {
             if path.starts_with(cwd) {
                 push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
             }
@@ -309,10 +319,13 @@ mod tests {
         let ws = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::write(ws.join("planwright.toml"), "").unwrap();
         std::fs::create_dir(ws.join(".planwright")).unwrap();
+        std::fs::create_dir(ws.join(".git")).unwrap();
         let outside = PathBuf::from("/etc");
         let protected = [
             ws.join("planwright.toml"),
-            ws.join(".planwright"),
+            PathBuf::from(".planwright"),
+            PathBuf::from(".git"),
+            PathBuf::from(".hg"),
             ws.join("missing"),
             outside.clone(),
         ];
@@ -327,7 +340,9 @@ mod tests {
         let state = args
             .find(&format!("--ro-bind {w}/.planwright {w}/.planwright"))
             .unwrap();
-        assert!(bind < toml && bind < state, "{args}");
+        let git = args.find(&format!("--ro-bind {w}/.git {w}/.git")).unwrap();
+        assert!(bind < toml && bind < state && bind < git, "{args}");
+        assert!(!args.contains(".hg"), "a missing one is skipped: {args}");
         assert!(!args.contains("missing"), "{args}");
         assert!(!args.contains("--ro-bind /etc /etc"), "{args}");
     }

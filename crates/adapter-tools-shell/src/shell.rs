@@ -183,8 +183,8 @@ impl ShellExecTool {
     }
 
     /// Paths that stay read-only inside the bwrap sandbox when they lie in a command's
-    /// workspace (the project's config and state: docs/security.md); missing ones are
-    /// skipped.
+    /// workspace (the project's config and state, version control: docs/security.md); a
+    /// relative one names that path in every workspace; missing ones are skipped.
     pub fn with_read_only(mut self, paths: Vec<PathBuf>) -> ShellExecTool {
         self.read_only = Arc::from(paths);
         self

@@ -1,22 +1,27 @@
 //! [`LocalWorkspaceFiles`]: the domain's [`WorkspaceFiles`] port on the local filesystem,
 //! beside the file tools (docs/security.md, "Input files"). It lists a workspace's regular
 //! files (symbolic links not followed; `.git` and `.planwright` folders left out), gives
-//! their size, modification time and SHA-256 digest, and keeps copies of input files for a
-//! run under `<copies root>/<run id>/inputs/`, a folder outside the workspace (the bubblewrap
-//! sandbox binds only the workspace, so a sandboxed command cannot reach the copies), from
-//! which a changed input is restored. Every path is checked to stay inside the workspace.
+//! their size, modification time, permissions and SHA-256 digest, and keeps copies of input
+//! files for a run under `<copies root>/<run id>/inputs/`, a folder outside the workspace
+//! (the bubblewrap sandbox binds only the workspace, so a sandboxed command cannot reach the
+//! copies), from which a changed input is restored. Every path in the workspace is opened
+//! beneath it without following a link at any component (`fs_beneath`, docs/security.md
+//! "Links in the workspace"): a folder the model swapped for a link to the outside is seen
+//! as the input gone, and the restore makes a real folder in its place.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use async_trait::async_trait;
 use domain::ports::{FileFacts, Listing, ScratchFile, WorkspaceError, WorkspaceFiles};
+use fs_beneath::{Folder, Kind, Meta};
 use sha2::{Digest, Sha256};
 
 /// Folders of a workspace that are not the user's files: version control and Planwright's
 /// own run data.
-pub(crate) const SKIPPED_FOLDERS: [&str; 2] = [".git", ".planwright"];
+const SKIPPED_FOLDERS: [&str; 2] = [".git", ".planwright"];
 
 /// The port on the local filesystem; copies live under `copies_root`.
 #[derive(Debug, Clone)]
@@ -61,6 +66,12 @@ pub(crate) fn safe_component(run_id: &str) -> String {
 
 /// `rel` under `base`, refused when it is absolute or climbs out.
 pub(crate) fn inside(base: &Path, rel: &str) -> Result<PathBuf, WorkspaceError> {
+    Ok(base.join(plain(rel)?))
+}
+
+/// `rel` as a relative path of plain names, refused when it is empty, absolute or climbs
+/// out.
+fn plain(rel: &str) -> Result<&Path, WorkspaceError> {
     let rel_path = Path::new(rel);
     let plain = rel_path
         .components()
@@ -70,11 +81,20 @@ pub(crate) fn inside(base: &Path, rel: &str) -> Result<PathBuf, WorkspaceError> 
             "'{rel}' is not a path inside the workspace"
         )));
     }
-    Ok(base.join(rel_path))
+    Ok(rel_path)
 }
 
 fn io(what: &str, path: &Path, e: &io::Error) -> WorkspaceError {
     WorkspaceError::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// Whether `e` says there is no regular file at the path: nothing there, a link on the way
+/// (never followed), a file where a folder should be, or not a regular file.
+fn no_file_there(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotFound
+        || e.kind() == io::ErrorKind::InvalidInput
+        || e.kind() == io::ErrorKind::NotADirectory
+        || fs_beneath::is_link(e)
 }
 
 /// Runs filesystem work off the async threads.
@@ -88,32 +108,38 @@ where
         .map_err(|e| WorkspaceError::Io(format!("the file operation was aborted: {e}")))?
 }
 
-fn facts_of(rel: String, meta: &fs::Metadata) -> FileFacts {
-    let modified_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+fn facts_of(rel: String, meta: &Meta) -> FileFacts {
     FileFacts {
         path: rel,
-        size: meta.len(),
-        modified_ns,
+        size: meta.size,
+        modified_ns: meta.modified_ns,
+        mode: Some(meta.mode),
     }
 }
 
-/// The regular files under `root`, sorted, at most `limit`.
+fn open_workspace(workspace: &Path) -> Result<Folder, WorkspaceError> {
+    Folder::open(workspace).map_err(|e| io("open", workspace, &e))
+}
+
+/// The regular files under `root`, sorted, at most `limit`; each folder is opened from the
+/// workspace's descriptor when its turn comes, never through a link.
 pub(crate) fn list_files(root: &Path, limit: usize) -> Result<Listing, WorkspaceError> {
     let mut files = Vec::new();
     let mut truncated = false;
-    let mut stack = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let mut entries: Vec<fs::DirEntry> = fs::read_dir(&dir)
-            .map_err(|e| io("list", &dir, &e))?
-            .filter_map(Result::ok)
-            .collect();
-        entries.sort_by_key(fs::DirEntry::file_name);
+    let workspace = open_workspace(root)?;
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        let Ok(folder) = workspace.folder(Path::new(&prefix)) else {
+            continue;
+        };
+        let mut entries = match folder.entries() {
+            Ok(entries) => entries,
+            Err(e) if prefix.is_empty() => return Err(io("list", root, &e)),
+            Err(_) => continue,
+        };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
         for entry in entries {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            let Some(name) = entry.name.to_str().map(str::to_string) else {
                 continue; // not UTF-8: cannot be named to the model anyway
             };
             let rel = if prefix.is_empty() {
@@ -121,19 +147,22 @@ pub(crate) fn list_files(root: &Path, limit: usize) -> Result<Listing, Workspace
             } else {
                 format!("{prefix}/{name}")
             };
-            let Ok(meta) = fs::symlink_metadata(entry.path()) else {
-                continue;
-            };
-            if meta.is_dir() {
-                if !SKIPPED_FOLDERS.contains(&name.as_str()) {
-                    stack.push((entry.path(), rel));
+            match entry.kind {
+                Kind::Folder if !SKIPPED_FOLDERS.contains(&name.as_str()) => stack.push(rel),
+                Kind::File => {
+                    let Ok(meta) = folder.stat(Path::new(&name)) else {
+                        continue;
+                    };
+                    if !meta.is_file() {
+                        continue;
+                    }
+                    if files.len() >= limit {
+                        truncated = true;
+                        break;
+                    }
+                    files.push(facts_of(rel, &meta));
                 }
-            } else if meta.is_file() {
-                if files.len() >= limit {
-                    truncated = true;
-                    break;
-                }
-                files.push(facts_of(rel, &meta));
+                _ => {}
             }
         }
         if truncated {
@@ -144,13 +173,18 @@ pub(crate) fn list_files(root: &Path, limit: usize) -> Result<Listing, Workspace
     Ok(Listing { files, truncated })
 }
 
-/// The hex SHA-256 of the file at `path`; `None` when it is missing.
-fn digest_of(path: &Path) -> Result<Option<String>, WorkspaceError> {
-    let mut file = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io("read", path, &e)),
-    };
+/// The regular file `rel` of `workspace`, open for reading; `None` when there is none (a
+/// link on the way is not followed).
+fn open_input(workspace: &Path, rel: &Path) -> Result<Option<(fs::File, Meta)>, WorkspaceError> {
+    match open_workspace(workspace)?.open_file(rel) {
+        Ok(opened) => Ok(Some(opened)),
+        Err(e) if no_file_there(&e) => Ok(None),
+        Err(e) => Err(io("read", &workspace.join(rel), &e)),
+    }
+}
+
+/// The hex SHA-256 of what `file` holds from where it stands.
+fn digest_of(file: &mut impl Read, path: &Path) -> Result<String, WorkspaceError> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -160,23 +194,72 @@ fn digest_of(path: &Path) -> Result<Option<String>, WorkspaceError> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(Some(
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    ))
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
-/// The facts of a regular file (symbolic links not followed); `None` when missing.
-fn stat_file(path: &Path, rel: &str) -> Result<Option<FileFacts>, WorkspaceError> {
-    match fs::symlink_metadata(path) {
+/// The facts of the regular file `rel` (no link followed on the way); `None` when missing.
+fn stat_file(workspace: &Path, rel: &str) -> Result<Option<FileFacts>, WorkspaceError> {
+    let path = plain(rel)?;
+    match open_workspace(workspace)?.stat(path) {
         Ok(meta) if meta.is_file() => Ok(Some(facts_of(rel.to_string(), &meta))),
         Ok(_) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io("look at", path, &e)),
+        Err(e) if no_file_there(&e) => Ok(None),
+        Err(e) => Err(io("look at", &workspace.join(rel), &e)),
     }
+}
+
+/// Puts the content of `copy` back at `rel` in `workspace`, with the copy's permissions:
+/// each folder on the way made real (a link there removed, never followed), whatever took
+/// the input's place removed, the content written into a new file beside it and renamed
+/// over it (a hard link to the input elsewhere keeps whatever was written through it).
+fn put_back(copy: &Path, workspace: &Path, rel: &Path) -> Result<(), WorkspaceError> {
+    let to = workspace.join(rel);
+    let mut source = fs::File::open(copy).map_err(|e| io("read", copy, &e))?;
+    let mode = source
+        .metadata()
+        .map_err(|e| io("read", copy, &e))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    let names = fs_beneath::parts(rel).map_err(|e| io("restore", &to, &e))?;
+    let Some((name, folders)) = names.split_last() else {
+        return Err(WorkspaceError::Io(format!(
+            "'{}' is not a file",
+            rel.display()
+        )));
+    };
+    let parent_rel: PathBuf = folders.iter().collect();
+    let parent = open_workspace(workspace)?
+        .make_folders(&parent_rel)
+        .map_err(|e| io("restore", &to, &e))?;
+    match parent.stat(Path::new(name)) {
+        Ok(meta) if meta.kind != Kind::File => {
+            parent.remove_all(name).map_err(|e| io("remove", &to, &e))?;
+        }
+        _ => {}
+    }
+    let staging =
+        std::ffi::OsString::from(format!(".{}.planwright-restore", name.to_string_lossy()));
+    let staging = staging.as_os_str();
+    parent
+        .remove_all(staging)
+        .map_err(|e| io("restore", &to, &e))?;
+    let written = (|| -> io::Result<()> {
+        let mut file = parent.create_file(staging)?;
+        io::copy(&mut source, &mut file)?;
+        file.flush()?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        parent.rename(staging, name)
+    })();
+    if let Err(e) = written {
+        let _ = parent.remove_file(staging);
+        return Err(io("restore", &to, &e));
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -191,15 +274,15 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
         workspace: &Path,
         path: &str,
     ) -> Result<Option<FileFacts>, WorkspaceError> {
-        let full = inside(workspace, path)?;
-        let rel = path.to_string();
-        blocking(move || stat_file(&full, &rel)).await
+        let (workspace, rel) = (workspace.to_path_buf(), path.to_string());
+        blocking(move || stat_file(&workspace, &rel)).await
     }
 
     async fn digest(&self, workspace: &Path, path: &str) -> Result<Option<String>, WorkspaceError> {
-        let full = inside(workspace, path)?;
-        blocking(move || match stat_file(&full, "")? {
-            Some(_) => digest_of(&full),
+        let workspace = workspace.to_path_buf();
+        let rel = plain(path)?.to_path_buf();
+        blocking(move || match open_input(&workspace, &rel)? {
+            Some((mut file, _)) => digest_of(&mut file, &workspace.join(&rel)).map(Some),
             None => Ok(None),
         })
         .await
@@ -211,16 +294,16 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
         path: &str,
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>, WorkspaceError> {
-        let full = inside(workspace, path)?;
+        let workspace = workspace.to_path_buf();
+        let rel = plain(path)?.to_path_buf();
         blocking(move || {
-            if stat_file(&full, "")?.is_none() {
+            let Some((file, _)) = open_input(&workspace, &rel)? else {
                 return Ok(None);
-            }
-            let file = fs::File::open(&full).map_err(|e| io("read", &full, &e))?;
+            };
             let mut head = Vec::new();
             file.take(max_bytes as u64)
                 .read_to_end(&mut head)
-                .map_err(|e| io("read", &full, &e))?;
+                .map_err(|e| io("read", &workspace.join(&rel), &e))?;
             Ok(Some(head))
         })
         .await
@@ -232,14 +315,34 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
         workspace: &Path,
         path: &str,
     ) -> Result<String, WorkspaceError> {
-        let from = inside(workspace, path)?;
+        let workspace = workspace.to_path_buf();
+        let rel = plain(path)?.to_path_buf();
         let to = inside(&self.copies_of(run_id), path)?;
         blocking(move || {
+            let from = workspace.join(&rel);
+            let (mut source, meta) = open_input(&workspace, &rel)?.ok_or_else(|| {
+                WorkspaceError::Io(format!("{} is not a regular file", from.display()))
+            })?;
             if let Some(parent) = to.parent() {
                 fs::create_dir_all(parent).map_err(|e| io("create", parent, &e))?;
             }
-            fs::copy(&from, &to).map_err(|e| io("copy", &from, &e))?;
-            digest_of(&to)?.ok_or_else(|| WorkspaceError::Io(format!("{} vanished", to.display())))
+            // A copy kept before (read-only, maybe) is replaced, not written through.
+            let _ = fs::remove_file(&to);
+            let mut copy = fs::File::create(&to).map_err(|e| io("copy", &from, &e))?;
+            let mut hasher = HashingWriter {
+                inner: &mut copy,
+                hasher: Sha256::new(),
+            };
+            io::copy(&mut source, &mut hasher).map_err(|e| io("copy", &from, &e))?;
+            let digest = hasher
+                .hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            copy.set_permissions(fs::Permissions::from_mode(meta.mode))
+                .map_err(|e| io("copy", &from, &e))?;
+            Ok(digest)
         })
         .await
     }
@@ -251,33 +354,14 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
         path: &str,
     ) -> Result<(), WorkspaceError> {
         let copy = inside(&self.copies_of(run_id), path)?;
-        let to = inside(workspace, path)?;
-        let rel = path.to_string();
+        let workspace = workspace.to_path_buf();
+        let rel = plain(path)?.to_path_buf();
+        let name = path.to_string();
         blocking(move || {
             if !copy.is_file() {
-                return Err(WorkspaceError::NoCopy(rel));
+                return Err(WorkspaceError::NoCopy(name));
             }
-            // Whatever took the input's place (a folder, a link) goes first.
-            match fs::symlink_metadata(&to) {
-                Ok(meta) if meta.is_dir() => {
-                    fs::remove_dir_all(&to).map_err(|e| io("remove", &to, &e))?;
-                }
-                Ok(meta) if !meta.is_file() => {
-                    fs::remove_file(&to).map_err(|e| io("remove", &to, &e))?;
-                }
-                _ => {}
-            }
-            if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent).map_err(|e| io("create", parent, &e))?;
-            }
-            // Into a new file, then renamed over: a hard link to the input elsewhere keeps
-            // whatever was written through it, the input gets its own content back.
-            let staging = to.with_file_name(format!(
-                ".{}.planwright-restore",
-                to.file_name().and_then(|n| n.to_str()).unwrap_or("input")
-            ));
-            fs::copy(&copy, &staging).map_err(|e| io("restore", &to, &e))?;
-            fs::rename(&staging, &to).map_err(|e| io("restore", &to, &e))
+            put_back(&copy, &workspace, &rel)
         })
         .await
     }
@@ -310,17 +394,20 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
         files: &[ScratchFile],
     ) -> Result<PathBuf, WorkspaceError> {
         let dir = inside(&self.scratch_of(run_id), &safe_component(name))?;
-        let sources: Vec<(PathBuf, PathBuf)> = files
+        // A kept copy is Planwright's own file; a workspace file is opened beneath the
+        // workspace without following a link (docs/security.md, "Links in the workspace").
+        let sources: Vec<(Option<PathBuf>, PathBuf, PathBuf)> = files
             .iter()
             .map(|f| {
-                let from = if f.from_copy {
-                    inside(&self.copies_of(run_id), &f.path)?
+                let copy = if f.from_copy {
+                    Some(inside(&self.copies_of(run_id), &f.path)?)
                 } else {
-                    inside(workspace, &f.path)?
+                    None
                 };
-                Ok((from, inside(&dir, &f.path)?))
+                Ok((copy, PathBuf::from(&f.path), inside(&dir, &f.path)?))
             })
             .collect::<Result<_, WorkspaceError>>()?;
+        let workspace = workspace.to_path_buf();
         blocking(move || {
             match fs::remove_dir_all(&dir) {
                 Ok(()) => {}
@@ -328,21 +415,45 @@ impl WorkspaceFiles for LocalWorkspaceFiles {
                 Err(e) => return Err(io("remove", &dir, &e)),
             }
             fs::create_dir_all(&dir).map_err(|e| io("create", &dir, &e))?;
-            for (from, to) in &sources {
-                if stat_file(from, "")?.is_none() {
-                    return Err(WorkspaceError::Io(format!(
-                        "{} is not a regular file",
-                        from.display()
-                    )));
-                }
+            for (copy, rel, to) in &sources {
+                let mut source = match copy {
+                    Some(copy) => fs::File::open(copy).map_err(|e| io("read", copy, &e))?,
+                    None => match open_input(&workspace, rel)? {
+                        Some((file, _)) => file,
+                        None => {
+                            return Err(WorkspaceError::Io(format!(
+                                "{} is not a regular file",
+                                rel.display()
+                            )))
+                        }
+                    },
+                };
                 if let Some(parent) = to.parent() {
                     fs::create_dir_all(parent).map_err(|e| io("create", parent, &e))?;
                 }
-                fs::copy(from, to).map_err(|e| io("copy", from, &e))?;
+                let mut out = fs::File::create(to).map_err(|e| io("create", to, &e))?;
+                io::copy(&mut source, &mut out).map_err(|e| io("copy", rel, &e))?;
             }
             Ok(dir)
         })
         .await
+    }
+}
+
+/// Writes through to `inner` while hashing what passes.
+struct HashingWriter<'a, W> {
+    inner: &'a mut W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for HashingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -79,8 +79,23 @@ impl Setup {
             .await
             .unwrap()
     }
+    /// Contents in the store: files of their own, and those the packs' indexes list.
     fn objects(&self) -> usize {
-        count_files(&self.runs.join(RUN).join("checkpoints").join("objects"))
+        let store = self.runs.join(RUN).join("checkpoints");
+        let packed: usize = fs::read_dir(store.join("packs"))
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+                    .map(|e| {
+                        let index: serde_json::Map<String, serde_json::Value> =
+                            serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+                        index.len()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0);
+        count_files(&store.join("objects")) + packed
     }
     async fn undo(
         &self,
@@ -399,26 +414,27 @@ async fn an_interrupted_undo_run_again_finishes_without_conflicts() {
 }
 
 #[tokio::test]
-async fn ignored_folders_and_git_are_neither_recorded_nor_touched() {
+async fn ignored_folders_and_git_objects_are_neither_recorded_nor_touched() {
     let s = setup();
     s.write("src/main.rs", "fn main() {}\n");
-    s.write(".git/HEAD", "ref: refs/heads/main\n");
+    s.write(".git/objects/ab/cdef", "object");
+    s.write(".planwright/runs/r/x", "run data");
     s.write("target/debug/app", "binary");
     s.write("web/node_modules/x/index.js", "x");
     let before = s.take().await;
     assert_eq!(before.files, 1);
-    s.write(".git/HEAD", "ref: refs/heads/other\n");
+    s.write(".git/objects/ab/cdef", "object 2");
+    s.write(".git/objects/cd/new", "new object");
     s.write("target/debug/app", "binary 2");
     s.write("src/main.rs", "fn main() { changed() }\n");
     let after = s.take().await;
     let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
     assert_eq!(diff.paths(FileChange::Modified), ["src/main.rs"]);
+    assert!(diff.paths(FileChange::Added).is_empty(), "{diff:?}");
     s.undo(&before.id, Some(&after.id), false).await.unwrap();
     assert_eq!(s.read("src/main.rs").as_deref(), Some("fn main() {}\n"));
-    assert_eq!(
-        s.read(".git/HEAD").as_deref(),
-        Some("ref: refs/heads/other\n")
-    );
+    assert_eq!(s.read(".git/objects/ab/cdef").as_deref(), Some("object 2"));
+    assert_eq!(s.read(".git/objects/cd/new").as_deref(), Some("new object"));
     assert_eq!(s.read("target/debug/app").as_deref(), Some("binary 2"));
 
     // A configurable list.
@@ -430,6 +446,127 @@ async fn ignored_folders_and_git_are_neither_recorded_nor_touched() {
     s.write("deep/secret.env", "k");
     s.write("target/kept", "t");
     assert_eq!(s.take().await.files, 1);
+}
+
+/// Issue 41, High 5: `core.fsmonitor` and a `post-checkout` hook planted in `.git` (by an
+/// unsandboxed command, or one allowed to write it) were neither shown by `runs diff` nor
+/// undone by `runs undo`: the checkpoints left all of `.git` out. Its config, hooks and refs
+/// are recorded now; only its object store is left out.
+#[tokio::test]
+async fn git_config_hooks_and_refs_are_recorded_shown_and_undone() {
+    let s = setup();
+    s.write(".git/config", "[core]\n\tbare = false\n");
+    s.write(".git/HEAD", "ref: refs/heads/main\n");
+    s.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
+    s.write(".hg/hgrc", "[ui]\n");
+    let before = s.take().await;
+    assert_eq!(before.files, 4);
+    s.write(
+        ".git/config",
+        "[core]\n\tbare = false\n\tfsmonitor = touch /tmp/P\n",
+    );
+    s.write(".git/hooks/post-checkout", "#!/bin/sh\ntouch P\n");
+    s.write(".git/refs/heads/evil", "0123\n");
+    s.write(".hg/hgrc", "[hooks]\nupdate = touch P\n");
+    let after = s.take().await;
+    let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
+    assert_eq!(
+        diff.paths(FileChange::Added),
+        [".git/hooks/post-checkout", ".git/refs/heads/evil"]
+    );
+    assert_eq!(
+        diff.paths(FileChange::Modified),
+        [".git/config", ".hg/hgrc"]
+    );
+    let shown = format!("{diff:?}");
+    assert!(shown.contains("fsmonitor = touch /tmp/P"), "{shown}");
+    s.undo(&before.id, Some(&after.id), false).await.unwrap();
+    assert_eq!(
+        s.read(".git/config").as_deref(),
+        Some("[core]\n\tbare = false\n")
+    );
+    assert!(!s.ws.join(".git/hooks/post-checkout").exists());
+    assert!(!s.ws.join(".git/refs").exists());
+    assert_eq!(s.read(".hg/hgrc").as_deref(), Some("[ui]\n"));
+}
+
+/// `git` in `ws`, with no repository above `ws` counted (`GIT_CEILING_DIRECTORIES`).
+fn git_in(ws: &Path, args: &[&str]) -> Option<std::process::Output> {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap())
+        .output()
+        .ok()
+}
+
+/// Issue 41 (High 5), docs/security.md "Open gaps": a workspace without `.git` has none to
+/// bind read-only, so a run can make one (`git init`) with `core.fsmonitor` set; the
+/// checkpoints record it like any file and an undo takes the repository away again.
+#[tokio::test]
+async fn a_repository_a_run_creates_is_shown_and_undone() {
+    let s = setup();
+    let git = git_in(&s.ws, &["--version"]).filter(|o| o.status.success());
+    if test_support::require_or_skip(git.ok_or("git is not installed")).is_none() {
+        return;
+    }
+    s.write("notes.txt", "hello\n");
+    let before = s.take().await;
+    for args in [
+        &["init", "-q"][..],
+        &["config", "core.fsmonitor", "touch planted"],
+    ] {
+        assert!(
+            git_in(&s.ws, args).unwrap().status.success(),
+            "git {args:?}"
+        );
+    }
+    s.write(".git/hooks/post-checkout", "#!/bin/sh\ntouch planted\n");
+    let after = s.take().await;
+    let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
+    let added = diff.paths(FileChange::Added);
+    for path in [".git/HEAD", ".git/config", ".git/hooks/post-checkout"] {
+        assert!(added.contains(&path), "{path} in {added:?}");
+    }
+    assert!(format!("{diff:?}").contains("fsmonitor = touch planted"));
+    s.undo(&before.id, Some(&after.id), false).await.unwrap();
+    for path in [".git/HEAD", ".git/config", ".git/hooks/post-checkout"] {
+        assert!(!s.ws.join(path).exists(), "{path} left");
+    }
+    let status = git_in(&s.ws, &["rev-parse", "--git-dir"]).unwrap();
+    assert!(!status.status.success(), "still a repository");
+    assert_eq!(s.read("notes.txt").as_deref(), Some("hello\n"));
+}
+
+/// Issue 41 (Low): `chmod 000` changes neither size nor time; the checkpoints recorded the
+/// executable bit only, so the change was neither shown nor undone.
+#[tokio::test]
+async fn a_chmod_is_recorded_shown_and_undone() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = setup();
+    s.write("data.txt", "1\n2\n");
+    fs::set_permissions(s.ws.join("data.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    let before = s.take().await;
+    fs::set_permissions(s.ws.join("data.txt"), fs::Permissions::from_mode(0o000)).unwrap();
+    let after = s.take().await;
+    assert_ne!(before.id, after.id);
+    let diff = s.cp.diff(RUN, &before.id, &after.id).await.unwrap();
+    assert_eq!(diff.paths(FileChange::Modified), ["data.txt"]);
+    assert_eq!(
+        diff.files[0].content,
+        DiffContent::Mode {
+            executable: false,
+            old_mode: Some(0o640),
+            new_mode: Some(0o000),
+        }
+    );
+    s.undo(&before.id, Some(&after.id), false).await.unwrap();
+    let mode = fs::metadata(s.ws.join("data.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o640);
+    assert_eq!(s.read("data.txt").as_deref(), Some("1\n2\n"));
 }
 
 #[tokio::test]
@@ -487,10 +624,12 @@ async fn links_are_recorded_as_links_and_special_files_and_odd_names_are_listed(
 async fn a_checkpoint_the_store_could_not_keep_is_incomplete_and_cannot_be_restored() {
     use sha2::{Digest, Sha256};
     let s = setup();
-    s.write("a.txt", "kept?\n");
+    // Bigger than what goes into a pack: a file of its own in `objects/`.
+    let content = "kept?\n".repeat(20_000);
+    s.write("a.txt", &content);
     // The folder the content would go to is a file: the store cannot write it (as a full
     // disk would refuse it).
-    let digest: String = Sha256::digest(b"kept?\n")
+    let digest: String = Sha256::digest(content.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
@@ -547,5 +686,135 @@ async fn discard_removes_a_runs_checkpoints() {
         s.read("a.txt").as_deref(),
         Some("a"),
         "the workspace is not touched"
+    );
+}
+
+/// Every file under `dir` holding `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if meta.is_file()
+            && fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Issue 41, High 3: a session left running swapped folder `d` for a link to a host folder
+/// between two checkpoints; the host's file went into the checkpoint store, `runs diff`
+/// printed it and `runs undo --to-step 1 --force` wrote it into the workspace. Here a
+/// thread swaps `d` and a link to the host folder as fast as it can while checkpoints are
+/// taken: no checkpoint may read through the link.
+#[tokio::test]
+async fn a_folder_swapped_for_a_link_never_brings_host_files_in() {
+    const SECRET: &[u8] = b"HOST SECRET 8d1f";
+    let s = setup();
+    let host = tempfile::tempdir().unwrap();
+    fs::write(host.path().join("secret.txt"), SECRET).unwrap();
+    fs::write(host.path().join("own.txt"), SECRET).unwrap();
+    s.write("d/own.txt", "the workspace's own\n");
+    s.write("keep.txt", "kept\n");
+    std::os::unix::fs::symlink(host.path(), s.ws.join("swap")).unwrap();
+    let first = s.take().await;
+
+    let swapper = test_support::Swapper::start(&s.ws.join("d"), &s.ws.join("swap"));
+    let mut taken = Vec::new();
+    while taken.len() < 60 || swapper.swaps() < 1000 {
+        taken.push(s.take().await);
+    }
+    // The run ends with `d` a link to the host folder.
+    swapper.stop(false);
+    assert!(fs::symlink_metadata(s.ws.join("d")).unwrap().is_symlink());
+    let end = s.take().await;
+
+    let store = s.runs.join(RUN).join("checkpoints");
+    assert_eq!(
+        files_holding(&store, SECRET),
+        Vec::<PathBuf>::new(),
+        "host content in the checkpoint store"
+    );
+    for cp in taken.iter().chain([&end]) {
+        let diff = s.cp.diff(RUN, &first.id, &cp.id).await.unwrap();
+        let shown = format!("{diff:?}");
+        assert!(!shown.contains("HOST SECRET"), "{shown}");
+        assert!(
+            !diff.files.iter().any(|f| f.path.starts_with("d/secret")),
+            "{shown}"
+        );
+    }
+    // Undo to a checkpoint taken while the swapping went on, forced: the workspace gets
+    // its own files back and nothing of the host.
+    for cp in taken.iter().step_by(7) {
+        s.undo(&cp.id, Some(&end.id), true).await.unwrap();
+        assert_eq!(files_holding(&s.ws, SECRET), Vec::<PathBuf>::new());
+        s.undo(&end.id, None, true).await.unwrap();
+    }
+    s.undo(&first.id, Some(&end.id), true).await.unwrap();
+    assert!(fs::symlink_metadata(s.ws.join("d")).unwrap().is_dir());
+    assert_eq!(
+        s.read("d/own.txt").as_deref(),
+        Some("the workspace's own\n")
+    );
+    assert_eq!(files_holding(&s.ws, SECRET), Vec::<PathBuf>::new());
+    let mut host_names: Vec<String> = fs::read_dir(host.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    host_names.sort();
+    assert_eq!(
+        host_names,
+        ["own.txt", "secret.txt"],
+        "the host folder untouched"
+    );
+    assert_eq!(fs::read(host.path().join("own.txt")).unwrap(), SECRET);
+}
+
+/// Issue 41, High 2, the undo's side: after `mv sub sub.bak && ln -s /outside sub`, an undo
+/// to before the run gives back the real `sub/` and its file, removes what the run made,
+/// and neither reads nor writes the folder the link points at.
+#[tokio::test]
+async fn an_undo_after_a_folder_swapped_for_a_link_gives_the_folder_back() {
+    let s = setup();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("data.txt"), "outside, not ours\n").unwrap();
+    s.write("sub/data.txt", "the user's input\n");
+    let first = s.take().await;
+    fs::rename(s.ws.join("sub"), s.ws.join("sub.bak")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.ws.join("sub")).unwrap();
+    let end = s.take().await;
+    let diff = s.cp.diff(RUN, &first.id, &end.id).await.unwrap();
+    assert_eq!(diff.paths(FileChange::Added), ["sub", "sub.bak/data.txt"]);
+    assert!(
+        !format!("{diff:?}").contains("outside, not ours"),
+        "{diff:?}"
+    );
+
+    let restored = s.undo(&first.id, Some(&end.id), false).await.unwrap();
+    assert_eq!(restored.written, ["sub/data.txt"]);
+    assert!(fs::symlink_metadata(s.ws.join("sub")).unwrap().is_dir());
+    assert_eq!(
+        s.read("sub/data.txt").as_deref(),
+        Some("the user's input\n")
+    );
+    assert!(!s.ws.join("sub.bak").exists());
+    let names: Vec<String> = fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["data.txt"]);
+    assert_eq!(
+        fs::read_to_string(outside.path().join("data.txt")).unwrap(),
+        "outside, not ours\n"
     );
 }

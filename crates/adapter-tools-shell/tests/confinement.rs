@@ -5,7 +5,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use adapter_tools_shell::workspace::resolve;
 use adapter_tools_shell::{FileListTool, FileReadTool, FileStrReplaceTool, FileWriteTool};
@@ -308,4 +308,61 @@ async fn the_file_tools_leave_the_projects_config_and_state_alone() {
         .await
         .unwrap();
     assert_eq!(fs::read_to_string(inner.join("t.txt")).unwrap(), "ok");
+}
+
+/// Issue 41, High 5 and item 3: what the runner passes as read-only for every workspace
+/// (relative paths: its own `planwright.toml`, `.planwright/`, `.git`, `.hg`, `.svn`) is
+/// refused to `file_write` and `file_str_replace` in any workspace; a file tool cannot plant
+/// a git hook or `core.fsmonitor` around the sandbox.
+#[tokio::test]
+async fn the_file_tools_leave_every_workspaces_version_control_and_config_alone() {
+    let s = setup();
+    let ctx = ctx(&s.ws);
+    fs::create_dir_all(s.ws.join(".git/hooks")).unwrap();
+    fs::write(s.ws.join(".git/config"), "[core]\n").unwrap();
+    let protected: Vec<PathBuf> = [".git", ".hg", ".svn", "planwright.toml", ".planwright"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    let write = FileWriteTool::new().with_read_only(protected.clone());
+    for path in [
+        ".git/hooks/post-checkout",
+        "./.git/config",
+        ".hg/hgrc",
+        "planwright.toml",
+        ".planwright/x",
+    ] {
+        let err = write
+            .execute(
+                json!({"path": path, "content": "#!/bin/sh\ntouch P\n"}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Refused(m) if m.contains("read-only to tools")),
+            "{path}: {err:?}"
+        );
+    }
+    let err = FileStrReplaceTool::new()
+        .with_read_only(protected)
+        .execute(
+            json!({"path": ".git/config", "old": "[core]", "new": "[core]\n\tfsmonitor = touch P"}),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Refused(_)), "{err:?}");
+    assert_eq!(
+        fs::read_to_string(s.ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!s.ws.join(".git/hooks/post-checkout").exists());
+    write
+        .execute(
+            json!({"path": "src/gitignore.txt", "content": "fine"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
 }

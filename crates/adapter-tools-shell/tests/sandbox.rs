@@ -435,3 +435,96 @@ async fn the_projects_config_and_state_are_read_only_inside_the_workspace() {
         "fine\n"
     );
 }
+
+/// The relative read-only paths the runner passes for every workspace (runner `wiring.rs`,
+/// `protected_paths`): its own config and state and, unless writes are allowed, its
+/// version control.
+fn every_workspaces(vcs_writes: bool) -> Vec<PathBuf> {
+    let mut paths = vec![
+        PathBuf::from("planwright.toml"),
+        PathBuf::from(".planwright"),
+    ];
+    if !vcs_writes {
+        paths.extend(adapter_tools_shell::VCS_FOLDERS.iter().map(PathBuf::from));
+    }
+    paths
+}
+
+fn git(ws: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap()
+}
+
+/// Issue 41, High 5: inside the sandbox the model set `core.fsmonitor` and a `post-checkout`
+/// hook in the workspace's `.git`; the user's next `git status` ran it. By default `.git`
+/// (and `.hg`, `.svn`) is bound read-only over the workspace; allowed, the command may.
+/// Issue 41, item 3: a workspace's own `planwright.toml` and `.planwright/` are read-only
+/// too, whichever folder the workspace is.
+#[tokio::test]
+async fn version_control_is_read_only_inside_the_sandbox_unless_allowed() {
+    if !bwrap_usable("version_control_is_read_only_inside_the_sandbox_unless_allowed")
+        || std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        return;
+    }
+    let plant = "git config core.fsmonitor 'touch /tmp/P'; \
+                 printf '#!/bin/sh\\ntouch P\\n' > .git/hooks/post-checkout; \
+                 chmod +x .git/hooks/post-checkout; \
+                 echo planted >> planwright.toml; touch .planwright/planted; \
+                 echo '[hooks]' > .hg/hgrc; echo fine > fine.txt";
+    for vcs_writes in [false, true] {
+        let dir = visible_outside_dir();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        assert!(git(&ws, &["init", "-q"]).status.success());
+        let config_before = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+        std::fs::write(ws.join("planwright.toml"), "model = \"m\"\n").unwrap();
+        std::fs::create_dir(ws.join(".planwright")).unwrap();
+        std::fs::create_dir(ws.join(".hg")).unwrap();
+        let kit = shell_toolkit(&ShellToolsConfig {
+            sandbox: Sandbox::Bwrap {
+                allow_network: false,
+            },
+            read_only: every_workspaces(vcs_writes),
+            ..ShellToolsConfig::default()
+        });
+        let out = exec(&kit, plant, &ctx(&ws)).await;
+        let fsmonitor = git(&ws, &["config", "--get", "core.fsmonitor"]);
+        let hook = ws.join(".git/hooks/post-checkout");
+        if vcs_writes {
+            assert_eq!(
+                String::from_utf8_lossy(&fsmonitor.stdout).trim(),
+                "touch /tmp/P",
+                "{}",
+                out.content
+            );
+            assert!(hook.is_file(), "{}", out.content);
+            assert!(ws.join(".hg/hgrc").is_file(), "{}", out.content);
+        } else {
+            assert!(!fsmonitor.status.success(), "{}", out.content);
+            assert_eq!(
+                std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+                config_before
+            );
+            assert!(!hook.exists(), "{}", out.content);
+            assert!(!ws.join(".hg/hgrc").exists(), "{}", out.content);
+        }
+        // Planwright's own files stay read-only either way.
+        assert_eq!(
+            std::fs::read_to_string(ws.join("planwright.toml")).unwrap(),
+            "model = \"m\"\n",
+            "{}",
+            out.content
+        );
+        assert!(!ws.join(".planwright/planted").exists(), "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(ws.join("fine.txt")).unwrap(),
+            "fine\n"
+        );
+    }
+}

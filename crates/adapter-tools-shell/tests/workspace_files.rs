@@ -156,3 +156,88 @@ async fn copies_of_runs_stay_apart_and_run_ids_cannot_climb_out() {
     port.discard_copies("run_1").await.unwrap();
     assert!(copies.path().join("runs/_evil/inputs/data.txt").is_file());
 }
+
+/// Issue 41, High 2: the model ran `mv sub sub.bak && ln -s /outside sub`; restoring the
+/// input `sub/data.txt` wrote `/outside/data.txt` (and a staging file there). The restore
+/// must put the input back in a real `sub/` folder and leave the outside folder alone.
+#[tokio::test]
+async fn an_input_restore_never_writes_through_a_folder_swapped_for_a_link() {
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir(ws.path().join("sub")).unwrap();
+    fs::write(ws.path().join("sub/data.txt"), "the user's input\n").unwrap();
+    fs::write(outside.path().join("data.txt"), "outside, not ours\n").unwrap();
+    let port = LocalWorkspaceFiles::new(copies.path());
+    port.keep_copy("run_1", ws.path(), "sub/data.txt")
+        .await
+        .unwrap();
+
+    // The model's command.
+    fs::rename(ws.path().join("sub"), ws.path().join("sub.bak")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("sub")).unwrap();
+
+    // What the runtime sees of the input: gone (a link is in its way), not the outside file.
+    assert_eq!(port.stat(ws.path(), "sub/data.txt").await.unwrap(), None);
+    assert_eq!(port.digest(ws.path(), "sub/data.txt").await.unwrap(), None);
+    assert_eq!(
+        port.head(ws.path(), "sub/data.txt", 100).await.unwrap(),
+        None
+    );
+    let _ = port.restore("run_1", ws.path(), "sub/data.txt").await;
+
+    let mut there: Vec<String> = fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    there.sort();
+    assert_eq!(there, ["data.txt"], "nothing created outside");
+    assert_eq!(
+        fs::read_to_string(outside.path().join("data.txt")).unwrap(),
+        "outside, not ours\n",
+        "the outside file is untouched"
+    );
+    let sub = fs::symlink_metadata(ws.path().join("sub")).unwrap();
+    assert!(sub.is_dir(), "the input is back in a real folder");
+    assert_eq!(
+        fs::read_to_string(ws.path().join("sub/data.txt")).unwrap(),
+        "the user's input\n"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.path().join("sub.bak/data.txt")).unwrap(),
+        "the user's input\n",
+        "what the model moved stays where it put it"
+    );
+}
+
+/// Issue 41 (Low): `chmod 000` on an input changes neither its size nor its time, so it was
+/// not noticed; its permissions are among its facts now, and a restore puts them back.
+#[tokio::test]
+async fn an_inputs_permissions_are_seen_and_put_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let data = ws.path().join("data.txt");
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o640)).unwrap();
+    let port = LocalWorkspaceFiles::new(copies.path());
+    let before = port.stat(ws.path(), "data.txt").await.unwrap().unwrap();
+    assert_eq!(before.mode, Some(0o640));
+    let listed = port.list(ws.path(), 10).await.unwrap();
+    assert_eq!(listed.files[0].mode, Some(0o640));
+    port.keep_copy("run_1", ws.path(), "data.txt")
+        .await
+        .unwrap();
+
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o000)).unwrap();
+    let after = port.stat(ws.path(), "data.txt").await.unwrap().unwrap();
+    assert_eq!(
+        (after.size, after.modified_ns),
+        (before.size, before.modified_ns)
+    );
+    assert_eq!(after.mode, Some(0o000));
+    port.restore("run_1", ws.path(), "data.txt").await.unwrap();
+    let mode = fs::metadata(&data).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o640);
+    assert_eq!(fs::read_to_string(&data).unwrap(), "1\n2\n");
+}

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use domain::ports::{DiffContent, FileChange, FileDiff, Restored, WorkspaceDiff};
+use domain::ports::{shown_path, DiffContent, FileChange, FileDiff, Restored, WorkspaceDiff};
 
 use crate::safe_text::terminal_safe;
 use crate::terminal::{paint, Colour};
@@ -58,7 +58,7 @@ fn header(file: &FileDiff, colour: bool) -> String {
         FileChange::Modified => ("modified", Colour::Yellow),
         FileChange::Deleted => ("deleted ", Colour::Red),
     };
-    format!("{} {}", paint(word, c, colour), terminal_safe(&file.path))
+    format!("{} {}", paint(word, c, colour), shown_path(&file.path))
 }
 
 fn sizes(old: Option<u64>, new: Option<u64>) -> String {
@@ -89,10 +89,15 @@ fn described(content: &DiffContent) -> String {
             new_target,
         } => format!(
             "symbolic link: {} → {}",
-            old_target.as_deref().map_or("(none)".into(), terminal_safe),
-            new_target.as_deref().map_or("(none)".into(), terminal_safe)
+            old_target.as_deref().map_or("(none)".into(), shown_path),
+            new_target.as_deref().map_or("(none)".into(), shown_path)
         ),
-        DiffContent::Mode { executable } => format!(
+        DiffContent::Mode {
+            old_mode: Some(old),
+            new_mode: Some(new),
+            ..
+        } => format!("permissions {old:03o} → {new:03o}"),
+        DiffContent::Mode { executable, .. } => format!(
             "executable bit {}",
             if *executable { "set" } else { "cleared" }
         ),
@@ -106,13 +111,13 @@ pub fn undo_text(run_id: &str, restored: &Restored) -> String {
         let _ = writeln!(s, "Nothing to undo: the workspace is as it was.");
     }
     for path in &restored.written {
-        let _ = writeln!(s, "restored {}", terminal_safe(path));
+        let _ = writeln!(s, "restored {}", shown_path(path));
     }
     for path in &restored.removed {
-        let _ = writeln!(s, "removed  {}", terminal_safe(path));
+        let _ = writeln!(s, "removed  {}", shown_path(path));
     }
     for c in &restored.forced {
-        let _ = writeln!(s, "forced   {} ({:?})", terminal_safe(&c.path), c.reason);
+        let _ = writeln!(s, "forced   {} ({:?})", shown_path(&c.path), c.reason);
     }
     let _ = writeln!(
         s,
@@ -185,5 +190,51 @@ mod tests {
         );
         assert!(text.contains("2 file(s) changed: 1 created, 0 modified, 1 deleted"));
         assert_eq!(diff_text(&diff(Vec::new()), false), "No changes.\n");
+    }
+
+    /// Issue 41 (Low): file names reached the terminal raw in `runs diff` and `runs undo`
+    /// output; a newline split a line, an escape sequence reached the terminal.
+    #[test]
+    fn file_names_are_shown_escaped_one_line_each() {
+        use domain::ports::{Checkpoint, ConflictReason, RestoreConflict};
+        let hostile = "evil\x1b]52;c;cm0gLXJm\x07\nfake line\x1b[2J.txt";
+        let d = diff(vec![FileDiff {
+            path: hostile.into(),
+            change: FileChange::Added,
+            content: DiffContent::Link {
+                old_target: None,
+                new_target: Some("/etc\n\x1b[31m".into()),
+            },
+        }]);
+        let undone = Restored {
+            before: Checkpoint {
+                id: CheckpointId::new("c0"),
+                files: 1,
+                bytes: 1,
+                stored_bytes: 0,
+                left_out: Vec::new(),
+                complete: true,
+            },
+            written: vec![hostile.into()],
+            removed: vec![hostile.into()],
+            forced: vec![RestoreConflict {
+                path: hostile.into(),
+                reason: ConflictReason::ChangedAfterRun,
+            }],
+        };
+        for text in [diff_text(&d, false), undo_text("run_1", &undone)] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{text:?}"
+            );
+            assert!(
+                !text.lines().any(|l| l.starts_with("fake line")),
+                "a name split a line: {text:?}"
+            );
+            assert!(
+                text.contains("evil\\x1b]52;c;cm0gLXJm\\x07\\nfake line\\x1b[2J.txt"),
+                "{text:?}"
+            );
+        }
     }
 }

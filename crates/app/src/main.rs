@@ -167,8 +167,10 @@ fn init_tracing(
 async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
     // Once per process: every run built from here on is offered the same servers.
     mcp::declare(&loaded.layers)?;
+    let config_file = cli.config.clone();
     if let Some(opts) = cli.command.run_options_mut() {
         opts.anthropic = loaded.layers.anthropic();
+        opts.config_file = config_file;
     }
     match cli.command {
         Command::Run(args) => run::run(&cli.db, args).await,

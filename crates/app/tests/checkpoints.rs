@@ -346,3 +346,71 @@ async fn prune_discards_the_checkpoints_of_old_runs_only() {
     let (code, _, _) = planwright(&pw, &["runs", "diff", &run_id]).await;
     assert_eq!(code, 2, "nothing left to diff");
 }
+
+/// Issue 41, High 5: inside the sandbox the model set `core.fsmonitor` and a `post-checkout`
+/// hook in the workspace's `.git`; `runs diff` did not show it and `runs undo` kept it, and
+/// the user's next `git status` ran it. By default the sandbox refuses it; with
+/// `--sandbox-vcs-writes` it is allowed, shown by `runs diff` and removed by `runs undo`.
+#[tokio::test]
+async fn a_planted_git_hook_is_refused_or_shown_and_undone() {
+    if !bwrap_works("a_planted_git_hook_is_refused_or_shown_and_undone") {
+        return;
+    }
+    let plant = "git config core.fsmonitor 'touch PWNED'; \
+                 printf '#!/bin/sh\\ntouch PWNED\\n' > .git/hooks/post-checkout; \
+                 chmod +x .git/hooks/post-checkout; echo tried";
+    for allowed in [false, true] {
+        let server = ScriptedOpenAi::start(vec![
+            plan(&["Configure git"]),
+            call("shell_exec", json!({ "command": plant })),
+            complete(true, "configured"),
+            text("Configured."),
+        ])
+        .await;
+        let pw = Planwright::new();
+        let ws = user_folder(&pw);
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&ws)
+                .output()
+                .expect("git")
+        };
+        assert!(git(&["init", "-q"]).status.success());
+        let config = read(&ws.join(".git/config")).expect("config");
+        let mut args = vec!["--workspace", "work", "--sandbox", "bwrap"];
+        if allowed {
+            args.push("--sandbox-vcs-writes");
+        }
+        let res = pw.run(&server, "Configure git in this folder", &args).await;
+        assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+        let run_id = res.json["run_id"].as_str().expect("run id").to_string();
+        let hook = ws.join(".git/hooks/post-checkout");
+        let (code, diff, stderr) = planwright(&pw, &["runs", "diff", &run_id]).await;
+        assert_eq!(code, 0, "{stderr}");
+        if !allowed {
+            assert_eq!(read(&ws.join(".git/config")), Some(config), "{diff}");
+            assert!(!hook.exists(), "{diff}");
+            assert_eq!(diff, "No changes.\n");
+            continue;
+        }
+        assert!(hook.is_file(), "{diff}");
+        assert!(diff.contains("modified .git/config\n"), "{diff}");
+        assert!(diff.contains("+\tfsmonitor = touch PWNED"), "{diff}");
+        assert!(
+            diff.contains("created  .git/hooks/post-checkout\n"),
+            "{diff}"
+        );
+        let (code, undone, stderr) = planwright(&pw, &["runs", "undo", &run_id]).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            undone.contains("removed  .git/hooks/post-checkout"),
+            "{undone}"
+        );
+        assert!(!hook.exists(), "{undone}");
+        assert_eq!(read(&ws.join(".git/config")), Some(config), "{undone}");
+        let fsmonitor = git(&["config", "--get", "core.fsmonitor"]);
+        assert!(!fsmonitor.status.success(), "{undone}");
+        assert!(!ws.join("PWNED").exists());
+    }
+}

@@ -16,6 +16,58 @@ fn user_folder(pw: &Planwright) -> std::path::PathBuf {
     ws
 }
 
+/// Issue 41 (Low): `chmod 000 data.txt` changes neither the input's size nor its time; it
+/// was neither noticed nor undone. Now the run puts the permissions back and says so, and
+/// the run's diff shows no change left.
+#[tokio::test]
+async fn an_inputs_permissions_changed_by_a_command_are_restored() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Compute the total"]),
+        call("shell_exec", json!({"command": "chmod 000 data.txt"})),
+        call("shell_exec", json!({"command": "echo 3 > total.txt"})),
+        complete(true, "total.txt holds 3"),
+        text("Wrote the total."),
+    ])
+    .await;
+    let pw = Planwright::new();
+    let ws = user_folder(&pw);
+    std::fs::set_permissions(ws.join("data.txt"), std::fs::Permissions::from_mode(0o640))
+        .expect("chmod");
+    let res = pw
+        .run(
+            &server,
+            "Sum the numbers in data.txt and write the total to total.txt",
+            &["--workspace", "work", "--sandbox", "none"],
+        )
+        .await;
+    assert_eq!(res.code(), 0, "stderr:\n{}", res.stderr());
+    let j = &res.json;
+    assert_eq!(j["status"], "completed", "{j}");
+    let mode = std::fs::metadata(ws.join("data.txt"))
+        .expect("data.txt")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o640, "the permissions are back");
+    assert_eq!(j["files"]["restored"], json!(["data.txt"]), "{j}");
+    let reqs = server.requests().await;
+    let seen = tool_messages(&reqs[2]).join("\n");
+    assert!(
+        seen.starts_with("Refused: data.txt is an input of this task"),
+        "{seen}"
+    );
+    let run_id = j["run_id"].as_str().expect("run id");
+    let diff = pw.exec(&["runs", "diff", run_id, "--json"], &[]).await;
+    let diff: serde_json::Value = serde_json::from_slice(&diff.stdout).expect("the diff as JSON");
+    let paths: Vec<&str> = diff["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["total.txt"], "{diff}");
+}
+
 #[tokio::test]
 async fn an_input_overwritten_by_a_shell_command_is_restored_and_reported() {
     let server = ScriptedOpenAi::start(vec![

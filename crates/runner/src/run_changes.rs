@@ -71,12 +71,17 @@ pub enum RunChangesError {
     Store(String),
 }
 
+/// The conflicting paths, each as shown to a person (control characters escaped: a name
+/// cannot reach the terminal as an escape sequence nor split the message).
 fn conflict_list(conflicts: &[RestoreConflict]) -> String {
     conflicts
         .iter()
-        .map(|c| match c.reason {
-            domain::ports::ConflictReason::ChangedAfterRun => c.path.clone(),
-            domain::ports::ConflictReason::NotKept => format!("{} (content not kept)", c.path),
+        .map(|c| {
+            let path = domain::ports::shown_path(&c.path);
+            match c.reason {
+                domain::ports::ConflictReason::ChangedAfterRun => path.into_owned(),
+                domain::ports::ConflictReason::NotKept => format!("{path} (content not kept)"),
+            }
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -634,5 +639,41 @@ mod tests {
         assert!(cp.restores.lock().unwrap().is_empty(), "nothing restored");
         let lease = store.get_run("r").await.unwrap().unwrap().lease.unwrap();
         assert_eq!(lease.owner, resume, "the resume keeps the run");
+    }
+
+    /// Issue 41 (Low): the undo's conflict message printed file names raw: an escape
+    /// sequence reached the terminal, a newline split the message.
+    #[test]
+    fn conflict_messages_show_file_names_escaped() {
+        let conflicts = vec![
+            RestoreConflict {
+                path: "a\nfake: line\x1b[2J.txt".into(),
+                reason: domain::ports::ConflictReason::ChangedAfterRun,
+            },
+            RestoreConflict {
+                path: "big\x1b]0;title\x07.bin".into(),
+                reason: domain::ports::ConflictReason::NotKept,
+            },
+        ];
+        let message = RunChangesError::Conflicts(conflicts.clone()).to_string();
+        assert!(
+            !message.contains('\n') && !message.contains('\u{1b}'),
+            "{message:?}"
+        );
+        assert!(
+            message.contains(
+                "a\\nfake: line\\x1b[2J.txt, big\\x1b]0;title\\x07.bin (content not kept)"
+            ),
+            "{message}"
+        );
+        let from_port = CheckpointError::Conflicts {
+            conflicts,
+            before: CheckpointId::new("c0"),
+        }
+        .to_string();
+        assert!(
+            !from_port.contains('\n') && !from_port.contains('\u{1b}'),
+            "{from_port:?}"
+        );
     }
 }

@@ -266,6 +266,8 @@ pub struct RunSettings {
     pub checkpoints: CheckpointSettings,
     pub sandbox: SandboxMode,
     pub sandbox_network: bool,
+    /// Sandboxed commands and the file tools may change `.git`, `.hg` and `.svn`.
+    pub sandbox_vcs_writes: bool,
     pub shell_env: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub search: Option<SearchChoice>,
@@ -281,6 +283,9 @@ pub struct RunSettings {
     pub provider: Option<Provider>,
     /// With `provider` Anthropic: the `[providers.anthropic]` table.
     pub anthropic: AnthropicSettings,
+    /// The config file the command read in place of `./planwright.toml` (`--config`):
+    /// read-only to the run's tools when it lies in the workspace.
+    pub config_file: Option<PathBuf>,
     pub api_key_env: Option<String>,
     pub base_url: Option<String>,
     pub stream: bool,
@@ -321,6 +326,7 @@ impl Default for RunSettings {
             checkpoints: CheckpointSettings::default(),
             sandbox: SandboxMode::Auto,
             sandbox_network: false,
+            sandbox_vcs_writes: false,
             shell_env: Vec::new(),
             disabled_tools: Vec::new(),
             search: None,
@@ -335,6 +341,7 @@ impl Default for RunSettings {
             lease: Duration::from_secs(30),
             provider: None,
             anthropic: AnthropicSettings::default(),
+            config_file: None,
             api_key_env: None,
             base_url: None,
             stream: false,

@@ -320,7 +320,7 @@ pub fn tools(
             env: adapter_tools_shell::ShellEnv {
                 pass: opts.shell_env.clone(),
             },
-            read_only: protected_paths(),
+            read_only: protected_paths(opts),
             ..Default::default()
         });
         set = offer(set, &mut families, "shell and files", toolkit.tools);
@@ -492,10 +492,14 @@ pub fn runtime(
     )
 }
 
-/// The project's config and state and the user's config folder: read-only to sandboxed
-/// commands whatever the workspace (docs/security.md, "Project configuration and trust").
+/// What stays read-only to sandboxed commands and the file tools whatever the workspace
+/// (docs/security.md, "Project configuration and trust", "Version control"): the project's
+/// config and state, the user's config folder, the config file named by `--config` when it
+/// lies in the workspace; and in every workspace (relative paths) its own `planwright.toml`
+/// and `.planwright/`, and its `.git`, `.hg` and `.svn` unless `--sandbox-vcs-writes`.
 #[cfg(feature = "tools-shell")]
-fn protected_paths() -> Vec<std::path::PathBuf> {
+pub fn protected_paths(opts: &RunSettings) -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
     let mut paths = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         paths.push(cwd.join(PROJECT_FILE));
@@ -503,6 +507,16 @@ fn protected_paths() -> Vec<std::path::PathBuf> {
     }
     if let Some(dir) = crate::state_folder::user_config_dir() {
         paths.push(dir);
+    }
+    paths.extend(
+        opts.config_file
+            .iter()
+            .filter_map(|f| std::path::absolute(f).ok()),
+    );
+    paths.push(PathBuf::from(PROJECT_FILE));
+    paths.push(PathBuf::from(crate::state_folder::STATE_FOLDER));
+    if !opts.sandbox_vcs_writes {
+        paths.extend(adapter_tools_shell::VCS_FOLDERS.iter().map(PathBuf::from));
     }
     paths
 }

@@ -1,9 +1,12 @@
 //! A run's workspace files, as the HTTP API (`/v1/runs/{id}/files/...`) and the MCP
-//! resources (`planwright://runs/{id}/files/...`) serve them: listed, and opened confined to
-//! the workspace.
+//! resources (`planwright://runs/{id}/files/...`) serve them: listed, and opened beneath the
+//! workspace without following a symbolic link at any component (`fs_beneath`), so a link
+//! a run's command swaps in during a download is never followed (docs/security.md, "Links
+//! in the workspace").
 
 use std::path::{Component, Path, PathBuf};
 
+use fs_beneath::{Folder, Kind};
 use serde_json::{json, Value};
 
 use super::error::ApiError;
@@ -21,65 +24,52 @@ pub struct ConfinedFile {
     pub text: bool,
 }
 
-/// Opens `rel` inside `workspace` for download: relative paths only, no `..`, the resolved
-/// file (symlinks followed) must still be inside the workspace, and it must be a regular
-/// file with one link (a hard link made to a file outside the workspace is refused) of at
-/// most [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself. `rel` may be
-/// any bytes (a name that is not UTF-8 too).
+/// Opens `rel` inside `workspace` for download: relative paths only, no `..`, no symbolic
+/// link at any component (one swapped in meanwhile included: the kernel resolves the path
+/// from the workspace's descriptor in one call), and it must be a regular file with one
+/// link (a hard link made to a file outside the workspace is refused) of at most
+/// [`MAX_DOWNLOAD_BYTES`]. The checks are made on the opened file itself. `rel` may be any
+/// bytes (a name that is not UTF-8 too).
 pub fn open_confined(workspace: &Path, rel_path: &Path) -> Result<ConfinedFile, ApiError> {
     use std::io::{Read, Seek};
-    use std::os::unix::fs::MetadataExt;
     let rel = rel_path.display();
     if rel_path.as_os_str().is_empty() {
         return Err(ApiError::BadRequest("no file path given".into()));
     }
+    let outside = || ApiError::Forbidden(format!("'{rel}' is outside the run's workspace"));
     if rel_path.is_absolute()
         || rel_path
             .components()
             .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
     {
-        return Err(ApiError::Forbidden(format!(
-            "'{rel}' is outside the run's workspace"
-        )));
+        return Err(outside());
     }
-    let root = std::fs::canonicalize(workspace)
+    let root = Folder::open(workspace)
         .map_err(|_| ApiError::NotFound("the run's workspace does not exist".into()))?;
-    let target = std::fs::canonicalize(root.join(rel_path))
-        .map_err(|_| ApiError::NotFound(format!("no file '{rel}' in the workspace")))?;
-    if !target.starts_with(&root) {
-        return Err(ApiError::Forbidden(format!(
-            "'{rel}' is outside the run's workspace"
-        )));
-    }
     let not_regular = || ApiError::NotFound(format!("'{rel}' is not a regular file"));
-    if !std::fs::metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
-        return Err(not_regular());
-    }
     // Non-blocking, so a file swapped for a FIFO meanwhile cannot hang the request.
-    let mut file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-            .open(&target)
-            .map_err(|_| ApiError::NotFound(format!("no file '{rel}' in the workspace")))?
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| ApiError::Internal(format!("cannot read '{rel}': {e}")))?;
-    if !meta.file_type().is_file() {
-        return Err(not_regular());
-    }
-    if meta.nlink() > 1 {
+    let (mut file, meta) = root.open_file(rel_path).map_err(|e| {
+        if fs_beneath::is_link(&e) {
+            ApiError::Forbidden(format!(
+                "'{rel}' is or goes through a symbolic link; links in a workspace are not \
+                 followed"
+            ))
+        } else if e.kind() == std::io::ErrorKind::InvalidInput {
+            not_regular()
+        } else {
+            ApiError::NotFound(format!("no file '{rel}' in the workspace"))
+        }
+    })?;
+    if meta.links > 1 {
         return Err(ApiError::Forbidden(format!(
             "'{rel}' has {} hard links; files linked from elsewhere are not served",
-            meta.nlink()
+            meta.links
         )));
     }
-    if meta.len() > MAX_DOWNLOAD_BYTES {
+    if meta.size > MAX_DOWNLOAD_BYTES {
         return Err(ApiError::TooLarge(format!(
             "'{rel}' has {} bytes; downloads are limited to {} MiB",
-            meta.len(),
+            meta.size,
             MAX_DOWNLOAD_BYTES >> 20
         )));
     }
@@ -94,14 +84,14 @@ pub fn open_confined(workspace: &Path, rel_path: &Path) -> Result<ConfinedFile, 
         Ok(_) => true,
         Err(e) => e.error_len().is_none(),
     };
-    let name = target
+    let name = rel_path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "file".to_string());
     Ok(ConfinedFile {
         name,
         file,
-        len: meta.len(),
+        len: meta.size,
         text,
     })
 }
@@ -168,13 +158,20 @@ impl Listing {
     }
 }
 
-/// The workspace's regular files (symlinks left out), folders nearest the workspace first,
-/// within `limits`.
+/// The workspace's regular files (symlinks left out, never followed), folders nearest the
+/// workspace first, within `limits`; each folder is opened from the workspace's descriptor
+/// when its turn comes, never through a link.
 pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
     let mut listing = Listing::default();
-    let mut folders = std::collections::VecDeque::from([(workspace.to_path_buf(), 0usize)]);
-    'walk: while let Some((dir, depth)) = folders.pop_front() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(root) = Folder::open(workspace) else {
+        return listing;
+    };
+    let mut folders = std::collections::VecDeque::from([(PathBuf::new(), 0usize)]);
+    'walk: while let Some((at, depth)) = folders.pop_front() {
+        let Ok(folder) = root.folder(&at) else {
+            continue;
+        };
+        let Ok(entries) = folder.entries() else {
             continue;
         };
         for entry in entries {
@@ -183,27 +180,18 @@ pub fn list_files(workspace: &Path, limits: ListLimits) -> Listing {
                 break 'walk;
             }
             listing.looked_at += 1;
-            let Ok(entry) = entry else {
-                continue;
-            };
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_dir() {
-                if depth + 1 > limits.max_depth {
-                    listing.truncated = true;
-                } else {
-                    folders.push_back((path, depth + 1));
-                }
-            } else if kind.is_file() {
-                if let Ok(rel) = path.strip_prefix(workspace) {
-                    let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            let name = Path::new(&entry.name);
+            match entry.kind {
+                Kind::Folder if depth + 1 > limits.max_depth => listing.truncated = true,
+                Kind::Folder => folders.push_back((at.join(name), depth + 1)),
+                Kind::File => {
+                    let bytes = folder.stat(name).map(|m| m.size).unwrap_or(0);
                     listing.files.push(ListedFile {
-                        rel: rel.to_path_buf(),
+                        rel: at.join(name),
                         bytes,
                     });
                 }
+                Kind::Link | Kind::Special => {}
             }
         }
     }

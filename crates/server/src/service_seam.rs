@@ -19,6 +19,8 @@ use runner::service::{
 #[derive(Default)]
 struct FakeRuns {
     queued: std::sync::Mutex<Vec<(Option<String>, String)>>,
+    /// Every run's workspace, when set.
+    workspace: Option<std::path::PathBuf>,
 }
 
 #[async_trait]
@@ -117,7 +119,9 @@ impl RunService for FakeRuns {
         _: &Caller,
         run_id: &str,
     ) -> Result<std::path::PathBuf, RunServiceError> {
-        Err(runner::service::unknown_run(run_id))
+        self.workspace
+            .clone()
+            .ok_or_else(|| runner::service::unknown_run(run_id))
     }
 
     async fn workspaces(&self, _: &Caller) -> Result<Vec<RunWorkspace>, RunServiceError> {
@@ -125,23 +129,30 @@ impl RunService for FakeRuns {
     }
 }
 
-#[tokio::test]
+/// The API over `fake` on a local port, with the token `t0ken`; its address.
 #[allow(clippy::unwrap_used)]
-async fn the_api_serves_runs_from_any_run_service() {
+async fn serve_over(fake: Arc<FakeRuns>, folder: &std::path::Path) -> std::net::SocketAddr {
     let store = Arc::new(domain::testing::MemoryStore::new());
     let Ok(mut state) = Arc::try_unwrap(super::test_state(store)) else {
         panic!("the state is shared");
     };
-    let folder = tempfile::tempdir().unwrap();
-    state.tokens = super::tokens::TokenBook::new("t0ken".into(), folder.path()).unwrap();
-    let fake = Arc::new(FakeRuns::default());
-    state.service = fake.clone();
+    state.tokens = super::tokens::TokenBook::new("t0ken".into(), folder).unwrap();
+    state.service = fake;
     let app = super::api::router(Arc::new(state));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
+    addr
+}
+
+#[tokio::test]
+#[allow(clippy::unwrap_used)]
+async fn the_api_serves_runs_from_any_run_service() {
+    let folder = tempfile::tempdir().unwrap();
+    let fake = Arc::new(FakeRuns::default());
+    let addr = serve_over(fake.clone(), folder.path()).await;
     let http = reqwest::Client::new();
     let url = |path: &str| format!("http://{addr}/v1{path}");
 
@@ -220,4 +231,55 @@ async fn the_api_serves_runs_from_any_run_service() {
         .await
         .unwrap();
     assert_eq!(file.status(), StatusCode::NOT_FOUND);
+}
+
+/// Issue 41, High 4: a run's shell swapped a workspace file for a link to
+/// `../../../server-token` while a client holding `read` downloaded it in a loop; 273 of
+/// 25,146 downloads returned the token. Here a thread exchanges the file and such a link as
+/// fast as it can while the client downloads: no download may return the outside file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::unwrap_used)]
+async fn a_link_swapped_in_during_downloads_is_never_served() {
+    const SECRET: &str = "pw_admin_token_9f3c";
+    let folder = tempfile::tempdir().unwrap();
+    let ws = folder.path().join("runs/run_1/workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(folder.path().join("server-token"), SECRET).unwrap();
+    std::fs::write(ws.join("report.txt"), "the run's report").unwrap();
+    std::os::unix::fs::symlink("../../../server-token", ws.join("swap")).unwrap();
+    let fake = Arc::new(FakeRuns {
+        workspace: Some(ws.clone()),
+        ..FakeRuns::default()
+    });
+    let addr = serve_over(fake, folder.path()).await;
+    let http = reqwest::Client::new();
+    let url = format!("http://{addr}/v1/runs/run_1/files/report.txt");
+
+    let swapper = test_support::Swapper::start(&ws.join("report.txt"), &ws.join("swap"));
+    let (mut served, mut refused) = (0u32, 0u32);
+    for _ in 0..4000 {
+        let answer = http.get(&url).bearer_auth("t0ken").send().await.unwrap();
+        let status = answer.status();
+        let body = answer.text().await.unwrap_or_default();
+        assert!(
+            !body.contains(SECRET),
+            "download {served}: served the outside file"
+        );
+        if status == StatusCode::OK {
+            assert_eq!(body, "the run's report");
+            served += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    let swaps = swapper.swaps();
+    swapper.stop(true);
+    assert!(
+        swaps > 100,
+        "the swapping thread hardly ran ({swaps} swaps)"
+    );
+    assert!(
+        served > 0 && refused > 0,
+        "{served} served, {refused} refused"
+    );
 }

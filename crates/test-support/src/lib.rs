@@ -9,7 +9,9 @@
 //! - [`tool_context`]: the `ToolContext` a tool call gets, for tests calling tools directly;
 //! - [`wait_until`]: polls a condition until it holds (never a fixed sleep), and
 //!   [`process_gone`]: whether a process is dead (gone, or a zombie);
-//! - [`pip_venv`]: a Python venv with one pip package, made once and kept.
+//! - [`pip_venv`]: a Python venv with one pip package, made once and kept;
+//! - [`Swapper`]: a thread exchanging two paths in a loop (a file or folder and a symbolic
+//!   link), for the tests of races between a check and a use.
 //!
 //! The fakes of the ports stay in `domain::testing` (feature `testing`), in memory and
 //! beside the ports they fake; this crate is for what needs the machine.
@@ -22,10 +24,12 @@
 
 mod ci;
 mod process;
+mod swap;
 mod venv;
 
 pub use ci::{require_or_skip, skip_unless, under_ci};
 pub use process::{process_gone, wait_until};
+pub use swap::Swapper;
 pub use venv::pip_venv;
 
 use std::path::Path;

@@ -3,15 +3,32 @@
 //! content, the targets of symbolic links, and what could not be shown (docs/checkpoints.md).
 
 use domain::ports::{
-    CheckpointError, CheckpointId, DiffContent, FileChange, FileDiff, WorkspaceDiff,
+    shown_path, CheckpointError, CheckpointId, DiffContent, FileChange, FileDiff, WorkspaceDiff,
 };
 use similar::TextDiff;
 
 use super::store::{Entry, Manifest, RunStore};
 
-/// Whether two entries hold the same thing (for a content not kept: the same size and time).
+/// Whether two entries hold the same thing (for a content not kept: the same size and time;
+/// for files, the same permissions when both sides recorded them).
 pub(crate) fn same(a: Option<&Entry>, b: Option<&Entry>) -> bool {
-    a == b
+    match (a, b) {
+        (
+            Some(Entry::File {
+                digest: d1,
+                size: s1,
+                executable: x1,
+                mode: m1,
+            }),
+            Some(Entry::File {
+                digest: d2,
+                size: s2,
+                executable: x2,
+                mode: m2,
+            }),
+        ) => d1 == d2 && s1 == s2 && x1 == x2 && (m1.is_none() || m2.is_none() || m1 == m2),
+        _ => a == b,
+    }
 }
 
 /// The text of `bytes`, when it is text: UTF-8 without a NUL byte.
@@ -45,30 +62,39 @@ fn content_of(
     }
     let digest = |e: Option<&Entry>| match e {
         Some(Entry::File {
-            digest, executable, ..
-        }) => Some((digest.clone(), *executable)),
+            digest,
+            executable,
+            mode,
+            ..
+        }) => Some((digest.clone(), *executable, *mode)),
         _ => None,
     };
     let (old_file, new_file) = (digest(old), digest(new));
-    if let (Some((a, _)), Some((b, executable))) = (&old_file, &new_file) {
+    if let (Some((a, _, old_mode)), Some((b, executable, new_mode))) = (&old_file, &new_file) {
         if a == b {
+            let both = old_mode.is_some() && new_mode.is_some();
             return Ok(DiffContent::Mode {
                 executable: *executable,
+                old_mode: old_mode.filter(|_| both),
+                new_mode: new_mode.filter(|_| both),
             });
         }
     }
-    let read = |file: &Option<(String, bool)>| -> Result<Option<Vec<u8>>, CheckpointError> {
-        match file {
-            Some((digest, _)) => store.read_object(digest, max_text_bytes),
-            None => Ok(Some(Vec::new())),
-        }
-    };
+    let read =
+        |file: &Option<(String, bool, Option<u32>)>| -> Result<Option<Vec<u8>>, CheckpointError> {
+            match file {
+                Some((digest, _, _)) => store.read_object(digest, max_text_bytes),
+                None => Ok(Some(Vec::new())),
+            }
+        };
     let (Some(old_bytes), Some(new_bytes)) = (read(&old_file)?, read(&new_file)?) else {
         return Ok(DiffContent::TooLongToShow { old_size, new_size });
     };
     let (Some(old_text), Some(new_text)) = (text_of(&old_bytes), text_of(&new_bytes)) else {
         return Ok(DiffContent::Binary { old_size, new_size });
     };
+    // The names as shown (control characters escaped): one header line each.
+    let path = shown_path(path);
     let old_name = if old.is_some() {
         format!("a/{path}")
     } else {

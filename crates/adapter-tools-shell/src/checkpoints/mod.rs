@@ -7,9 +7,12 @@
 //! not git: no `git` binary needed, the user's own `.git` never touched, and the caps,
 //! the ignore list and the "changed, too large to keep" record are simple to hold to.
 //! `store.rs` is the layout on disk, `scan.rs` takes a checkpoint, `diff.rs` compares two,
-//! `restore.rs` undoes.
+//! `restore.rs` undoes. Every path of the workspace is opened beneath it without following
+//! a link at any component (`fs_beneath`, docs/security.md "Links in the workspace").
 
 mod diff;
+mod digest;
+mod pack;
 mod restore;
 mod scan;
 mod store;
@@ -35,7 +38,8 @@ pub struct CheckpointLimits {
     /// New bytes one checkpoint may add to the store; files past it are recorded as too
     /// large (default 256 MiB).
     pub max_checkpoint_bytes: u64,
-    /// Left out besides `.git` and `.planwright` folders: `NAME/` a folder of that name
+    /// Left out besides `.planwright` folders and the object stores of `.git`, `.hg` and
+    /// `.svn` (their config, hooks and refs are recorded): `NAME/` a folder of that name
     /// anywhere, `NAME` a file or folder of that name anywhere, `a/b` that path
     /// (default `target/`, `node_modules/`).
     pub ignore: Vec<String>,

@@ -8,12 +8,14 @@
 //! again, finishes (what it already put back is as the target has it: no conflict).
 
 use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use domain::ports::{CheckpointError, ConflictReason, RestoreConflict, RestoreRequest, Restored};
+use fs_beneath::Folder;
 
 use super::diff::same;
 use super::store::{io_error, Entry, PendingRestore, RunStore};
@@ -34,104 +36,107 @@ fn check_inside(rel: &str) -> Result<(), CheckpointError> {
     }
 }
 
-/// Makes every folder above `rel` in `workspace` a real folder: a file or a symbolic link
-/// in the way is removed (never followed out of the workspace).
-fn real_parents(workspace: &Path, rel: &str) -> Result<PathBuf, CheckpointError> {
+/// The folder and the name of recorded path `rel` (checked first).
+fn parent_and_name(rel: &str) -> Result<(PathBuf, OsString), CheckpointError> {
     check_inside(rel)?;
-    let mut at = workspace.to_path_buf();
-    let parts: Vec<&str> = rel.split('/').collect();
-    let Some((name, folders)) = parts.split_last() else {
-        return Err(CheckpointError::Io(format!("'{rel}' is not a path")));
-    };
-    for folder in folders {
-        at.push(folder);
-        match fs::symlink_metadata(&at) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                fs::remove_file(&at).map_err(|e| io_error("remove", &at, &e))?;
-                fs::create_dir(&at).map_err(|e| io_error("create", &at, &e))?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir(&at).map_err(|e| io_error("create", &at, &e))?;
-            }
-            Err(e) => return Err(io_error("look at", &at, &e)),
-        }
-    }
-    Ok(at.join(name))
-}
-
-/// Removes whatever is at `path` (a folder with all it holds).
-fn remove_any(path: &Path) -> Result<(), CheckpointError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            fs::remove_dir_all(path).map_err(|e| io_error("remove", path, &e))
-        }
-        Ok(_) => fs::remove_file(path).map_err(|e| io_error("remove", path, &e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_error("look at", path, &e)),
-    }
-}
-
-/// The staging name beside `to`.
-fn staging_for(to: &Path) -> PathBuf {
-    let name = to
+    let path = Path::new(rel);
+    let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    to.with_file_name(format!(".{name}.planwright-undo"))
+        .ok_or_else(|| CheckpointError::Io(format!("'{rel}' is not a path")))?;
+    let parent = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    Ok((parent, name.to_os_string()))
 }
 
-/// Puts `entry` at `rel`: a new file (or link) beside it, renamed over it.
+fn failed(what: &str, workspace: &Path, rel: &str, e: &io::Error) -> CheckpointError {
+    io_error(what, &workspace.join(rel), e)
+}
+
+/// Puts `entry` at `rel`: a new file (or link) beside it, renamed over it. Every folder on
+/// the way is made real (a file or a link in the way removed, never followed out of the
+/// workspace), a folder standing at `rel` removed.
 fn put_back(
     store: &RunStore,
+    root: &Folder,
     workspace: &Path,
     rel: &str,
     entry: &Entry,
 ) -> Result<(), CheckpointError> {
-    let to = real_parents(workspace, rel)?;
-    if fs::symlink_metadata(&to).is_ok_and(|m| m.is_dir()) {
-        remove_any(&to)?;
+    let (parent_rel, name) = parent_and_name(rel)?;
+    let err = |what: &str, e: &io::Error| failed(what, workspace, rel, e);
+    let parent = root
+        .make_folders(&parent_rel)
+        .map_err(|e| err("restore", &e))?;
+    if parent.stat(Path::new(&name)).is_ok_and(|m| m.is_folder()) {
+        parent.remove_all(&name).map_err(|e| err("remove", &e))?;
     }
-    let staging = staging_for(&to);
-    remove_any(&staging)?;
-    match entry {
+    let staging = OsString::from(format!(".{}.planwright-undo", name.to_string_lossy()));
+    let staging: &OsStr = &staging;
+    parent.remove_all(staging).map_err(|e| err("restore", &e))?;
+    let staged = match entry {
         Entry::File {
-            digest, executable, ..
-        } => {
-            store.copy_object(digest, &staging)?;
-            let mode = if *executable { 0o755 } else { 0o644 };
-            fs::set_permissions(&staging, fs::Permissions::from_mode(mode))
-                .map_err(|e| io_error("restore", &to, &e))?;
-        }
-        Entry::Link { target } => {
-            std::os::unix::fs::symlink(target, &staging)
-                .map_err(|e| io_error("restore", &to, &e))?;
-        }
+            digest,
+            executable,
+            mode,
+            ..
+        } => (|| {
+            let mut file = parent
+                .create_file(staging)
+                .map_err(|e| err("restore", &e))?;
+            store.copy_object(digest, &mut file)?;
+            let mode = mode.unwrap_or(if *executable { 0o755 } else { 0o644 });
+            file.set_permissions(fs::Permissions::from_mode(mode))
+                .map_err(|e| err("restore", &e))
+        })(),
+        Entry::Link { target } => parent
+            .symlink(OsStr::new(target), staging)
+            .map_err(|e| err("restore", &e)),
         Entry::NotKept { .. } => return Ok(()),
+    };
+    let placed = staged.and_then(|()| {
+        parent
+            .rename(staging, &name)
+            .map_err(|e| err("restore", &e))
+    });
+    if placed.is_err() {
+        let _ = parent.remove_file(staging);
     }
-    fs::rename(&staging, &to).map_err(|e| {
-        let _ = fs::remove_file(&staging);
-        io_error("restore", &to, &e)
-    })
+    placed
+}
+
+/// Whether `e` says nothing is at the path (a link on the way is not followed: what lies
+/// behind it is not in the workspace).
+fn nothing_there(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotFound
+        || e.kind() == io::ErrorKind::NotADirectory
+        || fs_beneath::is_link(e)
 }
 
 /// Removes `rel`, then the folders above it that it left empty.
-fn take_away(workspace: &Path, rel: &str) -> Result<(), CheckpointError> {
-    check_inside(rel)?;
-    let path = workspace.join(rel);
+fn take_away(root: &Folder, workspace: &Path, rel: &str) -> Result<(), CheckpointError> {
+    let (parent_rel, name) = parent_and_name(rel)?;
+    let parent = match root.folder(&parent_rel) {
+        Ok(parent) => parent,
+        Err(e) if nothing_there(&e) => return Ok(()),
+        Err(e) => return Err(failed("look at", workspace, rel, &e)),
+    };
     // Only the entry itself: a folder in the way of a parent is not looked into.
-    match fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => fs::remove_file(&path).map_err(|e| io_error("remove", &path, &e))?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_error("look at", &path, &e)),
+    match parent.stat(Path::new(&name)) {
+        Ok(meta) if meta.is_folder() => return Ok(()),
+        Ok(_) => parent
+            .remove_file(&name)
+            .map_err(|e| failed("remove", workspace, rel, &e))?,
+        Err(e) if nothing_there(&e) => return Ok(()),
+        Err(e) => return Err(failed("look at", workspace, rel, &e)),
     }
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == workspace || !d.starts_with(workspace) || fs::remove_dir(d).is_err() {
+    let mut folders: Vec<&OsStr> = fs_beneath::parts(&parent_rel).unwrap_or_default();
+    while let Some(last) = folders.pop() {
+        let above: PathBuf = folders.iter().collect();
+        let removed = root
+            .folder(&above)
+            .and_then(|folder| folder.remove_dir(last));
+        if removed.is_err() {
             break;
         }
-        dir = d.parent();
     }
     Ok(())
 }
@@ -151,6 +156,7 @@ pub(crate) fn restore(
         .as_ref()
         .map(|id| store.load_manifest(id))
         .transpose()?;
+    let root = Folder::open(workspace).map_err(|e| io_error("open", workspace, &e))?;
     let before = scan::take(store, workspace, limits)?;
     let now = store.load_manifest(&before.id)?;
     let left = run_left.as_ref().unwrap_or(&now);
@@ -197,13 +203,13 @@ pub(crate) fn restore(
     // Removals first: a file the run created may stand where the target has a folder.
     for (path, entry) in &changes {
         if entry.is_none() {
-            take_away(workspace, path)?;
+            take_away(&root, workspace, path)?;
             removed.push(path.clone());
         }
     }
     for (path, entry) in &changes {
         if let Some(entry) = entry {
-            put_back(store, workspace, path, entry)?;
+            put_back(store, &root, workspace, path, entry)?;
             written.push(path.clone());
         }
     }

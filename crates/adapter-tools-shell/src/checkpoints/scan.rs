@@ -1,46 +1,73 @@
-//! Taking a checkpoint: a walk of the workspace (symbolic links recorded as links, never
-//! followed; `.git`, `.planwright` and the ignore list left out), each regular file's
-//! content put in the store unless the index says its size and time did not change since
-//! the last checkpoint, within the per-file and per-checkpoint caps (docs/checkpoints.md).
-//! The index is trusted without looking in the store (10,000 files: 10,000 lookups fewer):
-//! the store only ever adds objects, and discarding a run's checkpoints removes the index
-//! with them.
+//! Taking a checkpoint: a walk of the workspace, each folder and each file opened beneath
+//! the workspace without following a link at any component (`fs_beneath`): a folder
+//! swapped for a link to the host between the listing and the reading is never read
+//! through (docs/security.md, "Links in the workspace"). Symbolic links are recorded as links; `.planwright` and the
+//! ignore list are left out, and so are the object stores of `.git`, `.hg` and `.svn`
+//! (their config, hooks and refs are recorded). Each regular file's content is put in the
+//! store unless the index says its size, time and permissions did not change since the
+//! last checkpoint, within the per-file and per-checkpoint caps (docs/checkpoints.md). The
+//! index is trusted without looking in the store (10,000 files: 10,000 lookups fewer): the
+//! store only ever adds objects, and discarding a run's checkpoints removes the index with
+//! them.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::{self, Read};
-use std::os::unix::fs::PermissionsExt;
+use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use domain::ports::{Checkpoint, CheckpointError, LeftOut, LeftOutReason};
+use fs_beneath::{Folder, Kind, Meta};
 
+use super::digest;
+use super::pack::PACKED_BYTES;
 use super::store::{io_error, Entry, Index, IndexEntry, Manifest, RunStore};
 use super::CheckpointLimits;
-use crate::workspace_files::SKIPPED_FOLDERS;
+use crate::sandbox::VCS_FOLDERS;
 
 /// A cached digest is trusted only for a file last changed this long before the previous
 /// checkpoint started (a file changed within the same tick of a coarse clock is read again).
 const RACY_NS: u64 = 2_000_000_000;
+
+/// Files up to this size are read whole into memory and hashed before anything is written
+/// (a content the store has costs no write at all), then go into the checkpoint's pack.
+const IN_MEMORY_BYTES: u64 = PACKED_BYTES;
+
+/// Planwright's own state folder: never recorded.
+const STATE_FOLDER: &str = ".planwright";
+
+/// Version-control folders and the stores inside them that are left out: large, and only
+/// ever added to (a new object runs nothing); what can run code or redirect the user's next
+/// command (config, hooks, refs, `info/`, submodules' config) is recorded, shown and undone.
+const VCS_STORES: [(&str, &[&str]); 3] = [
+    (VCS_FOLDERS[0], &["objects", "lfs"]),
+    (VCS_FOLDERS[1], &["store", "cache"]),
+    (VCS_FOLDERS[2], &["pristine", "tmp"]),
+];
 
 fn nanos(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-fn modified_ns(meta: &fs::Metadata) -> u64 {
-    meta.modified().map(nanos).unwrap_or(0)
+fn executable(mode: u32) -> bool {
+    mode & 0o111 != 0
 }
 
-fn executable(meta: &fs::Metadata) -> bool {
-    meta.permissions().mode() & 0o111 != 0
+/// Whether folder `name` at `rel` is a content store inside a version-control folder.
+fn vcs_store(rel: &str, name: &str) -> bool {
+    let mut above: Vec<&str> = rel.split('/').collect();
+    above.pop();
+    VCS_STORES
+        .iter()
+        .any(|(vcs, stores)| stores.contains(&name) && above.contains(vcs))
 }
 
-/// Whether `rel` (named `name`) is left out by `patterns`: `NAME/` a folder of that name
-/// anywhere, `NAME` a file or folder of that name anywhere, `a/b` (with or without a final
-/// `/`) that path from the workspace's top.
+/// Whether `rel` (named `name`) is left out: `.planwright` and the version-control stores
+/// always; else by `patterns`: `NAME/` a folder of that name anywhere, `NAME` a file or
+/// folder of that name anywhere, `a/b` (with or without a final `/`) that path from the
+/// workspace's top.
 pub(crate) fn ignored(patterns: &[String], rel: &str, name: &str, is_dir: bool) -> bool {
-    if SKIPPED_FOLDERS.contains(&name) && is_dir {
+    if is_dir && (name == STATE_FOLDER || vcs_store(rel, name)) {
         return true;
     }
     patterns.iter().any(|p| {
@@ -61,28 +88,76 @@ pub(crate) fn ignored(patterns: &[String], rel: &str, name: &str, is_dir: bool) 
 
 /// What the walk found of one path.
 enum Found {
-    File(fs::Metadata),
+    File(Meta),
     Link(String),
     LeftOut(LeftOutReason),
 }
 
-/// The paths under `workspace` (sorted), minus the ignored ones.
-fn walk(workspace: &Path, ignore: &[String]) -> Result<Vec<(String, Found)>, CheckpointError> {
+/// What `name` in `folder` is now, a link read as a link (the listing said otherwise a
+/// moment ago: it was swapped meanwhile).
+fn look_again(folder: &Folder, name: &str) -> Found {
+    match folder.stat(Path::new(name)) {
+        Ok(meta) if meta.kind == Kind::Link => link_of(folder, name),
+        Ok(meta) if meta.is_file() => Found::File(meta),
+        Ok(meta) if meta.kind == Kind::Special => Found::LeftOut(LeftOutReason::Special),
+        _ => Found::LeftOut(LeftOutReason::Unstable),
+    }
+}
+
+fn link_of(folder: &Folder, name: &str) -> Found {
+    match folder.read_link(std::ffi::OsStr::new(name)) {
+        Ok(target) => match target.to_str() {
+            Some(t) => Found::Link(t.to_string()),
+            None => Found::LeftOut(LeftOutReason::NameNotUtf8),
+        },
+        Err(_) => Found::LeftOut(LeftOutReason::Unreadable),
+    }
+}
+
+/// What `rel` is now (its folder could not be opened: it was swapped meanwhile).
+fn look_again_at(root: &Folder, rel: &str) -> Found {
+    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    match root.folder(Path::new(parent)) {
+        Ok(parent) => look_again(&parent, name),
+        Err(_) => Found::LeftOut(LeftOutReason::Unstable),
+    }
+}
+
+/// The paths under `root` (sorted), minus the ignored ones. Each folder is opened from the
+/// workspace's descriptor when its turn comes (never through a link), so a wide tree does
+/// not hold a descriptor per folder waiting.
+fn walk(root: &Folder, ignore: &[String]) -> Result<Vec<(String, Found)>, CheckpointError> {
     let mut found = Vec::new();
-    let mut stack = vec![(workspace.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let entries = match fs::read_dir(&dir) {
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        let folder = match root.folder(Path::new(&prefix)) {
+            Ok(folder) => folder,
+            Err(e) if prefix.is_empty() => {
+                return Err(CheckpointError::Io(format!(
+                    "cannot open the workspace: {e}"
+                )))
+            }
+            Err(_) => {
+                let again = look_again_at(root, &prefix);
+                found.push((prefix, again));
+                continue;
+            }
+        };
+        let entries = match folder.entries() {
             Ok(entries) => entries,
-            Err(e) if prefix.is_empty() => return Err(io_error("list", &dir, &e)),
+            Err(e) if prefix.is_empty() => {
+                return Err(CheckpointError::Io(format!(
+                    "cannot list the workspace: {e}"
+                )))
+            }
             Err(_) => {
                 found.push((prefix, Found::LeftOut(LeftOutReason::Unreadable)));
                 continue;
             }
         };
-        for entry in entries.filter_map(Result::ok) {
-            let os_name = entry.file_name();
-            let Some(name) = os_name.to_str() else {
-                let rel = format!("{prefix}/{}", os_name.to_string_lossy());
+        for entry in entries {
+            let Some(name) = entry.name.to_str() else {
+                let rel = format!("{prefix}/{}", entry.name.to_string_lossy());
                 found.push((
                     rel.trim_start_matches('/').to_string(),
                     Found::LeftOut(LeftOutReason::NameNotUtf8),
@@ -94,32 +169,18 @@ fn walk(workspace: &Path, ignore: &[String]) -> Result<Vec<(String, Found)>, Che
             } else {
                 format!("{prefix}/{name}")
             };
-            // The kind comes with the listing; only files need their metadata (read
-            // relative to the open folder, links not followed).
-            let Ok(kind) = entry.file_type() else {
-                found.push((rel, Found::LeftOut(LeftOutReason::Unreadable)));
-                continue;
-            };
-            if ignored(ignore, &rel, name, kind.is_dir()) {
+            if ignored(ignore, &rel, name, entry.kind == Kind::Folder) {
                 continue;
             }
-            if kind.is_dir() {
-                stack.push((entry.path(), rel));
-            } else if kind.is_file() {
-                match entry.metadata() {
-                    Ok(meta) => found.push((rel, Found::File(meta))),
+            match entry.kind {
+                Kind::Folder => stack.push(rel),
+                Kind::File => match folder.stat(Path::new(name)) {
+                    Ok(meta) if meta.is_file() => found.push((rel, Found::File(meta))),
+                    Ok(_) => found.push((rel, look_again(&folder, name))),
                     Err(_) => found.push((rel, Found::LeftOut(LeftOutReason::Unreadable))),
-                }
-            } else if kind.is_symlink() {
-                match fs::read_link(entry.path()) {
-                    Ok(target) => match target.to_str() {
-                        Some(t) => found.push((rel, Found::Link(t.to_string()))),
-                        None => found.push((rel, Found::LeftOut(LeftOutReason::NameNotUtf8))),
-                    },
-                    Err(_) => found.push((rel, Found::LeftOut(LeftOutReason::Unreadable))),
-                }
-            } else {
-                found.push((rel, Found::LeftOut(LeftOutReason::Special)));
+                },
+                Kind::Link => found.push((rel, link_of(&folder, name))),
+                Kind::Special => found.push((rel, Found::LeftOut(LeftOutReason::Special))),
             }
         }
     }
@@ -129,75 +190,147 @@ fn walk(workspace: &Path, ignore: &[String]) -> Result<Vec<(String, Found)>, Che
 
 /// How reading one file into the store went.
 enum Kept {
-    /// In the store (`added` bytes new).
+    /// In the store (`added` bytes new), as the file was when `meta` was taken.
     Stored {
         digest: String,
         added: u64,
+        meta: Meta,
     },
     NotKept(LeftOutReason),
 }
 
-/// Reads `path` into the store, at most `budget` new bytes; read again once when it
-/// changed meanwhile.
-fn keep_file(store: &RunStore, path: &Path, meta: &fs::Metadata, budget: u64) -> Kept {
-    let mut before = (meta.len(), modified_ns(meta));
+/// Whether two looks at a file saw the same version of it.
+fn same_version(a: &Meta, b: &Meta) -> bool {
+    (a.size, a.modified_ns, a.mode) == (b.size, b.modified_ns, b.mode)
+}
+
+/// Reads `rel` (opened beneath `root`, no link followed) into the store, at most `budget`
+/// new bytes; read again once when it changed while it was read.
+fn keep_file(store: &RunStore, root: &Folder, rel: &str, budget: u64) -> Kept {
     for _ in 0..2 {
-        let mut incoming = match store.incoming() {
-            Ok(i) => i,
-            Err(_) => return Kept::NotKept(LeftOutReason::NotStored),
+        let (mut file, before) = match root.open_file(Path::new(rel)) {
+            Ok(opened) => opened,
+            // Swapped for a link or a folder since the walk: not read through.
+            Err(e) if fs_beneath::is_link(&e) => return Kept::NotKept(LeftOutReason::Unstable),
+            Err(_) => return Kept::NotKept(LeftOutReason::Unreadable),
         };
-        let mut file = match fs::File::open(path) {
-            Ok(f) => f,
-            Err(_) => {
-                store.drop_incoming(incoming);
-                return Kept::NotKept(LeftOutReason::Unreadable);
-            }
+        let kept = if before.size <= IN_MEMORY_BYTES {
+            keep_small(store, &mut file, &before, budget)
+        } else {
+            keep_large(store, &mut file, &before, budget)
         };
-        let mut buf = vec![0u8; 64 * 1024];
-        let copied: Result<(), (LeftOutReason, io::Error)> = loop {
-            match file.read(&mut buf) {
-                Ok(0) => break Ok(()),
-                Ok(n) => {
-                    if let Err(e) = incoming.write(&buf[..n]) {
-                        break Err((LeftOutReason::NotStored, e));
-                    }
-                }
-                Err(e) => break Err((LeftOutReason::Unreadable, e)),
-            }
-        };
-        if let Err((reason, e)) = copied {
-            tracing::warn!(path = %path.display(), error = %e, "a file was not checkpointed");
-            store.drop_incoming(incoming);
-            return Kept::NotKept(reason);
+        match kept {
+            Some(kept) => return kept,
+            None => continue,
         }
-        let after = fs::symlink_metadata(path)
-            .map(|m| (m.len(), modified_ns(&m)))
-            .unwrap_or((u64::MAX, 0));
-        if after != before || incoming.written != before.0 {
-            store.drop_incoming(incoming);
-            before = after;
-            continue;
-        }
-        let digest = match incoming.finish() {
-            Ok(d) => d,
-            Err(_) => {
-                store.drop_incoming(incoming);
-                return Kept::NotKept(LeftOutReason::NotStored);
-            }
-        };
-        if !store.has_object(&digest) && incoming.written > budget {
-            store.drop_incoming(incoming);
-            return Kept::NotKept(LeftOutReason::TooLarge);
-        }
-        return match store.admit(incoming, &digest) {
-            Ok(added) => Kept::Stored { digest, added },
-            Err(e) => {
-                tracing::warn!(error = %e, "a file was not checkpointed");
-                Kept::NotKept(LeftOutReason::NotStored)
-            }
-        };
     }
     Kept::NotKept(LeftOutReason::Unstable)
+}
+
+/// The facts of `file` now, to tell whether it changed while it was read.
+fn now_of(file: &std::fs::File) -> Option<Meta> {
+    Meta::of_open(file).ok()
+}
+
+/// A small file read whole, hashed, then written only when the store lacks it; `None`
+/// when it changed while it was read.
+fn keep_small(
+    store: &RunStore,
+    file: &mut std::fs::File,
+    before: &Meta,
+    budget: u64,
+) -> Option<Kept> {
+    let mut bytes = Vec::with_capacity(usize::try_from(before.size).unwrap_or(0));
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        tracing::warn!(error = %e, "a file was not checkpointed");
+        return Some(Kept::NotKept(LeftOutReason::Unreadable));
+    }
+    let after = now_of(file)?;
+    if !same_version(before, &after) || bytes.len() as u64 != before.size {
+        return None;
+    }
+    let digest = digest::of(&bytes);
+    if store.has_object(&digest, bytes.len() as u64) {
+        return Some(Kept::Stored {
+            digest,
+            added: 0,
+            meta: after,
+        });
+    }
+    if bytes.len() as u64 > budget {
+        return Some(Kept::NotKept(LeftOutReason::TooLarge));
+    }
+    Some(match store.put_object(&digest, &bytes) {
+        Ok(added) => Kept::Stored {
+            digest,
+            added,
+            meta: after,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "a file was not checkpointed");
+            Kept::NotKept(LeftOutReason::NotStored)
+        }
+    })
+}
+
+/// A large file streamed into the store while it is hashed; `None` when it changed while
+/// it was read.
+fn keep_large(
+    store: &RunStore,
+    file: &mut std::fs::File,
+    before: &Meta,
+    budget: u64,
+) -> Option<Kept> {
+    let Ok(mut incoming) = store.incoming() else {
+        return Some(Kept::NotKept(LeftOutReason::NotStored));
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let copied: Result<(), LeftOutReason> = loop {
+        match file.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                if let Err(e) = incoming.write(&buf[..n]) {
+                    tracing::warn!(error = %e, "a file was not checkpointed");
+                    break Err(LeftOutReason::NotStored);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "a file was not checkpointed");
+                break Err(LeftOutReason::Unreadable);
+            }
+        }
+    };
+    if let Err(reason) = copied {
+        store.drop_incoming(incoming);
+        return Some(Kept::NotKept(reason));
+    }
+    let after = now_of(file);
+    let unchanged = after
+        .as_ref()
+        .is_some_and(|a| same_version(before, a) && incoming.written == before.size);
+    let (Some(after), true) = (after, unchanged) else {
+        store.drop_incoming(incoming);
+        return None;
+    };
+    let Ok(digest) = incoming.finish() else {
+        store.drop_incoming(incoming);
+        return Some(Kept::NotKept(LeftOutReason::NotStored));
+    };
+    if !store.has_object(&digest, incoming.written) && incoming.written > budget {
+        store.drop_incoming(incoming);
+        return Some(Kept::NotKept(LeftOutReason::TooLarge));
+    }
+    Some(match store.admit(incoming, &digest) {
+        Ok(added) => Kept::Stored {
+            digest,
+            added,
+            meta: after,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "a file was not checkpointed");
+            Kept::NotKept(LeftOutReason::NotStored)
+        }
+    })
 }
 
 /// Takes a checkpoint of `workspace` into `store`; the manifest and the index are written.
@@ -212,11 +345,12 @@ pub(crate) fn take(
         taken_ns: started,
         files: BTreeMap::new(),
     };
+    let root = Folder::open(workspace).map_err(|e| io_error("open", workspace, &e))?;
     let mut entries = BTreeMap::new();
     let mut left_out = Vec::new();
     let mut stored_bytes = 0u64;
     let mut bytes = 0u64;
-    for (rel, found) in walk(workspace, &limits.ignore)? {
+    for (rel, found) in walk(&root, &limits.ignore)? {
         let meta = match found {
             Found::Link(target) => {
                 entries.insert(rel, Entry::Link { target });
@@ -228,36 +362,41 @@ pub(crate) fn take(
             }
             Found::File(meta) => meta,
         };
-        let (size, mtime, exec) = (meta.len(), modified_ns(&meta), executable(&meta));
-        bytes += size;
+        bytes += meta.size;
         let cached = previous.files.get(&rel).filter(|c| {
-            c.size == size
-                && c.modified_ns == mtime
-                && c.executable == exec
-                && mtime.saturating_add(RACY_NS) < previous.taken_ns
+            c.size == meta.size
+                && c.modified_ns == meta.modified_ns
+                && c.mode == Some(meta.mode)
+                && meta.modified_ns.saturating_add(RACY_NS) < previous.taken_ns
         });
         let kept = match cached {
             Some(c) => Kept::Stored {
                 digest: c.digest.clone(),
                 added: 0,
+                meta,
             },
-            None if size > limits.max_file_bytes => Kept::NotKept(LeftOutReason::TooLarge),
+            None if meta.size > limits.max_file_bytes => Kept::NotKept(LeftOutReason::TooLarge),
             None => keep_file(
                 store,
-                &workspace.join(&rel),
-                &meta,
+                &root,
+                &rel,
                 limits.max_checkpoint_bytes.saturating_sub(stored_bytes),
             ),
         };
         match kept {
-            Kept::Stored { digest, added } => {
+            Kept::Stored {
+                digest,
+                added,
+                meta,
+            } => {
                 stored_bytes += added;
                 index.files.insert(
                     rel.clone(),
                     IndexEntry {
-                        size,
-                        modified_ns: mtime,
-                        executable: exec,
+                        size: meta.size,
+                        modified_ns: meta.modified_ns,
+                        executable: executable(meta.mode),
+                        mode: Some(meta.mode),
                         digest: digest.clone(),
                     },
                 );
@@ -265,8 +404,9 @@ pub(crate) fn take(
                     rel,
                     Entry::File {
                         digest,
-                        size,
-                        executable: exec,
+                        size: meta.size,
+                        executable: executable(meta.mode),
+                        mode: Some(meta.mode),
                     },
                 );
             }
@@ -278,8 +418,8 @@ pub(crate) fn take(
                 entries.insert(
                     rel,
                     Entry::NotKept {
-                        size,
-                        modified_ns: mtime,
+                        size: meta.size,
+                        modified_ns: meta.modified_ns,
                         reason,
                     },
                 );
@@ -328,9 +468,23 @@ mod tests {
         assert!(ignored(&p, "build/out", "out", true));
         assert!(!ignored(&p, "x/build/out", "out", true));
         assert!(ignored(&p, "a/secret.txt", "secret.txt", false));
-        assert!(ignored(&[], "a/.git", ".git", true));
         assert!(ignored(&[], ".planwright", ".planwright", true));
-        assert!(!ignored(&[], ".git", ".git", false));
+        assert!(ignored(&[], "a/.planwright", ".planwright", true));
+        // Version control: recorded, but not its object stores.
+        assert!(!ignored(&[], ".git", ".git", true));
+        assert!(!ignored(&[], ".git/hooks", "hooks", true));
+        assert!(!ignored(&[], ".git/config", "config", false));
+        assert!(ignored(&[], ".git/objects", "objects", true));
+        assert!(ignored(&[], ".git/lfs", "lfs", true));
+        assert!(ignored(&[], ".git/modules/sub/objects", "objects", true));
+        assert!(ignored(&[], "a/.hg/store", "store", true));
+        assert!(ignored(&[], ".svn/pristine", "pristine", true));
+        assert!(
+            !ignored(&[], "src/objects", "objects", true),
+            "not inside .git"
+        );
+        assert!(!ignored(&[], "objects", "objects", true));
+        assert!(!ignored(&[], ".git/objects", "objects", false), "a file");
         // No globbing: a pattern is a name or a path.
         assert!(!ignored(&p, "a.tmp", "a.tmp", false));
     }

@@ -43,12 +43,14 @@ impl Target {
         Ok(Target { path, rel, root })
     }
 
-    /// Refuses a target that is, or lies in, one of the `read_only` paths (resolved like
-    /// the target: a missing file by its folder) found inside the workspace. A workspace
+    /// Refuses a target that is, or lies in, one of the `read_only` paths (a relative one:
+    /// in this workspace; resolved like the target: a missing file by its folder) found
+    /// inside the workspace. A workspace
     /// that itself lies in one (the default `./.planwright/runs/R/workspace` inside the
     /// project's state folder) is the run's own, not protected state.
     fn refuse_read_only(&self, read_only: &[PathBuf]) -> Result<(), ToolError> {
         for protected in read_only {
+            let protected = &self.root.join(protected);
             let resolved = std::fs::canonicalize(protected).ok().or_else(|| {
                 let parent = std::fs::canonicalize(protected.parent()?).ok()?;
                 Some(parent.join(protected.file_name()?))
@@ -56,7 +58,8 @@ impl Target {
             let inside = |p: &PathBuf| p.starts_with(&self.root) && *p != self.root;
             if resolved.is_some_and(|p| inside(&p) && self.path.starts_with(&p)) {
                 return Err(ToolError::Refused(format!(
-                    "'{}' is Planwright's own configuration or state and is read-only to tools",
+                    "'{}' is Planwright's own configuration or state, or version control, and \
+                     is read-only to tools",
                     self.rel
                 )));
             }

@@ -433,9 +433,9 @@ pub struct RunOptions {
           default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     pub checkpoints: bool,
 
-    /// Left out of the workspace checkpoints besides `.git` and `.planwright`: `NAME/` a
-    /// folder of that name anywhere, `NAME` a file or folder of that name, `a/b` that path
-    /// (comma-separated; no wildcards).
+    /// Left out of the workspace checkpoints besides `.planwright` and the object stores of
+    /// `.git`, `.hg` and `.svn`: `NAME/` a folder of that name anywhere, `NAME` a file or
+    /// folder of that name, `a/b` that path (comma-separated; no wildcards).
     #[arg(long, value_name = "PATTERN", value_delimiter = ',',
           default_values = ["target/", "node_modules/"])]
     pub checkpoint_ignore: Vec<String>,
@@ -455,6 +455,13 @@ pub struct RunOptions {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub sandbox_network: bool,
+
+    /// Let sandboxed shell commands and the file tools change the workspace's `.git`, `.hg`
+    /// and `.svn` folders (read-only by default: a hook or `core.fsmonitor` planted there
+    /// runs as you at your next `git status`; docs/security.md, "Version control").
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
+    pub sandbox_vcs_writes: bool,
 
     /// Pass this environment variable on to shell commands (repeatable). They otherwise
     /// see only PATH, locale, terminal, time zone and user name, with HOME set to the
@@ -584,6 +591,11 @@ pub struct RunOptions {
     /// its own, set from the loaded files before the command runs (`Command::run_options_mut`).
     #[arg(skip)]
     pub anthropic: runner::AnthropicSettings,
+
+    /// The config file `--config` named, read-only to the run's tools when it lies in the
+    /// workspace: set from the global option before the command runs.
+    #[arg(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

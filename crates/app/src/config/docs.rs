@@ -34,7 +34,7 @@ that run a program or send a secret (`base_url`, `api_key_env`, `shell_env`, `ch
 `bearer_token_env`) are pinned: `planwright trust` shows them and records a digest of each,
 and a new or changed one stops the command (exit 2, naming `planwright trust`), or is asked
 in a terminal. A project file only tightens the user's `sandbox`, `approval`,
-`sandbox_network` and `browser_allow_local` (a weaker value is ignored, with a warning),
+`sandbox_network`, `sandbox_vcs_writes` and `browser_allow_local` (a weaker value is ignored, with a warning),
 adds to the user's `deny` and `disabled_tools`, and cannot add `allow` rules (security.md,
 "Project configuration and trust"). `--config FILE` is your own choice and is read as it is.
 

@@ -13,7 +13,7 @@ fn rank(key: &str, value: &str) -> Option<u8> {
     let order: &[&str] = match key {
         "sandbox" => &["none", "auto", "bwrap"],
         "approval" => &["auto", "ask", "read-only"],
-        "sandbox_network" | "browser_allow_local" => &["true", "false"],
+        "sandbox_network" | "sandbox_vcs_writes" | "browser_allow_local" => &["true", "false"],
         _ => return None,
     };
     order.iter().position(|v| *v == value).map(|p| p as u8)
@@ -124,7 +124,7 @@ mod tests {
     fn weaker_values_are_dropped_and_lists_add_up() {
         let mut project = parse(
             "sandbox = \"none\"\napproval = \"auto\"\nsandbox_network = true\nmodel = \"m\"\n\
-             browser_allow_local = true\n\
+             browser_allow_local = true\nsandbox_vcs_writes = true\n\
              allow = [\"shell_exec(git *)\"]\ndeny = [\"file_write(b/**)\"]\n\
              [profiles.p]\napproval = \"read-only\"\n",
         );
@@ -134,7 +134,8 @@ mod tests {
             note,
             "planwright.toml cannot weaken your own sandbox, approval policy or rules; ignored: \
              allow = [\"shell_exec(git *)\"], approval = \"auto\", browser_allow_local = true, \
-             sandbox = \"none\", sandbox_network = true (docs/security.md)"
+             sandbox = \"none\", sandbox_network = true, sandbox_vcs_writes = true \
+             (docs/security.md)"
         );
         let names: Vec<&String> = project.top.keys().collect();
         assert_eq!(names, ["deny", "model"]);

@@ -120,8 +120,15 @@ pub enum DiffContent {
         old_target: Option<String>,
         new_target: Option<String>,
     },
-    /// Same content, the executable bit changed.
-    Mode { executable: bool },
+    /// Same content, the permissions changed (`chmod`): whether it is executable now, and
+    /// the permission bits on each side when both checkpoints recorded them.
+    Mode {
+        executable: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        old_mode: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        new_mode: Option<u32>,
+    },
 }
 
 /// One changed path.
@@ -192,4 +199,53 @@ pub struct Restored {
     pub removed: Vec<String>,
     /// Conflicts `force` overwrote or left (see [`RestoreRequest::force`]).
     pub forced: Vec<RestoreConflict>,
+}
+
+/// A workspace path as shown to a person (a terminal, a message): control characters
+/// (newlines, tabs, `ESC`, C1 controls, DEL) and the bidirectional-text overrides written
+/// as escapes (`\n`, `\t`, `\r`, `\x1b`, `\u{202e}`), so a file name can neither send an
+/// escape sequence to the terminal nor split or reorder a line. Borrows a plain name.
+pub fn shown_path(path: &str) -> std::borrow::Cow<'_, str> {
+    fn escaped(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !path.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    for c in path.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if escaped(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if escaped(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod shown_path_tests {
+    use super::shown_path;
+
+    #[test]
+    fn control_characters_in_names_are_escaped_and_plain_names_borrowed() {
+        assert!(matches!(
+            shown_path("src/main.rs"),
+            std::borrow::Cow::Borrowed("src/main.rs")
+        ));
+        assert_eq!(shown_path("ünïcode ✓.txt"), "ünïcode ✓.txt");
+        assert_eq!(shown_path("a\nb.txt"), "a\\nb.txt");
+        assert_eq!(
+            shown_path("x\x1b]52;c;cm0=\x07.txt"),
+            "x\\x1b]52;c;cm0=\\x07.txt"
+        );
+        assert_eq!(shown_path("\x1b[2J\r\t"), "\\x1b[2J\\r\\t");
+        assert_eq!(shown_path("a\u{9b}31m"), "a\\u{9b}31m");
+        assert_eq!(shown_path("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        assert_eq!(shown_path("del\u{7f}"), "del\\x7f");
+    }
 }

@@ -27,6 +27,9 @@ pub struct RecordedInput {
     pub path: String,
     pub size: u64,
     pub modified_ns: u64,
+    /// Its permission bits when the run started (absent: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
     /// Digest of its content, when a copy was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,

@@ -40,8 +40,10 @@ fn conflict_list(conflicts: &[RestoreConflict]) -> String {
     conflicts
         .iter()
         .map(|c| match c.reason {
-            ConflictReason::ChangedAfterRun => format!("{} (changed after the run)", c.path),
-            ConflictReason::NotKept => format!("{} (content not kept)", c.path),
+            ConflictReason::ChangedAfterRun => {
+                format!("{} (changed after the run)", shown_path(&c.path))
+            }
+            ConflictReason::NotKept => format!("{} (content not kept)", shown_path(&c.path)),
         })
         .collect::<Vec<_>>()
         .join(", ")

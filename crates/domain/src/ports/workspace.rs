@@ -18,6 +18,10 @@ pub struct FileFacts {
     pub size: u64,
     /// Last modification, nanoseconds since the Unix epoch (0 when unknown).
     pub modified_ns: u64,
+    /// Its permission bits (`0o7777`), when the workspace has them: a `chmod` changes
+    /// neither size nor time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
 }
 
 /// The files of a workspace, as far as a listing went.
@@ -75,7 +79,8 @@ pub trait WorkspaceFiles: Send + Sync {
         workspace: &Path,
         path: &str,
     ) -> Result<String, WorkspaceError>;
-    /// Puts the kept copy of `path` back in place (its folders made again if needed).
+    /// Puts the kept copy of `path` back in place, with the permissions it had (its folders
+    /// made again if needed; never written through a symbolic link).
     async fn restore(
         &self,
         run_id: &str,

@@ -52,6 +52,10 @@ impl Runtime {
         };
 
         let end = scheduler::execute(ctx, self, strategy.as_mut(), &mut plan).await?;
+        // The run's tools are done: its shell sessions are killed and reaped before the
+        // workspace is judged and recorded, so a command still running cannot change it
+        // after the run-end checkpoint (docs/checkpoints.md).
+        self.close_tools(&ctx.run_id).await;
         let stopped = match &end {
             LoopEnd::Stopped(reason) => Some(reason.clone()),
             LoopEnd::Finished => None,

@@ -2,9 +2,10 @@
 //! counter, the copies kept per run, and scratch folders made from them), and
 //! [`WorkspaceToolbox`], tools that change it as the real file and shell tools would change
 //! a folder: `file_write`, `file_str_replace`, `file_read`, and `shell_exec` understanding
-//! `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`, `cat PATH` (anything else
-//! just succeeds); `code_run` runs its program's lines as such commands, in the folder its
-//! context names (the workspace, or a scratch folder).
+//! `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`, `cat PATH`,
+//! `chmod OCTAL PATH` (anything else just succeeds); `code_run` runs its program's lines as
+//! such commands, in the folder its context names (the workspace, or a scratch folder). A
+//! file's permissions are unknown (`None`) until a `chmod` sets them; a kept copy keeps them.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -28,8 +29,10 @@ type Folder = BTreeMap<String, (Vec<u8>, u64)>;
 #[derive(Debug, Default)]
 struct Files {
     files: Folder,
-    /// (run, path) → content
-    copies: BTreeMap<(String, String), Vec<u8>>,
+    /// path → permission bits, once a `chmod` set them
+    modes: BTreeMap<String, u32>,
+    /// (run, path) → content and permission bits
+    copies: BTreeMap<(String, String), (Vec<u8>, Option<u32>)>,
     /// Scratch folders by their path.
     scratches: BTreeMap<String, Folder>,
     clock: u64,
@@ -37,6 +40,11 @@ struct Files {
 
 impl Files {
     /// The folder `dir` names: a scratch folder, else the workspace.
+    /// Whether `dir` is a scratch folder (any other folder is the workspace).
+    fn is_scratch(&self, dir: &Path) -> bool {
+        self.scratches.contains_key(&dir.display().to_string())
+    }
+
     fn folder(&mut self, dir: &Path) -> &mut Folder {
         let key = dir.display().to_string();
         if self.scratches.contains_key(&key) {
@@ -94,8 +102,34 @@ impl MemoryWorkspace {
     fn remove_in(&self, dir: &Path, path: &str) -> bool {
         self.inner
             .lock()
-            .map(|mut f| f.folder(dir).remove(path).is_some())
+            .map(|mut f| {
+                if !f.is_scratch(dir) {
+                    f.modes.remove(path);
+                }
+                f.folder(dir).remove(path).is_some()
+            })
             .unwrap_or(false)
+    }
+
+    /// Sets the permission bits of `path` (its content and time unchanged, as `chmod`).
+    pub fn chmod(&self, path: &str, mode: u32) -> bool {
+        let Ok(mut f) = self.inner.lock() else {
+            return false;
+        };
+        if !f.files.contains_key(path) {
+            return false;
+        }
+        f.modes.insert(path.to_string(), mode);
+        true
+    }
+
+    /// The permission bits of `path`, when a `chmod` (or a restore of a copy taken after
+    /// one) set them.
+    pub fn mode(&self, path: &str) -> Option<u32> {
+        self.inner
+            .lock()
+            .ok()
+            .and_then(|f| f.modes.get(path).copied())
     }
 
     /// Moves `from` to `to`, keeping its modification counter (as `mv` does).
@@ -107,14 +141,18 @@ impl MemoryWorkspace {
         let Ok(mut f) = self.inner.lock() else {
             return false;
         };
+        let in_workspace = !f.is_scratch(dir);
         let folder = f.folder(dir);
-        match folder.remove(from) {
-            Some(entry) => {
-                folder.insert(to.to_string(), entry);
-                true
+        let Some(entry) = folder.remove(from) else {
+            return false;
+        };
+        folder.insert(to.to_string(), entry);
+        if in_workspace {
+            if let Some(mode) = f.modes.remove(from) {
+                f.modes.insert(to.to_string(), mode);
             }
-            None => false,
         }
+        true
     }
 
     /// The content of `path` of the workspace, if it exists.
@@ -162,10 +200,16 @@ impl MemoryWorkspace {
 
     fn facts(&self, dir: &Path, path: &str) -> Option<FileFacts> {
         self.inner.lock().ok().and_then(|mut f| {
+            let mode = if !f.is_scratch(dir) {
+                f.modes.get(path).copied()
+            } else {
+                None
+            };
             f.folder(dir).get(path).map(|(c, m)| FileFacts {
                 path: path.to_string(),
                 size: c.len() as u64,
                 modified_ns: *m,
+                mode,
             })
         })
     }
@@ -222,8 +266,9 @@ impl WorkspaceFiles for MemoryWorkspace {
             .map(|(c, _)| c.clone())
             .ok_or_else(|| WorkspaceError::Io(format!("no file {path}")))?;
         let d = digest(&content);
+        let mode = f.modes.get(path).copied();
         f.copies
-            .insert((run.to_string(), path.to_string()), content);
+            .insert((run.to_string(), path.to_string()), (content, mode));
         Ok(d)
     }
 
@@ -237,9 +282,14 @@ impl WorkspaceFiles for MemoryWorkspace {
             .get(&(run.to_string(), path.to_string()))
             .cloned()
             .ok_or_else(|| WorkspaceError::NoCopy(path.to_string()))?;
+        let (content, mode) = content;
         f.clock += 1;
         let now = f.clock;
         f.files.insert(path.to_string(), (content, now));
+        match mode {
+            Some(mode) => f.modes.insert(path.to_string(), mode),
+            None => f.modes.remove(path),
+        };
         Ok(())
     }
 
@@ -266,7 +316,9 @@ impl WorkspaceFiles for MemoryWorkspace {
         let mut folder = Folder::new();
         for file in files {
             let content = if file.from_copy {
-                f.copies.get(&(run.to_string(), file.path.clone())).cloned()
+                f.copies
+                    .get(&(run.to_string(), file.path.clone()))
+                    .map(|(c, _)| c.clone())
             } else {
                 f.files.get(&file.path).map(|(c, _)| c.clone())
             }
@@ -303,6 +355,17 @@ impl WorkspaceToolbox {
             }
             ["mv", from, to] if !self.ws.rename_in(dir, from, to) => {
                 return (ToolOutput::error(format!("mv: cannot stat '{from}'")), None);
+            }
+            ["chmod", mode, path] => {
+                let changed = u32::from_str_radix(mode, 8)
+                    .ok()
+                    .is_some_and(|m| self.ws.chmod(path, m));
+                if !changed {
+                    return (
+                        ToolOutput::error(format!("chmod: cannot access '{path}'")),
+                        None,
+                    );
+                }
             }
             ["cat", path] => {
                 return match self.ws.read_in(dir, path) {

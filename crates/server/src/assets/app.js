@@ -359,7 +359,12 @@ function describeChange(c) {
     case "not_kept": return "content not kept (too large or unreadable), " + sizes(c.old_size, c.new_size);
     case "too_long_to_show": return "too long to show, " + sizes(c.old_size, c.new_size);
     case "link": return "symbolic link: " + (c.old_target || "(none)") + " → " + (c.new_target || "(none)");
-    case "mode": return "executable bit " + (c.executable ? "set" : "cleared");
+    case "mode":
+      if (c.old_mode !== undefined && c.new_mode !== undefined) {
+        return "permissions " + c.old_mode.toString(8).padStart(3, "0") + " → " +
+          c.new_mode.toString(8).padStart(3, "0");
+      }
+      return "executable bit " + (c.executable ? "set" : "cleared");
     default: return "";
   }
 }

@@ -172,8 +172,10 @@ async fn examine(
             continue;
         }
         if let (Some(f), Some(recorded)) = (&now, &input.recorded.digest) {
-            if port.digest(ws, &path).await.ok().flatten().as_ref() == Some(recorded) {
-                // Touched, content unchanged.
+            if f.mode == input.recorded.mode
+                && port.digest(ws, &path).await.ok().flatten().as_ref() == Some(recorded)
+            {
+                // Touched, content and permissions unchanged.
                 set_seen(inputs, &path, f.clone());
                 continue;
             }
@@ -203,8 +205,9 @@ async fn examine(
     found
 }
 
+/// Same size, time and permissions (a `chmod 000` changes only the last).
 fn same_facts(a: &FileFacts, b: &FileFacts) -> bool {
-    a.size == b.size && a.modified_ns == b.modified_ns
+    a.size == b.size && a.modified_ns == b.modified_ns && a.mode == b.mode
 }
 
 fn set_seen(inputs: &mut Inputs, path: &str, facts: FileFacts) {

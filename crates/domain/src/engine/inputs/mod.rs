@@ -60,6 +60,7 @@ pub(crate) async fn record(ctx: &RunContext) -> Result<(), StoreError> {
             path: facts.path.clone(),
             size: facts.size,
             modified_ns: facts.modified_ns,
+            mode: facts.mode,
             copied: digest.is_some(),
             digest,
             permit,

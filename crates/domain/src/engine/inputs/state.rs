@@ -47,6 +47,7 @@ impl Inputs {
                     path: r.path.clone(),
                     size: r.size,
                     modified_ns: r.modified_ns,
+                    mode: r.mode,
                 };
                 (
                     r.path.clone(),

@@ -329,3 +329,113 @@ async fn the_files_the_run_changed_are_read_from_its_checkpoints() {
         outcome.summary
     );
 }
+
+/// [`EchoToolbox`] that says when the run's tools were closed (its shell sessions killed).
+struct ClosingToolbox {
+    inner: EchoToolbox,
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait]
+impl crate::ports::Toolbox for ClosingToolbox {
+    fn schemas(&self) -> Vec<crate::ports::llm::ToolSchema> {
+        self.inner.schemas()
+    }
+    async fn call(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ctx: &crate::ports::ToolContext,
+    ) -> Result<crate::ports::ToolOutput, crate::ports::ToolError> {
+        self.inner.call(name, args, ctx).await
+    }
+    async fn close_run(&self, _run_id: &str) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Records, for each checkpoint, whether the run's tools were closed when it was taken.
+struct WatchingCheckpoints {
+    closed: Arc<std::sync::atomic::AtomicBool>,
+    seen: Mutex<Vec<(CheckpointAt, bool)>>,
+    inner: CountingCheckpoints,
+}
+
+#[async_trait]
+impl WorkspaceCheckpoints for WatchingCheckpoints {
+    async fn checkpoint(
+        &self,
+        run_id: &str,
+        workspace: &Path,
+        at: &CheckpointAt,
+    ) -> Result<Checkpoint, CheckpointError> {
+        let closed = self.closed.load(std::sync::atomic::Ordering::SeqCst);
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push((at.clone(), closed));
+        }
+        self.inner.checkpoint(run_id, workspace, at).await
+    }
+    async fn diff(
+        &self,
+        run_id: &str,
+        from: &CheckpointId,
+        to: &CheckpointId,
+    ) -> Result<WorkspaceDiff, CheckpointError> {
+        self.inner.diff(run_id, from, to).await
+    }
+    async fn restore(
+        &self,
+        run_id: &str,
+        workspace: &Path,
+        request: &RestoreRequest,
+    ) -> Result<Restored, CheckpointError> {
+        self.inner.restore(run_id, workspace, request).await
+    }
+    async fn space_used(&self, run_id: &str) -> Result<u64, CheckpointError> {
+        self.inner.space_used(run_id).await
+    }
+    async fn discard(&self, run_id: &str) -> Result<(), CheckpointError> {
+        self.inner.discard(run_id).await
+    }
+}
+
+/// Issue 41 (Low): the run-end checkpoint was taken while a shell session's command still
+/// ran, so what it wrote afterwards showed as a change after the run and the undo reported
+/// false conflicts. The run's tools are closed (sessions killed and reaped) first.
+#[tokio::test]
+async fn the_run_end_checkpoint_is_taken_once_the_runs_tools_are_closed() {
+    let store = Arc::new(MemoryStore::new());
+    let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let checkpoints = Arc::new(WatchingCheckpoints {
+        closed: closed.clone(),
+        seen: Mutex::new(Vec::new()),
+        inner: CountingCheckpoints::default(),
+    });
+    let llm = ScriptedLlm::new(vec![
+        create_plan(&["one"]),
+        acted("did one"),
+        text("summary"),
+    ]);
+    let tools = ClosingToolbox {
+        inner: EchoToolbox::new(),
+        closed: closed.clone(),
+    };
+    let mut rt = runtime(Arc::new(llm), Arc::new(tools), store.clone(), base_config());
+    rt.workspace_checkpoints = Some(checkpoints.clone());
+    let outcome = rt
+        .run(request("make a file"), CancellationToken::new())
+        .await
+        .expect("an outcome");
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    let seen = checkpoints
+        .seen
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        matches!(&seen[0], (CheckpointAt::Step { .. }, false)),
+        "{seen:?}"
+    );
+    assert_eq!(seen[1], (CheckpointAt::RunEnd, true), "{seen:?}");
+}

@@ -435,6 +435,7 @@ async fn a_resumed_run_reloads_its_inputs_and_what_was_named() {
             path: path.into(),
             size: facts.size,
             modified_ns: facts.modified_ns,
+            mode: facts.mode,
             digest: Some(digest),
             copied: true,
             permit: Permit::Read,
@@ -502,4 +503,42 @@ async fn a_resumed_run_reloads_its_inputs_and_what_was_named() {
     assert_eq!(ws.read("notes.md").as_deref(), Some("b\n"), "named before: stands");
     assert_eq!(outcome.files.restored, ["data.txt"]);
     assert_eq!(outcome.files.changed, ["notes.md"]);
+}
+
+/// Issue 41 (Low): `chmod 000` on an input changes neither its size nor its time; it was
+/// neither noticed nor undone.
+#[tokio::test]
+async fn a_chmod_of_an_input_is_noticed_and_undone() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n")]);
+    ws.chmod("data.txt", 0o644);
+    let h = run_in(
+        &ws,
+        SUM_TASK,
+        vec![
+            create_plan(&["Compute the total"]),
+            shell("chmod 000 data.txt"),
+            write("total.txt", "total: 3\n"),
+            done("total.txt holds 3"),
+            text("Wrote the total."),
+        ],
+        base_config(),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(ws.mode("data.txt"), Some(0o644), "the permissions are back");
+    assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
+    let outputs = h.outputs();
+    assert!(
+        !outputs[0].0 && outputs[0].1.starts_with("Undone: this call changed data.txt"),
+        "{outputs:?}"
+    );
+    assert_eq!(
+        h.protected(),
+        [("data.txt".to_string(), InputAction::Restored)]
+    );
 }
