@@ -332,6 +332,7 @@ pub fn tools(
         let browsers = adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig {
             chromium: opts.chromium.clone(),
             allow_local: opts.browser_allow_local,
+            this_machine: crate::served_on::addresses(),
             ..Default::default()
         });
         match browsers.is_available() {
