@@ -530,3 +530,75 @@ async fn a_config_named_by_planwright_config_inside_the_folder_needs_trust() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["settings"]["model"]["value"], "my-own-model");
 }
+
+/// Issue 41, High 6: the file `PLANWRIGHT_CONFIG` names inside the project is config like
+/// `planwright.toml`, so it is read-only to the run's tools in any folder: a sandboxed run
+/// with the project as its workspace cannot rewrite it, with the shell or the file tools,
+/// to steer the next run (here with `max_steps`, a value that is not pinned).
+#[tokio::test]
+async fn a_config_named_by_planwright_config_is_read_only_to_the_runs_tools() {
+    if !bwrap_works("a_config_named_by_planwright_config_is_read_only_to_the_runs_tools") {
+        return;
+    }
+    let pw = Planwright::new();
+    std::fs::create_dir(pw.cwd().join("dev")).expect("mkdir");
+    let named = pw.cwd().join("dev/planwright.dev.toml");
+    let before = "summary = \"llm\"\n";
+    std::fs::write(&named, before).expect("write");
+    let var = ("PLANWRIGHT_CONFIG", "dev/planwright.dev.toml");
+    let out = pw.exec(&["trust"], &[var]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let server = ScriptedOpenAi::start(vec![
+        plan(&["Set up the project"]),
+        call(
+            "shell_exec",
+            serde_json::json!({"command": "echo 'max_steps = 1' >> dev/planwright.dev.toml; echo tried"}),
+        ),
+        call(
+            "file_write",
+            serde_json::json!({"path": "dev/planwright.dev.toml", "content": "max_steps = 1\n"}),
+        ),
+        complete(true, "set up"),
+        text("Set up."),
+    ])
+    .await;
+    let base = server.base_url();
+    let out = pw
+        .exec(
+            &[
+                "run",
+                "--json",
+                "--workspace",
+                ".",
+                "--sandbox",
+                "bwrap",
+                // Not refused as an input of the task: by the read-only protection.
+                "--allow-input-edits",
+                "Set up the project",
+            ],
+            &[
+                var,
+                ("OPENAI_BASE_URL", &base),
+                ("OPENAI_API_KEY", "sk-test"),
+            ],
+        )
+        .await;
+    let outputs: Vec<String> = server
+        .requests()
+        .await
+        .iter()
+        .flat_map(tool_messages)
+        .collect();
+    assert!(
+        outputs
+            .iter()
+            .any(|o| o.contains("tried") && o.contains("Read-only file system")),
+        "the shell was not refused: {outputs:?}\n{}",
+        stderr(&out)
+    );
+    assert!(
+        outputs.iter().any(|o| o.contains("read-only to tools")),
+        "file_write was not refused: {outputs:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&named).expect("read"), before);
+}

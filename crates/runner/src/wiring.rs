@@ -486,14 +486,19 @@ pub fn runtime(
     )
 }
 
-/// The project's config and state and the user's config folder: read-only to sandboxed
-/// commands whatever the workspace (docs/security.md, "Project configuration and trust").
+/// The project's config and state, the file `PLANWRIGHT_CONFIG` names (a repository's
+/// `.envrc` may name one inside the project) and the user's config folder: read-only to
+/// sandboxed commands and the file tools whatever the workspace and whether or not the
+/// folder is trusted (docs/security.md, "Project configuration and trust").
 #[cfg(feature = "tools-shell")]
 fn protected_paths() -> Vec<std::path::PathBuf> {
     let mut paths = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         paths.push(cwd.join(PROJECT_FILE));
         paths.push(cwd.join(crate::state_folder::STATE_FOLDER));
+        if let Some(named) = std::env::var_os("PLANWRIGHT_CONFIG").filter(|v| !v.is_empty()) {
+            paths.push(cwd.join(named));
+        }
     }
     if let Some(dir) = crate::state_folder::user_config_dir() {
         paths.push(dir);
