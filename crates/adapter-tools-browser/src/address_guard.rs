@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::address_policy::{self, AddressClass};
+use crate::own_addresses::OwnAddresses;
 
 /// Failures kept between two looks (older ones are dropped).
 const MAX_FAILURES: usize = 32;
@@ -95,10 +96,12 @@ impl Drop for AddressGuard {
 
 impl AddressGuard {
     /// Starts a guard on a free port of 127.0.0.1. `connect_timeout` bounds name resolution
-    /// and each connection attempt.
+    /// and each connection attempt; `this_machine`: addresses the process serves on, refused
+    /// like the machine's interfaces' (read by the guard itself).
     pub(crate) async fn start(
         allow_local: bool,
         connect_timeout: Duration,
+        this_machine: Vec<IpAddr>,
     ) -> std::io::Result<AddressGuard> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let port = listener.local_addr()?.port();
@@ -108,6 +111,7 @@ impl AddressGuard {
             allow_local,
             connect_timeout,
             failures: failures.clone(),
+            own: Arc::new(OwnAddresses::new(this_machine)),
         };
         let task = tokio::spawn(accept_loop(listener, rules, stop.clone()));
         Ok(AddressGuard {
@@ -137,6 +141,8 @@ struct Rules {
     allow_local: bool,
     connect_timeout: Duration,
     failures: Arc<StdMutex<Vec<GuardFailure>>>,
+    /// This machine's addresses: refused like loopback.
+    own: Arc<OwnAddresses>,
 }
 
 impl Rules {
@@ -229,7 +235,7 @@ async fn serve(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
     };
     // Every address must pass, so a name cannot smuggle a local one in beside a public one.
     for address in &addresses {
-        if let Err(class) = address_policy::check(address.ip(), rules.allow_local) {
+        if let Err(class) = address_policy::check(address.ip(), rules.allow_local, &rules.own) {
             let ip = address.ip();
             rules.record(&host, FailureKind::Refused { ip, class });
             return reply(&mut client, REPLY_NOT_ALLOWED).await;
@@ -309,7 +315,7 @@ mod tests {
         let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
         let port = server.local_addr().unwrap().port();
 
-        let strict = AddressGuard::start(false, Duration::from_secs(5))
+        let strict = AddressGuard::start(false, Duration::from_secs(5), Vec::new())
             .await
             .unwrap();
         let (code, _) = connect_via(&strict, "localhost", port).await;
@@ -331,7 +337,7 @@ mod tests {
             .contains("--browser-allow-local"));
         assert!(strict.take_failures().is_empty());
 
-        let open = AddressGuard::start(true, Duration::from_secs(5))
+        let open = AddressGuard::start(true, Duration::from_secs(5), Vec::new())
             .await
             .unwrap();
         let (code, mut s) = connect_via(&open, "127.0.0.1", port).await;
@@ -352,7 +358,7 @@ mod tests {
             let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
             l.local_addr().unwrap().port()
         };
-        let open = AddressGuard::start(true, Duration::from_secs(5))
+        let open = AddressGuard::start(true, Duration::from_secs(5), Vec::new())
             .await
             .unwrap();
         let (code, _) = connect_via(&open, "127.0.0.1", closed).await;

@@ -1,9 +1,12 @@
 //! Which network addresses the browser may connect to (docs/security.md, "The browser"):
-//! public addresses always; loopback, private and shared ranges only when the run allows
-//! local pages (`--browser-allow-local`); link-local (cloud metadata), unspecified,
-//! multicast and broadcast addresses never.
+//! public addresses always, unless they are this machine's own; loopback, private and
+//! shared ranges and this machine's addresses only when the run allows local pages
+//! (`--browser-allow-local`); link-local (cloud metadata), unspecified, multicast and
+//! broadcast addresses never.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::own_addresses::OwnAddresses;
 
 /// The switch that lifts the refusal of local addresses, named in every refusal.
 pub const ALLOW_LOCAL_SWITCH: &str = "--browser-allow-local (browser_allow_local = true)";
@@ -21,6 +24,9 @@ pub(crate) enum AddressClass {
     Unspecified,
     /// Multicast and broadcast addresses.
     Multicast,
+    /// An address of one of this machine's interfaces, or one it serves on, in a range
+    /// that is otherwise public.
+    ThisMachine,
 }
 
 impl AddressClass {
@@ -38,7 +44,10 @@ impl AddressClass {
 
     /// Whether `--browser-allow-local` lifts the refusal of this class.
     pub(crate) fn allowed_locally(self) -> bool {
-        matches!(self, AddressClass::Loopback | AddressClass::Private)
+        matches!(
+            self,
+            AddressClass::Loopback | AddressClass::Private | AddressClass::ThisMachine
+        )
     }
 
     pub(crate) fn describe(self) -> &'static str {
@@ -50,14 +59,18 @@ impl AddressClass {
             }
             AddressClass::Unspecified => "an unspecified address (this machine)",
             AddressClass::Multicast => "a multicast or broadcast address",
+            AddressClass::ThisMachine => "an address of this machine",
         }
     }
 }
 
 /// Whether the browser may connect to `ip` under a policy that does (or does not) allow
-/// local addresses; `Err` names the class refused.
-pub(crate) fn check(ip: IpAddr, allow_local: bool) -> Result<(), AddressClass> {
-    match AddressClass::of(ip) {
+/// local addresses, on a machine whose own addresses are `own`; `Err` names the class
+/// refused.
+pub(crate) fn check(ip: IpAddr, allow_local: bool, own: &OwnAddresses) -> Result<(), AddressClass> {
+    let class =
+        AddressClass::of(ip).or_else(|| own.contains(ip).then_some(AddressClass::ThisMachine));
+    match class {
         None => Ok(()),
         Some(class) if allow_local && class.allowed_locally() => Ok(()),
         Some(class) => Err(class),
@@ -172,17 +185,18 @@ mod tests {
     }
 
     #[test]
-    fn allow_local_lifts_loopback_and_private_only() {
+    fn allow_local_lifts_loopback_private_and_this_machine_only() {
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-        assert_eq!(check(ip("127.0.0.1"), false), Err(AddressClass::Loopback));
-        assert_eq!(check(ip("127.0.0.1"), true), Ok(()));
-        assert_eq!(check(ip("192.168.0.2"), true), Ok(()));
-        assert_eq!(check(ip("8.8.8.8"), false), Ok(()));
-        assert_eq!(
-            check(ip("169.254.169.254"), true),
-            Err(AddressClass::LinkLocal)
-        );
-        assert_eq!(check(ip("0.0.0.0"), true), Err(AddressClass::Unspecified));
+        let own = OwnAddresses::new(vec![ip("198.51.100.9")]);
+        let check = |s: &str, allow| check(ip(s), allow, &own);
+        assert_eq!(check("127.0.0.1", false), Err(AddressClass::Loopback));
+        assert_eq!(check("127.0.0.1", true), Ok(()));
+        assert_eq!(check("192.168.0.2", true), Ok(()));
+        assert_eq!(check("8.8.8.8", false), Ok(()));
+        assert_eq!(check("198.51.100.9", false), Err(AddressClass::ThisMachine));
+        assert_eq!(check("198.51.100.9", true), Ok(()));
+        assert_eq!(check("169.254.169.254", true), Err(AddressClass::LinkLocal));
+        assert_eq!(check("0.0.0.0", true), Err(AddressClass::Unspecified));
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub struct BrowserConfig {
     /// link-local (cloud metadata) addresses and `file:` stay refused
     /// ([`crate::ALLOW_LOCAL_SWITCH`], docs/security.md). Default false.
     pub allow_local: bool,
+    /// More addresses of this machine, refused like its interfaces' (which the address
+    /// guard reads itself) unless `allow_local`: what the process serves on (`serve
+    /// --addr`). Default none.
+    pub this_machine: Vec<std::net::IpAddr>,
 }
 
 impl Default for BrowserConfig {
@@ -39,6 +43,7 @@ impl Default for BrowserConfig {
             extra_args: Vec::new(),
             window: (1280, 800),
             allow_local: false,
+            this_machine: Vec::new(),
         }
     }
 }

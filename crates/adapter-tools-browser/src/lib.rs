@@ -35,8 +35,9 @@
 //!
 //! Chromium listens on no port: its DevTools travel over a pipe (`devtools_pipe.rs`), and
 //! every connection it makes goes through the run's address guard (`address_guard.rs`), which
-//! refuses loopback, private, link-local and unspecified addresses unless
-//! [`BrowserConfig::allow_local`] (docs/security.md, "The browser").
+//! refuses loopback, private, link-local and unspecified addresses and this machine's own
+//! (`own_addresses.rs`) unless [`BrowserConfig::allow_local`] (docs/security.md, "The
+//! browser").
 //!
 //! Page problems (unknown element, refused connection, a server that never answers, a page
 //! too large) come back to the model as error outputs; the browser stays usable.
@@ -50,6 +51,7 @@ mod config;
 mod devtools_pipe;
 mod error;
 mod keys;
+mod own_addresses;
 mod pool;
 mod process;
 mod scripts;

@@ -244,6 +244,89 @@ async fn loopback_by_number_and_by_name_is_refused_before_any_request() {
     assert!(server.received_requests().await.unwrap().is_empty());
 }
 
+/// The address this machine would send from to a public address (no packet is sent): one
+/// of its interfaces' own, not loopback. `None` on a machine without a route out.
+fn this_machines_outward_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("203.0.113.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+/// A minimal HTTP server on `ip` (port chosen by the system) that counts its connections.
+async fn page_on(ip: std::net::IpAddr) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 2048];
+                let _ = stream.read(&mut buf).await;
+                let body = "<title>Own</title><p>this machine's page</p>";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
+}
+
+/// Issue 41, Medium 9: a page served on this machine's own non-loopback address (what
+/// `serve --addr 0.0.0.0` answers on) is this machine: refused, by navigation and by a
+/// page's `fetch`, before any request, unless the run allows local pages. Skipped on a
+/// laptop without a route out, never under CI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn this_machines_own_addresses_are_refused_unless_allowed() {
+    let Some(ip) = test_support::require_or_skip(
+        this_machines_outward_address().ok_or("this machine has no non-loopback address"),
+    ) else {
+        return;
+    };
+    let Some(h) = strict() else { return };
+    let (port, hits) = page_on(ip).await;
+    let host = match ip {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    };
+    let url = format!("http://{host}:{port}/");
+    let err = h.error("browser_navigate", json!({"url": url})).await;
+    assert!(
+        err.contains("address of this machine") || err.contains("private-network"),
+        "{url}: {err}"
+    );
+    assert!(err.contains("--browser-allow-local"), "{err}");
+    let out = h
+        .call(
+            "browser_console_exec",
+            json!({"js": format!(
+                "let got; try {{ got = 'reached ' + (await fetch('{url}')).status }} \
+                 catch (e) {{ got = 'blocked' }} got"
+            )}),
+        )
+        .await
+        .unwrap();
+    assert!(out.content.contains("blocked"), "{}", out.content);
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no request reached it"
+    );
+
+    // The page is there: with local pages allowed it opens.
+    let open = Harness::start().unwrap();
+    let view = open.ok("browser_navigate", json!({"url": url})).await;
+    assert!(view.contains("this machine's page"), "{view}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_link_local_metadata_and_unspecified_addresses_are_refused() {
     let Some(h) = strict() else { return };

@@ -367,7 +367,14 @@ async fn config_names_a_file_in_place_of_the_project_file() {
     );
     assert_eq!(v["settings"]["model"]["source"], "default");
     assert_eq!(v["files"][0]["level"], "--config");
-    let v = show(&pw, &[], &[("PLANWRIGHT_CONFIG", "ci.toml")]).await;
+    // Named by PLANWRIGHT_CONFIG (a repository's `.envrc` may set it), a file inside the
+    // folder is a project file: used once `planwright trust` has seen it (issue 41).
+    let env = [("PLANWRIGHT_CONFIG", "ci.toml")];
+    let out = pw.exec(&["config", "show"], &env).await;
+    assert_eq!(out.status.code(), Some(2));
+    let out = pw.exec(&["trust"], &env).await;
+    assert_eq!(out.status.code(), Some(0));
+    let v = show(&pw, &[], &env).await;
     assert_eq!(v["settings"]["max_steps"]["value"], 3);
 }
 

@@ -43,3 +43,19 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     Config(String),
 }
+
+impl Error {
+    /// The kind of error, as a span's `error.type` names it (a fixed word, never the text).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Plan(_) => "plan",
+            Error::Store(_) => "store",
+            Error::Llm(e) => e.kind(),
+            Error::Suspended => "suspended",
+            Error::LeaseLost => "lease_lost",
+            Error::Leased { .. } => "leased",
+            Error::UnknownRun(_) => "unknown_run",
+            Error::Config(_) => "config",
+        }
+    }
+}

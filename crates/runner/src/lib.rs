@@ -28,6 +28,7 @@ pub mod owner;
 pub mod queue;
 pub mod run_changes;
 pub mod sandbox;
+pub mod served_on;
 pub mod service;
 mod service_error;
 mod settings;

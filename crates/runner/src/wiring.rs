@@ -332,6 +332,7 @@ pub fn tools(
         let browsers = adapter_tools_browser::Browsers::new(adapter_tools_browser::BrowserConfig {
             chromium: opts.chromium.clone(),
             allow_local: opts.browser_allow_local,
+            this_machine: crate::served_on::addresses(),
             ..Default::default()
         });
         match browsers.is_available() {
@@ -492,11 +493,13 @@ pub fn runtime(
     )
 }
 
-/// What stays read-only to sandboxed commands and the file tools whatever the workspace
-/// (docs/security.md, "Project configuration and trust", "Version control"): the project's
-/// config and state, the user's config folder, the config file named by `--config` when it
-/// lies in the workspace; and in every workspace (relative paths) its own `planwright.toml`
-/// and `.planwright/`, and its `.git`, `.hg` and `.svn` unless `--sandbox-vcs-writes`.
+/// What stays read-only to sandboxed commands and the file tools whatever the workspace and
+/// whether or not the folder is trusted (docs/security.md, "Project configuration and trust",
+/// "Version control"): the project's config and state, the file `PLANWRIGHT_CONFIG` names (a
+/// repository's `.envrc` may name one inside the project), the user's config folder, the
+/// config file named by `--config` when it lies in the workspace; and in every workspace
+/// (relative paths) its own `planwright.toml` and `.planwright/`, and its `.git`, `.hg` and
+/// `.svn` unless `--sandbox-vcs-writes`.
 #[cfg(feature = "tools-shell")]
 pub fn protected_paths(opts: &RunSettings) -> Vec<std::path::PathBuf> {
     use std::path::PathBuf;
@@ -504,6 +507,9 @@ pub fn protected_paths(opts: &RunSettings) -> Vec<std::path::PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         paths.push(cwd.join(PROJECT_FILE));
         paths.push(cwd.join(crate::state_folder::STATE_FOLDER));
+        if let Some(named) = std::env::var_os("PLANWRIGHT_CONFIG").filter(|v| !v.is_empty()) {
+            paths.push(cwd.join(named));
+        }
     }
     if let Some(dir) = crate::state_folder::user_config_dir() {
         paths.push(dir);

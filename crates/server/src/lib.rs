@@ -106,6 +106,8 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
+    // The runs' browsers must not reach this server (docs/security.md, "The browser").
+    runner::served_on::listening_on(local);
     let router =
         api::router(state.clone()).merge(metrics::router(state.clone(), args.metrics_public));
     if workers > 0 {
@@ -163,6 +165,7 @@ pub async fn work(
         let local = listener
             .local_addr()
             .map_err(|e| ServeError::Config(format!("cannot read the bound address: {e}")))?;
+        runner::served_on::listening_on(local);
         let stopped = state.runner.shutdown.clone();
         let router = metrics::router(state.clone(), true);
         tokio::spawn(async move {

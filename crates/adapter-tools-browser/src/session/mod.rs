@@ -128,13 +128,15 @@ impl Session {
             .map_err(|e| {
                 BrowserError::Unavailable(format!("could not create a browser profile folder: {e}"))
             })?;
-        let guard = AddressGuard::start(config.allow_local, config.navigation_timeout)
-            .await
-            .map_err(|e| {
-                BrowserError::Unavailable(format!(
-                    "could not start the browser's address guard: {e}"
-                ))
-            })?;
+        let guard = AddressGuard::start(
+            config.allow_local,
+            config.navigation_timeout,
+            config.this_machine.clone(),
+        )
+        .await
+        .map_err(|e| {
+            BrowserError::Unavailable(format!("could not start the browser's address guard: {e}"))
+        })?;
         let args = chromium_args(&config, profile.path(), &guard.proxy_server());
         let (mut process, pipe) = ChromiumProcess::spawn(exe, &args)?;
         let (ws_url, bridge_task) =

@@ -44,8 +44,9 @@ pub struct Cli {
     pub profile: Option<String>,
 
     /// Read this folder's `planwright.toml` and `.planwright/` for this run although the
-    /// folder is not trusted (`planwright trust` trusts it for good); values that run a
-    /// program or send a secret must still have been accepted (docs/security.md).
+    /// folder is not trusted (`planwright trust` trusts it for good); its pinned values
+    /// (where data goes, what runs, what protects your files) must still have been accepted
+    /// (docs/security.md).
     #[arg(long, global = true)]
     pub trust_project: bool,
 
@@ -106,10 +107,10 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
-    /// Trust a folder's `planwright.toml` and `.planwright/`: shows the values that run a
-    /// program or send a secret, in full, and records them with the folder in your config
-    /// file; a new or changed one is refused until this command is run again
-    /// (docs/security.md).
+    /// Trust a folder's `planwright.toml` and `.planwright/`: shows the values that decide
+    /// where data goes, what runs or what protects your files, in full, and records them with
+    /// the folder in your config file; a new or changed one, or a `planwright.toml` that
+    /// appears later, is refused until this command is run again (docs/security.md).
     Trust {
         /// The folder [default: the working folder].
         #[arg(value_name = "PATH")]

@@ -28,15 +28,31 @@ from (`--json` for a script); `planwright config init` writes a commented starte
 **Trust.** A project's `./planwright.toml` (and its `.planwright/` folder) is ignored, with
 one warning, until you trust the folder: `planwright trust [PATH]`, `--trust-project` for
 one command, or a question the first time when stdin and stderr are a terminal. Trusted
-folders are recorded in the user's file as `[trusted_projects."PATH"]` tables. The values
-that run a program or send a secret (`base_url`, `api_key_env`, `shell_env`, `chromium`,
-`ca_certs`, and each MCP server's `command`, `args`, `env`, `cwd`, `url`,
-`bearer_token_env`) are pinned: `planwright trust` shows them and records a digest of each,
-and a new or changed one stops the command (exit 2, naming `planwright trust`), or is asked
-in a terminal. A project file only tightens the user's `sandbox`, `approval`,
-`sandbox_network`, `sandbox_vcs_writes` and `browser_allow_local` (a weaker value is ignored, with a warning),
-adds to the user's `deny` and `disabled_tools`, and cannot add `allow` rules (security.md,
-"Project configuration and trust"). `--config FILE` is your own choice and is read as it is.
+folders are recorded in the user's file as `[trusted_projects."PATH"]` tables. Every value
+that decides where the key or the data go, what runs or what protects your files is
+pinned: every key of the table below except FREE_KEYS, which only tune a
+run or are kept from weakening your own settings; the chosen `profile`; each MCP server's
+`command`, `args`, `env`, `cwd`, `url` and `bearer_token_env`; `[providers.anthropic]`'s
+`base_url` and `api_key_env`; `[telemetry]`'s `endpoint`, `traces_endpoint` and
+`capture_message_content`. `planwright trust` shows the pinned values and records a digest
+of each, and a new or changed one stops the command (exit 2, naming `planwright trust`), or
+is asked in a terminal. A `planwright.toml` that appears in a folder trusted without one is
+refused (or asked) the same way as a whole. A project file only tightens the user's
+`sandbox`, `approval`, `sandbox_network`, `sandbox_vcs_writes` and `browser_allow_local` (a weaker value is
+ignored, with a warning), adds to the user's `deny` and `disabled_tools`, and cannot add
+`allow` rules (security.md, "Project configuration and trust"). `--config FILE` is your own
+choice and is read as it is; a file named by `PLANWRIGHT_CONFIG` that lies inside the
+working folder (a repository's `.envrc` may set it) is a project file, trusted and pinned
+like `planwright.toml`, and one elsewhere is read as it is.
+
+**Migration (issue 41).** Until this version only `base_url`, `api_key_env`, `shell_env`,
+`chromium`, `ca_certs` and the MCP servers' commands were pinned, and a trusted folder did
+not record whether it had a `planwright.toml`. A trusted project file that sets a newly
+pinned key (`provider`, `db`, `checkpoints`, `allow_input_edits`, `addr`,
+`metrics_public`...) or that was trusted by an earlier version is refused once, naming
+`planwright trust`: run it in the folder to look at the values and accept them. A
+`PLANWRIGHT_CONFIG` file inside the working folder is ignored until the folder is trusted
+with the variable set (`planwright trust` then pins it too).
 
 ```toml
 provider = "ollama"
@@ -182,7 +198,11 @@ line and the process goes on without exporting.
 
 /// The whole reference page.
 pub fn markdown(keys: &[Key]) -> String {
-    let mut out = String::from(INTRO);
+    let free: Vec<String> = super::trust::FREE_KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect();
+    let mut out = INTRO.replace("FREE_KEYS", &free.join(", "));
     for key in keys {
         let default = key.default();
         let default = if default.is_empty() {

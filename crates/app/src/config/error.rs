@@ -27,13 +27,20 @@ pub enum ConfigError {
     /// `config init` could not write its file.
     #[error("cannot write {file}: {error}")]
     Unwritable { file: String, error: String },
-    /// A trusted folder's project file sets a value that runs a program or sends a secret
-    /// and that `planwright trust` has not recorded (docs/security.md).
+    /// A trusted folder's project file sets a pinned value (where data goes, what runs,
+    /// what protects the files) that `planwright trust` has not recorded (docs/security.md).
     #[error(
         "{file} sets {shown}, which this folder's trust does not cover (new or changed since \
          it was trusted); `planwright trust` shows and accepts it"
     )]
     Unpinned { file: String, shown: String },
+    /// A trusted folder's project file that was not there when the folder was trusted
+    /// (docs/security.md).
+    #[error(
+        "{file} was not there when this folder was trusted (a run may have written it), so \
+         it is not used; it sets: {shown}; `planwright trust` shows and accepts it"
+    )]
+    NewProjectFile { file: String, shown: String },
     /// The options in effect are not valid (e.g. an environment variable's value).
     #[error("{0}")]
     Options(String),

@@ -47,6 +47,20 @@ pub struct ConfigFile {
     pub trusted_projects: BTreeMap<String, Pins>,
 }
 
+impl ConfigFile {
+    /// Whether the file sets nothing at all (empty, or only comments: `config init`'s
+    /// starter).
+    pub fn sets_nothing(&self) -> bool {
+        self.top.is_empty()
+            && self.profiles.is_empty()
+            && self.profile.is_none()
+            && self.mcp_servers.is_empty()
+            && self.providers.anthropic.is_none()
+            && self.telemetry.is_empty()
+            && self.trusted_projects.is_empty()
+    }
+}
+
 /// A trusted folder's pinned values: label (`base_url`, `mcp_servers.fs`...) → digest.
 pub type Pins = BTreeMap<String, String>;
 

@@ -59,11 +59,13 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
     // project file is to be read (not by `planwright trust`) and trusted for this run.
     let mut read_project = true;
     let mut this_run = false;
+    let named_by_env;
     let (explicit, profile, help) = match Cli::command().try_get_matches_from(&args) {
         Ok(first) => (
             {
                 read_project = first.subcommand_name() != Some("trust");
                 this_run = first.get_flag("trust_project");
+                named_by_env = first.value_source("config") == Some(ValueSource::EnvVariable);
                 first.get_one::<PathBuf>("config").cloned()
             },
             first.get_one::<String>("profile").map(|name| Profile {
@@ -77,7 +79,8 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
         ),
         // `--help` is shown by the second pass, with the files' values as defaults.
         Err(e) if is_help(&e) => {
-            let (explicit, profile) = chosen_for_help(&args);
+            let (explicit, profile, by_env) = chosen_for_help(&args);
+            named_by_env = by_env;
             (explicit, profile, Some(e))
         }
         Err(e) => e.exit(),
@@ -90,6 +93,7 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
     let trust = ProjectTrust {
         read: read_project,
         this_run,
+        named_by_env,
         ask,
     };
     let layers = match Layers::load(explicit.as_deref(), profile, &keys, &trust) {
@@ -129,8 +133,9 @@ fn is_help(e: &clap::Error) -> bool {
 }
 
 /// `--config` and `--profile` (or their variables) read by hand from a command line that
-/// asks for help, so that the help shows the chosen files' values as defaults.
-fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>) {
+/// asks for help, so that the help shows the chosen files' values as defaults; and whether
+/// the file was named by `PLANWRIGHT_CONFIG`.
+fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>, bool) {
     let flag = |name: &str| {
         let mut found = None;
         for (i, arg) in args.iter().enumerate() {
@@ -144,9 +149,9 @@ fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>) {
         found
     };
     let env = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
-    let explicit = flag("--config")
-        .or_else(|| env(CONFIG_VAR))
-        .map(PathBuf::from);
+    let flagged = flag("--config");
+    let by_env = flagged.is_none() && env(CONFIG_VAR).is_some();
+    let explicit = flagged.or_else(|| env(CONFIG_VAR)).map(PathBuf::from);
     let profile = match flag("--profile") {
         Some(name) => Some(Profile {
             name,
@@ -157,12 +162,17 @@ fn chosen_for_help(args: &[OsString]) -> (Option<PathBuf>, Option<Profile>) {
             chosen_by: Source::Env(PROFILE_VAR.into()),
         }),
     };
-    (explicit, profile)
+    (explicit, profile, by_env)
 }
 
 /// `planwright trust [PATH]`: the text to print on stdout.
 pub fn trust_folder(loaded: &Loaded, folder: &std::path::Path) -> Result<String, ConfigError> {
-    trust::trust(folder, &loaded.keys)
+    // The file `PLANWRIGHT_CONFIG` names is pinned too when it lies inside the folder.
+    let named = match loaded.matches.value_source("config") {
+        Some(ValueSource::EnvVariable) => loaded.matches.get_one::<PathBuf>("config"),
+        _ => None,
+    };
+    trust::trust(folder, named.map(PathBuf::as_path), &loaded.keys)
 }
 
 /// `planwright config show` / `config init`: the text to print on stdout.

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 use super::file::{self, ConfigFile, Entry};
 use super::keys::Key;
-use super::paths::{user_file, PROJECT_FILE};
+use super::paths::user_file;
 use super::tighten;
-use super::trust::{self, Ask, Decision, Trusted};
+use super::trust::{self, Ask, Decision, ProjectFile, Trusted};
 
 /// Which config file a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +103,9 @@ pub struct ProjectTrust<'a> {
     pub read: bool,
     /// `--trust-project`: trust the folder for this run.
     pub this_run: bool,
+    /// The explicit file was named by `PLANWRIGHT_CONFIG`, not `--config`: one inside the
+    /// working folder is a project file (trusted and pinned), not the user's own choice.
+    pub named_by_env: bool,
     /// Who confirms a folder or a pinned value that is new.
     pub ask: &'a dyn Ask,
 }
@@ -133,11 +136,20 @@ impl Layers {
         }
         let mut notes = Vec::new();
         let mut files = Vec::new();
-        match explicit {
-            Some(path) => files.push(read(path, Level::Explicit, keys, true)?),
-            None if !trust.read => {}
-            None => {
-                let file = match trust::decide(&recorded, trust.this_run, trust.ask, keys)? {
+        // A file `PLANWRIGHT_CONFIG` names inside the working folder (a repository's
+        // `.envrc` may set it) takes the project file's place and is trusted like it.
+        let project = match explicit {
+            Some(path) if trust.named_by_env => ProjectFile::inside(Path::new("."), path),
+            Some(_) => None,
+            None => Some(ProjectFile::default_file()),
+        };
+        match (explicit, project) {
+            (_, Some(_)) if !trust.read => {}
+            (Some(path), None) => files.push(read(path, Level::Explicit, keys, true)?),
+            (None, None) => {}
+            (_, Some(project)) => {
+                let decision = trust::decide(&project, &recorded, trust.this_run, trust.ask, keys)?;
+                let file = match decision {
                     Decision::Absent => None,
                     Decision::Ignored { note } => {
                         notes.push(note);
@@ -152,7 +164,7 @@ impl Layers {
                     }
                 };
                 files.push(Located {
-                    path: PathBuf::from(PROJECT_FILE),
+                    path: project.path,
                     level: Level::Project,
                     file,
                 });

@@ -4,11 +4,16 @@
 //! for one run, or a question on first use when stdin and stderr are a terminal. Trusted
 //! folders are recorded in the user's config file as `[trusted_projects."PATH"]` tables.
 //!
-//! On top of that, the values of a project file that run a program or send a secret
-//! ([`PINNED_KEYS`], each MCP server's [`PINNED_SERVER_KEYS`] and `[providers.anthropic]`'s
-//! `base_url` and `api_key_env`) are pinned: their digests
-//! are recorded with the folder, and a new or changed one is refused (asked in a terminal)
-//! until `planwright trust` has shown and recorded it.
+//! On top of that, every value of a project file that decides where data goes, what runs
+//! or what protects the user's files is pinned: every setting but the [`FREE_KEYS`] (which
+//! only tune a run, or which [`super::tighten`] keeps from weakening the user's own), the
+//! chosen `profile`, each MCP server's [`PINNED_SERVER_KEYS`], `[providers.anthropic]`'s
+//! `base_url` and `api_key_env`, and the `[telemetry]` endpoints and content switch. Their
+//! digests are recorded with the folder, and a new or changed one is refused (asked in a
+//! terminal) until `planwright trust` has shown and recorded it. The record also says
+//! whether the folder had a `planwright.toml` when it was trusted: a file that appears
+//! later (planted by a run) is refused (asked in a terminal) as a whole. A file inside the
+//! folder named by `PLANWRIGHT_CONFIG` is a project file too ([`ProjectFile`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -23,14 +28,60 @@ use super::keys::Key;
 use super::mcp_servers::PINNED_SERVER_KEYS;
 use super::paths::{user_file, PROJECT_FILE};
 
-/// The settings of a project file that run a program or send a secret somewhere.
-pub const PINNED_KEYS: [&str; 5] = [
-    "base_url",
-    "api_key_env",
-    "shell_env",
-    "chromium",
-    "ca_certs",
+/// The settings a trusted project file may set without its value being pinned: they only
+/// tune how a run goes (its style, model name, limits and budgets, how it acts and whether
+/// answers are checked, the server's capacity), or [`super::tighten`] drops a value weaker
+/// than the user's own (`sandbox`, `approval`, `sandbox_network`, `sandbox_vcs_writes`,
+/// `browser_allow_local`, `allow`; `deny`, `disabled_tools` and `protect` add up).
+/// Every other setting is pinned: where the key and the data go (`provider`, `base_url`,
+/// `api_key_env`, `db`, `search`, `searxng_url`, `workspace_root`, `addr`, `metrics_addr`,
+/// `metrics_public`), what runs (`chromium`, `model_path`, `shell_env`, `ca_certs`) and what
+/// protects the user's files (`checkpoints`, `checkpoint_ignore`, `checkpoint_max_file_mib`,
+/// `allow_input_edits`), and any setting added later until it is listed here.
+pub const FREE_KEYS: [&str; 37] = [
+    "mode",
+    "model",
+    "max_steps",
+    "max_step_secs",
+    "max_calls_per_reply",
+    "schedule",
+    "parallel",
+    "retries",
+    "retry_delay_ms",
+    "max_revisions",
+    "revise",
+    "max_todos",
+    "verify",
+    "approval",
+    "allow",
+    "deny",
+    "sandbox",
+    "sandbox_network",
+    "sandbox_vcs_writes",
+    "disabled_tools",
+    "protect",
+    "actions",
+    "verify_answers",
+    "browser_allow_local",
+    "search_timeout_secs",
+    "max_tokens",
+    "max_plan_steps",
+    "summary",
+    "lease_secs",
+    "stream",
+    "llm_max_reply_mib",
+    "tool_protocol",
+    "max_connections",
+    "header_timeout_secs",
+    "ask_timeout_secs",
+    "workers",
+    "concurrency",
 ];
+
+/// Whether a trusted project file's value of setting `name` is pinned.
+pub fn is_pinned(name: &str) -> bool {
+    !FREE_KEYS.contains(&name)
+}
 
 /// One pinned value of a project file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,11 +107,16 @@ impl Pinned {
 /// The pinned values a file sets, in a stable order.
 pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
     let mut out = Vec::new();
+    // Which profile applies decides which of the user's own values do.
+    if let Some(profile) = &file.profile {
+        out.push(Pinned {
+            label: "profile".into(),
+            shown: format!("profile = {}", quoted(profile)),
+        });
+    }
     let mut settings = |prefix: &str, settings: &file::Settings| {
-        for name in PINNED_KEYS {
-            let (Some(entry), Some(key)) =
-                (settings.get(name), keys.iter().find(|k| k.name == name))
-            else {
+        for (name, entry) in settings.iter().filter(|(name, _)| is_pinned(name)) {
+            let Some(key) = keys.iter().find(|k| &k.name == name) else {
                 continue;
             };
             let label = format!("{prefix}{name}");
@@ -254,9 +310,104 @@ fn quoted(text: &str) -> String {
     serde_json::Value::from(text).to_string()
 }
 
+/// A project file of a folder: its `planwright.toml`, or a file inside it named by
+/// `PLANWRIGHT_CONFIG` (which a repository's `.envrc` may set): trusted and pinned alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    /// Where it is read (as given: relative to the working folder, or absolute).
+    pub path: PathBuf,
+    /// Its path inside the folder. The labels of its pins start with `NAME:` unless it is
+    /// `planwright.toml`; the pin saying it was there when the folder was trusted is `NAME`.
+    pub name: String,
+}
+
+impl ProjectFile {
+    /// The working folder's `planwright.toml`.
+    pub fn default_file() -> ProjectFile {
+        ProjectFile {
+            path: PathBuf::from(PROJECT_FILE),
+            name: PROJECT_FILE.into(),
+        }
+    }
+
+    /// `path` as a project file of `folder`, when it lies inside it (itself, or the folder
+    /// holding it if it is a link); `None` when it lies elsewhere or does not exist.
+    pub fn inside(folder: &Path, path: &Path) -> Option<ProjectFile> {
+        let folder = std::fs::canonicalize(folder).ok()?;
+        let within = |p: &Path| p.strip_prefix(&folder).ok().map(Path::to_path_buf);
+        let canonical = std::fs::canonicalize(path).ok()?;
+        let name = within(&canonical).or_else(|| {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let parent = std::fs::canonicalize(parent).ok()?;
+            within(&parent.join(path.file_name()?))
+        })?;
+        Some(ProjectFile {
+            path: path.to_path_buf(),
+            name: name.display().to_string(),
+        })
+    }
+
+    fn is_default(&self) -> bool {
+        self.name == PROJECT_FILE
+    }
+
+    /// The file as messages name it.
+    pub fn shown(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// The file as the warnings and questions name it.
+    fn described(&self) -> String {
+        if self.is_default() {
+            self.shown()
+        } else {
+            format!("{} (named by PLANWRIGHT_CONFIG)", self.shown())
+        }
+    }
+
+    /// The pinned values `file`, read from this file, sets, labelled for it.
+    fn pinned(&self, file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
+        let mut values = pinned(file, keys);
+        if !self.is_default() {
+            for value in &mut values {
+                value.label = format!("{}:{}", self.name, value.label);
+            }
+        }
+        values
+    }
+
+    /// The pin recorded when a trusted folder has this file.
+    fn presence(&self) -> Pinned {
+        Pinned {
+            label: self.name.clone(),
+            shown: format!("{} was there when the folder was trusted", self.name),
+        }
+    }
+
+    /// The pins to record for this file when it sets `values`.
+    fn pins(&self, values: &[Pinned]) -> Pins {
+        let mut pins = pins_of(values);
+        let presence = self.presence();
+        pins.insert(presence.label.clone(), presence.digest());
+        pins
+    }
+
+    fn read(&self, keys: &[Key]) -> Result<ConfigFile, ConfigError> {
+        let shown = self.shown();
+        let text = std::fs::read_to_string(&self.path).map_err(|e| ConfigError::Unreadable {
+            file: shown.clone(),
+            error: e.to_string(),
+        })?;
+        file::parse(&shown, &text, keys)
+    }
+}
+
 /// What a project file is, once trust is decided.
 pub enum Decision {
-    /// No `planwright.toml` here.
+    /// No such file here.
     Absent,
     /// Not trusted: the file is ignored; the note says how to trust it.
     Ignored { note: String },
@@ -264,66 +415,79 @@ pub enum Decision {
     Read(Box<ConfigFile>),
 }
 
-/// Decides whether the project file of the working folder is read: `recorded`, the user
-/// file's trusted folders; `this_run`: `--trust-project`; `ask`: who confirms what is new.
+/// Decides whether `project`, a project file of the working folder, is read: `recorded`,
+/// the user file's trusted folders; `this_run`: `--trust-project`; `ask`: who confirms what
+/// is new.
 pub fn decide(
+    project: &ProjectFile,
     recorded: &BTreeMap<String, Pins>,
     this_run: bool,
     ask: &dyn Ask,
     keys: &[Key],
 ) -> Result<Decision, ConfigError> {
-    let path = Path::new(PROJECT_FILE);
-    if !path.exists() {
+    if !project.path.exists() {
         return Ok(Decision::Absent);
     }
     let folder = folder_key(Path::new("."))?;
-    let read = || -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Unreadable {
-            file: PROJECT_FILE.into(),
-            error: e.to_string(),
-        })?;
-        file::parse(PROJECT_FILE, &text, keys)
-    };
+    let described = project.described();
     let (file, mut pins, recorded_here) = match recorded.get(&folder) {
-        Some(pins) => (read()?, pins.clone(), true),
-        None if this_run => (read()?, Pins::new(), false),
+        Some(pins) => (project.read(keys)?, pins.clone(), true),
+        None if this_run => (project.read(keys)?, Pins::new(), false),
         None => {
             let ignored = || Decision::Ignored {
                 note: format!(
-                    "ignoring {PROJECT_FILE}: this folder ({folder}) is not trusted; \
+                    "ignoring {described}: this folder ({folder}) is not trusted; \
                      `planwright trust` trusts it (or --trust-project for one run)"
                 ),
             };
             if !ask.available() {
                 return Ok(ignored());
             }
-            let file = read()?;
-            let values = pinned(&file, keys);
-            let mut question = format!(
-                "{folder} has a {PROJECT_FILE} that Planwright has not been told to trust."
-            );
-            if !values.is_empty() {
-                question.push_str("\nIt runs programs or sends secrets with:");
-                for value in &values {
-                    question.push_str(&format!("\n  {}", value.shown));
-                }
-            }
+            let file = project.read(keys)?;
+            let values = project.pinned(&file, keys);
+            let mut question =
+                format!("{folder} has {described}, which Planwright has not been told to trust.");
+            question.push_str(&shown_values(&values));
             question.push_str("\nTrust this folder (recorded in your config file)?");
             if !ask.confirm(&question) {
                 return Ok(ignored());
             }
-            let pins = pins_of(&values);
-            record(&folder, &pins, keys)?;
+            record(&folder, &project.pins(&values), keys)?;
             return Ok(Decision::Read(Box::new(file)));
         }
     };
+    // A file the folder did not have when it was trusted (planted by a run, or trusted by
+    // a version that did not record it) is asked about as a whole; `--trust-project` is
+    // the user's say-so for this command.
+    let presence = project.presence();
+    if recorded_here
+        && !this_run
+        && !file.sets_nothing()
+        && pins.get(&presence.label) != Some(&presence.digest())
+    {
+        let values = project.pinned(&file, keys);
+        let question = format!(
+            "{folder} had no {described} when you trusted it; one is there now.{}\nUse it \
+             (recorded in your config file)?",
+            shown_values(&values)
+        );
+        if !(ask.available() && ask.confirm(&question)) {
+            return Err(ConfigError::NewProjectFile {
+                file: project.shown(),
+                shown: one_line(&values),
+            });
+        }
+        pins.extend(project.pins(&values));
+        record(&folder, &pins, keys)?;
+        return Ok(Decision::Read(Box::new(file)));
+    }
     let mut changed = false;
-    for value in pinned(&file, keys) {
+    for value in project.pinned(&file, keys) {
         if pins.get(&value.label) == Some(&value.digest()) {
             continue;
         }
         let question = format!(
-            "{PROJECT_FILE} sets a value this folder's trust does not cover yet:\n  {}\nUse it?",
+            "{described} sets a value this folder's trust does not cover yet:\n  {}\nUse it?",
             value.shown
         );
         if ask.available() && ask.confirm(&question) {
@@ -332,7 +496,7 @@ pub fn decide(
             continue;
         }
         return Err(ConfigError::Unpinned {
-            file: PROJECT_FILE.into(),
+            file: project.shown(),
             shown: value.shown,
         });
     }
@@ -342,9 +506,34 @@ pub fn decide(
     Ok(Decision::Read(Box::new(file)))
 }
 
-/// `planwright trust [PATH]`: records the folder as trusted with its project file's pinned
-/// values; returns the text to print.
-pub fn trust(folder: &Path, keys: &[Key]) -> Result<String, ConfigError> {
+/// The lines of a question showing the pinned `values` (none: nothing).
+fn shown_values(values: &[Pinned]) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nIt sets where data goes, what runs or what protects your files:");
+    for value in values {
+        out.push_str(&format!("\n  {}", value.shown));
+    }
+    out
+}
+
+/// `values` on one line, for an error.
+fn one_line(values: &[Pinned]) -> String {
+    if values.is_empty() {
+        return "nothing pinned".into();
+    }
+    values
+        .iter()
+        .map(|v| v.shown.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `planwright trust [PATH]`: records the folder as trusted with the pinned values of its
+/// `planwright.toml` and of `named`, the file `PLANWRIGHT_CONFIG` names when it lies inside
+/// the folder; returns the text to print.
+pub fn trust(folder: &Path, named: Option<&Path>, keys: &[Key]) -> Result<String, ConfigError> {
     if !folder.is_dir() {
         return Err(ConfigError::Options(format!(
             "{} is not a folder",
@@ -352,24 +541,42 @@ pub fn trust(folder: &Path, keys: &[Key]) -> Result<String, ConfigError> {
         )));
     }
     let key = folder_key(folder)?;
-    let file_path = folder.join(PROJECT_FILE);
-    let values = match std::fs::read_to_string(&file_path) {
-        Ok(text) => pinned(
-            &file::parse(&file_path.display().to_string(), &text, keys)?,
-            keys,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => {
-            return Err(ConfigError::Unreadable {
-                file: file_path.display().to_string(),
-                error: e.to_string(),
-            })
-        }
-    };
-    let user = record(&key, &pins_of(&values), keys)?;
+    let mut files = vec![ProjectFile {
+        path: folder.join(PROJECT_FILE),
+        name: PROJECT_FILE.into(),
+    }];
+    files.extend(
+        named
+            .and_then(|path| ProjectFile::inside(folder, path))
+            .filter(|f| !f.is_default()),
+    );
+    let mut pins = Pins::new();
+    let mut values = Vec::new();
+    let mut read = Vec::new();
+    for project in &files {
+        let file = match project.read(keys) {
+            Ok(file) => file,
+            // No file: one that appears later is not covered.
+            Err(ConfigError::Unreadable { .. }) if !project.path.exists() => continue,
+            Err(e) => return Err(e),
+        };
+        let these = project.pinned(&file, keys);
+        pins.extend(project.pins(&these));
+        values.extend(these);
+        read.push(project.name.clone());
+    }
+    let user = record(&key, &pins, keys)?;
     let mut out = format!("trusted {key} (recorded in {})\n", user.display());
-    if values.is_empty() {
-        out.push_str("no value of its planwright.toml runs a program or sends a secret\n");
+    if read.is_empty() {
+        out.push_str(
+            "it has no planwright.toml: one that appears later is refused until `planwright \
+             trust` is run again\n",
+        );
+    } else if values.is_empty() {
+        out.push_str(&format!(
+            "no value of {} says where data goes, what runs or what protects your files\n",
+            read.join(" or ")
+        ));
     } else {
         out.push_str("pinned, as they are now (a new or changed one is refused until `planwright trust` is run again):\n");
         for value in &values {
@@ -416,6 +623,53 @@ mod tests {
         assert_ne!(a.digest(), b.digest());
         assert!(a.digest().starts_with("sha256:"));
         assert_eq!(a.digest().len(), 7 + 64);
+    }
+
+    /// Issue 41, High 6: every setting is pinned unless it is one of the free keys, which
+    /// all exist; where the key and the data go and what protects the files are pinned.
+    #[test]
+    fn every_setting_but_the_free_ones_is_pinned() {
+        let keys = super::super::keys::keys(&<crate::cli::Cli as clap::CommandFactory>::command());
+        for name in FREE_KEYS {
+            assert!(keys.iter().any(|k| k.name == name), "{name} is no setting");
+        }
+        for name in [
+            "provider",
+            "base_url",
+            "api_key_env",
+            "db",
+            "addr",
+            "metrics_public",
+            "metrics_addr",
+            "checkpoints",
+            "checkpoint_ignore",
+            "allow_input_edits",
+            "workspace_root",
+            "search",
+            "searxng_url",
+            "model_path",
+            "chromium",
+            "shell_env",
+            "ca_certs",
+        ] {
+            assert!(keys.iter().any(|k| k.name == name), "{name} is no setting");
+            assert!(is_pinned(name), "{name} must be pinned");
+        }
+        let text = "profile = \"p\"\nmode = \"dag\"\nprovider = \"ollama\"\n\
+                    [profiles.p]\ncheckpoints = false\nmax_steps = 3\n";
+        let parsed = file::parse("p.toml", text, &keys).unwrap();
+        let shown: Vec<String> = pinned(&parsed, &keys)
+            .into_iter()
+            .map(|p| p.shown)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "profile = \"p\"",
+                "provider = \"ollama\"",
+                "profiles.p.checkpoints = false"
+            ]
+        );
     }
 
     #[test]

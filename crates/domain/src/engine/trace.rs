@@ -10,8 +10,10 @@
 //! after a lease expiry) links to it (`continue_run_trace`); reading and linking exported
 //! contexts is given by whoever exports ([`set_span_contexts`]).
 //!
-//! Never recorded: message content (prompts, replies, tool arguments and outputs) unless
-//! [`TraceLabels::capture_message_content`] is on; only the first line of the task, cut.
+//! Never recorded: content (the task, prompts, replies, tool arguments and outputs, and the
+//! text of errors, which may quote any of them) unless
+//! [`TraceLabels::capture_message_content`] is on. Without it a failure is a kind
+//! (`error.type`) and a short fixed text ([`RunFailure`], [`LlmError::kind`]).
 
 use std::sync::OnceLock;
 
@@ -103,27 +105,62 @@ pub(crate) fn run_span(run_id: &str, how: &'static str) -> Span {
         planwright.run.start = how,
         planwright.mode = Empty,
         planwright.task = Empty,
+        error.type = Empty,
     )
 }
 
-/// Records the mode the run goes in and the first line of its task on the current run span.
-pub(crate) fn run_started(mode: &str, task: &str) {
-    let line = task.lines().next().unwrap_or_default();
-    let line: String = line.chars().take(TASK_LINE_CHARS).collect();
+/// Records the mode the run goes in on the current run span, and with content capture the
+/// first line of its task.
+pub(crate) fn run_started(labels: &TraceLabels, mode: &str, task: &str) {
     let span = Span::current();
     span.record("planwright.mode", mode);
-    span.record("planwright.task", line.as_str());
+    if labels.capture_message_content {
+        let line = task.lines().next().unwrap_or_default();
+        let line: String = line.chars().take(TASK_LINE_CHARS).collect();
+        span.record("planwright.task", line.as_str());
+    }
 }
 
-/// Records how the run ended on the current span (an error status when it failed).
-pub(crate) fn run_ended(span: &Span, failure: Option<&str>) {
+/// Why a run did not complete, as its span says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunFailure {
+    /// `error.type`: `failed` (the run ended failed or cancelled), or the kind of error that
+    /// stopped it ([`crate::Error::kind`]).
+    pub(crate) kind: &'static str,
+    /// The reason in full (it may quote the task, a file or a prompt): on the span only
+    /// with content capture.
+    pub(crate) reason: String,
+}
+
+impl RunFailure {
+    /// The status text without content capture: fixed per kind.
+    fn fixed_text(&self) -> &'static str {
+        match self.kind {
+            "failed" => "the run failed",
+            "suspended" => "the run was suspended",
+            "lease_lost" => "the run's lease was taken over",
+            "leased" => "another process holds the run",
+            _ => "the run stopped on an error",
+        }
+    }
+}
+
+/// Records how the run ended on its span: `OK`, or `ERROR` with the failure's kind and a
+/// fixed text (its reason only with content capture).
+pub(crate) fn run_ended(span: &Span, labels: &TraceLabels, failure: Option<&RunFailure>) {
     match failure {
         None => {
             span.record("otel.status_code", "OK");
         }
-        Some(reason) => {
+        Some(failure) => {
             span.record("otel.status_code", "ERROR");
-            span.record("otel.status_description", reason);
+            span.record("error.type", failure.kind);
+            let text = if labels.capture_message_content {
+                failure.reason.as_str()
+            } else {
+                failure.fixed_text()
+            };
+            span.record("otel.status_description", text);
         }
     }
 }
@@ -197,8 +234,13 @@ pub(crate) fn chat_ended(
         }
         Err(e) => {
             span.record("otel.status_code", "ERROR");
-            span.record("error.type", llm_error_type(e));
-            span.record("otel.status_description", e.to_string().as_str());
+            span.record("error.type", e.kind());
+            // An upstream error may quote the prompt: its text only with content capture.
+            if labels.capture_message_content {
+                span.record("otel.status_description", e.to_string().as_str());
+            } else {
+                span.record("otel.status_description", "the LLM call failed");
+            }
         }
     }
 }
@@ -262,18 +304,5 @@ fn purpose_name(purpose: CallPurpose) -> &'static str {
         CallPurpose::Execute => "execute",
         CallPurpose::Summarize => "summarize",
         CallPurpose::Other => "other",
-    }
-}
-
-/// The convention's `error.type` of a failed call.
-fn llm_error_type(e: &LlmError) -> &'static str {
-    match e {
-        LlmError::RateLimited { .. } => "rate_limited",
-        LlmError::Transient(_) => "transient",
-        LlmError::ContextTooLong(_) => "context_too_long",
-        LlmError::Auth(_) => "auth",
-        LlmError::Permanent(_) => "permanent",
-        LlmError::ResponseFormatUnsupported(_) => "response_format_unsupported",
-        LlmError::InvalidResponse(_) => "invalid_response",
     }
 }

@@ -248,6 +248,20 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The kind of failure, as a span's `error.type` names it (the OpenTelemetry GenAI
+    /// convention's; a fixed word, never the message).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::RateLimited { .. } => "rate_limited",
+            LlmError::Transient(_) => "transient",
+            LlmError::ContextTooLong(_) => "context_too_long",
+            LlmError::Auth(_) => "auth",
+            LlmError::Permanent(_) => "permanent",
+            LlmError::ResponseFormatUnsupported(_) => "response_format_unsupported",
+            LlmError::InvalidResponse(_) => "invalid_response",
+        }
+    }
+
     /// The same error with its message passed through `f` (an adapter removing a secret the
     /// server echoed back); the kind and any `retry_after` are kept.
     pub fn map_message(self, f: impl FnOnce(String) -> String) -> LlmError {

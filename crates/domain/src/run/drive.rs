@@ -23,7 +23,7 @@ impl Runtime {
         mode: Mode,
         plan: Option<Plan>,
     ) -> Result<RunOutcome, Error> {
-        crate::engine::trace::run_started(&mode.to_string(), &ctx.task);
+        crate::engine::trace::run_started(ctx.trace_labels(), &mode.to_string(), &ctx.task);
         let mut strategy = strategy_for(mode, &self.config);
         let mut plan = match plan {
             Some(p) => p,

@@ -50,7 +50,7 @@ impl Runtime {
             .owned(&run_id, control, body)
             .instrument(span.clone())
             .await;
-        ended(&span, &outcome);
+        ended(&span, &self.config.trace, &outcome);
         outcome
     }
 
@@ -65,7 +65,7 @@ impl Runtime {
             .owned(run_id, control, body)
             .instrument(span.clone())
             .await;
-        ended(&span, &outcome);
+        ended(&span, &self.config.trace, &outcome);
         outcome
     }
 
@@ -219,16 +219,25 @@ impl Runtime {
 }
 
 /// Records how a run ended on its span (`engine::trace`).
-fn ended(span: &tracing::Span, outcome: &Result<RunOutcome, Error>) {
+fn ended(
+    span: &tracing::Span,
+    labels: &crate::engine::trace::TraceLabels,
+    outcome: &Result<RunOutcome, Error>,
+) {
+    use crate::engine::trace::RunFailure;
     let failure = match outcome {
         Ok(outcome) if outcome.status == crate::ports::RunStatus::Completed => None,
-        Ok(outcome) => Some(
-            outcome
+        Ok(outcome) => Some(RunFailure {
+            kind: "failed",
+            reason: outcome
                 .error
                 .clone()
                 .unwrap_or_else(|| outcome.status.as_str().to_string()),
-        ),
-        Err(e) => Some(e.to_string()),
+        }),
+        Err(e) => Some(RunFailure {
+            kind: e.kind(),
+            reason: e.to_string(),
+        }),
     };
-    crate::engine::trace::run_ended(span, failure.as_deref());
+    crate::engine::trace::run_ended(span, labels, failure.as_ref());
 }

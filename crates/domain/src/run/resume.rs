@@ -64,7 +64,7 @@ impl Runtime {
             .owned(run_id, control, body)
             .instrument(span.clone())
             .await;
-        super::ended(&span, &outcome);
+        super::ended(&span, &self.config.trace, &outcome);
         outcome
     }
 

@@ -242,10 +242,14 @@ async fn execute(
     if let Some(tx) = events {
         runtime.sink = Arc::new(BroadcastSink(tx));
     }
+    // Metric labels name only the model this process was configured with and the tools
+    // its runs are offered: a client's made-up model counts as `other`.
+    let known = crate::metrics::KnownLabels::of(&state.opts.model, &runtime);
     runtime.sink = Arc::new(crate::metrics::MetricsSink::new(
         runtime.sink.clone(),
-        runtime.config.trace.clone(),
+        &runtime.config.trace,
         runtime.config.mode.to_string(),
+        known,
     ));
     runtime.user = state.user.clone();
     runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
