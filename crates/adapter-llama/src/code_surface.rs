@@ -97,7 +97,11 @@ pub(crate) fn parse(text: &str, id: String) -> Option<ToolCall> {
     if let Some(rest) = text.strip_prefix("```") {
         let (info, body) = rest.split_once('\n')?;
         let language = CodeLanguage::from_fence(info)?;
-        let code = body.trim_end().strip_suffix("```").unwrap_or(body).trim_end();
+        let code = body
+            .trim_end()
+            .strip_suffix("```")
+            .unwrap_or(body)
+            .trim_end();
         // A small model that opens every turn with a fence writes its answer inside one
         // (`# changes: none` then `DONE: …`): that is the answer, not a program.
         let statements = code
@@ -210,7 +214,10 @@ mod tests {
         assert_eq!(a[LANGUAGE], "python");
         assert_eq!(a[CHANGES], json!(["settings.txt", "b.txt"]));
         let code = a[CODE].as_str().unwrap();
-        assert!(code.starts_with("# changes:") && code.ends_with("read()\n"), "{code:?}");
+        assert!(
+            code.starts_with("# changes:") && code.ends_with("read()\n"),
+            "{code:?}"
+        );
         let call = parse("```bash\n# changes: none\nmv a b\n```", "c2".into()).unwrap();
         assert_eq!(args(&call)[CHANGES], json!([]));
         assert_eq!(args(&call)[LANGUAGE], "bash");
@@ -225,7 +232,11 @@ mod tests {
         .unwrap();
         assert_eq!(done.name, COMPLETE_STEP);
         assert_eq!(args(&done)["result"], "hello.txt holds the text");
-        let ask = parse("```python\n# changes: none\nASK: Which city?\n```", "c".into()).unwrap();
+        let ask = parse(
+            "```python\n# changes: none\nASK: Which city?\n```",
+            "c".into(),
+        )
+        .unwrap();
         assert_eq!(ask.name, ASK_USER);
         let program = parse("```bash\n# changes: none\necho DONE: x\n```", "c".into()).unwrap();
         assert_eq!(program.name, CODE_RUN);
@@ -233,7 +244,11 @@ mod tests {
 
     #[test]
     fn escapes_in_code_stay_as_written() {
-        let call = parse("```python\n# changes: none\nprint('a\\nb')\n```", "c".into()).unwrap();
+        let call = parse(
+            "```python\n# changes: none\nprint('a\\nb')\n```",
+            "c".into(),
+        )
+        .unwrap();
         assert_eq!(
             args(&call)[CODE],
             "# changes: none\nprint('a\\nb')\n",
@@ -244,9 +259,15 @@ mod tests {
     #[test]
     fn questions_answers_and_json_calls() {
         let ask = parse("ASK: Which city?", "c".into()).unwrap();
-        assert_eq!((ask.name.as_str(), args(&ask)["question"].clone()), (ASK_USER, json!("Which city?")));
+        assert_eq!(
+            (ask.name.as_str(), args(&ask)["question"].clone()),
+            (ASK_USER, json!("Which city?"))
+        );
         let done = parse("DONE: wrote sum.txt (9)", "c".into()).unwrap();
-        assert_eq!(args(&done), json!({"success": true, "result": "wrote sum.txt (9)"}));
+        assert_eq!(
+            args(&done),
+            json!({"success": true, "result": "wrote sum.txt (9)"})
+        );
         let failed = parse("FAILED: no such file", "c".into()).unwrap();
         assert_eq!(args(&failed)["success"], false);
         let other = parse(

@@ -429,9 +429,7 @@ pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
         )));
     }
     if forms.ask {
-        alts.push(b.rule(format!(
-            r#""ASK: " [^\n]{{1,{MAX_QUESTION_CHARS}}}"#
-        )));
+        alts.push(b.rule(format!(r#""ASK: " [^\n]{{1,{MAX_QUESTION_CHARS}}}"#)));
     }
     if forms.finish {
         alts.push(b.rule(format!(

@@ -428,7 +428,7 @@ impl Inner {
 
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
         let job = Job {
-            prompt: text.clone(),
+            prompt: text,
             grammar: grammar.map(str::to_string),
             max_tokens,
             temperature,
@@ -442,12 +442,6 @@ impl Inner {
             ending,
             stats,
         } = answer.recv().map_err(|_| gone())??;
-        // DEBUG-ONLY (not to be committed)
-        if let Some(dir) = std::env::var_os("PLANWRIGHT_DEBUG_PROMPTS") {
-            let n = self.calls.load(Ordering::Relaxed);
-            let path = std::path::Path::new(&dir).join(format!("{}-{n}.txt", std::process::id()));
-            let _ = std::fs::write(path, format!("{text}\n=====OUTPUT=====\n{output}"));
-        }
         let usage = Usage {
             prompt_tokens: u64::from(stats.prompt_tokens),
             completion_tokens: u64::from(stats.completion_tokens),

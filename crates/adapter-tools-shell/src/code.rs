@@ -265,7 +265,8 @@ impl Tool for CodeRunTool {
             named(&mut out.content, "files changed", &changed, &after);
             named(&mut out.content, "files deleted", &deleted, &before);
             if created.is_empty() && changed.is_empty() && deleted.is_empty() {
-                out.content.push_str("\nno file was created, changed or deleted");
+                out.content
+                    .push_str("\nno file was created, changed or deleted");
             }
             out.attachments = created.into_iter().chain(changed).collect();
         }
@@ -296,8 +297,14 @@ mod tests {
             s.ends_with("' <<'PLANWRIGHT_PROGRAM_END'\nprint(1)\nPLANWRIGHT_PROGRAM_END\n"),
             "{s}"
         );
-        assert!(!PYTHON_RUNNER.contains('\''), "the runner travels in single quotes");
-        let s = script(&code(CodeLanguage::Python, "x = '''\nPLANWRIGHT_PROGRAM_END\n'''"));
+        assert!(
+            !PYTHON_RUNNER.contains('\''),
+            "the runner travels in single quotes"
+        );
+        let s = script(&code(
+            CodeLanguage::Python,
+            "x = '''\nPLANWRIGHT_PROGRAM_END\n'''",
+        ));
         assert!(s.contains("<<'PLANWRIGHT_PROGRAM_END_'"), "{s}");
         let s = script(&code(CodeLanguage::Bash, "echo hi"));
         assert!(s.starts_with("exec </dev/null; final_answer() {"), "{s}");

@@ -44,7 +44,9 @@ impl LocalWorkspaceFiles {
 
     /// Where `run_id`'s scratch folders are made (docs/verification.md).
     pub fn scratch_of(&self, run_id: &str) -> PathBuf {
-        self.copies_root.join(safe_component(run_id)).join("scratch")
+        self.copies_root
+            .join(safe_component(run_id))
+            .join("scratch")
     }
 }
 

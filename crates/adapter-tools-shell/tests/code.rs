@@ -59,7 +59,10 @@ async fn escapes_quotes_and_a_heredoc_marker_survive() {
     let code = "s = 'a\\nb'\nq = \"it's\"\nm = '''\nPLANWRIGHT_PROGRAM_END\n'''\n\
                 open('out.txt', 'w').write(s + '|' + q + '|' + str(len(m.strip())))\n";
     let out = tool()
-        .execute(json!({"language": "python", "code": code}), &ctx(dir.path()))
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
         .await
         .unwrap();
     assert!(!out.is_error, "{}", out.content);

@@ -76,10 +76,7 @@ async fn read_whole_file_and_ranges() {
     let read = FileReadTool::new();
 
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
-    assert_eq!(
-        out.content,
-        "one\ntwo\nthree\nfour\nfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 
     // Lines picked from a short file: the whole file, as it is (the eval's sort_upper run
     // read line 1 of a 3-line file again and again).
@@ -89,10 +86,7 @@ async fn read_whole_file_and_ranges() {
         json!({"path": "f.txt", "start_line": 5}),
     ] {
         let out = read.execute(range, &ctx).await.unwrap();
-        assert_eq!(
-            out.content,
-            "one\ntwo\nthree\nfour\nfive\n"
-        );
+        assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
     }
 
     let out = read
@@ -123,10 +117,7 @@ async fn read_whole_file_and_ranges() {
         .execute(json!({"path": "long.txt", "end_line": 1}), &ctx)
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        "   1│ line 1\n[showing lines 1-1 of 50]"
-    );
+    assert_eq!(out.content, "   1│ line 1\n[showing lines 1-1 of 50]");
 }
 
 #[tokio::test]
@@ -146,10 +137,7 @@ async fn read_out_of_range_and_bad_ranges() {
         )
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        "one\ntwo\nthree\nfour\nfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
     let at_least_1 = "must be a whole number of at least 1, got";
     let cases = [
         (
@@ -203,20 +191,14 @@ async fn read_out_of_range_and_bad_ranges() {
         .execute(json!({"path": "f.txt", "start_line": "5"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        "one\ntwo\nthree\nfour\nfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
     // Past the end of a short file: the file (the eval's json_field run asked for line
     // 1000 of a 5-line file and gave up on the error).
     let out = read
         .execute(json!({"path": "f.txt", "start_line": "1000"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        "one\ntwo\nthree\nfour\nfive\n"
-    );
+    assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 }
 
 #[tokio::test]
@@ -232,10 +214,7 @@ async fn read_numbers_only_long_files_and_ranges() {
         .execute(json!({"path": "nums.txt"}), &ctx)
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        "4\n5\n6\n"
-    );
+    assert_eq!(out.content, "4\n5\n6\n");
     // A long file gets `N│ ` before each line.
     let out = read
         .execute(json!({"path": "long.txt"}), &ctx)
@@ -246,12 +225,7 @@ async fn read_numbers_only_long_files_and_ranges() {
         "{}",
         out.content
     );
-    assert!(
-        out.content
-            .ends_with("  41│ row 41\n"),
-        "{}",
-        out.content
-    );
+    assert!(out.content.ends_with("  41│ row 41\n"), "{}", out.content);
     assert!(!out.content.contains('\t'));
     assert!(read.description().contains("N│"), "{}", read.description());
 }
@@ -585,7 +559,10 @@ async fn str_replace_replaces_all_and_edits_several_at_once() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(&err, ToolError::Failed(m) if m.contains("not found")), "{err:?}");
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("not found")),
+        "{err:?}"
+    );
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
         "color and color\nfavourite color\n"
@@ -599,5 +576,8 @@ async fn str_replace_replaces_all_and_edits_several_at_once() {
     )
     .await
     .unwrap();
-    assert_eq!(fs::read_to_string(&path).unwrap(), "hue and hue\nfavorite hue\n");
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "hue and hue\nfavorite hue\n"
+    );
 }

@@ -5,10 +5,10 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use domain::model::verification::CheckVerdict;
 use domain::model::event::{Event, EventKind, PlanSource};
 use domain::model::plan::{Plan, StepStatus};
 use domain::model::plan_text::render_plan_digest;
+use domain::model::verification::CheckVerdict;
 use domain::ports::EventSink;
 use domain::prompts::truncate_chars;
 

@@ -80,7 +80,8 @@ pub mod tools;
 pub use async_trait::async_trait;
 pub use engine::builder::RuntimeBuilder;
 pub use engine::config::{
-    Actions, Mode, Revise, RunConfig, Schedule, SummaryStyle, LARGE_MODEL_PLAN_STEPS, SMALL_MODEL_PLAN_STEPS,
+    Actions, Mode, Revise, RunConfig, Schedule, SummaryStyle, LARGE_MODEL_PLAN_STEPS,
+    SMALL_MODEL_PLAN_STEPS,
 };
 pub use engine::executor::agent::{ExecutorAgent, Nudges, StepLimits};
 pub use engine::lease::{LeaseConfig, RunControl};

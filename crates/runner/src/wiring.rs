@@ -471,26 +471,24 @@ pub fn runtime(
             "--disabled-tools leaves the model no tool".into()
         }));
     }
-    Ok(
-        Runtime::builder(llm.clone())
-            .executor(ExecutorAgent {
-                name: "general".into(),
-                description: "A general-purpose agent working in the run's workspace.".into(),
-                kinds: Vec::new(),
-                llm,
-                toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
-            })
-            .store(store)
-            .workspace_files(workspace_files(std::path::Path::new(
-                crate::workspace::DEFAULT_WORKSPACE_ROOT,
-            )))
-            .workspace_checkpoints(workspace_checkpoints(
-                std::path::Path::new(crate::workspace::DEFAULT_WORKSPACE_ROOT),
-                args,
-            ))
-            .config(config)
-            .build(),
-    )
+    Ok(Runtime::builder(llm.clone())
+        .executor(ExecutorAgent {
+            name: "general".into(),
+            description: "A general-purpose agent working in the run's workspace.".into(),
+            kinds: Vec::new(),
+            llm,
+            toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
+        })
+        .store(store)
+        .workspace_files(workspace_files(std::path::Path::new(
+            crate::workspace::DEFAULT_WORKSPACE_ROOT,
+        )))
+        .workspace_checkpoints(workspace_checkpoints(
+            std::path::Path::new(crate::workspace::DEFAULT_WORKSPACE_ROOT),
+            args,
+        ))
+        .config(config)
+        .build())
 }
 
 /// What stays read-only to sandboxed commands and the file tools whatever the workspace and

@@ -67,11 +67,15 @@ impl FileStrReplaceArgs {
             (None, None, false) => self.edits,
             (None, None, true) => return Err(bad("give `old` and `new`, or `edits`")),
             (_, _, false) => return Err(bad("give either `old`/`new` or `edits`, not both")),
-            (Some(_), None, true) => return Err(bad("`new` is missing (empty text deletes `old`)")),
+            (Some(_), None, true) => {
+                return Err(bad("`new` is missing (empty text deletes `old`)"))
+            }
             (None, Some(_), true) => return Err(bad("`old` is missing")),
         };
         if edits.iter().any(|e| e.old.is_empty()) {
-            return Err(bad("`old` must not be empty; use file_write to create a file"));
+            return Err(bad(
+                "`old` must not be empty; use file_write to create a file",
+            ));
         }
         Ok((self.path, edits))
     }
@@ -192,16 +196,26 @@ fn replace(target: &Target, edits: &[StrEdit]) -> Result<ToolOutput, ToolError> 
 /// `text` with `edit` made: the new text, how many occurrences, the line of the first;
 /// why not, when `old` is missing or (without `replace_all`) not unique.
 fn apply(text: &str, edit: &StrEdit) -> Result<(String, usize, usize), String> {
-    let limit = if edit.replace_all { usize::MAX } else { MAX_LISTED + 1 };
+    let limit = if edit.replace_all {
+        usize::MAX
+    } else {
+        MAX_LISTED + 1
+    };
     let positions = occurrences(text, &edit.old, limit);
     let Some(&first) = positions.first() else {
-        return Err("`old` was not found; it must match the file exactly, including \
+        return Err(
+            "`old` was not found; it must match the file exactly, including \
                     whitespace and indentation (read the file again to see its current text)"
-            .to_string());
+                .to_string(),
+        );
     };
     if edit.replace_all {
         let count = text.matches(edit.old.as_str()).count();
-        return Ok((text.replace(&edit.old, &edit.new), count, line_of(text, first)));
+        return Ok((
+            text.replace(&edit.old, &edit.new),
+            count,
+            line_of(text, first),
+        ));
     }
     if positions.len() > 1 {
         let lines: Vec<String> = positions
@@ -248,7 +262,6 @@ fn line_of(text: &str, at: usize) -> usize {
     text[..at].matches('\n').count() + 1
 }
 
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -281,9 +294,15 @@ mod tests {
     fn one_occurrence_every_occurrence_or_a_refusal() {
         let text = "colour=red\nborder colour=blue\n";
         let (out, n, line) = apply(text, &edit("colour", "color", true)).unwrap();
-        assert_eq!((out.as_str(), n, line), ("color=red\nborder color=blue\n", 2, 1));
+        assert_eq!(
+            (out.as_str(), n, line),
+            ("color=red\nborder color=blue\n", 2, 1)
+        );
         let why = apply(text, &edit("colour", "color", false)).unwrap_err();
-        assert!(why.contains("occurs 2 times") && why.contains("replace_all"), "{why}");
+        assert!(
+            why.contains("occurs 2 times") && why.contains("replace_all"),
+            "{why}"
+        );
         let (out, n, _) = apply(text, &edit("red", "green", false)).unwrap();
         assert_eq!((out.as_str(), n), ("colour=green\nborder colour=blue\n", 1));
         assert!(apply(text, &edit("purple", "x", true)).is_err());
@@ -306,8 +325,10 @@ mod tests {
         assert!(parse(serde_json::json!({"path": "a"})).is_err());
         assert!(parse(serde_json::json!({"path": "a", "old": "x"})).is_err());
         assert!(parse(serde_json::json!({"path": "a", "old": "", "new": "y"})).is_err());
-        assert!(parse(serde_json::json!({"path": "a", "old": "x", "new": "y",
+        assert!(
+            parse(serde_json::json!({"path": "a", "old": "x", "new": "y",
             "edits": [{"old": "p", "new": "q"}]}))
-        .is_err());
+            .is_err()
+        );
     }
 }

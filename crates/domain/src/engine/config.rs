@@ -116,11 +116,10 @@ impl Actions {
     /// Whether a tool of `family` is offered under this choice.
     pub fn offers(self, family: crate::model::tool_kind::ToolFamily) -> bool {
         use crate::model::tool_kind::ToolFamily as F;
-        match (self, family) {
-            (Actions::Code, F::Shell | F::ShellSession | F::Files) => false,
-            (Actions::Tools, F::Code) => false,
-            _ => true,
-        }
+        !matches!(
+            (self, family),
+            (Actions::Code, F::Shell | F::ShellSession | F::Files) | (Actions::Tools, F::Code)
+        )
     }
 }
 

@@ -9,9 +9,9 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
+use crate::engine::verification::Checks;
 use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
-use crate::engine::verification::Checks;
 use crate::model::observations::RunFacts;
 use crate::model::verification::{CheckVerdict, Verification};
 use crate::ports::checkpoints::CheckpointLog;

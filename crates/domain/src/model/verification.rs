@@ -78,8 +78,8 @@ const EXCERPT_CHARS: usize = 200;
 /// File name endings of programs: two programs that do the same thing are seldom the same
 /// text, so differing ones are not a disagreement (they cannot confirm each other either).
 const PROGRAM_ENDINGS: [&str; 19] = [
-    ".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".go", ".rs", ".c",
-    ".h", ".cpp", ".java", ".kt", ".swift", ".lua", ".r",
+    ".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".go", ".rs", ".c", ".h",
+    ".cpp", ".java", ".kt", ".swift", ".lua", ".r",
 ];
 
 fn is_program(path: &str) -> bool {
@@ -99,8 +99,14 @@ pub fn normalized(text: &str) -> String {
         .split('\n')
         .map(|l| l.trim_end_matches(['\r', ' ', '\t']))
         .collect();
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    let start = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(start, |e| e + 1);
     lines[start..end].join("\n")
 }
 
@@ -123,7 +129,12 @@ fn same(a: &Content, b: &Content) -> bool {
 /// Whether `text` holds `needle` as whole words, whatever the case and the spacing (`4` is
 /// not in `42`).
 fn holds(text: &str, needle: &str) -> bool {
-    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let squash = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     let (text, needle) = (squash(text), squash(needle));
     if needle.is_empty() {
         return false;
@@ -247,8 +258,16 @@ mod tests {
 
     #[test]
     fn files_agree_whatever_their_line_ends_and_json_layout() {
-        let run = produced(&[("sum.txt", "9\n"), ("c.json", "{\"a\": [1, 2]}")], &[], "");
-        let check = produced(&[("sum.txt", "9\r\n\n"), ("c.json", "{\"a\":[1,2]}\n")], &[], "");
+        let run = produced(
+            &[("sum.txt", "9\n"), ("c.json", "{\"a\": [1, 2]}")],
+            &[],
+            "",
+        );
+        let check = produced(
+            &[("sum.txt", "9\r\n\n"), ("c.json", "{\"a\":[1,2]}\n")],
+            &[],
+            "",
+        );
         assert_eq!(
             compare(&run, &check),
             Agreement::Agree {
@@ -300,10 +319,7 @@ mod tests {
     fn programs_that_differ_are_undecided_not_wrong() {
         let run = produced(&[("fix.py", "return a+b"), ("out.txt", "3")], &[], "");
         let check = produced(&[("fix.py", "return b+a"), ("out.txt", "3")], &[], "");
-        assert!(matches!(
-            compare(&run, &check),
-            Agreement::Undecided { .. }
-        ));
+        assert!(matches!(compare(&run, &check), Agreement::Undecided { .. }));
     }
 
     #[test]

@@ -202,7 +202,11 @@ mod tests {
     #[test]
     fn a_file_read_in_part_has_no_total_and_a_cut_character_is_dropped() {
         let view = WorkspaceView::build(
-            vec![("big.txt".into(), 1000, Some("héllo\nwor".as_bytes()[..2].to_vec()))],
+            vec![(
+                "big.txt".into(),
+                1000,
+                Some("héllo\nwor".as_bytes()[..2].to_vec()),
+            )],
             ViewBudget::default(),
         );
         assert_eq!(

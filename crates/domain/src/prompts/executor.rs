@@ -169,7 +169,11 @@ fn earlier_steps(s: &mut String, input: &StepInput) {
 pub fn check_prompt(task: &str, view: &WorkspaceView, answers: &[Answered], round: u32) -> String {
     let mut s = format!("TASK: {task}\n\n{}\n", workspace_section(view));
     for a in answers.iter().filter(|a| !a.answer.trim().is_empty()) {
-        let _ = writeln!(s, "The user was asked {:?} and answered {:?}.", a.question, a.answer);
+        let _ = writeln!(
+            s,
+            "The user was asked {:?} and answered {:?}.",
+            a.question, a.answer
+        );
     }
     s.push_str(
         "Do this task yourself in one program with `code_run`. It runs in a copy of the \
@@ -239,8 +243,6 @@ pub fn stuck_nudge(reason: &str) -> String {
          approach; if the step cannot be done, finish it as failed and say why."
     )
 }
-
-
 
 pub fn verify_system() -> String {
     "You are a strict reviewer. You check whether an agent's claimed result really \

@@ -3,11 +3,11 @@
 use super::*;
 use crate::engine::config::Actions;
 use crate::model::event::EventKind;
-use crate::model::workspace_view::{ViewBudget, WorkspaceView};
 use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::model::plan::StepStatus;
 use crate::model::step_input::{InputBudget, StepInput};
+use crate::model::workspace_view::{ViewBudget, WorkspaceView};
 
 const BUDGET: InputBudget = InputBudget {
     result_chars: 1200,

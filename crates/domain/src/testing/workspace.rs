@@ -370,7 +370,10 @@ impl WorkspaceToolbox {
             ["cat", path] => {
                 return match self.ws.read_in(dir, path) {
                     Some(c) => ok(c),
-                    None => (ToolOutput::error(format!("cat: {path}: No such file")), None),
+                    None => (
+                        ToolOutput::error(format!("cat: {path}: No such file")),
+                        None,
+                    ),
                 }
             }
             ["expr", a, "+", b] => {
@@ -422,14 +425,20 @@ impl WorkspaceToolbox {
 #[async_trait]
 impl Toolbox for WorkspaceToolbox {
     fn schemas(&self) -> Vec<ToolSchema> {
-        ["shell_exec", "code_run", "file_write", "file_str_replace", "file_read"]
-            .iter()
-            .map(|name| ToolSchema {
-                name: (*name).into(),
-                description: "test".into(),
-                parameters: json!({"type": "object"}),
-            })
-            .collect()
+        [
+            "shell_exec",
+            "code_run",
+            "file_write",
+            "file_str_replace",
+            "file_read",
+        ]
+        .iter()
+        .map(|name| ToolSchema {
+            name: (*name).into(),
+            description: "test".into(),
+            parameters: json!({"type": "object"}),
+        })
+        .collect()
     }
 
     fn idempotent(&self, name: &str) -> bool {

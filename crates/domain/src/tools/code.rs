@@ -117,18 +117,17 @@ mod tests {
 
     #[test]
     fn arguments_parse_with_and_without_changes() {
-        let a: CodeArgs =
-            serde_json::from_value(json!({"language": "python", "code": "print(1)"}))
-                .expect("parses");
+        let a: CodeArgs = serde_json::from_value(json!({"language": "python", "code": "print(1)"}))
+            .expect("parses");
         assert_eq!(a.language, CodeLanguage::Python);
         assert!(a.changes.is_empty());
-        let b: CodeArgs = serde_json::from_value(
-            json!({"language": "bash", "code": "mv a b", "changes": ["a"]}),
-        )
-        .expect("parses");
+        let b: CodeArgs =
+            serde_json::from_value(json!({"language": "bash", "code": "mv a b", "changes": ["a"]}))
+                .expect("parses");
         assert_eq!(b.changes, vec!["a".to_string()]);
-        assert!(serde_json::from_value::<CodeArgs>(json!({"language": "ruby", "code": "x"}))
-            .is_err());
+        assert!(
+            serde_json::from_value::<CodeArgs>(json!({"language": "ruby", "code": "x"})).is_err()
+        );
     }
 
     #[test]

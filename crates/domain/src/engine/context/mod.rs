@@ -22,12 +22,12 @@ use crate::engine::lease::RunControl;
 use crate::engine::runtime::{RunRequest, Runtime};
 use crate::engine::trace::{self, TraceLabels};
 use crate::engine::verification::Checks;
-use crate::model::verification::Verification;
 use crate::error::StoreError;
 use crate::model::approval::{ApprovalPolicy, WrittenFiles};
 use crate::model::event::{Event, EventKind, RunUsage};
 use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
+use crate::model::verification::Verification;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
 
@@ -195,7 +195,6 @@ impl RunContext {
             detail: "no check ran".to_string(),
         })
     }
-
 
     /// The next journal key of call-site `scope` (`exec:s2:1#3`).
     fn next_key(&self, scope: &str) -> String {

@@ -305,7 +305,10 @@ impl<'a> Attempt<'a> {
         let nudge = self.limits.nudges.claim_before_acting;
         if nudge && args.success && self.ok_calls == 0 && !self.claim_refused {
             let (reason, answer) = if self.real_calls == 0 {
-                ("claimed success before acting", prompts::claim_not_accepted())
+                (
+                    "claimed success before acting",
+                    prompts::claim_not_accepted(),
+                )
             } else {
                 (CLAIMED_AFTER_FAILURES, prompts::claim_after_failures())
             };

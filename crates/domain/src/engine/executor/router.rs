@@ -251,9 +251,16 @@ mod tests {
             "Lee el código de la página 127.0.0.1:8080",
         ] {
             let got = routed(&query(None, "Do it", task));
-            assert!(got.contains(&"browser_navigate".to_string()), "{task}: {got:?}");
+            assert!(
+                got.contains(&"browser_navigate".to_string()),
+                "{task}: {got:?}"
+            );
         }
-        let got = routed(&query(None, "Write the report", "version 1.2.3 in notes.txt"));
+        let got = routed(&query(
+            None,
+            "Write the report",
+            "version 1.2.3 in notes.txt",
+        ));
         assert!(!got.iter().any(|n| n.starts_with("browser_")), "{got:?}");
     }
 

@@ -161,8 +161,7 @@ async fn run_tool_traced(
             } else {
                 Vec::new()
             };
-            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, &changes).await?
-            {
+            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, &changes).await? {
                 return not_run(ctx, tool_ctx, call, key, refusal).await;
             }
             let gate = ctx

@@ -27,7 +27,10 @@ pub(crate) async fn look(
     let mut files = Vec::with_capacity(listing.files.len().min(budget.max_files));
     for (i, f) in listing.files.into_iter().enumerate() {
         let head = if i < budget.max_files {
-            port.head(dir, &f.path, budget.read_bytes).await.ok().flatten()
+            port.head(dir, &f.path, budget.read_bytes)
+                .await
+                .ok()
+                .flatten()
         } else {
             None
         };

@@ -59,7 +59,10 @@ pub(crate) async fn finish(ctx: &RunContext) -> FileChanges {
     // A deleted input whose content is now a created file: it was moved.
     let deleted = std::mem::take(&mut changes.deleted);
     for path in deleted {
-        let digest = inputs.files.get(&path).and_then(|i| i.recorded.digest.clone());
+        let digest = inputs
+            .files
+            .get(&path)
+            .and_then(|i| i.recorded.digest.clone());
         let mut to = None;
         if let Some(digest) = digest {
             for candidate in &changes.created {

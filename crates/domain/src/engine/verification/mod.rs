@@ -109,10 +109,7 @@ async fn check_answer(
     };
     match compare(&run, &first) {
         Agreement::Agree { compared } => {
-            let detail = format!(
-                "an independent program reproduced {}",
-                compared.join(", ")
-            );
+            let detail = format!("an independent program reproduced {}", compared.join(", "));
             record(ctx, step_id, CheckVerdict::Agree, true, detail).await
         }
         Agreement::Undecided { why } => {
@@ -153,7 +150,8 @@ async fn second_look(
     let checks_agree = matches!(compare(first, &second), Agreement::Agree { .. });
     if checks_agree && retry {
         ctx.note_check_retry();
-        let detail = format!("two independent programs agree with each other, not with the run: {why}");
+        let detail =
+            format!("two independent programs agree with each other, not with the run: {why}");
         record(ctx, step_id, CheckVerdict::Disagree, false, detail).await?;
         return Ok(Some(crate::prompts::check_disagreed(&why)));
     }

@@ -71,7 +71,12 @@ pub(super) async fn reproduce(
         })
         .collect();
     let scratch: PathBuf = match port
-        .scratch(&ctx.run_id, &ctx.workspace, &format!("check-{round}"), &files)
+        .scratch(
+            &ctx.run_id,
+            &ctx.workspace,
+            &format!("check-{round}"),
+            &files,
+        )
         .await
     {
         Ok(dir) => dir,
@@ -112,8 +117,10 @@ pub(super) async fn reproduce(
     };
     let scope = format!("check:{step_id}:{round}");
     for _ in 0..PROGRAMS {
-        let mut request = ChatRequest::new(CallPurpose::Other, messages.clone())
-            .with_tools(vec![code.clone()], ToolChoice::Function(CODE_RUN.to_string()));
+        let mut request = ChatRequest::new(CallPurpose::Other, messages.clone()).with_tools(
+            vec![code.clone()],
+            ToolChoice::Function(CODE_RUN.to_string()),
+        );
         request.temperature = temperature(round);
         let reply = match ctx
             .chat_replayable(&scope, agent.llm.as_ref(), request, Some(step_id))

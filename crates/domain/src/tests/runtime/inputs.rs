@@ -233,8 +233,16 @@ async fn a_named_change_stands_in_any_language() {
         )
         .await;
         assert_eq!(h.outcome.status, RunStatus::Completed, "{task}");
-        assert_eq!(ws.read("notes.md").as_deref(), Some("hello world\n"), "{task}");
-        assert_eq!(ws.read("data.txt").as_deref(), Some("1\n"), "not named: undone");
+        assert_eq!(
+            ws.read("notes.md").as_deref(),
+            Some("hello world\n"),
+            "{task}"
+        );
+        assert_eq!(
+            ws.read("data.txt").as_deref(),
+            Some("1\n"),
+            "not named: undone"
+        );
         assert_eq!(h.outcome.files.changed, ["notes.md"]);
         assert_eq!(h.outcome.files.restored, ["data.txt"]);
         assert_eq!(
@@ -326,10 +334,16 @@ async fn protect_refuses_a_named_change_and_undoes_an_unnamed_one() {
     assert_eq!(ws.read("notes.md").as_deref(), Some("b\n"), "allowed edits");
     let outputs = h.outputs();
     assert!(
-        !outputs[0].0 && outputs[0].1.starts_with("Refused: app.lock is protected (--protect)"),
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Refused: app.lock is protected (--protect)"),
         "{outputs:?}"
     );
-    assert!(!outputs[1].0 && outputs[1].1.contains("app.lock is protected"), "{outputs:?}");
+    assert!(
+        !outputs[1].0 && outputs[1].1.contains("app.lock is protected"),
+        "{outputs:?}"
+    );
     let started = h
         .events()
         .iter()
@@ -411,7 +425,11 @@ async fn under_ask_a_change_a_person_approved_stands() {
     )
     .await;
     assert_eq!(h.outcome.status, RunStatus::Completed);
-    assert_eq!(ws.read("data.txt").as_deref(), Some("3\n"), "approved: stands");
+    assert_eq!(
+        ws.read("data.txt").as_deref(),
+        Some("3\n"),
+        "approved: stands"
+    );
     assert_eq!(h.outcome.files.changed, ["data.txt"]);
 }
 
@@ -500,7 +518,11 @@ async fn a_resumed_run_reloads_its_inputs_and_what_was_named() {
         .expect("resumes");
     assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
     assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
-    assert_eq!(ws.read("notes.md").as_deref(), Some("b\n"), "named before: stands");
+    assert_eq!(
+        ws.read("notes.md").as_deref(),
+        Some("b\n"),
+        "named before: stands"
+    );
     assert_eq!(outcome.files.restored, ["data.txt"]);
     assert_eq!(outcome.files.changed, ["notes.md"]);
 }
@@ -534,7 +556,10 @@ async fn a_chmod_of_an_input_is_noticed_and_undone() {
     assert_eq!(ws.read("data.txt").as_deref(), Some("1\n2\n"));
     let outputs = h.outputs();
     assert!(
-        !outputs[0].0 && outputs[0].1.starts_with("Undone: this call changed data.txt"),
+        !outputs[0].0
+            && outputs[0]
+                .1
+                .starts_with("Undone: this call changed data.txt"),
         "{outputs:?}"
     );
     assert_eq!(

@@ -28,7 +28,9 @@ async fn summary_falls_back_to_the_primary_agent_then_to_a_plain_report() {
     ])
     .await;
     assert!(
-        h.outcome.summary.contains("\n\nprimary agent summary\n\nNot verified"),
+        h.outcome
+            .summary
+            .contains("\n\nprimary agent summary\n\nNot verified"),
         "{}",
         h.outcome.summary
     );

@@ -93,8 +93,17 @@ async fn an_answer_reproduced_in_a_scratch_copy_is_verified() {
         direct(0),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
-    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert!(
+        h.outcome.verification.verified,
+        "{:?}",
+        h.outcome.verification
+    );
     assert_eq!(
         h.checks(),
         [(
@@ -114,7 +123,12 @@ async fn an_answer_reproduced_in_a_scratch_copy_is_verified() {
     assert!(ws.scratch_folders().is_empty(), "discarded with the copies");
     // It saw the task and the workspace as the run found it, never the run's transcript,
     // and could only write a program.
-    let check = h.llm.requests().last().cloned().expect("the check's request");
+    let check = h
+        .llm
+        .requests()
+        .last()
+        .cloned()
+        .expect("the check's request");
     assert_eq!(check.tool_choice, ToolChoice::Function("code_run".into()));
     assert_eq!(check.tools.len(), 1);
     let user = check
@@ -126,9 +140,15 @@ async fn an_answer_reproduced_in_a_scratch_copy_is_verified() {
         .join("\n");
     assert!(user.starts_with(&format!("TASK: {TASK}")), "{user}");
     assert!(user.contains("a.txt (2 bytes, 1 lines)"), "{user}");
-    assert!(!user.contains("sum.txt holds 9") && !user.contains("sum.txt ("), "{user}");
+    assert!(
+        !user.contains("sum.txt holds 9") && !user.contains("sum.txt ("),
+        "{user}"
+    );
     // And the executor's first prompt starts the same way (the model's cache reads it once).
-    let first = h.llm.requests()[0].messages[1].content.clone().unwrap_or_default();
+    let first = h.llm.requests()[0].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
     assert_eq!(
         first.split("Do the task").next(),
         user.split("Do this task").next()
@@ -154,12 +174,24 @@ async fn two_checks_that_agree_against_the_run_try_the_step_again() {
         direct(1),
     )
     .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome.error);
-    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert!(
+        h.outcome.verification.verified,
+        "{:?}",
+        h.outcome.verification
+    );
     assert_eq!(ws.read("sum.txt").as_deref(), Some("9\n"));
     let verdicts: Vec<CheckVerdict> = h.checks().into_iter().map(|(v, _)| v).collect();
     assert_eq!(verdicts, [CheckVerdict::Disagree, CheckVerdict::Agree]);
-    let retry = h.llm.requests()[4].messages[1].content.clone().unwrap_or_default();
+    let retry = h.llm.requests()[4].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
     assert!(
         retry.contains("YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: two independent programs")
             && retry.contains("sum.txt: the run left \"8\\n\", the check \"9\\n\""),
@@ -182,9 +214,16 @@ async fn a_second_check_that_agrees_with_the_run_verifies_it() {
         direct(1),
     )
     .await;
-    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
     assert!(
-        h.outcome.verification.detail.contains("a second independent program reproduced sum.txt"),
+        h.outcome.verification.verified,
+        "{:?}",
+        h.outcome.verification
+    );
+    assert!(
+        h.outcome
+            .verification
+            .detail
+            .contains("a second independent program reproduced sum.txt"),
         "{:?}",
         h.outcome.verification
     );
@@ -208,28 +247,28 @@ async fn without_retries_left_a_disagreement_ends_unverified_said_plainly() {
     assert_eq!(h.outcome.status, RunStatus::Completed);
     assert!(!h.outcome.verification.verified);
     assert!(
-        h.outcome.summary.contains("Not verified: two independent programs still disagree")
+        h.outcome
+            .summary
+            .contains("Not verified: two independent programs still disagree")
             && h.outcome.summary.contains("Check the result yourself."),
         "{}",
         h.outcome.summary
     );
-    let completed = h.store.events_of(RUN_ID).into_iter().find_map(|e| match e.kind {
-        EventKind::RunCompleted { verified, .. } => Some(verified),
-        _ => None,
-    });
+    let completed = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .find_map(|e| match e.kind {
+            EventKind::RunCompleted { verified, .. } => Some(verified),
+            _ => None,
+        });
     assert_eq!(completed, Some(false));
 }
 
 #[tokio::test]
 async fn an_answer_typed_without_acting_is_never_verified() {
     let ws = numbers();
-    let h = run(
-        &ws,
-        "What is 4 + 5?",
-        vec![done("9"), done("9")],
-        direct(0),
-    )
-    .await;
+    let h = run(&ws, "What is 4 + 5?", vec![done("9"), done("9")], direct(0)).await;
     assert_eq!(h.outcome.status, RunStatus::Completed);
     assert!(!h.outcome.verification.verified);
     assert_eq!(
@@ -256,8 +295,15 @@ async fn an_answer_is_checked_against_what_the_check_printed() {
         direct(0),
     )
     .await;
-    assert!(h.outcome.verification.verified, "{:?}", h.outcome.verification);
-    assert_eq!(h.checks()[0].1, "an independent program reproduced the answer");
+    assert!(
+        h.outcome.verification.verified,
+        "{:?}",
+        h.outcome.verification
+    );
+    assert_eq!(
+        h.checks()[0].1,
+        "an independent program reproduced the answer"
+    );
 }
 
 #[tokio::test]
