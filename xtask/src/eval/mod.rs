@@ -5,8 +5,10 @@
 //! `--db` — with a time limit, reads the JSON outcome and the run's events, checks that the
 //! seeded inputs are unchanged and the workspace holds the answer, names the cause of each
 //! failure, prints a Markdown table and writes it into docs/eval.md under the run's label;
-//! with several modes or models, a mode × model table too. It shells out to `planwright`; it
-//! must not depend on project crates.
+//! with several modes or models, a mode × model table too. With `--server llama-cpp` it
+//! starts llama.cpp's `llama-server` on each model (crate::llama_server) and runs the suite
+//! through it as through `--base-url`. It shells out to `planwright`; it must not depend on
+//! project crates.
 
 mod cause;
 mod checks;
@@ -60,9 +62,18 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     let url = page::serve(tasks::page_html())?;
     let mut matrix = Vec::new();
     for model in &models {
+        // `--server`: this model's own endpoint, reached as `--base-url` would be; stopped
+        // when the loop moves on to the next model (or on an error).
+        let mut served = serve(&opts, model)?;
+        let opts = served
+            .as_ref()
+            .map_or_else(|| opts.clone(), |(_, o)| o.clone());
         for mode in &opts.modes {
             let setup = describe(&opts, model, mode);
             let rows = run_suite(&binary, &opts, &setup, model, &selected, &url)?;
+            if let Some((server, _)) = served.as_mut() {
+                server.check_running()?;
+            }
             let section = report::section(&setup, &rows);
             print(&section);
             write_section(&opts, &setup.label, &section)?;
@@ -83,6 +94,33 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `--server`: starts it on `model` (named after it) and returns it with the options that
+/// reach it; `None` without `--server`.
+fn serve(
+    opts: &Options,
+    model: &ModelChoice,
+) -> Result<Option<(crate::llama_server::Server, Options)>, String> {
+    let Some(kind) = opts.server else {
+        return Ok(None);
+    };
+    let file = model
+        .path
+        .clone()
+        .unwrap_or_else(crate::model::default_model_path);
+    let log = std::env::temp_dir().join("planwright-eval").join(format!(
+        "{}-{}.log",
+        kind.name(),
+        slug(&model.name)
+    ));
+    let server = match kind {
+        options::Server::LlamaCpp => crate::llama_server::start(&file, &model.name, &log)?,
+    };
+    let mut reach = opts.clone();
+    reach.base_url = Some(server.openai_url());
+    reach.model = Some(model.name.clone());
+    Ok(Some((server, reach)))
 }
 
 /// Every selected task, `--runs` times, on one (mode, model).
@@ -164,9 +202,10 @@ fn matrix_label(opts: &Options) -> String {
 fn matrix_setup(opts: &Options, setup: &Setup, selected: &[&Task]) -> MatrixSetup {
     MatrixSetup {
         label: matrix_label(opts),
-        endpoint: match &opts.base_url {
-            Some(url) => url.clone(),
-            None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
+        endpoint: match (opts.server, &opts.base_url) {
+            (Some(server), Some(url)) => format!("{} started by the eval on {url}", server.name()),
+            (_, Some(url)) => url.clone(),
+            (_, None) => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
         },
         timeout_secs: setup.timeout_secs,
         extra_args: setup.extra_args.clone(),
@@ -223,9 +262,18 @@ fn slug(label: &str) -> String {
 
 /// The section's heading facts: endpoint, model file and hash, mode, machine.
 fn describe(opts: &Options, model: &ModelChoice, mode: &str) -> Setup {
-    let endpoint = match &opts.base_url {
-        Some(url) => format!("{url} (model {})", model.name),
-        None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
+    let endpoint = match (opts.server, &opts.base_url) {
+        (Some(server), Some(url)) => format!(
+            "{} started by the eval on {url} (model {}; {})",
+            server.name(),
+            model.name,
+            crate::llama_server::cached_binary()
+                .ok()
+                .flatten()
+                .map_or_else(String::new, |b| crate::llama_server::describe(&b))
+        ),
+        (_, Some(url)) => format!("{url} (model {})", model.name),
+        (_, None) => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
     };
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
@@ -256,6 +304,12 @@ fn label(opts: &Options, model: &ModelChoice, mode: &str) -> String {
     match (&opts.label, &opts.base_url) {
         (Some(label), _) if opts.is_matrix() => format!("{label}: {}, {mode}", model.name),
         (Some(label), _) => label.clone(),
+        // Not the URL: its port changes from run to run.
+        (None, _) if opts.server.is_some() => format!(
+            "{} via {} ({mode})",
+            model.name,
+            opts.server.map_or("", options::Server::name)
+        ),
         (None, Some(url)) => format!("{} via {url} ({mode})", model.name),
         (None, None) => format!("{} embedded ({mode})", model.name),
     }
@@ -440,6 +494,13 @@ mod tests {
         assert_eq!(
             label(&server, &choice("m"), "auto"),
             "m via http://h/v1 (auto)"
+        );
+        // A started server's port changes from run to run; the label does not.
+        let mut started = parsed(&["--server", "llama-cpp"]);
+        started.base_url = Some("http://127.0.0.1:40123/v1".to_string());
+        assert_eq!(
+            label(&started, &q, "auto"),
+            "qwen2.5-coder-1.5b via llama-server (auto)"
         );
     }
 
