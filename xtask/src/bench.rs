@@ -8,8 +8,8 @@ use crate::report;
 const BENCHES: &[(&str, &str)] = &[
     ("planwright-domain", "scheduler"),
     ("planwright-domain", "approval"),
-    ("adapter-store-sqlite", "journal"),
-    ("adapter-llama", "llama"),
+    ("planwright-store-sqlite", "journal"),
+    ("planwright-llama", "llama"),
     ("planwright", "server_load"),
     ("planwright", "containment"),
     ("planwright", "workers"),
@@ -18,8 +18,8 @@ const BENCHES: &[(&str, &str)] = &[
 ];
 
 /// `cargo xtask bench [build | NAME...]`: every benchmark; (`build`) only the dependency
-/// tree and clean-build section; (`NAME...`, e.g. `telemetry`) only those benchmarks. The
-/// last two replace their sections of docs/benchmarks.md in place.
+/// tree and clean-build section; (`NAME...`, e.g. `telemetry`, `llama-server`) only those
+/// benchmarks. The last two replace their sections of docs/benchmarks.md in place.
 pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("build") {
         let section = build_section()?;
@@ -28,21 +28,24 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     }
     if !args.is_empty() {
         for name in args {
+            if name == LLAMA_SERVER {
+                let section = llama_server_section()?;
+                replace_section(&heading_of(&section, name)?, &section)?;
+                continue;
+            }
             let (package, name) =
                 BENCHES
                     .iter()
                     .find(|(_, bench)| bench == name)
                     .ok_or_else(|| {
                         let known: Vec<&str> = BENCHES.iter().map(|(_, bench)| *bench).collect();
-                        format!("no benchmark `{name}` (known: {}, build)", known.join(", "))
+                        format!(
+                            "no benchmark `{name}` (known: {}, {LLAMA_SERVER}, build)",
+                            known.join(", ")
+                        )
                     })?;
             let section = run_bench(package, name)?;
-            let heading = section
-                .lines()
-                .next()
-                .filter(|l| l.starts_with("## "))
-                .ok_or_else(|| format!("benchmark {package}/{name} printed no `## ` heading"))?;
-            replace_section(heading, &section)?;
+            replace_section(&heading_of(&section, name)?, &section)?;
         }
         return Ok(());
     }
@@ -55,6 +58,10 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     for (package, name) in BENCHES {
         doc.push_str(&run_bench(package, name)?);
         doc.push('\n');
+        if *name == "llama" {
+            doc.push_str(&llama_server_section()?);
+            doc.push('\n');
+        }
     }
     doc.push_str(&build_section()?);
     let path = doc_path();
@@ -63,11 +70,69 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The section's `## ` heading (its first line).
+fn heading_of(section: &str, name: &str) -> Result<String, String> {
+    section
+        .lines()
+        .next()
+        .filter(|l| l.starts_with("## "))
+        .map(str::to_string)
+        .ok_or_else(|| format!("benchmark {name} printed no `## ` heading"))
+}
+
+/// The embedded engine beside llama.cpp's own server: the bench
+/// `crates/adapter-llama/benches/llama_server/` with a `llama-server` started on the
+/// default model (built first when not cached, xtask/src/llama_server/).
+const LLAMA_SERVER: &str = "llama-server";
+
+fn llama_server_section() -> Result<String, String> {
+    let model = crate::model::default_model_path();
+    let mut env = Vec::new();
+    // Without the model the bench prints its own note; there is nothing to serve.
+    let server = if model.is_file() {
+        // Compiled before the server starts, so that it loads on a machine at rest.
+        crate::cargo(&[
+            "bench",
+            "-p",
+            "planwright-llama",
+            "--bench",
+            "llama_server",
+            "--no-run",
+        ])?;
+        let binary = crate::llama_server::binary()?;
+        let config = crate::llama_server::ServerConfig::like_embedded(&model, "default")?;
+        let log = std::env::temp_dir().join("planwright-bench-llama-server.log");
+        let server = crate::llama_server::Server::start(&binary, &config, &log)?;
+        env.push(("PLANWRIGHT_LLAMA_SERVER_URL", server.base_url()));
+        env.push(("PLANWRIGHT_LLAMA_SERVER_MODEL", model.display().to_string()));
+        env.push((
+            "PLANWRIGHT_LLAMA_SERVER_THREADS",
+            config.threads.to_string(),
+        ));
+        env.push((
+            "PLANWRIGHT_LLAMA_SERVER_BUILD",
+            crate::llama_server::describe(&binary),
+        ));
+        Some(server)
+    } else {
+        None
+    };
+    let section = run_bench_with("planwright-llama", "llama_server", &env);
+    drop(server);
+    section
+}
+
 /// Runs one benchmark in release and returns the Markdown section it printed.
 fn run_bench(package: &str, name: &str) -> Result<String, String> {
+    run_bench_with(package, name, &[])
+}
+
+/// [`run_bench`] with `env` set for the benchmark.
+fn run_bench_with(package: &str, name: &str, env: &[(&str, String)]) -> Result<String, String> {
     report(&format!("$ cargo bench -p {package} --bench {name}"));
     let out = Command::new(crate::cargo_program())
         .args(["bench", "-p", package, "--bench", name])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot start cargo: {e}"))?;

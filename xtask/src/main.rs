@@ -18,14 +18,19 @@
 //! - `eval`: the real-model eval on tasks generated from families (random names, data and
 //!   phrasings; a fixed-seed dev split and a new-seed test split), each checked by a
 //!   program, written to `docs/eval.md` and `docs/eval-history.jsonl`
-//!   (`cargo xtask eval --help`).
+//!   (`cargo xtask eval --help`); `--server llama-cpp` runs it through llama.cpp's own
+//!   server.
+//! - `llama-server`: builds llama.cpp's `llama-server` from the llama.cpp the embedded engine
+//!   compiles (once per `llama-cpp-sys-2` version, cached beside the model cache) and prints
+//!   its path.
 //!
 //! Exit codes: 0 done, 1 the task failed (a build, a test, the network), 2 bad input (an
 //! unknown task or model name, a file whose size or sha256 is not the pinned one).
 //!
-//! One module per task (`ci`, `cycles`, `domain_untouched`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`). It only shells out: to cargo, to
-//! python3 (`model`, hashing), to the built `planwright` binary (`eval`) and to the programs
-//! `eval`'s checks run after a task (python3, sh; in bubblewrap when it works); its one
+//! One module per task (`ci`, `cycles`, `domain_untouched`, `deny`, `examples`, `bench`, `model`, `eval`, `fuzz`,
+//! `llama_server`). It only shells out: to cargo, to python3 (`model`, `llama_server`, hashing),
+//! to cmake (`llama_server`), to the built `planwright` and `llama-server` binaries and to the
+//! programs `eval`'s checks run after a task (python3, sh; in bubblewrap when it works); its one
 //! dependency is serde_json (to read planwright's JSON). It must not depend on the project's
 //! crates.
 
@@ -39,6 +44,7 @@ mod domain_untouched;
 mod eval;
 mod examples;
 mod fuzz;
+mod llama_server;
 mod model;
 
 use std::process::{Command, ExitCode};
@@ -52,6 +58,7 @@ fn main() -> ExitCode {
         "model" => model::model(&args[1..]),
         "eval" => eval::eval(&args[1..]).map_err(TaskError::Failed),
         "fuzz" => fuzz::fuzz(&args[1..]),
+        "llama-server" => llama_server::llama_server(&args[1..]).map_err(TaskError::Failed),
         "deny" => deny::deny().map_err(TaskError::Failed),
         "cycles" => cycles::cycles().map_err(TaskError::Failed),
         "domain-untouched" => domain_untouched::domain_untouched().map_err(TaskError::Failed),
@@ -96,7 +103,7 @@ pub(crate) fn report(line: &str) {
 
 fn usage() -> Result<(), String> {
     report(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  [NAME...|build] benchmarks -> docs/benchmarks.md (NAME: only that section)\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model eval on generated tasks -> docs/eval.md (eval --help)\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
+        "usage: cargo xtask <task>\n\ntasks:\n  ci     fmt --check, cycles, clippy -D warnings, doc -D warnings, deny, each feature alone, examples, all tests\n  bench  [NAME...|build] benchmarks -> docs/benchmarks.md (NAME: only that section)\n  model  [NAME|--list] fetch an embedded model (default qwen2.5-coder-1.5b) into the model cache\n  eval   real-model eval on generated tasks -> docs/eval.md (eval --help)\n  llama-server build llama.cpp's llama-server once (cached), print its path\n  cycles import circles between the files of each crate\n  domain-untouched the commit adding adapter-anthropic left crates/domain alone\n  examples run every cargo example of the workspace\n  deny   cargo deny check (advisories, licences, duplicates, sources)\n  fuzz   [--cases N] property tests of model and client input, many cases\n         --coverage [--seconds N] the cargo-fuzz targets (nightly), N s each",
     );
     Ok(())
 }

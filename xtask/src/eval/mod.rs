@@ -9,8 +9,10 @@
 //! not ask to change are unchanged and that the workspace holds the answer, names the cause
 //! of each failure, prints the report (and the dev failures' transcripts), writes it into
 //! docs/eval.md under the run's label and appends its records to docs/eval-history.jsonl;
-//! with several modes, models or action kinds, a matrix table too. It shells out to
-//! `planwright`; it must not depend on project crates.
+//! with several modes, models or action kinds, a matrix table too. With `--server
+//! llama-cpp` it starts llama.cpp's `llama-server` on each model (crate::llama_server) and
+//! runs the instances through it as through `--base-url`. It shells out to `planwright`; it
+//! must not depend on project crates.
 
 mod cause;
 mod checks;
@@ -93,6 +95,12 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
     let mut matrix = Vec::new();
     let combinations = models.len() * opts.modes.len() * opts.action_runs().len();
     for model in &models {
+        // `--server`: this model's own endpoint, reached as `--base-url` would be; stopped
+        // when the loop moves on to the next model (or on an error).
+        let mut served = serve(&opts, model)?;
+        let opts = served
+            .as_ref()
+            .map_or_else(|| opts.clone(), |(_, o)| o.clone());
         for mode in &opts.modes {
             for actions in opts.action_runs() {
                 let setup = describe(
@@ -112,6 +120,9 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
                     pages: &pages,
                 };
                 let (rows, transcripts) = run_suite(&run, &setup, &plan)?;
+                if let Some((server, _)) = served.as_mut() {
+                    server.check_running()?;
+                }
                 let section = report::section(&setup, &rows, opts.show_transcripts);
                 print(&section);
                 if !transcripts.is_empty() {
@@ -148,6 +159,33 @@ pub(crate) fn eval(args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `--server`: starts it on `model` (named after it) and returns it with the options that
+/// reach it; `None` without `--server`.
+fn serve(
+    opts: &Options,
+    model: &ModelChoice,
+) -> Result<Option<(crate::llama_server::Server, Options)>, String> {
+    let Some(kind) = opts.server else {
+        return Ok(None);
+    };
+    let file = model
+        .path
+        .clone()
+        .unwrap_or_else(crate::model::default_model_path);
+    let log = std::env::temp_dir().join("planwright-eval").join(format!(
+        "{}-{}.log",
+        kind.name(),
+        slug(&model.name)
+    ));
+    let server = match kind {
+        options::Server::LlamaCpp => crate::llama_server::start(&file, &model.name, &log)?,
+    };
+    let mut reach = opts.clone();
+    reach.base_url = Some(server.openai_url());
+    reach.model = Some(model.name.clone());
+    Ok(Some((server, reach)))
 }
 
 /// How many variants and (variant, phrasing) pairs a family shows over 400 seeds.
@@ -488,9 +526,10 @@ fn matrix_label(opts: &Options) -> String {
 fn matrix_setup(opts: &Options, setup: &Setup, plan: &[SplitRun], families: usize) -> MatrixSetup {
     MatrixSetup {
         label: matrix_label(opts),
-        endpoint: match &opts.base_url {
-            Some(url) => url.clone(),
-            None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
+        endpoint: match (opts.server, &opts.base_url) {
+            (Some(server), Some(url)) => format!("{} started by the eval on {url}", server.name()),
+            (_, Some(url)) => url.clone(),
+            (_, None) => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
         },
         timeout_secs: setup.timeout_secs,
         extra_args: setup.extra_args.clone(),
@@ -557,9 +596,18 @@ fn describe(
     plan: &[SplitRun],
     families: usize,
 ) -> Setup {
-    let endpoint = match &opts.base_url {
-        Some(url) => format!("{url} (model {})", model.name),
-        None => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
+    let endpoint = match (opts.server, &opts.base_url) {
+        (Some(server), Some(url)) => format!(
+            "{} started by the eval on {url} (model {}; {})",
+            server.name(),
+            model.name,
+            crate::llama_server::cached_binary()
+                .ok()
+                .flatten()
+                .map_or_else(String::new, |b| crate::llama_server::describe(&b))
+        ),
+        (_, Some(url)) => format!("{url} (model {})", model.name),
+        (_, None) => "embedded (in-process llama.cpp, `--provider local`)".to_string(),
     };
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
@@ -599,6 +647,12 @@ fn label(opts: &Options, model: &ModelChoice, mode: &str, actions: Option<&str>)
     match (&opts.label, &opts.base_url) {
         (Some(label), _) if opts.is_matrix() => format!("{label}: {}, {mode}{actions}", model.name),
         (Some(label), _) => label.clone(),
+        // Not the URL: its port changes from run to run.
+        (None, _) if opts.server.is_some() => format!(
+            "{} via {} ({mode}{actions})",
+            model.name,
+            opts.server.map_or("", options::Server::name)
+        ),
         (None, Some(url)) => format!("{} via {url} ({mode}{actions})", model.name),
         (None, None) => format!("{} embedded ({mode}{actions})", model.name),
     }
@@ -688,6 +742,17 @@ mod tests {
         assert_eq!(
             label(&server, &choice("m"), "auto", None),
             "m via http://h/v1 (auto)"
+        );
+        // A started server's port changes from run to run; the label does not.
+        let mut started = parsed(&["--server", "llama-cpp"]);
+        started.base_url = Some("http://127.0.0.1:40123/v1".to_string());
+        assert_eq!(
+            label(&started, &q, "auto", None),
+            "qwen2.5-coder-1.5b via llama-server (auto)"
+        );
+        assert_eq!(
+            label(&started, &q, "dag", Some("code")),
+            "qwen2.5-coder-1.5b via llama-server (dag, code)"
         );
     }
 

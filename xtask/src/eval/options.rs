@@ -22,6 +22,8 @@ pub(crate) const USAGE: &str = "usage: cargo xtask eval [options] [-- planwright
                      each run in turn from the model cache
   --base-url URL     an OpenAI-compatible endpoint instead of the embedded model
   --model NAME       model name sent to that endpoint
+  --server llama-cpp build (once, cached) and start llama.cpp's llama-server on each model
+                     (--model-path, --models or the default) and run the eval through it
   --mode MODE        planning mode passed to planwright run (default: auto)
   --modes a,b        several modes, each run in turn (e.g. direct,flow,plan-act,todo,dag,auto)
   --actions a,b      action kinds (code, tools, both), each run in turn as
@@ -78,6 +80,8 @@ pub(crate) struct Options {
     pub models: Vec<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
+    /// `--server`: an endpoint the eval starts itself on each model.
+    pub server: Option<Server>,
     /// Planning modes, passed through to `planwright run --mode` as given.
     pub modes: Vec<String>,
     /// Action kinds (`--actions`), each passed to `planwright run --actions` in turn; empty:
@@ -103,6 +107,7 @@ impl Default for Options {
             models: Vec::new(),
             base_url: None,
             model: None,
+            server: None,
             modes: vec![DEFAULT_MODE.to_string()],
             actions: Vec::new(),
             timeout: Duration::from_secs(300),
@@ -130,6 +135,23 @@ impl Options {
     /// matrix table too.
     pub(crate) fn is_matrix(&self) -> bool {
         self.modes.len() * self.models.len().max(1) * self.action_runs().len() > 1
+    }
+}
+
+/// A server the eval starts on each model (`--server`), reached through its
+/// OpenAI-compatible endpoint as `--base-url` would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Server {
+    /// llama.cpp's own `llama-server` (xtask/src/llama_server/).
+    LlamaCpp,
+}
+
+impl Server {
+    /// The name in labels and tables.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Server::LlamaCpp => "llama-server",
+        }
     }
 }
 
@@ -191,6 +213,14 @@ pub(crate) fn parse(args: &[String]) -> Result<Options, String> {
             "--models" => o.models = non_empty_list(arg)?,
             "--base-url" => o.base_url = Some(value(arg)?),
             "--model" => o.model = Some(value(arg)?),
+            "--server" => {
+                o.server = match value(arg)?.as_str() {
+                    "llama-cpp" => Some(Server::LlamaCpp),
+                    other => {
+                        return Err(format!("--server knows llama-cpp, not '{other}'"));
+                    }
+                }
+            }
             "--mode" => o.modes = vec![value(arg)?],
             "--modes" => o.modes = non_empty_list(arg)?,
             "--actions" => {
@@ -220,6 +250,13 @@ pub(crate) fn parse(args: &[String]) -> Result<Options, String> {
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown option '{other}'\n\n{USAGE}")),
         }
+    }
+    if o.server.is_some() && (o.base_url.is_some() || o.model.is_some()) {
+        return Err(
+            "--server starts its own endpoint and names the model after its file: drop \
+             --base-url and --model"
+                .to_string(),
+        );
     }
     if o.model.is_some() && o.base_url.is_none() {
         return Err("--model names the endpoint's model: give --base-url too".to_string());
@@ -349,5 +386,45 @@ mod tests {
             .contains("an endpoint takes --model"));
         assert!(err(&["--models", "a", "--model-path", "m.gguf"])
             .contains("--models or --model-path, not both"));
+        assert!(err(&["--server", "vllm"]).contains("--server knows llama-cpp, not 'vllm'"));
+        assert!(err(&["--server", "llama-cpp", "--base-url", "http://x/v1"])
+            .contains("drop --base-url and --model"));
+    }
+
+    #[test]
+    fn a_started_server_combines_with_the_other_options() {
+        let o = parse(&args(&[
+            "--server",
+            "llama-cpp",
+            "--models",
+            "qwen2.5-coder-1.5b,qwen2.5-coder-0.5b",
+            "--modes",
+            "direct,auto",
+            "--actions",
+            "code,tools",
+            "--split",
+            "dev",
+            "--families",
+            "csv_extract",
+        ]))
+        .expect("valid");
+        assert_eq!(o.server, Some(Server::LlamaCpp));
+        assert_eq!(o.server.map(Server::name), Some("llama-server"));
+        assert!(o.is_matrix());
+        assert_eq!(o.base_url, None);
+        assert_eq!(o.families, ["csv_extract"]);
+        assert_eq!(o.action_runs().len(), 2);
+        // The test split's seed too.
+        let seeded = parse(&args(&[
+            "--server",
+            "llama-cpp",
+            "--split",
+            "test",
+            "--seed",
+            "7",
+        ]))
+        .expect("valid");
+        assert_eq!(seeded.seed, Some(7));
+        assert_eq!(seeded.server, Some(Server::LlamaCpp));
     }
 }

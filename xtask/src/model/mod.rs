@@ -21,22 +21,37 @@ use catalogue::{Entry, Part, CATALOGUE, DEFAULT};
 /// in step; xtask must not depend on project crates): `$PLANWRIGHT_MODEL_DIR`, else
 /// `$XDG_CACHE_HOME/planwright/models`, else `$HOME/.cache/planwright/models`, else
 /// `.planwright/models` (relative to the current directory).
-pub(crate) fn model_dir() -> std::path::PathBuf {
-    use std::path::PathBuf;
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(dir) = var("PLANWRIGHT_MODEL_DIR") {
-        return PathBuf::from(dir);
+pub(crate) fn model_dir() -> PathBuf {
+    match std::env::var_os("PLANWRIGHT_MODEL_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => cache_folder("models"),
     }
+}
+
+/// `name` in planwright's cache folder, by the model cache's rule without its own variable:
+/// `$XDG_CACHE_HOME/planwright/NAME`, else `$HOME/.cache/planwright/NAME`, else
+/// `.planwright/NAME`.
+pub(crate) fn cache_folder(name: &str) -> PathBuf {
+    cache_folder_from(|k| std::env::var_os(k), name)
+}
+
+/// [`cache_folder`] with the environment read through `var` (testable without touching the
+/// process's environment).
+pub(crate) fn cache_folder_from(
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    name: &str,
+) -> PathBuf {
+    let var = |k: &str| var(k).filter(|v| !v.is_empty());
     if let Some(cache) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(cache).join("planwright").join("models");
+        return PathBuf::from(cache).join("planwright").join(name);
     }
     if let Some(home) = var("HOME") {
         return PathBuf::from(home)
             .join(".cache")
             .join("planwright")
-            .join("models");
+            .join(name);
     }
-    PathBuf::from(".planwright").join("models")
+    PathBuf::from(".planwright").join(name)
 }
 
 /// The sha256 of a file, through python3's hashlib (no new dependency).
@@ -384,5 +399,31 @@ mod tests {
         );
         assert_eq!(catalogue_name_of(Path::new("/m/other.gguf")), None);
         assert_eq!(catalogue_name_of(&default_model_path()), Some(DEFAULT));
+    }
+
+    #[test]
+    fn cache_folders_follow_xdg_then_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let both = env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(
+            cache_folder_from(both, "llama-server"),
+            Path::new("/x/planwright/llama-server")
+        );
+        let home = env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]);
+        assert_eq!(
+            cache_folder_from(home, "models"),
+            Path::new("/h/.cache/planwright/models")
+        );
+        assert_eq!(
+            cache_folder_from(env(&[]), "llama-server"),
+            Path::new(".planwright/llama-server")
+        );
     }
 }
