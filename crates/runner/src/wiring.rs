@@ -405,10 +405,16 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
     }
 }
 
-/// How executors act when `--actions` is not given (docs/code-actions.md): through
-/// programs, for the embedded model and remote ones alike (docs/eval.md, "Code or tools").
+/// How executors act when `--actions` is not given (docs/code-actions.md): the embedded
+/// model through programs only (a small model does better with one way to act: docs/eval.md,
+/// "Code or tools"); an endpoint's model is offered `code_run` beside the shell and file
+/// tools.
 pub fn default_actions(args: &RunSettings) -> Actions {
-    args.actions.unwrap_or(Actions::Code)
+    args.actions.unwrap_or(if uses_embedded_model(args) {
+        Actions::Code
+    } else {
+        Actions::Both
+    })
 }
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).

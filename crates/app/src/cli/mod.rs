@@ -416,7 +416,8 @@ pub struct RunOptions {
     pub protect: Vec<String>,
 
     /// How the model acts: `code` (whole programs, `code_run`), `tools` (the shell and file
-    /// tools) or `both` [default: code] (docs/code-actions.md).
+    /// tools) or `both` [default: code on the embedded model, both on an endpoint]
+    /// (docs/code-actions.md).
     #[arg(long, value_parser = NamedParser::<Actions>::new())]
     pub actions: Option<Actions>,
 

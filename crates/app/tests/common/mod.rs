@@ -312,8 +312,9 @@ impl Planwright {
     }
 
     /// `args` with the pipeline these tests script: a run, resume, server or worker gets
-    /// `--mode flow` (a planner call, then the steps) and `--summary llm` (an LLM-written
-    /// summary) right after its subcommand, unless the test chose a mode or summary itself,
+    /// `--mode flow` (a planner call, then the steps), `--summary llm` (an LLM-written
+    /// summary) and `--verify-answers=false` (no check of the answer) right after its
+    /// subcommand, unless the test chose a mode or summary itself,
     /// in its flags or in a config file (any `mode = ...` / `summary = ...` line, a
     /// `--config` or `--profile`). Tests of the defaults (auto, direct, the summary
     /// from the facts) pass their own `--mode` / `--summary`.
@@ -352,6 +353,11 @@ impl Planwright {
         }
         if !given("--summary") {
             extra.extend(["--summary".to_string(), "llm".to_string()]);
+        }
+        // The check of a run's answer is one more LLM call (docs/verification.md) that
+        // every script would have to hold: off unless the test is about it.
+        if !given("--verify-answers") {
+            extra.push("--verify-answers=false".to_string());
         }
         out.splice(at..at, extra);
         out

@@ -273,6 +273,14 @@ pub fn claim_after_failures() -> String {
         .to_string()
 }
 
+/// The answer to a failure claimed right after a call failed: fix it first.
+pub fn fix_before_giving_up() -> String {
+    "Not accepted yet: the last call failed, and its error says why. Fix that (read the \
+     error, change the program or the call) and run it again; finish the step as failed \
+     only if the task cannot be done."
+        .to_string()
+}
+
 /// The answer to `complete_step {success: true}` sent in the same answer as tool calls
 /// that failed: the step goes on.
 pub fn completion_held(failed: &[String]) -> String {

@@ -23,6 +23,9 @@ use crate::prompts;
 use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_USER};
 
 /// The state of one attempt, carried from turn to turn.
+/// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
+const MAX_GIVE_UPS_REFUSED: u32 = 2;
+
 pub(super) struct Attempt<'a> {
     ctx: &'a RunContext,
     limits: &'a StepLimits,
@@ -42,6 +45,10 @@ pub(super) struct Attempt<'a> {
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
     claim_refused: bool,
+    /// Whether the attempt's last acting call failed (not interrupted).
+    last_call_failed: bool,
+    /// Failures claimed right after a failing call and sent back to be fixed.
+    give_ups_refused: u32,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -112,6 +119,8 @@ impl<'a> Attempt<'a> {
             ok_calls: 0,
             empty_answers: 0,
             claim_refused: false,
+            last_call_failed: false,
+            give_ups_refused: 0,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -290,7 +299,7 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// `complete_step`: ends the attempt. A success claimed before any call of the attempt
+    /// `complete_step`: ends the attempt. A success claimed before any call of the run
     /// worked is refused once (the model reads why and may act, or claim again, which then
     /// stands: the run's answer is not verified without executed actions).
     async fn complete_step(
@@ -303,7 +312,10 @@ impl<'a> Attempt<'a> {
             Err(e) => return Ok((e, None)),
         };
         let nudge = self.limits.nudges.claim_before_acting;
-        if nudge && args.success && self.ok_calls == 0 && !self.claim_refused {
+        // A step that did not act after earlier steps did may only report what they did (no
+        // rule reads the step's words to tell); one whose every call failed is refused.
+        let only_reports = self.real_calls == 0 && self.ctx.facts().calls_that_worked() > 0;
+        if nudge && args.success && self.ok_calls == 0 && !only_reports && !self.claim_refused {
             let (reason, answer) = if self.real_calls == 0 {
                 (
                     "claimed success before acting",
@@ -322,6 +334,24 @@ impl<'a> Attempt<'a> {
                     .await?;
             }
             return Ok((answer, None));
+        }
+        // A failure claimed right after a failing call: the error is read back and fixed
+        // first, at most twice per attempt (a small model gives up at the first traceback).
+        if self.limits.nudges.failing_tool
+            && !args.success
+            && self.last_call_failed
+            && self.give_ups_refused < MAX_GIVE_UPS_REFUSED
+        {
+            self.give_ups_refused += 1;
+            if !replayed {
+                self.ctx
+                    .emit(EventKind::Nudge {
+                        step_id: self.step_id.to_string(),
+                        reason: "gave up right after a failing call".to_string(),
+                    })
+                    .await?;
+            }
+            return Ok((prompts::fix_before_giving_up(), None));
         }
         Ok((
             "Step finished.".to_string(),
@@ -399,6 +429,7 @@ impl<'a> Attempt<'a> {
         if run.ok || run.interrupted {
             self.ok_calls += 1;
         }
+        self.last_call_failed = !(run.ok || run.interrupted);
         for file in run.attachments {
             if !self.attachments.contains(&file) {
                 self.attachments.push(file);

@@ -15,7 +15,7 @@ use crate::engine::config::{Mode, RunConfig};
 use crate::model::event::{EventKind, PlanSource};
 use crate::ports::llm::{ChatRequest, Role};
 use crate::ports::{AskUserError, RunStatus, UserChannel};
-use crate::testing::replies::{call, calls, create_plan, done, Reply};
+use crate::testing::replies::{call, calls, create_plan, done, fail, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
 use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
 use crate::tests::support::{assert_gap_free, config as spine_config};
@@ -439,5 +439,38 @@ async fn the_llm_summary_stays_selectable() {
         r.outcome.summary.contains("An LLM-written report."),
         "{}",
         r.outcome.summary
+    );
+}
+
+/// A failure claimed right after a failing call is sent back to be fixed, twice at most;
+/// a third claim stands.
+#[tokio::test]
+async fn giving_up_right_after_a_failing_call_is_sent_back_twice() {
+    let r = run_direct(
+        vec![
+            call("boom", json!({})),
+            fail("the program failed"),
+            call("boom", json!({})),
+            fail("the program failed"),
+            call("boom", json!({})),
+            fail("the program failed"),
+        ],
+        config(Mode::Direct),
+        "count the lines of data.csv into count.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+    for n in [2, 4] {
+        assert!(
+            r.tool_answers(n)[0].starts_with("Not accepted yet: the last call failed"),
+            "{:?}",
+            r.tool_answers(n)
+        );
+    }
+    let error = r.outcome.plan.steps()[0].error.clone().unwrap_or_default();
+    assert!(
+        error.contains("the program failed"),
+        "the third claim stands: {error}"
     );
 }
