@@ -55,8 +55,10 @@ const ANSWER_MARK: &str = "\u{1e}PLANWRIGHT_FINAL_ANSWER\u{1e}";
 /// Defines `final_answer` for bash, on the program's first line (line numbers kept).
 const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANWRIGHT_FINAL_ANSWER\\036%s\\n' \"$(printf '%s' \"$*\" | tr '\\n' '\\037')\"; exit 0; }; ";
 
-/// Runs the Python program read from stdin as `<program>`, with `final_answer` defined and
-/// stdin emptied (no single quote: it travels in one for bash).
+/// Runs the Python program read from stdin as `<program>`, with `final_answer` defined, the
+/// standard modules a small program uses already imported (a forgotten `import json` is the
+/// commonest error of a small model), and stdin emptied (no single quote: it travels in one
+/// for bash).
 const PYTHON_RUNNER: &str = "import sys, builtins
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
@@ -66,7 +68,13 @@ builtins.final_answer = final_answer
 source = sys.stdin.read()
 sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
-exec(compile(source, \"<program>\", \"exec\"), {\"__name__\": \"__main__\", \"__builtins__\": builtins})";
+scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins}
+for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
+    try:
+        scope[name] = __import__(name)
+    except ImportError:
+        pass
+exec(compile(source, \"<program>\", \"exec\"), scope)";
 
 /// The bash script that runs `args`: bash code after its prelude, on its first line; Python
 /// fed to the runner by a here-document whose end marker the program does not hold.

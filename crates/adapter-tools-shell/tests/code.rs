@@ -72,6 +72,22 @@ async fn escapes_quotes_and_a_heredoc_marker_survive() {
     );
 }
 
+/// The standard modules a small program uses need no import.
+#[tokio::test]
+async fn common_modules_need_no_import() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("c.json"), r#"{"a": {"b": 3}}"#).unwrap();
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": "final_answer(json.load(open('c.json'))['a']['b'] + math.floor(0.5))"}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.final_answer.as_deref(), Some("3"));
+}
+
 #[tokio::test]
 async fn a_failing_program_says_why_and_gives_no_answer() {
     let dir = tempfile::tempdir().unwrap();

@@ -288,6 +288,8 @@ impl ConsoleView {
             }
             // Not shown live; `runs diff` reads them (docs/checkpoints.md).
             EventKind::CheckpointTaken { .. } => String::new(),
+            // The step's prompt shows it; the live view does not repeat it.
+            EventKind::WorkspaceShown { .. } => String::new(),
             EventKind::InputProtected { path, action, .. } => {
                 format!("      ⛨ {path} is an input: change {}\n", action.as_str())
             }

@@ -408,13 +408,15 @@ fn default_max_plan_steps(args: &RunSettings) -> usize {
 /// How executors act when `--actions` is not given (docs/code-actions.md): the embedded
 /// model through programs only (a small model does better with one way to act: docs/eval.md,
 /// "Code or tools"); an endpoint's model is offered `code_run` beside the shell and file
-/// tools.
+/// tools. A replayed cassette is taken as recorded from an endpoint (one recorded on the
+/// embedded model replays with `--actions code`).
 pub fn default_actions(args: &RunSettings) -> Actions {
-    args.actions.unwrap_or(if uses_embedded_model(args) {
-        Actions::Code
-    } else {
-        Actions::Both
-    })
+    args.actions
+        .unwrap_or(if args.replay.is_none() && uses_embedded_model(args) {
+            Actions::Code
+        } else {
+            Actions::Both
+        })
 }
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
@@ -469,6 +471,10 @@ pub fn runtime(
     config.limits.max_turns = args.max_steps;
     config.limits.max_step_time = (!args.max_step_time.is_zero()).then_some(args.max_step_time);
     config.limits.max_calls_per_reply = args.max_calls_per_reply as usize;
+    // A success claimed before anything of the run acted is sent back once for the embedded
+    // model, which otherwise types answers it should compute; an endpoint's model may answer
+    // at once (its run is then simply not verified: docs/verification.md).
+    config.limits.nudges.claim_before_acting = args.replay.is_none() && uses_embedded_model(args);
     let (toolbox, _) = tools(args, config.limits.max_observation_bytes)?;
     if toolbox.names().is_empty() {
         return Err(RunnerError::Config(if args.disabled_tools.is_empty() {

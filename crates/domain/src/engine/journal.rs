@@ -14,6 +14,7 @@ use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
 use crate::model::observations::RunFacts;
 use crate::model::verification::{CheckVerdict, Verification};
+use crate::model::workspace_view::WorkspaceView;
 use crate::ports::checkpoints::CheckpointLog;
 use crate::ports::llm::{ChatRequest, ChatResponse};
 
@@ -48,6 +49,8 @@ pub(crate) struct Journal {
     checkpoints: CheckpointLog,
     /// What the checks of the run's answer found (docs/verification.md).
     checks: Checks,
+    /// What each (step, attempt) was shown of the workspace.
+    views: HashMap<(String, u32), WorkspaceView>,
 }
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
@@ -153,6 +156,13 @@ impl Journal {
                 } => {
                     j.answers.insert(key.clone(), answer.clone());
                 }
+                EventKind::WorkspaceShown {
+                    step_id,
+                    attempt,
+                    view,
+                } => {
+                    j.views.insert((step_id.clone(), *attempt), view.clone());
+                }
                 EventKind::AnswerChecked {
                     verdict, detail, ..
                 } => {
@@ -186,6 +196,11 @@ impl Journal {
             .get(key)
             .filter(|(h, _)| same_request(h, request))
             .map(|(_, r)| r.clone())
+    }
+
+    /// What attempt `attempt` of step `step_id` was shown of the workspace.
+    pub fn view(&self, step_id: &str, attempt: u32) -> Option<&WorkspaceView> {
+        self.views.get(&(step_id.to_string(), attempt))
     }
 
     pub fn tool(&self, key: &str) -> Option<&ToolEntry> {

@@ -278,6 +278,14 @@ pub enum EventKind {
     },
     /// An independent reproduction of the run's answer was compared with it
     /// (docs/verification.md), when the run's last open step claimed success.
+    /// What an attempt of a step was shown of the workspace in its first prompt
+    /// (docs/code-actions.md); a resumed attempt is shown the same, so that its journaled
+    /// LLM calls are recognised and their tool calls not run again.
+    WorkspaceShown {
+        step_id: String,
+        attempt: u32,
+        view: crate::model::workspace_view::WorkspaceView,
+    },
     AnswerChecked {
         step_id: String,
         verdict: crate::model::verification::CheckVerdict,
@@ -335,6 +343,7 @@ impl EventKind {
             EventKind::InputsRecorded { .. } => "inputs_recorded",
             EventKind::InputProtected { .. } => "input_protected",
             EventKind::CheckpointTaken { .. } => "checkpoint_taken",
+            EventKind::WorkspaceShown { .. } => "workspace_shown",
             EventKind::AnswerChecked { .. } => "answer_checked",
             EventKind::RunCompleted { .. } => "run_completed",
             EventKind::RunFailed { .. } => "run_failed",

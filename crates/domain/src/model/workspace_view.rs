@@ -32,7 +32,7 @@ impl Default for ViewBudget {
 }
 
 /// One file as shown.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ViewedFile {
     pub path: String,
     pub size: u64,
@@ -40,7 +40,8 @@ pub struct ViewedFile {
 }
 
 /// What is shown of a file's content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ViewedText {
     /// Its text: `lines` of it shown, out of `total` when the whole file was read.
     Text {
@@ -54,8 +55,8 @@ pub enum ViewedText {
     NotShown,
 }
 
-/// The workspace as a step is shown it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The workspace as a step is shown it (journaled: a resumed attempt is shown the same).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct WorkspaceView {
     pub files: Vec<ViewedFile>,
     /// Files not listed.

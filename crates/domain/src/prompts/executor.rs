@@ -273,6 +273,13 @@ pub fn claim_after_failures() -> String {
         .to_string()
 }
 
+/// The answer to a failure claimed on a retry before anything was tried in it.
+pub fn try_before_giving_up() -> String {
+    "Not accepted yet: this is a new attempt and nothing has been tried in it. Do the step \
+     another way (write and run a program), then finish it."
+        .to_string()
+}
+
 /// The answer to a failure claimed right after a call failed: fix it first.
 pub fn fix_before_giving_up() -> String {
     "Not accepted yet: the last call failed, and its error says why. Fix that (read the \

@@ -79,11 +79,17 @@ impl Runtime {
             failure.as_deref(),
         )
         .await?;
-        let summary = format!(
-            "{}\n\n{}",
-            summary.trim_end(),
-            crate::prompts::verification_line(&verification)
-        );
+        // A completed run says whether its answer was checked; not when the user switched
+        // checking off (the JSON still says `verified: false`), nor for a failed run.
+        let summary = if failure.is_none() && self.config.verification {
+            format!(
+                "{}\n\n{}",
+                summary.trim_end(),
+                crate::prompts::verification_line(&verification)
+            )
+        } else {
+            summary
+        };
         let files = crate::engine::inputs::finish(ctx).await;
         crate::engine::inputs::discard_copies(ctx).await;
         crate::engine::checkpoints::at_run_end(ctx, self).await?;

@@ -62,6 +62,7 @@ impl Toolbox for EchoToolbox {
         match name {
             "shell_exec" => ToolFamily::Shell,
             "file_write" => ToolFamily::Files,
+            "code_run" => ToolFamily::Code,
             _ => ToolFamily::Other,
         }
     }
@@ -89,6 +90,9 @@ impl Toolbox for EchoToolbox {
                 args["path"].as_str().unwrap_or("?")
             ))),
             "boom" => Err(ToolError::Failed("kaboom".into())),
+            "code_run" => Err(ToolError::Failed(
+                "exit code: 1\nTraceback: ValueError".into(),
+            )),
             "panic" => panic!("tool bug"),
             other => Err(ToolError::Refused(format!("unknown tool '{other}'"))),
         }

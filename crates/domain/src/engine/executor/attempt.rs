@@ -13,7 +13,7 @@ use crate::engine::failure::CallProblem;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;
 use crate::model::step_input::StepInput;
-use crate::model::tool_kind::ToolEffect;
+use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::model::workspace_view::WorkspaceView;
 use crate::ports::llm::{
     CallPurpose, ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolChoice, ToolSchema,
@@ -21,6 +21,7 @@ use crate::ports::llm::{
 use crate::ports::ToolContext;
 use crate::prompts;
 use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_USER};
+use crate::tools::code::CODE_RUN;
 
 /// The state of one attempt, carried from turn to turn.
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
@@ -45,10 +46,13 @@ pub(super) struct Attempt<'a> {
     /// Empty answers of the user; the second fails the step.
     empty_answers: u32,
     claim_refused: bool,
-    /// Whether the attempt's last acting call failed (not interrupted).
-    last_call_failed: bool,
+    /// Whether the attempt's last acting call was a program that failed.
+    last_program_failed: bool,
     /// Failures claimed right after a failing call and sent back to be fixed.
     give_ups_refused: u32,
+    /// A retry of the step (an earlier attempt ended): a failure claimed before it tried
+    /// anything is sent back once.
+    retry: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -119,8 +123,9 @@ impl<'a> Attempt<'a> {
             ok_calls: 0,
             empty_answers: 0,
             claim_refused: false,
-            last_call_failed: false,
+            last_program_failed: false,
             give_ups_refused: 0,
+            retry: input.step.attempts() > 1,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -335,11 +340,31 @@ impl<'a> Attempt<'a> {
             }
             return Ok((answer, None));
         }
-        // A failure claimed right after a failing call: the error is read back and fixed
+        // A retry that gives up before trying anything repeats the earlier attempt's
+        // failure: it is sent back once to try.
+        if self.limits.nudges.failing_tool
+            && !args.success
+            && self.retry
+            && self.real_calls == 0
+            && self.give_ups_refused == 0
+            && self.tools.iter().any(|t| t.name == CODE_RUN)
+        {
+            self.give_ups_refused += 1;
+            if !replayed {
+                self.ctx
+                    .emit(EventKind::Nudge {
+                        step_id: self.step_id.to_string(),
+                        reason: "gave up on a retry before trying".to_string(),
+                    })
+                    .await?;
+            }
+            return Ok((prompts::try_before_giving_up(), None));
+        }
+        // A failure claimed right after a program failed: the error is read back and fixed
         // first, at most twice per attempt (a small model gives up at the first traceback).
         if self.limits.nudges.failing_tool
             && !args.success
-            && self.last_call_failed
+            && self.last_program_failed
             && self.give_ups_refused < MAX_GIVE_UPS_REFUSED
         {
             self.give_ups_refused += 1;
@@ -429,7 +454,8 @@ impl<'a> Attempt<'a> {
         if run.ok || run.interrupted {
             self.ok_calls += 1;
         }
-        self.last_call_failed = !(run.ok || run.interrupted);
+        self.last_program_failed = !(run.ok || run.interrupted)
+            && tool_router::family_of(self.agent.toolbox.as_ref(), &call.name) == ToolFamily::Code;
         for file in run.attachments {
             if !self.attachments.contains(&file) {
                 self.attachments.push(file);

@@ -19,6 +19,7 @@ use crate::engine::config::Actions;
 use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::error::StoreError;
+use crate::model::event::EventKind;
 use crate::model::step_input::StepInput;
 use crate::model::workspace_view::ViewBudget;
 
@@ -42,9 +43,28 @@ pub(crate) async fn run_step(
 ) -> Result<StepEnd, StoreError> {
     let span = crate::engine::trace::step_span(&input.step.id, input.index, &agent.name);
     async {
-        let view = match &ctx.inputs.port {
-            Some(port) => workspace_view::look(port, &ctx.workspace, ViewBudget::default()).await,
-            None => None,
+        // A resumed attempt is shown what it was shown before the stop (its journaled LLM
+        // calls are recognised by their requests).
+        let attempt = input.step.attempts();
+        let view = match ctx.journal().view(&input.step.id, attempt) {
+            Some(view) => Some(view.clone()),
+            None => {
+                let view = match &ctx.inputs.port {
+                    Some(port) => {
+                        workspace_view::look(port, &ctx.workspace, ViewBudget::default()).await
+                    }
+                    None => None,
+                };
+                if let Some(view) = &view {
+                    ctx.emit(EventKind::WorkspaceShown {
+                        step_id: input.step.id.clone(),
+                        attempt,
+                        view: view.clone(),
+                    })
+                    .await?;
+                }
+                view
+            }
         };
         attempt::Attempt::new(ctx, setup, agent, input, view.as_ref())
             .run()

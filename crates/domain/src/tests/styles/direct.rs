@@ -87,7 +87,7 @@ async fn run_direct(script: Vec<Reply>, config: RunConfig, task: &str, answers: 
     let store = Arc::new(MemoryStore::new());
     let mut rt = runtime(
         llm.clone(),
-        Arc::new(EchoToolbox::new().offering("boom")),
+        Arc::new(EchoToolbox::new().offering("boom").offering("code_run")),
         store.clone(),
         config,
     );
@@ -442,17 +442,17 @@ async fn the_llm_summary_stays_selectable() {
     );
 }
 
-/// A failure claimed right after a failing call is sent back to be fixed, twice at most;
+/// A failure claimed right after a program failed is sent back to be fixed, twice at most;
 /// a third claim stands.
 #[tokio::test]
 async fn giving_up_right_after_a_failing_call_is_sent_back_twice() {
     let r = run_direct(
         vec![
-            call("boom", json!({})),
+            call("code_run", json!({"language": "python", "code": "x1"})),
             fail("the program failed"),
-            call("boom", json!({})),
+            call("code_run", json!({"language": "python", "code": "x2"})),
             fail("the program failed"),
-            call("boom", json!({})),
+            call("code_run", json!({"language": "python", "code": "x3"})),
             fail("the program failed"),
         ],
         config(Mode::Direct),
