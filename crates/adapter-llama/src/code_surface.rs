@@ -174,11 +174,12 @@ pub(crate) fn render_assistant(m: &ChatMessage) -> String {
                 let word = if done { "DONE" } else { "FAILED" };
                 format!("{word}: {}", text("result"))
             }
-            _ => crate::prompt::render_assistant(&ChatMessage {
-                tool_calls: vec![call.clone()],
-                content: None,
-                ..m.clone()
-            }),
+            // Any other tool: the JSON form of the text protocol.
+            _ => {
+                let args: Value = serde_json::from_str(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                json!({"tool": call.name, "arguments": args}).to_string()
+            }
         });
     }
     parts.join("\n")

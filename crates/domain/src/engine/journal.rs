@@ -9,10 +9,10 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use crate::engine::verification::Checks;
 use crate::model::approval::{record_writes, ApprovalDecision, WrittenFiles};
 use crate::model::event::{Event, EventKind};
 use crate::model::observations::RunFacts;
+use crate::model::verification::Checks;
 use crate::model::verification::{CheckVerdict, Verification};
 use crate::model::workspace_view::WorkspaceView;
 use crate::ports::checkpoints::CheckpointLog;

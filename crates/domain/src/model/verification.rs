@@ -72,6 +72,15 @@ pub struct Verification {
     pub detail: String,
 }
 
+/// What the run's checks found so far (kept by the run's context, rebuilt from the journal).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// The verdict of the last check.
+    pub last: Option<Verification>,
+    /// The last step was tried again once after two reproductions disagreed with it.
+    pub retried: bool,
+}
+
 /// Characters of each side shown when they differ.
 const EXCERPT_CHARS: usize = 200;
 

@@ -26,15 +26,6 @@ use crate::model::event::EventKind;
 use crate::model::plan::Plan;
 use crate::model::verification::{compare, Agreement, CheckVerdict, Produced, Verification};
 
-/// What the run's checks found so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Checks {
-    /// The verdict of the last check.
-    pub last: Option<Verification>,
-    /// The last step was tried again once after two reproductions disagreed with it.
-    pub retried: bool,
-}
-
 /// Why the result `result` claimed for step `index` is not accepted (the optional verifier,
 /// then, for the run's last open step, the check of the answer); `None` when it is.
 /// `busy`: steps running besides this one.
