@@ -423,7 +423,7 @@ impl Tool for ShellExecTool {
 /// `text` with the workspace's absolute path taken off the paths under it
 /// (`/tmp/x/ws/squares.py` → `squares.py`): the model works in the workspace with relative
 /// paths, and a small one copied the absolute path's last folders into its next file name
-/// (`python/ws/squares.py`, the eval's `python`). The workspace itself (`pwd`) stays.
+/// (`python/ws/squares.py`). The workspace itself (`pwd`) stays.
 pub(crate) fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) -> String {
     let mut text = text.to_string();
     for ws in workspaces {

@@ -78,8 +78,8 @@ async fn read_whole_file_and_ranges() {
     let out = read.execute(json!({"path": "f.txt"}), &ctx).await.unwrap();
     assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
 
-    // Lines picked from a short file: the whole file, as it is (the eval's sort_upper run
-    // read line 1 of a 3-line file again and again).
+    // Lines picked from a short file: the whole file, as it is (a small model read line 1
+    // of a 3-line file again and again).
     for range in [
         json!({"path": "f.txt", "start_line": 2, "end_line": 3}),
         json!({"path": "f.txt", "end_line": 1}),
@@ -128,8 +128,8 @@ async fn read_out_of_range_and_bad_ranges() {
     fs::write(dir.path().join("long.txt"), long).unwrap();
     let ctx = ctx(dir.path());
     let read = FileReadTool::new();
-    // Backwards lines of a short file: the whole file (the eval's csv_sum run gave up on
-    // this error).
+    // Backwards lines of a short file: the whole file (a small model gave up on this
+    // error).
     let out = read
         .execute(
             json!({"path": "f.txt", "start_line": 3, "end_line": 2}),
@@ -192,7 +192,7 @@ async fn read_out_of_range_and_bad_ranges() {
         .await
         .unwrap();
     assert_eq!(out.content, "one\ntwo\nthree\nfour\nfive\n");
-    // Past the end of a short file: the file (the eval's json_field run asked for line
+    // Past the end of a short file: the file (a small model asked for line
     // 1000 of a 5-line file and gave up on the error).
     let out = read
         .execute(json!({"path": "f.txt", "start_line": "1000"}), &ctx)
@@ -492,7 +492,7 @@ async fn list_errors() {
         .execute(json!({"path": "nope"}), &ctx)
         .await
         .unwrap_err();
-    // The error shows what the nearest folder that exists holds (the eval's 0.5B listed
+    // The error shows what the nearest folder that exists holds (a 0.5B model listed
     // "workspace" four times).
     let ToolError::Failed(m) = err else {
         panic!("{err:?}")

@@ -37,7 +37,7 @@ fn the_schemas_stay_short() {
     println!("{prose:>6}  of which descriptions (the tools' and their parameters')");
     // 3,438 (half of 6,877) until shell_exec's description took one line of shell idioms
     // for small models (sum of files, wc, grep -c, an awk column sum, jq: docs/direct.md,
-    // "Compute, don't guess"), measured on the eval.
+    // "Compute, don't guess").
     assert!(
         total <= 3500,
         "the shell and file tool schemas grew to {total} characters"

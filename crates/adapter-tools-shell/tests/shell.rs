@@ -457,7 +457,7 @@ async fn a_detached_process_does_not_outlive_its_command() {
     assert_eq!(common::pids_named(&marker), Vec::<i32>::new());
 }
 
-/// The eval's csv_sum run summed `$3` of a CSV with awk's default (space) separator: 0,
+/// A small model summed `$3` of a CSV with awk's default (space) separator: 0,
 /// then wrote 0. The note gives the command with `-F,`; a field after `$1` makes it failed.
 #[tokio::test]
 async fn awk_on_a_csv_without_a_separator_gets_a_note() {
