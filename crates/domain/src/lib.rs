@@ -3,8 +3,8 @@
 //! Planwright's core: the plan model and step state machine ([`model::plan`]), the `planning`
 //! tool ([`tools::planning`]) and the checks of model-written plans ([`model::plan_check`]),
 //! prompts ([`prompts`]), the step executor ([`engine::executor`]) with its tool router
-//! ([`engine::executor::router`]) and action classifier ([`engine::executor::step_kind`]), the
-//! planning styles (flow, plan-act, todo, dag, direct, [`strategy::auto`]) as strategies of one
+//! ([`engine::executor::router`]) and the workspace view of a step's first prompt
+//! (`engine::executor::workspace_view`), the planning styles (flow, plan-act, todo, dag, direct, [`strategy::auto`]) as strategies of one
 //! [`engine::scheduler`], the run orchestration ([`Runtime`], [`run`]) and the **port traits**
 //! ([`ports`]) through which it reaches the world.
 //!

@@ -13,7 +13,7 @@
 //! Never recorded: content (the task, prompts, replies, tool arguments and outputs, and the
 //! text of errors, which may quote any of them) unless
 //! [`TraceLabels::capture_message_content`] is on. Without it a failure is a kind
-//! (`error.type`) and a short fixed text ([`RunFailure`], [`LlmError::kind`]).
+//! (`error.type`) and a short fixed text (`RunFailure`, [`LlmError::kind`]).
 
 use std::sync::OnceLock;
 
