@@ -58,10 +58,13 @@ impl Nudges {
     }
 }
 
+/// The default: loops and failing tools nudged; a claim before acting is not (a capable
+/// model may answer at once; the runner turns it on for the embedded model, which otherwise
+/// types answers it should compute).
 impl Default for Nudges {
     fn default() -> Self {
         Nudges {
-            claim_before_acting: true,
+            claim_before_acting: false,
             loops: true,
             failing_tool: true,
         }
