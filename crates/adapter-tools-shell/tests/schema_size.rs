@@ -37,9 +37,11 @@ fn the_schemas_stay_short() {
     println!("{prose:>6}  of which descriptions (the tools' and their parameters')");
     // 3,438 (half of 6,877) until shell_exec's description took one line of shell idioms
     // for small models (sum of files, wc, grep -c, an awk column sum, jq: docs/direct.md,
-    // "Compute, don't guess").
+    // "Compute, don't guess"); 3,500 until `code_run` (848: a whole program, its language
+    // and the files it changes; docs/code-actions.md) and `file_str_replace`'s
+    // `replace_all` and `edits` (+~400) came in: 4,705.
     assert!(
-        total <= 3500,
+        total <= 4800,
         "the shell and file tool schemas grew to {total} characters"
     );
 }

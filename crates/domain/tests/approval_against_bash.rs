@@ -242,12 +242,14 @@ const EXTRA_PROGRAMS: &[&str] = &[
 
 /// The recording stub: its name (as run), its arguments, and the names of its
 /// environment, each field ended by RS (\036), the environment by \035, the record by \034.
+/// Each process writes its own file (`/log/calls.PID`): the programs of a pipeline run at
+/// once, and their records written to one file interleave.
 const STUB: &str = "#!/opt/dash\n\
-{ printf '%s\\036' \"${0##*/}\" \"$@\"; printf '\\035'; export -p; printf '\\034'; } >> /log/calls\n";
+{ printf '%s\\036' \"${0##*/}\" \"$@\"; printf '\\035'; export -p; printf '\\034'; } >> /log/calls.$$\n";
 
 /// Read by bash before the form (`BASH_ENV`): programs not found are recorded too.
 const PRELUDE: &str = "command_not_found_handle() {\n\
-{ printf '%s\\036' \"$@\"; printf '\\035'; export -p; printf '\\034'; } >> /log/calls\n\
+{ printf '%s\\036' \"$@\"; printf '\\035'; export -p; printf '\\034'; } >> /log/calls.$BASHPID\n\
 return 127\n}\n";
 
 /// One program bash ran.
@@ -357,7 +359,21 @@ impl Harness {
             Some(124),
             "{form:?} did not end within 20 s"
         );
-        let calls = std::fs::read(log.join("calls")).unwrap_or_default();
+        // Every process's records, one file each (see `STUB`).
+        let mut files: Vec<_> = std::fs::read_dir(&log)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        // In the order the processes started (their ids, as numbers).
+        let pid = |f: &std::path::PathBuf| {
+            f.extension()
+                .and_then(|e| e.to_str()?.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        files.sort_by_key(pid);
+        let calls: Vec<u8> = files
+            .iter()
+            .flat_map(|f| std::fs::read(f).unwrap_or_default())
+            .collect();
         let after = snapshot(&work);
         let mut changed: Vec<String> = before
             .keys()

@@ -22,6 +22,7 @@ use crate::tests::support::{assert_gap_free, assert_valid_transcripts, base_conf
 async fn success_claimed_without_any_tool_call_is_refused_once_then_stands() {
     let mut config = base_config();
     config.limits.nudges = crate::engine::executor::agent::Nudges::default();
+    config.limits.nudges.claim_before_acting = true;
     let h = run_with(
         vec![
             create_plan(&["Write hello.txt"]),
