@@ -5,7 +5,8 @@
 //! folder is `folder::file`, `lib.rs` and `main.rs` the crate root). File A imports file B
 //! when A's code (test code included)
 //! names `crate::B` or `crate::B::…` (in `use` lines or paths; `super::` and `self::` are resolved, so
-//! a `mod.rs` re-exporting `self::child::*` imports its child). A circle is a
+//! a `mod.rs` re-exporting `self::child::*` imports its child), or names one of its own child
+//! modules bare (`dispatch::dispatch(..)` in `queue/mod.rs` imports `queue::dispatch`). A circle is a
 //! set of files that import each other, directly or through others (a strongly connected
 //! component of that graph, Tarjan's algorithm). The task prints each circle and fails when
 //! there is one (docs/architecture.md, "Crates").
@@ -121,8 +122,13 @@ fn graph(src: &Path) -> Result<Graph, String> {
     for (module, file) in &modules {
         let text = std::fs::read_to_string(file)
             .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let children: Vec<&str> = modules
+            .keys()
+            .filter_map(|m| child_name(module, m))
+            .collect();
         let imports = imports(&text, module)
             .into_iter()
+            .chain(child_paths(&text, module, &children))
             .filter_map(|path| longest_module(&path, &modules))
             .filter(|target| target != module)
             .collect();
@@ -159,14 +165,58 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     Some(parts.join("::"))
 }
 
+/// `m`'s last segment when `m` is a child module of `module` (one segment deeper).
+fn child_name<'m>(module: &str, m: &'m str) -> Option<&'m str> {
+    let rest = if module.is_empty() {
+        m
+    } else {
+        m.strip_prefix(module)?.strip_prefix("::")?
+    };
+    (!rest.is_empty() && !rest.contains("::")).then_some(rest)
+}
+
+/// The child modules of `module` its code names bare (`child::item`, not after `::` or
+/// inside another word), outside inline modules, as full module paths.
+fn child_paths(text: &str, module: &str, children: &[&str]) -> Vec<String> {
+    let code = without_comments(text);
+    let outer = match inline_module(&code) {
+        Some(at) => &code[..at],
+        None => code.as_str(),
+    };
+    let mut found = Vec::new();
+    for child in children {
+        let token = format!("{child}::");
+        let mut from = 0;
+        while let Some(at) = outer[from..].find(&token) {
+            let start = from + at;
+            from = start + token.len();
+            let before = outer[..start].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            found.push(if module.is_empty() {
+                (*child).to_string()
+            } else {
+                format!("{module}::{child}")
+            });
+            break;
+        }
+    }
+    found
+}
+
+/// `text` with line comments cut off.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every `crate::…` path the text names (with `super::` resolved against `module`), as
 /// segments joined by `::`; `use crate::{a, b::c}` gives `a` and `b::c`.
 fn imports(text: &str, module: &str) -> Vec<String> {
-    let code: String = text
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = without_comments(text);
     let own: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
     let parent: Vec<&str> = own[..own.len().saturating_sub(1)].to_vec();
     // Code after an inline `mod name {` (in practice `mod tests`) sits one level deeper:
@@ -389,6 +439,53 @@ mod tests {
     fn a_mod_rs_re_exporting_its_child_imports_it() {
         let found = imports("pub use self::store::*;\n", "ports");
         assert_eq!(found, vec!["ports::store"]);
+    }
+
+    #[test]
+    fn a_bare_child_module_path_is_an_import() {
+        let text = "use std::fmt;\nlet x = dispatch::dispatch(a);\nlet y = crate::other::dispatch::q();\nlet z = redispatch::f();\n// follow::f()\n";
+        assert_eq!(
+            child_paths(text, "queue", &["dispatch", "follow", "runs"]),
+            vec!["queue::dispatch"]
+        );
+        assert_eq!(child_paths("use cli::Args;", "", &["cli"]), vec!["cli"]);
+        assert_eq!(child_name("queue", "queue::dispatch"), Some("dispatch"));
+        assert_eq!(child_name("queue", "queue::dispatch::x"), None);
+        assert_eq!(child_name("", "queue"), Some("queue"));
+        assert_eq!(child_name("queue", "queued"), None);
+    }
+
+    #[test]
+    fn the_circle_of_a_bare_child_path_is_found() {
+        let dir = std::env::temp_dir().join(format!("xtask-cycles-{}", std::process::id()));
+        let src = dir.as_path();
+        std::fs::create_dir_all(src.join("queue")).expect("mkdir");
+        std::fs::create_dir_all(src.join("metrics")).expect("mkdir");
+        std::fs::write(src.join("lib.rs"), "mod metrics;\nmod queue;\n").expect("write");
+        std::fs::write(
+            src.join("metrics/mod.rs"),
+            "use crate::queue::QueueRunner;\n",
+        )
+        .expect("write");
+        std::fs::write(
+            src.join("queue/mod.rs"),
+            "mod dispatch;\npub struct QueueRunner;\nfn go() { dispatch::dispatch(); }\n",
+        )
+        .expect("write");
+        std::fs::write(
+            src.join("queue/dispatch.rs"),
+            "use crate::metrics::claimed;\npub fn dispatch() {}\n",
+        )
+        .expect("write");
+        let graph = graph(src).expect("graph");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            circles(&graph),
+            vec![["metrics", "queue", "queue::dispatch"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()]
+        );
     }
 
     #[test]

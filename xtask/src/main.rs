@@ -39,6 +39,8 @@ mod ci;
 mod cycles;
 mod deny;
 #[cfg(test)]
+mod doc_modules;
+#[cfg(test)]
 mod doc_paths;
 mod domain_untouched;
 mod eval;

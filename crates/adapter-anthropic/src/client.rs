@@ -443,7 +443,6 @@ impl fmt::Debug for AnthropicClient {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -315,7 +315,6 @@ fn wire_tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::llm::{CallPurpose, ToolCall};

@@ -190,7 +190,6 @@ pub(crate) fn reply_block(block: &Value) -> ReplyBlock {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -48,7 +48,6 @@ pub fn resolve_model(name_or_path: &str) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

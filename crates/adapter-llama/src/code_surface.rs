@@ -195,7 +195,6 @@ pub(crate) fn render_result(tool: &str, result: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -455,7 +455,6 @@ pub fn json_grammar(schema: Option<&Value>) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -184,7 +184,6 @@ fn compact(v: &Value) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::llm::{CallPurpose, ToolCall};

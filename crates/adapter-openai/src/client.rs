@@ -439,7 +439,6 @@ impl fmt::Debug for OpenAiClient {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -170,7 +170,6 @@ impl FromStr for Provider {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -294,7 +294,6 @@ pub(crate) fn looks_like_sse(raw: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

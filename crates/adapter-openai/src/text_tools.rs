@@ -173,7 +173,6 @@ fn parse_call(value: &Value) -> Option<(String, String)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::llm::{CallPurpose, ToolSchema};

@@ -444,7 +444,6 @@ pub(crate) fn count(value: Option<Value>) -> u64 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::llm::CallPurpose;

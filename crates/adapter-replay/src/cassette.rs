@@ -94,7 +94,6 @@ pub(crate) fn request_value(request: &ChatRequest) -> Result<Value, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::llm::{CallPurpose, ChatMessage};

@@ -97,7 +97,6 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

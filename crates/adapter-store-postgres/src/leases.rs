@@ -10,10 +10,10 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Object;
-use domain::ports::{Lease, LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
+use domain::ports::{Lease, LeaseClaim, LeaseOutcome, QueueWaiting, RunRecord, RunStatus};
 
 use store_sql::codec::{time_from_sql, time_to_sql};
-use store_sql::queue::{lease_free as free, position_sql, CLAIM_ORDER};
+use store_sql::queue::{lease_free as free, position_sql, CLAIM_ORDER, WAITING_SQL};
 use store_sql::runs::RUN_COLUMNS;
 
 use crate::error::{sql, Error};
@@ -182,6 +182,22 @@ pub(crate) async fn cancel_queued(
         .await
         .map_err(sql("cancel queued run"))?;
     Ok(changed == 1)
+}
+
+/// The queued runs' count and oldest creation time (`store_sql::queue::WAITING_SQL`).
+pub(crate) async fn waiting(client: &Object) -> Result<QueueWaiting, Error> {
+    let row = client
+        .query_one(WAITING_SQL, &[])
+        .await
+        .map_err(sql("read the queue"))?;
+    let count: i64 = row.try_get(0).map_err(sql("read the queue"))?;
+    let oldest: Option<String> = row.try_get(1).map_err(sql("read the queue"))?;
+    Ok(QueueWaiting {
+        count: usize::try_from(count).unwrap_or(0),
+        oldest: oldest
+            .map(|t| time_from_sql("run created_at", &t))
+            .transpose()?,
+    })
 }
 
 /// The run's place in the queue (`store_sql::queue::position_sql`).

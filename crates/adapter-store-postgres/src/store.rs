@@ -12,8 +12,8 @@ use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use domain::ports::{
-    Change, ChangeWatch, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage, RunRecord,
-    RunStatus, RunStore, WorkQueue,
+    Change, ChangeWatch, LeaseClaim, LeaseOutcome, QueueWaiting, RunChanges, RunMailbox,
+    RunMessage, RunRecord, RunStatus, RunStore, WorkQueue,
 };
 use domain::{Event, Plan, RunUsage, StoreError};
 use tokio_postgres::config::Host;
@@ -344,6 +344,13 @@ impl WorkQueue for PostgresStore {
     async fn position(&self, run_id: &str) -> Result<Option<usize>, StoreError> {
         self.call("position", Some(run_id), async {
             leases::position(&self.connection().await?, run_id).await
+        })
+        .await
+    }
+
+    async fn waiting(&self) -> Result<QueueWaiting, StoreError> {
+        self.call("waiting", None, async {
+            leases::waiting(&self.connection().await?).await
         })
         .await
     }

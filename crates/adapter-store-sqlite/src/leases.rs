@@ -7,11 +7,11 @@
 //! which [`time_to_sql`] makes equal to time order.
 
 use chrono::{DateTime, Utc};
-use domain::ports::{Lease, LeaseClaim, LeaseOutcome, RunRecord, RunStatus};
+use domain::ports::{Lease, LeaseClaim, LeaseOutcome, QueueWaiting, RunRecord, RunStatus};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use store_sql::codec::{time_from_sql, time_to_sql};
-use store_sql::queue::{lease_free, position_sql, CLAIM_ORDER};
+use store_sql::queue::{lease_free, position_sql, CLAIM_ORDER, WAITING_SQL};
 use store_sql::runs::RUN_COLUMNS;
 
 use crate::error::{sql, Error};
@@ -181,6 +181,19 @@ pub(crate) fn cancel_queued(
         .map_err(sql("cancel queued run"))?;
     tx.commit().map_err(sql("commit queued run cancellation"))?;
     Ok(changed == 1)
+}
+
+/// The run's place in the queue (`store_sql::queue::position_sql`).
+pub(crate) fn waiting(conn: &Connection) -> Result<QueueWaiting, Error> {
+    let (count, oldest): (i64, Option<String>) = conn
+        .query_row(WAITING_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(sql("read the queue"))?;
+    Ok(QueueWaiting {
+        count: usize::try_from(count).unwrap_or(0),
+        oldest: oldest
+            .map(|t| time_from_sql("run created_at", &t))
+            .transpose()?,
+    })
 }
 
 /// The run's place in the queue (`store_sql::queue::position_sql`).

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use domain::ports::{
-    Change, ChangeWatch, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage, RunRecord,
-    RunStatus, RunStore, TimerWatch, WorkQueue,
+    Change, ChangeWatch, LeaseClaim, LeaseOutcome, QueueWaiting, RunChanges, RunMailbox,
+    RunMessage, RunRecord, RunStatus, RunStore, TimerWatch, WorkQueue,
 };
 use domain::{Event, Plan, RunUsage, StoreError};
 use rusqlite::Connection;
@@ -282,6 +282,11 @@ impl WorkQueue for SqliteStore {
             leases::position(conn, &id)
         })
         .await
+    }
+
+    async fn waiting(&self) -> Result<QueueWaiting, StoreError> {
+        self.call("waiting", None, |conn| leases::waiting(conn))
+            .await
     }
 }
 

@@ -288,7 +288,6 @@ async fn reply(client: &mut TcpStream, code: u8) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -141,7 +141,6 @@ fn ipv4_compatible(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

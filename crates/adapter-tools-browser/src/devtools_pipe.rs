@@ -145,7 +145,6 @@ async fn pump(socket: DevToolsSocket, mut to_chromium: ChildStdin, from_chromium
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use async_tungstenite::tokio::connect_async;

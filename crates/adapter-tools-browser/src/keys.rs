@@ -128,7 +128,6 @@ pub(crate) fn events(chord: &Chord) -> [DispatchKeyEventParams; 2] {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

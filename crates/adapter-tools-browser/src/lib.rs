@@ -123,7 +123,6 @@ pub(crate) fn is_executable(p: &Path) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -107,7 +107,6 @@ fn local_v6(text: &str) -> Vec<Ipv6Addr> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

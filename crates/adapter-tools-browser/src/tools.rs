@@ -324,7 +324,6 @@ impl Tool for BrowserTool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

@@ -18,7 +18,6 @@ pub(crate) fn schema<T: JsonSchema>() -> Value {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde::Deserialize;
     use serde_json::json;

@@ -112,7 +112,6 @@ fn trim_continuation_start(bytes: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

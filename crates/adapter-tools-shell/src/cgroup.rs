@@ -189,7 +189,6 @@ fn sweep(base: &Path) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -286,7 +286,6 @@ impl Tool for CodeRunTool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

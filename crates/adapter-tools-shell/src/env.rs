@@ -69,7 +69,6 @@ impl ShellEnv {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -197,7 +197,6 @@ fn sweep(temp: &Path) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -245,7 +245,6 @@ pub fn shell_tools_with(config: &ShellToolsConfig) -> Vec<Arc<dyn Tool>> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -134,7 +134,6 @@ fn section(content: &mut String, label: &str, buffer: &CappedBuffer) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -276,7 +276,6 @@ pub(crate) fn bwrap_args(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -336,7 +336,6 @@ impl Tool for ShellKillTool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

@@ -436,7 +436,6 @@ pub(crate) fn workspace_relative(text: &str, workspaces: &[&std::path::Path]) ->
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

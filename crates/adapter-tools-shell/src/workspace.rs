@@ -127,7 +127,6 @@ fn outside(user_path: &str) -> ToolError {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -460,7 +460,6 @@ impl<W: Write> Write for HashingWriter<'_, W> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

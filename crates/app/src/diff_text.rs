@@ -128,7 +128,6 @@ pub fn undo_text(run_id: &str, restored: &Restored) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::ports::CheckpointId;

@@ -145,7 +145,6 @@ fn reexec(keep: &[(OsString, OsString)], hand_over: &[(OsString, OsString)]) -> 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -290,6 +290,49 @@ async fn a_copied_or_committed_state_folder_is_not_used_until_trusted() {
 }
 
 #[tokio::test]
+async fn a_run_with_its_database_and_workspace_elsewhere_leaves_the_starting_folder_alone() {
+    let pw = Planwright::new();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let db = elsewhere.path().join("x.db");
+    let ws = elsewhere.path().join("ws");
+    let (db_arg, ws_arg) = (db.display().to_string(), ws.display().to_string());
+    let server = ScriptedOpenAi::start(greeting_script(false)).await;
+    let out = run(&pw, &server, &["--db", &db_arg, "--workspace", &ws_arg]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let run_id = json["run_id"].as_str().expect("run id").to_string();
+    assert!(ws.join("greeting.txt").is_file());
+
+    // Nothing of the run's in the folder it was started from; its checkpoints beside its
+    // database, in a state folder marked as Planwright's.
+    assert!(!pw.cwd().join(".planwright").exists());
+    let beside = elsewhere.path().join(".planwright");
+    assert!(beside.join("created-by-planwright").is_file());
+    assert!(beside.join("runs").join(&run_id).join("checkpoints").is_dir());
+    let out = pw
+        .exec(&["runs", "diff", &run_id, "--db", &db_arg], &[])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("greeting.txt"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Later commands in the starting folder work.
+    let out = pw.exec(&["runs", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let server = pw.serve(&server.base_url(), Some("pw_t"), &["--sandbox", "none"]).await;
+    let runs = reqwest::Client::new()
+        .get(server.url("/v1/runs"))
+        .bearer_auth("pw_t")
+        .send()
+        .await
+        .expect("runs");
+    assert!(runs.status().is_success(), "{}", server.stderr_text());
+}
+
+#[tokio::test]
 async fn a_state_folder_planwright_creates_is_its_own() {
     let pw = Planwright::new();
     let server = ScriptedOpenAi::start(greeting_script(false)).await;

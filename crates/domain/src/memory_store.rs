@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use crate::model::event::{Event, RunUsage};
 use crate::model::plan::Plan;
 use crate::ports::{
-    Change, ChangeWatch, Lease, LeaseClaim, LeaseOutcome, RunChanges, RunMailbox, RunMessage,
-    RunRecord, RunStatus, RunStore, StoreError, TimerWatch, WorkQueue,
+    Change, ChangeWatch, Lease, LeaseClaim, LeaseOutcome, QueueWaiting, RunChanges, RunMailbox,
+    RunMessage, RunRecord, RunStatus, RunStore, StoreError, TimerWatch, WorkQueue,
 };
 
 /// A write of [`RunStore`] that [`MemoryStore::fail`] can make fail.
@@ -413,6 +413,19 @@ impl WorkQueue for MemoryStore {
                 .filter(|r| waiting(r) && (r.created_at, &r.run_id) <= key)
                 .count(),
         ))
+    }
+
+    async fn waiting(&self) -> Result<QueueWaiting, StoreError> {
+        let state = self.state();
+        let queued = state
+            .runs
+            .values()
+            .map(|r| &r.record)
+            .filter(|r| r.status == RunStatus::Queued);
+        Ok(queued.fold(QueueWaiting::default(), |w, r| QueueWaiting {
+            count: w.count + 1,
+            oldest: Some(w.oldest.map_or(r.created_at, |o| o.min(r.created_at))),
+        }))
     }
 }
 

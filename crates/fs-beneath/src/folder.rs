@@ -298,5 +298,4 @@ impl Folder {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;

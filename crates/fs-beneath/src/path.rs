@@ -31,7 +31,6 @@ pub fn is_link(e: &io::Error) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

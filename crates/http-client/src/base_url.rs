@@ -41,7 +41,6 @@ pub fn shown_url(url: &Url) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -112,7 +112,6 @@ impl RetryPolicy {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::cell::Cell;

@@ -38,7 +38,6 @@ fn parse_seconds(value: &str) -> Option<Duration> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;

@@ -128,7 +128,6 @@ impl Caller {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use domain::testing::runs::run_record;

@@ -87,6 +87,32 @@ impl Database {
         }
     }
 
+    /// Where the runs of `planwright run` keep what goes with them (input copies,
+    /// checkpoints, and the workspace when none is given; docs/checkpoints.md): beside the
+    /// database, so a run writes nothing into the folder it was started from unless its
+    /// database is there. A SQLite file in a state folder (`./.planwright/planwright.db`)
+    /// keeps them in that folder's `runs/`; one elsewhere in `.planwright/runs` beside it
+    /// (a state folder Planwright creates and marks); a PostgreSQL database in the user's
+    /// state folder ([`crate::state_folder::user_state_dir`]).
+    pub fn runs_root(&self) -> PathBuf {
+        match self {
+            Database::Sqlite(_) => {
+                let folder = self.local_folder();
+                if folder
+                    .file_name()
+                    .is_some_and(|n| n == crate::state_folder::STATE_FOLDER)
+                {
+                    folder.join("runs")
+                } else {
+                    folder.join(crate::state_folder::STATE_FOLDER).join("runs")
+                }
+            }
+            Database::Postgres(_) => crate::state_folder::user_state_dir()
+                .map(|dir| dir.join("runs"))
+                .unwrap_or_else(|| PathBuf::from(crate::workspace::DEFAULT_WORKSPACE_ROOT)),
+        }
+    }
+
     /// Whether several hosts can share it (a server then executes no runs by default:
     /// `planwright worker` processes do).
     pub fn is_shared(&self) -> bool {

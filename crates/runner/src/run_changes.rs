@@ -303,7 +303,6 @@ pub async fn space_used(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::path::Path;
     use std::sync::{Arc, Mutex};

@@ -31,7 +31,6 @@ pub fn addresses() -> Vec<IpAddr> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -64,6 +64,21 @@ pub fn user_config_dir() -> Option<PathBuf> {
     Some(base.join("planwright"))
 }
 
+/// The user's Planwright state folder: `$XDG_STATE_HOME/planwright` (absolute only), else
+/// `$HOME/.local/state/planwright`; it keeps what goes with runs whose database is not a
+/// local file ([`crate::database::Database::runs_root`]).
+pub fn user_state_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".local").join("state"))
+    })?;
+    Some(base.join("planwright"))
+}
+
 /// Makes sure that the state folder `path` lies in, if any, may be used: created (and
 /// marked) when missing; else owned by this user and marked by Planwright for this folder,
 /// or in a trusted folder (then marked now). A `path` outside a state folder must only not
@@ -240,7 +255,6 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

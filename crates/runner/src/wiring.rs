@@ -434,6 +434,7 @@ pub fn runtime(
     llm: Arc<dyn LlmClient>,
     store: Arc<dyn RunStore>,
     args: &RunSettings,
+    runs_root: &std::path::Path,
 ) -> Result<Runtime, RunnerError> {
     let mut config = RunConfig {
         mode: args.mode,
@@ -492,13 +493,8 @@ pub fn runtime(
             toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
         })
         .store(store)
-        .workspace_files(workspace_files(std::path::Path::new(
-            crate::workspace::DEFAULT_WORKSPACE_ROOT,
-        )))
-        .workspace_checkpoints(workspace_checkpoints(
-            std::path::Path::new(crate::workspace::DEFAULT_WORKSPACE_ROOT),
-            args,
-        ))
+        .workspace_files(workspace_files(runs_root))
+        .workspace_checkpoints(workspace_checkpoints(runs_root, args))
         .config(config)
         .build())
 }

@@ -1,24 +1,28 @@
 //! Where runs' workspaces live: the given folder, or `<root>/<run_id>/workspace` under the
-//! runs' root (`./.planwright/runs` unless told otherwise), created when missing and recorded
-//! as an absolute path.
+//! runs' root (beside the database for `planwright run`: `Database::runs_root`; the
+//! servers' `--workspace-root`), created when missing and recorded as an absolute path.
 
 use std::path::{Path, PathBuf};
 
 use crate::RunnerError;
 
-/// Where runs' workspaces live unless told otherwise: `<root>/<run_id>/workspace`.
+/// The servers' runs root unless told otherwise (`--workspace-root`), and that of `planwright
+/// run` with the default database: `<root>/<run_id>/workspace`.
 pub const DEFAULT_WORKSPACE_ROOT: &str = ".planwright/runs";
 
-/// The run's workspace: `given`, or `./.planwright/runs/<run_id>/workspace` (in a guarded
-/// state folder); created when missing and returned as an absolute path.
-pub fn prepare_workspace(given: Option<&Path>, run_id: &str) -> Result<PathBuf, RunnerError> {
+/// The run's workspace: `given`, or `<runs_root>/<run_id>/workspace`; created when missing
+/// and returned as an absolute path. The runs root, which keeps the run's input copies and
+/// checkpoints either way, is guarded first: a state folder it lies in is created and
+/// marked as Planwright's, or refused when copied or committed (`state_folder::guard`).
+pub fn prepare_workspace(
+    given: Option<&Path>,
+    runs_root: &Path,
+    run_id: &str,
+) -> Result<PathBuf, RunnerError> {
+    crate::state_folder::guard(runs_root)?;
     let dir = match given {
         Some(d) => d.to_path_buf(),
-        None => {
-            let dir = run_workspace(Path::new(DEFAULT_WORKSPACE_ROOT), run_id);
-            crate::state_folder::guard(&dir)?;
-            dir
-        }
+        None => run_workspace(runs_root, run_id),
     };
     create_workspace(&dir)
 }

@@ -374,7 +374,6 @@ mod fuzz {
 /// documented with exactly the methods it answers, every documented one is served, and the
 /// document's lists of names are the domain's.
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod openapi {
     use std::collections::BTreeSet;
     use std::sync::Arc;

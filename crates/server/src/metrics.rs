@@ -25,7 +25,7 @@ pub(crate) fn router(state: State, public: bool) -> Router {
 }
 
 async fn metrics(Ext(state): Ext<State>) -> Response {
-    let text = runner::metrics::exposition(&state.runner).await;
+    let text = runner::metrics::exposition(&state.runner.gauges().await);
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -353,7 +353,6 @@ impl TokenBook {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

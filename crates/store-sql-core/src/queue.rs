@@ -32,6 +32,10 @@ pub fn position_sql(run_id: &str) -> String {
     )
 }
 
+/// The statement giving the number of `queued` runs and the oldest one's `created_at`
+/// (`WorkQueue::waiting`): one row, the time NULL when none waits.
+pub const WAITING_SQL: &str = "SELECT COUNT(*), MIN(created_at) FROM runs WHERE status = 'queued'";
+
 /// `run` as `WorkQueue::enqueue` stores it: status `queued`, no lease.
 pub fn queued(run: &RunRecord) -> RunRecord {
     let mut run = run.clone();

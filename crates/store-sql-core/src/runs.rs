@@ -97,7 +97,6 @@ pub fn usage_to_sql(usage: &RunUsage) -> Result<[i64; 4], RecordError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

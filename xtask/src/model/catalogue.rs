@@ -279,7 +279,6 @@ pub(crate) fn find(name: &str) -> Option<&'static Entry> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -119,7 +119,6 @@ fn value(r: &mut impl Read, kind: u32) -> Result<Value, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -628,7 +628,6 @@ fn tempfile_in(dir: &Path) -> Result<(PathBuf, fs::File), CheckpointError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -263,7 +263,6 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -20,7 +20,6 @@ pub(crate) fn age(text: &str) -> Result<Duration, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -11,6 +11,7 @@ use runner::database::Database;
 use runner::{Provider, SandboxMode, SearchChoice, ToolProtocol};
 
 mod age;
+pub mod heading;
 pub mod mcp;
 mod settings;
 mod values;
@@ -207,11 +208,11 @@ pub struct RunArgs {
 
     /// Answer the model's `message_ask_user` questions with TEXT, in order (repeat the flag
     /// for several); once they are used up, questions go to the terminal as usual.
-    #[arg(long = "answer", value_name = "TEXT")]
+    #[arg(help_heading = heading::SAFETY, long = "answer", value_name = "TEXT")]
     pub answers: Vec<String>,
 
     /// What to print on stdout.
-    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    #[arg(help_heading = heading::OUTPUT, long, value_enum, default_value = "text", conflicts_with = "json")]
     pub output: OutputArg,
 
     /// The task, in plain words.
@@ -229,7 +230,7 @@ pub struct ResumeArgs {
     pub opts: RunOptions,
 
     /// What to print on stdout.
-    #[arg(long, value_enum, default_value = "text", conflicts_with = "json")]
+    #[arg(help_heading = heading::OUTPUT, long, value_enum, default_value = "text", conflicts_with = "json")]
     pub output: OutputArg,
 }
 
@@ -319,156 +320,157 @@ pub struct WorkerArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
     /// Planning style; `auto` picks direct for small tasks (docs/direct.md).
-    #[arg(long, value_parser = NamedParser::<Mode>::new(), default_value = "auto")]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Mode>::new(), default_value = "auto")]
     pub mode: Mode,
 
     /// Model name sent to the OpenAI-compatible endpoint.
-    #[arg(long, env = "PLANWRIGHT_MODEL", default_value = "gpt-4o-mini")]
+    #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
 
-    /// Workspace folder for the run's files [default: ./.planwright/runs/<run_id>/workspace].
-    #[arg(long)]
+    /// Workspace folder for the run's files [default: <run_id>/workspace under the runs
+    /// folder beside the database: ./.planwright/runs/ for the default one].
+    #[arg(help_heading = heading::FILES, long)]
     pub workspace: Option<PathBuf>,
 
     /// Most LLM turns an executor may take for one plan step.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
 
     /// Wall-time limit of one attempt of a step, in seconds (checked between LLM turns);
     /// 0: no limit.
-    #[arg(long, default_value_t = 1800,
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1800,
           value_parser = clap::value_parser!(u64).range(0..=604_800))]
     pub max_step_secs: u64,
 
     /// Tool calls run from one model answer; further calls in the same answer are not run
     /// (the model is told).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_calls_per_reply: u32,
 
     /// How ready steps of a dag are released.
-    #[arg(long, value_parser = NamedParser::<Schedule>::new(), default_value = "event")]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Schedule>::new(), default_value = "event")]
     pub schedule: Schedule,
 
     /// Steps running at once in the dag style.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(help_heading = heading::PLANNING, long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: u32,
 
     /// Retries of a failed step before its fallback and a re-plan.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
 
     /// Backoff before retry n, in milliseconds (multiplied by n).
-    #[arg(long, default_value_t = 1000,
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub retry_delay_ms: u64,
 
     /// Plan revisions (re-plans and plan-act revisions) allowed per run.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    #[arg(help_heading = heading::PLANNING, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub max_revisions: u32,
 
     /// When plan-act revises the plan after a successful step.
-    #[arg(long, value_parser = NamedParser::<Revise>::new(), default_value = "on-failure")]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Revise>::new(), default_value = "on-failure")]
     pub revise: Revise,
 
     /// Most items on the todo style's list.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+    #[arg(help_heading = heading::PLANNING, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
     pub max_todos: u32,
 
     /// Ask a verifier call to confirm each step the executor reports done.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::PLANNING, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub verify: bool,
 
     /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
     /// (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m; `cargo xtask model --list`)
     /// [default: qwen2.5-coder-1.5b].
-    #[arg(long, env = "PLANWRIGHT_MODEL_PATH")]
+    #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL_PATH")]
     pub model_path: Option<PathBuf>,
 
     /// What tool calls may run without asking a person: `auto` (all), `ask` (shell commands
     /// and writes wait for yes / no / always), `read-only` (they are refused; the run goes
     /// on reading and browsing). --allow and --deny rules apply in every mode
     /// (docs/approvals.md).
-    #[arg(long, value_parser = NamedParser::<ApprovalMode>::new(), default_value = "auto",
+    #[arg(help_heading = heading::SAFETY, long, value_parser = NamedParser::<ApprovalMode>::new(), default_value = "auto",
           env = "PLANWRIGHT_APPROVAL")]
     pub approval: ApprovalMode,
 
     /// Let matching tool calls run without asking, e.g. `shell_exec(git status*)`,
     /// `file_write(src/**)` (repeatable).
-    #[arg(long = "allow", value_name = "RULE", value_parser = approval_rule)]
+    #[arg(help_heading = heading::SAFETY, long = "allow", value_name = "RULE", value_parser = approval_rule)]
     pub allow: Vec<ApprovalRule>,
 
     /// Refuse matching tool calls, e.g. `shell_exec(rm -rf*)`; deny wins over allow
     /// (repeatable).
-    #[arg(long = "deny", value_name = "RULE", value_parser = approval_rule)]
+    #[arg(help_heading = heading::SAFETY, long = "deny", value_name = "RULE", value_parser = approval_rule)]
     pub deny: Vec<ApprovalRule>,
 
     /// Let the run change and delete the files that were in the workspace before it
     /// started (its inputs) without a call naming them first; otherwise a change no call
     /// named in its `changes` is undone (docs/security.md, "Input files").
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::SAFETY, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub allow_input_edits: bool,
 
     /// Files of the workspace no call may change, move or delete, named or not, e.g.
     /// `*.lock`, `src/**` (repeatable; docs/security.md, "Input files").
-    #[arg(long = "protect", value_name = "GLOB")]
+    #[arg(help_heading = heading::SAFETY, long = "protect", value_name = "GLOB")]
     pub protect: Vec<String>,
 
     /// How the model acts: `code` (whole programs, `code_run`), `tools` (the shell and file
     /// tools) or `both` [default: code on the embedded model, both on an endpoint]
     /// (docs/code-actions.md).
-    #[arg(long, value_parser = NamedParser::<Actions>::new())]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Actions>::new())]
     pub actions: Option<Actions>,
 
     /// Check a completed run's answer by reproducing it with an independent program in a
     /// copy of the workspace; the result says `verified` only when they agree
     /// (docs/verification.md).
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::PLANNING, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     pub verify_answers: bool,
 
     /// Record the workspace before each step and when the run ends, so that `planwright
     /// runs diff` shows and `planwright runs undo` undoes what the run changed
     /// (docs/checkpoints.md).
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::FILES, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     pub checkpoints: bool,
 
     /// Left out of the workspace checkpoints besides `.planwright` and the object stores of
     /// `.git`, `.hg` and `.svn`: `NAME/` a folder of that name anywhere, `NAME` a file or
     /// folder of that name, `a/b` that path (comma-separated; no wildcards).
-    #[arg(long, value_name = "PATTERN", value_delimiter = ',',
+    #[arg(help_heading = heading::FILES, long, value_name = "PATTERN", value_delimiter = ',',
           default_values = ["target/", "node_modules/"])]
     pub checkpoint_ignore: Vec<String>,
 
     /// A file bigger than this (MiB) is recorded by the checkpoints (a change is seen) but
     /// its content is not kept: it cannot be shown nor undone.
-    #[arg(long, value_name = "MIB", default_value_t = 16,
+    #[arg(help_heading = heading::FILES, long, value_name = "MIB", default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub checkpoint_max_file_mib: u32,
 
     /// Where shell commands run.
-    #[arg(long, value_parser = NamedParser::<SandboxMode>::new(), default_value = "auto",
+    #[arg(help_heading = heading::TOOLS, long, value_parser = NamedParser::<SandboxMode>::new(), default_value = "auto",
           env = "PLANWRIGHT_SANDBOX")]
     pub sandbox: SandboxMode,
 
     /// Let sandboxed shell commands use the network.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::TOOLS, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub sandbox_network: bool,
 
     /// Let sandboxed shell commands and the file tools change the workspace's `.git`, `.hg`
     /// and `.svn` folders (read-only by default: a hook or `core.fsmonitor` planted there
     /// runs as you at your next `git status`; docs/security.md, "Version control").
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::TOOLS, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub sandbox_vcs_writes: bool,
 
     /// Pass this environment variable on to shell commands (repeatable). They otherwise
     /// see only PATH, locale, terminal, time zone and user name, with HOME set to the
     /// workspace: never Planwright's keys or tokens.
-    #[arg(
+    #[arg(help_heading = heading::TOOLS, 
         long = "shell-env",
         value_name = "NAME",
         env = "PLANWRIGHT_SHELL_ENV",
@@ -478,7 +480,7 @@ pub struct RunOptions {
 
     /// Tools never offered to the model: names or patterns, e.g. `browser_*,web_search`
     /// (repeatable or comma-separated; `planwright tools list` shows what is left).
-    #[arg(
+    #[arg(help_heading = heading::TOOLS, 
         long = "disabled-tools",
         value_name = "PATTERN",
         env = "PLANWRIGHT_DISABLED_TOOLS",
@@ -489,90 +491,90 @@ pub struct RunOptions {
 
     /// Who serves `web_search` [default: the first configured of SEARXNG_URL,
     /// TAVILY_API_KEY, BRAVE_API_KEY; none: not offered].
-    #[arg(long, value_parser = NamedParser::<SearchChoice>::new(), env = "PLANWRIGHT_SEARCH")]
+    #[arg(help_heading = heading::TOOLS, long, value_parser = NamedParser::<SearchChoice>::new(), env = "PLANWRIGHT_SEARCH")]
     pub search: Option<SearchChoice>,
 
     /// Root of the SearxNG instance serving `web_search`, e.g. http://localhost:8888.
-    #[arg(long, value_name = "URL", env = "SEARXNG_URL")]
+    #[arg(help_heading = heading::TOOLS, long, value_name = "URL", env = "SEARXNG_URL")]
     pub searxng_url: Option<String>,
 
     /// Seconds one web search may take [default: 20].
-    #[arg(long, env = "PLANWRIGHT_SEARCH_TIMEOUT",
+    #[arg(help_heading = heading::TOOLS, long, env = "PLANWRIGHT_SEARCH_TIMEOUT",
           value_parser = clap::value_parser!(u64).range(1..=600))]
     pub search_timeout_secs: Option<u64>,
 
     /// Chromium's program for the browser tools [default: chromium or chromium-browser on
     /// PATH].
-    #[arg(long, value_name = "PATH", env = "PLANWRIGHT_CHROMIUM")]
+    #[arg(help_heading = heading::TOOLS, long, value_name = "PATH", env = "PLANWRIGHT_CHROMIUM")]
     pub chromium: Option<PathBuf>,
 
     /// Let the browser tools open loopback and private-network addresses (local test pages,
     /// e.g. http://127.0.0.1:8000). Link-local addresses (cloud metadata) and file: stay
     /// refused (docs/security.md, "The browser").
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::TOOLS, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub browser_allow_local: bool,
 
     /// A CA certificate (PEM file) to trust beside the system's roots when talking to the LLM
     /// endpoint or the web search provider: a company proxy's or a local server's. Repeatable.
-    #[arg(long = "ca-cert", env = "PLANWRIGHT_CA_CERT", value_delimiter = ',')]
+    #[arg(help_heading = heading::TOOLS, long = "ca-cert", env = "PLANWRIGHT_CA_CERT", value_delimiter = ',')]
     pub ca_certs: Vec<PathBuf>,
 
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(help_heading = heading::MODEL, long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
 
     /// Most steps a planner may put in a plan; a longer plan keeps its first steps (with an
     /// event) [default: 6 for the embedded model, 30 for an OpenAI-compatible endpoint].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=200))]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = clap::value_parser!(u32).range(1..=200))]
     pub max_plan_steps: Option<u32>,
 
     /// How the final summary is written: `auto` (from the recorded facts when they say
     /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
-    #[arg(long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
     pub summary: SummaryStyle,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
     /// elsewhere (another host or container), the run can be taken over once it expires.
-    #[arg(long, env = "PLANWRIGHT_LEASE_SECS", default_value_t = 30,
+    #[arg(help_heading = heading::LIMITS, long, env = "PLANWRIGHT_LEASE_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub lease_secs: u32,
 
     /// Print one JSON object with the outcome on stdout instead of the summary text.
-    #[arg(long)]
+    #[arg(help_heading = heading::OUTPUT, long)]
     pub json: bool,
 
     /// OpenAI-compatible server preset: sets the base URL and the server's quirks
     /// (OPENAI_BASE_URL still overrides the URL); `anthropic` for Anthropic's Messages API
     /// (ANTHROPIC_API_KEY, docs/anthropic.md). Without it, OPENAI_API_KEY or
     /// OPENAI_BASE_URL must be set.
-    #[arg(long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
+    #[arg(help_heading = heading::MODEL, long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
     pub provider: Option<Provider>,
 
     /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
     /// the preset's own key variables): config files name the variable, never the key.
-    #[arg(long, value_name = "NAME", env = "PLANWRIGHT_API_KEY_ENV")]
+    #[arg(help_heading = heading::MODEL, long, value_name = "NAME", env = "PLANWRIGHT_API_KEY_ENV")]
     pub api_key_env: Option<String>,
 
     /// Endpoint of the OpenAI-compatible server, e.g. http://localhost:11434/v1
     /// (overrides OPENAI_BASE_URL and the preset's URL).
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = heading::MODEL, long, value_name = "URL")]
     pub base_url: Option<String>,
 
     /// Ask the server to stream its replies (server-sent events).
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(help_heading = heading::MODEL, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub stream: bool,
 
     /// Largest reply read from the OpenAI-compatible server, in MiB: reading stops past it
     /// and the call fails (not retried), so a runaway reply never fills the memory.
-    #[arg(long, value_name = "MIB", env = "PLANWRIGHT_LLM_MAX_REPLY_MIB", default_value_t = 16,
+    #[arg(help_heading = heading::MODEL, long, value_name = "MIB", env = "PLANWRIGHT_LLM_MAX_REPLY_MIB", default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub llm_max_reply_mib: u32,
 
     /// How tools are offered to the model: the server's native tool calling, or a text
     /// protocol for models without it.
-    #[arg(
+    #[arg(help_heading = heading::MODEL, 
         long,
         value_parser = NamedParser::<ToolProtocol>::new(),
         env = "PLANWRIGHT_TOOL_PROTOCOL",
@@ -581,12 +583,12 @@ pub struct RunOptions {
     pub tool_protocol: ToolProtocol,
 
     /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    #[arg(help_heading = heading::MODEL, long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
 
     /// Serve the LLM from a file written by --record, with no network and no key; a run
     /// whose requests differ from the recorded ones fails naming the first difference.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = heading::MODEL, long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
 
     /// The config files' `[providers.anthropic]` in effect (docs/anthropic.md): no option of

@@ -25,7 +25,13 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     let llm = runner::wiring::llm(&settings)?;
     runner::anthropic::check_key(&settings).await?;
     let opened = db.open().await?;
-    let mut runtime = console_runtime(llm.client.clone(), opened.store.clone(), &settings)?;
+    let runs_root = db.runs_root();
+    let mut runtime = console_runtime(
+        llm.client.clone(),
+        opened.store.clone(),
+        &settings,
+        &runs_root,
+    )?;
     if args.output == OutputArg::Jsonl {
         runtime.sink = Arc::new(jsonl::JsonLines::new(runtime.sink.clone()));
     }
@@ -36,7 +42,11 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
         ));
     }
     let run_id = runtime.new_run_id();
-    let workspace = runner::workspace::prepare_workspace(settings.workspace.as_deref(), &run_id)?;
+    let workspace = runner::workspace::prepare_workspace(
+        settings.workspace.as_deref(),
+        &runs_root,
+        &run_id,
+    )?;
     let control = stop_on_signals();
     let _reading = read_mailbox(&opened, &runtime, &run_id, &control);
     let outcome = runtime
@@ -75,7 +85,9 @@ pub async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppErro
             args.run_id, db
         )));
     }
-    let mut runtime = console_runtime(llm.client.clone(), store.clone(), &settings)?;
+    let runs_root = db.runs_root();
+    runner::state_folder::guard(&runs_root)?;
+    let mut runtime = console_runtime(llm.client.clone(), store.clone(), &settings, &runs_root)?;
     // The live view starts from the stored plan: the resumed run does not announce it.
     if let Ok(Some(plan)) = store.latest_plan(&args.run_id).await {
         let sandbox = runner::sandbox::resolve(settings.sandbox)?;
@@ -115,8 +127,9 @@ fn console_runtime(
     llm: Arc<dyn LlmClient>,
     store: Arc<dyn RunStore>,
     settings: &RunSettings,
+    runs_root: &std::path::Path,
 ) -> Result<Runtime, AppError> {
-    let mut runtime = runner::wiring::runtime(llm, store, settings)?;
+    let mut runtime = runner::wiring::runtime(llm, store, settings, runs_root)?;
     let sandbox = runner::sandbox::resolve(settings.sandbox)?;
     runtime.sink = Arc::new(view::ConsoleView::new().with_sandbox(sandbox.name()));
     runtime.user = Arc::new(terminal_user::TerminalUser);

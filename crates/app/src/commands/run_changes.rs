@@ -1,6 +1,7 @@
 //! `planwright runs diff` and `runs undo`: what a run changed in its workspace, and putting
-//! it back, from the run's checkpoints in `./.planwright/runs/<run id>/checkpoints` (or
-//! beside a server run's workspace; docs/checkpoints.md). The rules are the runner's (`runner::run_changes`), shared with
+//! it back, from the run's checkpoints in `<runs root>/<run id>/checkpoints` (the runs root
+//! beside the database, `Database::runs_root`, or beside a server run's workspace;
+//! docs/checkpoints.md). The rules are the runner's (`runner::run_changes`), shared with
 //! the HTTP API and the MCP tools.
 
 use std::path::Path;
@@ -15,10 +16,13 @@ use crate::diff_text;
 use crate::error::AppError;
 use crate::terminal::print_stdout;
 
-/// The checkpoints of `run`: under the runs root its workspace lies in when it is a
-/// server's run (`<root>/<run id>/workspace`, its checkpoints beside it), else under this
-/// folder's `./.planwright/runs/`, where the CLI keeps them.
-pub fn checkpoints_of(run: &RunRecord) -> Result<Arc<dyn WorkspaceCheckpoints>, AppError> {
+/// The checkpoints of `run` in `db`: under the runs root its workspace lies in when it is a
+/// server's run (`<root>/<run id>/workspace`, its checkpoints beside it), else under the
+/// database's runs root, where `planwright run` keeps them.
+pub fn checkpoints_of(
+    db: &Database,
+    run: &RunRecord,
+) -> Result<Arc<dyn WorkspaceCheckpoints>, AppError> {
     let workspace = Path::new(&run.workspace);
     let own_root = workspace
         .parent()
@@ -28,8 +32,8 @@ pub fn checkpoints_of(run: &RunRecord) -> Result<Arc<dyn WorkspaceCheckpoints>, 
                 && dir.join("checkpoints").is_dir()
         })
         .and_then(Path::parent);
-    let root = own_root.unwrap_or(Path::new(runner::workspace::DEFAULT_WORKSPACE_ROOT));
-    runner::wiring::checkpoint_store(root, &RunSettings::default())
+    let root = own_root.map_or_else(|| db.runs_root(), Path::to_path_buf);
+    runner::wiring::checkpoint_store(&root, &RunSettings::default())
         .ok_or_else(|| AppError::Config(RunChangesError::Unsupported.to_string()))
 }
 
@@ -78,7 +82,7 @@ pub async fn diff(
     json: bool,
 ) -> Result<(), AppError> {
     let (run, plan, events) = read(db, store, run_id).await?;
-    let checkpoints = checkpoints_of(&run)?;
+    let checkpoints = checkpoints_of(db, &run)?;
     let diff = run_changes::diff(checkpoints.as_ref(), &run, plan.as_ref(), &events, step)
         .await
         .map_err(app_error)?;
@@ -102,7 +106,7 @@ pub async fn undo(
     json: bool,
 ) -> Result<(), AppError> {
     let (run, plan, events) = read(db, store, run_id).await?;
-    let checkpoints = checkpoints_of(&run)?;
+    let checkpoints = checkpoints_of(db, &run)?;
     let restored = run_changes::undo(
         store,
         checkpoints.as_ref(),

@@ -38,7 +38,7 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 })?;
             let plan = store.latest_plan(&run_id).await.map_err(store_err)?;
             let events = store.events(&run_id, 0).await.map_err(store_err)?;
-            let space_used = match run_changes::checkpoints_of(&run) {
+            let space_used = match run_changes::checkpoints_of(db, &run) {
                 Ok(checkpoints) => runner::run_changes::space_used(checkpoints.as_ref(), &run_id)
                     .await
                     .ok(),
@@ -112,12 +112,12 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
                 )));
             }
             store.delete_run(&run_id).await.map_err(store_err)?;
-            if let Ok(checkpoints) = run_changes::checkpoints_of(&run) {
+            if let Ok(checkpoints) = run_changes::checkpoints_of(db, &run) {
                 if let Err(e) = checkpoints.discard(&run_id).await {
                     tracing::warn!(error = %e, "cannot delete the run's workspace checkpoints");
                 }
             }
-            let default_ws = Path::new(".planwright").join("runs").join(&run_id);
+            let default_ws = db.runs_root().join(&run_id);
             let ws = Path::new(&run.workspace);
             let removed = match (
                 std::fs::canonicalize(&default_ws),
@@ -131,7 +131,7 @@ pub async fn runs(db: &Database, command: RunsCommand) -> Result<ExitCode, AppEr
         }
         RunsCommand::Prune { older_than } => {
             let runs = store.list_runs().await.map_err(store_err)?;
-            let pruned = prune(&runs, older_than).await?;
+            let pruned = prune(db, &runs, older_than).await?;
             print_stdout(&format!(
                 "removed the checkpoints of {} run(s): {} bytes freed\n",
                 pruned.runs, pruned.bytes
@@ -166,6 +166,7 @@ struct Pruned {
 
 /// Discards the checkpoints of the runs that ended more than `older_than` ago.
 async fn prune(
+    db: &Database,
     runs: &[domain::ports::RunRecord],
     older_than: std::time::Duration,
 ) -> Result<Pruned, AppError> {
@@ -181,7 +182,7 @@ async fn prune(
         if !ended || run.finished_at.is_none_or(|at| at > cutoff) {
             continue;
         }
-        let checkpoints = run_changes::checkpoints_of(run)?;
+        let checkpoints = run_changes::checkpoints_of(db, run)?;
         let bytes = checkpoints.space_used(&run.run_id).await.unwrap_or(0);
         if bytes == 0 {
             continue;

@@ -83,9 +83,14 @@ A boolean set to `true` in a file is turned off for one command by `--flag=false
 
 ## Keys
 
-| Key | Type | Default | Flag | Environment | Commands | Description |
-|---|---|---|---|---|---|---|
+Grouped as `planwright run --help` groups their flags; the options of every command and the
+servers' own come first.
 "#;
+
+/// The header of each group's table.
+const TABLE_HEAD: &str = "| Key | Type | Default | Flag | Environment | Commands | Description |
+|---|---|---|---|---|---|---|
+";
 
 /// The `[mcp_servers.NAME]` tables: not options, so written here (docs/mcp.md has more).
 const MCP_SERVERS: &str = r#"
@@ -203,40 +208,22 @@ pub fn markdown(keys: &[Key]) -> String {
         .map(|k| format!("`{k}`"))
         .collect();
     let mut out = INTRO.replace("FREE_KEYS", &free.join(", "));
-    for key in keys {
-        let default = key.default();
-        let default = if default.is_empty() {
-            "—".to_string()
-        } else {
-            format!("`{}`", toml_value(key.kind, &default))
-        };
-        let kind = match key.kind {
-            Kind::Choice => format!(
-                "string: {}",
-                key.choices()
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            other => other
-                .with_article()
-                .split_once(' ')
-                .map_or("", |(_, t)| t)
-                .to_string(),
-        };
-        let env = key.env().map_or("—".to_string(), |e| format!("`{e}`"));
-        let commands = if key.commands.is_empty() {
-            "all".to_string()
-        } else {
-            key.commands.join(", ")
-        };
-        out.push_str(&format!(
-            "| `{}` | {kind} | {default} | `{}` | {env} | {commands} | {} |\n",
-            key.name,
-            key.flag(),
-            key.help().replace('|', "\\|")
-        ));
+    let heading_of = |key: &Key| {
+        key.arg
+            .get_help_heading()
+            .unwrap_or(crate::cli::heading::GENERAL)
+            .to_string()
+    };
+    let order = std::iter::once(crate::cli::heading::GENERAL).chain(crate::cli::heading::ALL);
+    for heading in order {
+        let group: Vec<&Key> = keys.iter().filter(|k| heading_of(k) == heading).collect();
+        if group.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n### {heading}\n\n{TABLE_HEAD}"));
+        for key in group {
+            out.push_str(&row(key));
+        }
     }
     out.push_str(MCP_SERVERS);
     out.push_str(PROVIDERS);
@@ -244,8 +231,44 @@ pub fn markdown(keys: &[Key]) -> String {
     out
 }
 
+/// One key's row of its group's table.
+fn row(key: &Key) -> String {
+    let default = key.default();
+    let default = if default.is_empty() {
+        "—".to_string()
+    } else {
+        format!("`{}`", toml_value(key.kind, &default))
+    };
+    let kind = match key.kind {
+        Kind::Choice => format!(
+            "string: {}",
+            key.choices()
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other
+            .with_article()
+            .split_once(' ')
+            .map_or("", |(_, t)| t)
+            .to_string(),
+    };
+    let env = key.env().map_or("—".to_string(), |e| format!("`{e}`"));
+    let commands = if key.commands.is_empty() {
+        "all".to_string()
+    } else {
+        key.commands.join(", ")
+    };
+    format!(
+        "| `{}` | {kind} | {default} | `{}` | {env} | {commands} | {} |\n",
+        key.name,
+        key.flag(),
+        key.help().replace('|', "\\|")
+    )
+}
+
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use clap::CommandFactory;

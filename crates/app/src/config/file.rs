@@ -322,7 +322,6 @@ fn check(key: &Key, values: &[String]) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use clap::CommandFactory;

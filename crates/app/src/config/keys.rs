@@ -187,7 +187,6 @@ fn kind(arg: &Arg) -> Kind {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use clap::CommandFactory;

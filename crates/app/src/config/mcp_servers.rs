@@ -156,7 +156,6 @@ fn unknown(server: &str, key: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     /// Every key listed here is a field of the adapter's declaration.
     #[cfg(feature = "mcp")]

@@ -128,7 +128,6 @@ pub fn parse(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use toml::de::DeTable;

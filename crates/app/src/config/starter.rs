@@ -86,7 +86,6 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use clap::CommandFactory;

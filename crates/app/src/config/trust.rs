@@ -587,7 +587,6 @@ pub fn trust(folder: &Path, named: Option<&Path>, keys: &[Key]) -> Result<String
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -62,7 +62,6 @@ fn verdict(endpoint: &str, model: &str, answer: Result<(), LlmError>) -> Check {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use runner::Provider;

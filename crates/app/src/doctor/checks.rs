@@ -227,7 +227,6 @@ fn writable(dir: &Path) -> Result<PathBuf, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

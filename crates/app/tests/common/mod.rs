@@ -308,7 +308,8 @@ impl Planwright {
         cmd.env("PLANWRIGHT_LOG", "warn")
             .env("PLANWRIGHT_CHROMIUM", "/nonexistent/chromium")
             .env("PLANWRIGHT_MODEL_PATH", "/nonexistent/model.gguf")
-            .env("XDG_CONFIG_HOME", self.config_home());
+            .env("XDG_CONFIG_HOME", self.config_home())
+            .env("XDG_STATE_HOME", self.dir.path().join(".state-home"));
     }
 
     /// `args` with the pipeline these tests script: a run, resume, server or worker gets

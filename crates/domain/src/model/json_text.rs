@@ -103,7 +103,6 @@ fn balanced_end(text: &str, start: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -175,7 +175,6 @@ impl CheckpointLog {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

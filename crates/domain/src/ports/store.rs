@@ -98,6 +98,15 @@ impl Lease {
     }
 }
 
+/// The runs waiting in the queue (status `queued`), as `/metrics` reports them without
+/// loading every run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueWaiting {
+    pub count: usize,
+    /// When the oldest of them was created.
+    pub oldest: Option<DateTime<Utc>>,
+}
+
 /// A request to take a run's lease over (one atomic compare-and-set in the store).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseClaim {
@@ -191,6 +200,8 @@ pub trait WorkQueue: Send + Sync {
     /// The 1-based place of a queued run nobody has claimed yet among such runs (`None`
     /// once claimed or started).
     async fn position(&self, run_id: &str) -> Result<Option<usize>, StoreError>;
+    /// How many runs are `queued` and since when the oldest: one aggregate read.
+    async fn waiting(&self) -> Result<QueueWaiting, StoreError>;
 }
 
 /// The run store failed; a run cannot go on without its journal. The kind says what

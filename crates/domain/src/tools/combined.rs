@@ -166,7 +166,6 @@ impl Toolbox for CombinedToolbox {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

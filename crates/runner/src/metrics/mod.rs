@@ -1,8 +1,8 @@
 //! Prometheus metrics of the runs this process executes (docs/observability.md, "Metrics"):
 //! [`MetricsSink`] counts a run's events as they are published (runs, steps, LLM calls and
 //! tokens, tool calls, approvals); the queue runner counts its claims and takeovers;
-//! [`exposition`] adds the gauges read at scrape time (active runs, the queue's depth and
-//! oldest age) and writes the text format. `serve` serves it at `/metrics`, `worker` on
+//! [`exposition`] adds the gauges read at scrape time ([`Gauges`]: active runs, the
+//! queue's depth and oldest age) and writes the text format. `serve` serves it at `/metrics`, `worker` on
 //! `--metrics-addr`.
 
 mod registry;
@@ -13,11 +13,9 @@ use std::sync::{Arc, Mutex};
 use chrono::Utc;
 use domain::engine::trace::TraceLabels;
 use domain::model::event::{Event, EventKind};
-use domain::ports::{EventSink, RunStatus};
+use domain::ports::{EventSink, QueueWaiting};
 
 pub use registry::{families, metrics, Labels, Metrics, DURATION_BUCKETS};
-
-use crate::queue::QueueRunner;
 
 /// The content type of the text exposition.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -216,50 +214,35 @@ pub fn claimed(takeover: bool) {
     }
 }
 
-/// The text exposition: the counters and histograms, and the gauges read now from
-/// `runner` (its active runs) and its store (the queue).
-pub async fn exposition(runner: &QueueRunner) -> String {
+/// The gauges read at scrape time: the runs this process is executing and the queue's
+/// waiting runs (`QueueRunner::gauges`, one aggregate read of the store).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gauges {
+    pub active_runs: usize,
+    pub queue: QueueWaiting,
+}
+
+/// The text exposition: the counters and histograms, and `gauges`.
+pub fn exposition(gauges: &Gauges) -> String {
     use families::*;
     let m = metrics();
-    let active = runner
-        .with_registry(|r| {
-            r.runs
-                .values()
-                .filter(|e| e.phase == crate::queue::Phase::Active)
-                .count()
-        })
-        .unwrap_or(0);
-    let now = Utc::now();
-    let (depth, oldest) = match runner.store.list_runs().await {
-        Ok(runs) => {
-            let queued: Vec<_> = runs
-                .iter()
-                .filter(|r| r.status == RunStatus::Queued)
-                .collect();
-            let oldest = queued
-                .iter()
-                .map(|r| (now - r.created_at).num_milliseconds().max(0) as f64 / 1000.0)
-                .fold(0.0, f64::max);
-            (queued.len() as f64, oldest)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "metrics: cannot read the queue");
-            (0.0, 0.0)
-        }
-    };
+    let oldest = gauges
+        .queue
+        .oldest
+        .map(|at| (Utc::now() - at).num_milliseconds().max(0) as f64 / 1000.0)
+        .unwrap_or(0.0);
     let waiting = (m.counter(APPROVALS_REQUESTED, &Vec::new())
         - m.counter(APPROVALS_DECIDED, &Vec::new()))
     .max(0.0);
     m.text(&[
-        (ACTIVE_RUNS, active as f64),
-        (QUEUE_DEPTH, depth),
+        (ACTIVE_RUNS, gauges.active_runs as f64),
+        (QUEUE_DEPTH, gauges.queue.count as f64),
         (QUEUE_OLDEST, oldest),
         (APPROVALS_WAITING, waiting),
     ])
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use domain::ports::llm::CallPurpose;

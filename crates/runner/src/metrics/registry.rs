@@ -312,7 +312,6 @@ fn number(value: f64) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::families::*;
     use super::*;

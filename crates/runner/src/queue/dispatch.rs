@@ -230,7 +230,8 @@ async fn execute(
                 .map_err(|e| format!("cannot use model '{}': {e}", opts.model))?
                 .client
         };
-        crate::wiring::runtime(llm, state.store.clone(), &opts).map_err(|e| e.to_string())
+        crate::wiring::runtime(llm, state.store.clone(), &opts, &state.workspace_root)
+            .map_err(|e| e.to_string())
     });
     let mut runtime = match prepared {
         Ok(rt) => rt,
@@ -252,9 +253,6 @@ async fn execute(
         known,
     ));
     runtime.user = state.user.clone();
-    runtime.workspace_files = crate::wiring::workspace_files(&state.workspace_root);
-    runtime.workspace_checkpoints =
-        crate::wiring::workspace_checkpoints(&state.workspace_root, &state.opts);
     // The server's lease settings, so the claim made above is this runtime's own lease.
     runtime.config.lease = state.lease.clone();
     let control = RunControl {
@@ -332,7 +330,6 @@ async fn give_up(state: &State, run_id: &str, reason: &str) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::{requested_mode, under_root};
     use domain::model::names::Named;

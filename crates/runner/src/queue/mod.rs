@@ -321,6 +321,19 @@ pub struct QueueRunner {
 }
 
 impl QueueRunner {
+    /// The gauges `/metrics` reports now: this process's active runs and the queue's
+    /// waiting runs, read in one aggregate query (never every run).
+    pub async fn gauges(&self) -> crate::metrics::Gauges {
+        let active_runs = self
+            .with_registry(|r| r.runs.values().filter(|e| e.phase == Phase::Active).count())
+            .unwrap_or(0);
+        let queue = self.queue.waiting().await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "metrics: cannot read the queue");
+            domain::ports::QueueWaiting::default()
+        });
+        crate::metrics::Gauges { active_runs, queue }
+    }
+
     pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> Option<T> {
         self.registry.lock().ok().map(|mut r| f(&mut r))
     }
@@ -372,7 +385,12 @@ impl QueueRunner {
             changes,
         } = db.open().await?;
         // Fails early on a build without tools.
-        let probe = crate::wiring::runtime(llm.client.clone(), store.clone(), settings)?;
+        let probe = crate::wiring::runtime(
+            llm.client.clone(),
+            store.clone(),
+            settings,
+            &options.workspace_root,
+        )?;
         let slots = Arc::new(Semaphore::new(options.slots as usize));
         let user = ServerUser::new(slots.clone(), options.ask_timeout);
         Ok(Arc::new(QueueRunner {

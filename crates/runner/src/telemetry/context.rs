@@ -145,7 +145,6 @@ pub fn current_headers() -> Vec<(&'static str, String)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

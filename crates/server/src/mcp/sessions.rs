@@ -389,7 +389,6 @@ impl SessionManager for BoundedSessions {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -99,7 +99,6 @@ async fn next_item(feed: &mut Option<RunFeed>) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use futures_util::FutureExt as _;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use domain::ports::{Lease, RunStatus};
+use domain::ports::{Lease, QueueWaiting, RunStatus};
 use serde_json::json;
 
 use super::Store;
@@ -16,6 +16,10 @@ pub async fn claims_take_interrupted_queue_runs_first_then_the_oldest_queued<S: 
     Fut: Future<Output = TestStore<S>>,
 {
     let store = fresh().await;
+    assert_eq!(
+        store.waiting().await.expect("waiting"),
+        QueueWaiting::default()
+    );
     for (id, secs) in [("q2", 2), ("q1", 1), ("q3", 3)] {
         store.enqueue(&queued(id, secs)).await.expect("enqueue");
     }
@@ -30,6 +34,13 @@ pub async fn claims_take_interrupted_queue_runs_first_then_the_oldest_queued<S: 
     assert_eq!(store.position("q3").await.expect("pos"), Some(3));
     assert_eq!(store.position("direct").await.expect("pos"), None);
     assert_eq!(store.position("ghost").await.expect("pos"), None);
+    assert_eq!(
+        store.waiting().await.expect("waiting"),
+        QueueWaiting {
+            count: 3,
+            oldest: Some(queued("q1", 1).created_at)
+        }
+    );
 
     let first = store
         .claim("w", time(10, 0), time(40, 0))
@@ -59,6 +70,14 @@ pub async fn claims_take_interrupted_queue_runs_first_then_the_oldest_queued<S: 
     let mut started = first.clone();
     started.status = RunStatus::Running;
     store.update_run(&started).await.expect("start");
+    assert_eq!(
+        store.waiting().await.expect("waiting"),
+        QueueWaiting {
+            count: 2,
+            oldest: Some(queued("q2", 2).created_at)
+        },
+        "a started run waits no more"
+    );
     let next = store
         .claim("w2", time(20, 0), time(50, 0))
         .await

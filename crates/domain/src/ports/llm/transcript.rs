@@ -80,7 +80,6 @@ fn close_turn(out: &mut Vec<ChatMessage>, pending: &mut Vec<String>, repairs: &m
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::llm::ToolCall;
