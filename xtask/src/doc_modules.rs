@@ -93,7 +93,11 @@ fn resolve<'a>(src: &Path, segments: impl Iterator<Item = &'a str>) -> Result<()
         let as_file = folder.join(format!("{segment}.rs"));
         let as_folder = folder.join(segment).join("mod.rs");
         if as_file.is_file() || as_folder.is_file() {
-            file = if as_file.is_file() { as_file } else { as_folder };
+            file = if as_file.is_file() {
+                as_file
+            } else {
+                as_folder
+            };
             folder = folder.join(segment);
             continue;
         }
@@ -102,7 +106,10 @@ fn resolve<'a>(src: &Path, segments: impl Iterator<Item = &'a str>) -> Result<()
         return if names(&text, segment) {
             Ok(())
         } else {
-            Err(format!("no module or item `{segment}` in {}", file.display()))
+            Err(format!(
+                "no module or item `{segment}` in {}",
+                file.display()
+            ))
         };
     }
     Ok(())
@@ -112,7 +119,15 @@ fn resolve<'a>(src: &Path, segments: impl Iterator<Item = &'a str>) -> Result<()
 /// `const`, `static`, `mod`, `macro_rules!`) or brings it in with a `use` (a re-export).
 fn names(text: &str, word: &str) -> bool {
     const DECLARATIONS: [&str; 9] = [
-        "fn", "struct", "enum", "trait", "type", "const", "static", "mod", "macro_rules!",
+        "fn",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "const",
+        "static",
+        "mod",
+        "macro_rules!",
     ];
     let code: String = text
         .lines()
@@ -130,9 +145,9 @@ fn names(text: &str, word: &str) -> bool {
             .rsplit(|c: char| c.is_whitespace())
             .next()
             .is_some_and(|keyword| DECLARATIONS.contains(&keyword));
-        let in_use = before.rfind("use ").is_some_and(|u| {
-            boundary(before[..u].chars().last()) && !before[u..].contains(';')
-        });
+        let in_use = before
+            .rfind("use ")
+            .is_some_and(|u| boundary(before[..u].chars().last()) && !before[u..].contains(';'));
         declared || in_use
     })
 }

@@ -308,7 +308,11 @@ async fn a_run_with_its_database_and_workspace_elsewhere_leaves_the_starting_fol
     assert!(!pw.cwd().join(".planwright").exists());
     let beside = elsewhere.path().join(".planwright");
     assert!(beside.join("created-by-planwright").is_file());
-    assert!(beside.join("runs").join(&run_id).join("checkpoints").is_dir());
+    assert!(beside
+        .join("runs")
+        .join(&run_id)
+        .join("checkpoints")
+        .is_dir());
     let out = pw
         .exec(&["runs", "diff", &run_id, "--db", &db_arg], &[])
         .await;
@@ -322,10 +326,16 @@ async fn a_run_with_its_database_and_workspace_elsewhere_leaves_the_starting_fol
     // Later commands in the starting folder work.
     let out = pw.exec(&["runs", "list"], &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let server = pw.serve(&server.base_url(), Some("pw_t"), &["--sandbox", "none"]).await;
+    let server = pw
+        .serve(
+            &server.base_url(),
+            Some("pw_elsewhere_token"),
+            &["--sandbox", "none"],
+        )
+        .await;
     let runs = reqwest::Client::new()
         .get(server.url("/v1/runs"))
-        .bearer_auth("pw_t")
+        .bearer_auth("pw_elsewhere_token")
         .send()
         .await
         .expect("runs");

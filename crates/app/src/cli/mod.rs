@@ -319,33 +319,66 @@ pub struct WorkerArgs {
 /// Options shared by `run`, `resume` and `serve`.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// Planning style; `auto` picks direct for small tasks (docs/direct.md).
-    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Mode>::new(), default_value = "auto")]
-    pub mode: Mode,
-
     /// Model name sent to the OpenAI-compatible endpoint.
     #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
 
-    /// Workspace folder for the run's files [default: <run_id>/workspace under the runs
-    /// folder beside the database: ./.planwright/runs/ for the default one].
-    #[arg(help_heading = heading::FILES, long)]
-    pub workspace: Option<PathBuf>,
+    /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
+    /// (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m; `cargo xtask model --list`)
+    /// [default: qwen2.5-coder-1.5b].
+    #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL_PATH")]
+    pub model_path: Option<PathBuf>,
 
-    /// Most LLM turns an executor may take for one plan step.
-    #[arg(help_heading = heading::LIMITS, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_steps: u32,
+    /// OpenAI-compatible server preset: sets the base URL and the server's quirks
+    /// (OPENAI_BASE_URL still overrides the URL); `anthropic` for Anthropic's Messages API
+    /// (ANTHROPIC_API_KEY, docs/anthropic.md). Without it, OPENAI_API_KEY or
+    /// OPENAI_BASE_URL must be set.
+    #[arg(help_heading = heading::MODEL, long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
+    pub provider: Option<Provider>,
 
-    /// Wall-time limit of one attempt of a step, in seconds (checked between LLM turns);
-    /// 0: no limit.
-    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1800,
-          value_parser = clap::value_parser!(u64).range(0..=604_800))]
-    pub max_step_secs: u64,
+    /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
+    /// the preset's own key variables): config files name the variable, never the key.
+    #[arg(help_heading = heading::MODEL, long, value_name = "NAME", env = "PLANWRIGHT_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
 
-    /// Tool calls run from one model answer; further calls in the same answer are not run
-    /// (the model is told).
-    #[arg(help_heading = heading::LIMITS, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_calls_per_reply: u32,
+    /// Endpoint of the OpenAI-compatible server, e.g. http://localhost:11434/v1
+    /// (overrides OPENAI_BASE_URL and the preset's URL).
+    #[arg(help_heading = heading::MODEL, long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Ask the server to stream its replies (server-sent events).
+    #[arg(help_heading = heading::MODEL, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
+    pub stream: bool,
+
+    /// Largest reply read from the OpenAI-compatible server, in MiB: reading stops past it
+    /// and the call fails (not retried), so a runaway reply never fills the memory.
+    #[arg(help_heading = heading::MODEL, long, value_name = "MIB", env = "PLANWRIGHT_LLM_MAX_REPLY_MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub llm_max_reply_mib: u32,
+
+    /// How tools are offered to the model: the server's native tool calling, or a text
+    /// protocol for models without it.
+    #[arg(help_heading = heading::MODEL,
+        long,
+        value_parser = NamedParser::<ToolProtocol>::new(),
+        env = "PLANWRIGHT_TOOL_PROTOCOL",
+        default_value = "native"
+    )]
+    pub tool_protocol: ToolProtocol,
+
+    /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
+    #[arg(help_heading = heading::MODEL, long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+
+    /// Serve the LLM from a file written by --record, with no network and no key; a run
+    /// whose requests differ from the recorded ones fails naming the first difference.
+    #[arg(help_heading = heading::MODEL, long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+
+    /// Planning style; `auto` picks direct for small tasks (docs/direct.md).
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Mode>::new(), default_value = "auto")]
+    pub mode: Mode,
 
     /// How ready steps of a dag are released.
     #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<Schedule>::new(), default_value = "event")]
@@ -354,15 +387,6 @@ pub struct RunOptions {
     /// Steps running at once in the dag style.
     #[arg(help_heading = heading::PLANNING, long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: u32,
-
-    /// Retries of a failed step before its fallback and a re-plan.
-    #[arg(help_heading = heading::LIMITS, long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub retries: u32,
-
-    /// Backoff before retry n, in milliseconds (multiplied by n).
-    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
-    pub retry_delay_ms: u64,
 
     /// Plan revisions (re-plans and plan-act revisions) allowed per run.
     #[arg(help_heading = heading::PLANNING, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1000))]
@@ -381,42 +405,6 @@ pub struct RunOptions {
           default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
     pub verify: bool,
 
-    /// The embedded model for `--provider local`: a GGUF file, or a name of the catalogue
-    /// (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m; `cargo xtask model --list`)
-    /// [default: qwen2.5-coder-1.5b].
-    #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL_PATH")]
-    pub model_path: Option<PathBuf>,
-
-    /// What tool calls may run without asking a person: `auto` (all), `ask` (shell commands
-    /// and writes wait for yes / no / always), `read-only` (they are refused; the run goes
-    /// on reading and browsing). --allow and --deny rules apply in every mode
-    /// (docs/approvals.md).
-    #[arg(help_heading = heading::SAFETY, long, value_parser = NamedParser::<ApprovalMode>::new(), default_value = "auto",
-          env = "PLANWRIGHT_APPROVAL")]
-    pub approval: ApprovalMode,
-
-    /// Let matching tool calls run without asking, e.g. `shell_exec(git status*)`,
-    /// `file_write(src/**)` (repeatable).
-    #[arg(help_heading = heading::SAFETY, long = "allow", value_name = "RULE", value_parser = approval_rule)]
-    pub allow: Vec<ApprovalRule>,
-
-    /// Refuse matching tool calls, e.g. `shell_exec(rm -rf*)`; deny wins over allow
-    /// (repeatable).
-    #[arg(help_heading = heading::SAFETY, long = "deny", value_name = "RULE", value_parser = approval_rule)]
-    pub deny: Vec<ApprovalRule>,
-
-    /// Let the run change and delete the files that were in the workspace before it
-    /// started (its inputs) without a call naming them first; otherwise a change no call
-    /// named in its `changes` is undone (docs/security.md, "Input files").
-    #[arg(help_heading = heading::SAFETY, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
-    pub allow_input_edits: bool,
-
-    /// Files of the workspace no call may change, move or delete, named or not, e.g.
-    /// `*.lock`, `src/**` (repeatable; docs/security.md, "Input files").
-    #[arg(help_heading = heading::SAFETY, long = "protect", value_name = "GLOB")]
-    pub protect: Vec<String>,
-
     /// How the model acts: `code` (whole programs, `code_run`), `tools` (the shell and file
     /// tools) or `both` [default: code on the embedded model, both on an endpoint]
     /// (docs/code-actions.md).
@@ -430,25 +418,15 @@ pub struct RunOptions {
           default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     pub verify_answers: bool,
 
-    /// Record the workspace before each step and when the run ends, so that `planwright
-    /// runs diff` shows and `planwright runs undo` undoes what the run changed
-    /// (docs/checkpoints.md).
-    #[arg(help_heading = heading::FILES, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
-    pub checkpoints: bool,
+    /// Most steps a planner may put in a plan; a longer plan keeps its first steps (with an
+    /// event) [default: 6 for the embedded model, 30 for an OpenAI-compatible endpoint].
+    #[arg(help_heading = heading::PLANNING, long, value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub max_plan_steps: Option<u32>,
 
-    /// Left out of the workspace checkpoints besides `.planwright` and the object stores of
-    /// `.git`, `.hg` and `.svn`: `NAME/` a folder of that name anywhere, `NAME` a file or
-    /// folder of that name, `a/b` that path (comma-separated; no wildcards).
-    #[arg(help_heading = heading::FILES, long, value_name = "PATTERN", value_delimiter = ',',
-          default_values = ["target/", "node_modules/"])]
-    pub checkpoint_ignore: Vec<String>,
-
-    /// A file bigger than this (MiB) is recorded by the checkpoints (a change is seen) but
-    /// its content is not kept: it cannot be shown nor undone.
-    #[arg(help_heading = heading::FILES, long, value_name = "MIB", default_value_t = 16,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub checkpoint_max_file_mib: u32,
+    /// How the final summary is written: `auto` (from the recorded facts when they say
+    /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
+    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
+    pub summary: SummaryStyle,
 
     /// Where shell commands run.
     #[arg(help_heading = heading::TOOLS, long, value_parser = NamedParser::<SandboxMode>::new(), default_value = "auto",
@@ -470,7 +448,7 @@ pub struct RunOptions {
     /// Pass this environment variable on to shell commands (repeatable). They otherwise
     /// see only PATH, locale, terminal, time zone and user name, with HOME set to the
     /// workspace: never Planwright's keys or tokens.
-    #[arg(help_heading = heading::TOOLS, 
+    #[arg(help_heading = heading::TOOLS,
         long = "shell-env",
         value_name = "NAME",
         env = "PLANWRIGHT_SHELL_ENV",
@@ -480,7 +458,7 @@ pub struct RunOptions {
 
     /// Tools never offered to the model: names or patterns, e.g. `browser_*,web_search`
     /// (repeatable or comma-separated; `planwright tools list` shows what is left).
-    #[arg(help_heading = heading::TOOLS, 
+    #[arg(help_heading = heading::TOOLS,
         long = "disabled-tools",
         value_name = "PATTERN",
         env = "PLANWRIGHT_DISABLED_TOOLS",
@@ -520,76 +498,98 @@ pub struct RunOptions {
     #[arg(help_heading = heading::TOOLS, long = "ca-cert", env = "PLANWRIGHT_CA_CERT", value_delimiter = ',')]
     pub ca_certs: Vec<PathBuf>,
 
+    /// What tool calls may run without asking a person: `auto` (all), `ask` (shell commands
+    /// and writes wait for yes / no / always), `read-only` (they are refused; the run goes
+    /// on reading and browsing). --allow and --deny rules apply in every mode
+    /// (docs/approvals.md).
+    #[arg(help_heading = heading::SAFETY, long, value_parser = NamedParser::<ApprovalMode>::new(), default_value = "auto",
+          env = "PLANWRIGHT_APPROVAL")]
+    pub approval: ApprovalMode,
+
+    /// Let matching tool calls run without asking, e.g. `shell_exec(git status*)`,
+    /// `file_write(src/**)` (repeatable).
+    #[arg(help_heading = heading::SAFETY, long = "allow", value_name = "RULE", value_parser = approval_rule)]
+    pub allow: Vec<ApprovalRule>,
+
+    /// Refuse matching tool calls, e.g. `shell_exec(rm -rf*)`; deny wins over allow
+    /// (repeatable).
+    #[arg(help_heading = heading::SAFETY, long = "deny", value_name = "RULE", value_parser = approval_rule)]
+    pub deny: Vec<ApprovalRule>,
+
+    /// Let the run change and delete the files that were in the workspace before it
+    /// started (its inputs) without a call naming them first; otherwise a change no call
+    /// named in its `changes` is undone (docs/security.md, "Input files").
+    #[arg(help_heading = heading::SAFETY, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
+    pub allow_input_edits: bool,
+
+    /// Files of the workspace no call may change, move or delete, named or not, e.g.
+    /// `*.lock`, `src/**` (repeatable; docs/security.md, "Input files").
+    #[arg(help_heading = heading::SAFETY, long = "protect", value_name = "GLOB")]
+    pub protect: Vec<String>,
+
+    /// Workspace folder for the run's files [default: <run_id>/workspace under the runs
+    /// folder beside the database: ./.planwright/runs/ for the default one].
+    #[arg(help_heading = heading::FILES, long)]
+    pub workspace: Option<PathBuf>,
+
+    /// Record the workspace before each step and when the run ends, so that `planwright
+    /// runs diff` shows and `planwright runs undo` undoes what the run changed
+    /// (docs/checkpoints.md).
+    #[arg(help_heading = heading::FILES, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    pub checkpoints: bool,
+
+    /// Left out of the workspace checkpoints besides `.planwright` and the object stores of
+    /// `.git`, `.hg` and `.svn`: `NAME/` a folder of that name anywhere, `NAME` a file or
+    /// folder of that name, `a/b` that path (comma-separated; no wildcards).
+    #[arg(help_heading = heading::FILES, long, value_name = "PATTERN", value_delimiter = ',',
+          default_values = ["target/", "node_modules/"])]
+    pub checkpoint_ignore: Vec<String>,
+
+    /// A file bigger than this (MiB) is recorded by the checkpoints (a change is seen) but
+    /// its content is not kept: it cannot be shown nor undone.
+    #[arg(help_heading = heading::FILES, long, value_name = "MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub checkpoint_max_file_mib: u32,
+
+    /// Print one JSON object with the outcome on stdout instead of the summary text.
+    #[arg(help_heading = heading::OUTPUT, long)]
+    pub json: bool,
+
     /// Stop the run cleanly once this many tokens (prompt + completion) are spent.
-    #[arg(help_heading = heading::MODEL, long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(help_heading = heading::LIMITS, long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
 
-    /// Most steps a planner may put in a plan; a longer plan keeps its first steps (with an
-    /// event) [default: 6 for the embedded model, 30 for an OpenAI-compatible endpoint].
-    #[arg(help_heading = heading::PLANNING, long, value_parser = clap::value_parser!(u32).range(1..=200))]
-    pub max_plan_steps: Option<u32>,
+    /// Most LLM turns an executor may take for one plan step.
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_steps: u32,
 
-    /// How the final summary is written: `auto` (from the recorded facts when they say
-    /// everything, else an LLM call), `facts` (never an LLM call), `llm` (always one).
-    #[arg(help_heading = heading::PLANNING, long, value_parser = NamedParser::<SummaryStyle>::new(), default_value = "auto")]
-    pub summary: SummaryStyle,
+    /// Wall-time limit of one attempt of a step, in seconds (checked between LLM turns);
+    /// 0: no limit.
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1800,
+          value_parser = clap::value_parser!(u64).range(0..=604_800))]
+    pub max_step_secs: u64,
+
+    /// Tool calls run from one model answer; further calls in the same answer are not run
+    /// (the model is told).
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_calls_per_reply: u32,
+
+    /// Retries of a failed step before its fallback and a re-plan.
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: u32,
+
+    /// Backoff before retry n, in milliseconds (multiplied by n).
+    #[arg(help_heading = heading::LIMITS, long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub retry_delay_ms: u64,
 
     /// Seconds a run's lease lasts without renewal (renewed every third of it). After a crash
     /// elsewhere (another host or container), the run can be taken over once it expires.
     #[arg(help_heading = heading::LIMITS, long, env = "PLANWRIGHT_LEASE_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub lease_secs: u32,
-
-    /// Print one JSON object with the outcome on stdout instead of the summary text.
-    #[arg(help_heading = heading::OUTPUT, long)]
-    pub json: bool,
-
-    /// OpenAI-compatible server preset: sets the base URL and the server's quirks
-    /// (OPENAI_BASE_URL still overrides the URL); `anthropic` for Anthropic's Messages API
-    /// (ANTHROPIC_API_KEY, docs/anthropic.md). Without it, OPENAI_API_KEY or
-    /// OPENAI_BASE_URL must be set.
-    #[arg(help_heading = heading::MODEL, long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
-    pub provider: Option<Provider>,
-
-    /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
-    /// the preset's own key variables): config files name the variable, never the key.
-    #[arg(help_heading = heading::MODEL, long, value_name = "NAME", env = "PLANWRIGHT_API_KEY_ENV")]
-    pub api_key_env: Option<String>,
-
-    /// Endpoint of the OpenAI-compatible server, e.g. http://localhost:11434/v1
-    /// (overrides OPENAI_BASE_URL and the preset's URL).
-    #[arg(help_heading = heading::MODEL, long, value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// Ask the server to stream its replies (server-sent events).
-    #[arg(help_heading = heading::MODEL, long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = false, action = ArgAction::Set, value_name = "BOOL")]
-    pub stream: bool,
-
-    /// Largest reply read from the OpenAI-compatible server, in MiB: reading stops past it
-    /// and the call fails (not retried), so a runaway reply never fills the memory.
-    #[arg(help_heading = heading::MODEL, long, value_name = "MIB", env = "PLANWRIGHT_LLM_MAX_REPLY_MIB", default_value_t = 16,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub llm_max_reply_mib: u32,
-
-    /// How tools are offered to the model: the server's native tool calling, or a text
-    /// protocol for models without it.
-    #[arg(help_heading = heading::MODEL, 
-        long,
-        value_parser = NamedParser::<ToolProtocol>::new(),
-        env = "PLANWRIGHT_TOOL_PROTOCOL",
-        default_value = "native"
-    )]
-    pub tool_protocol: ToolProtocol,
-
-    /// Write every LLM request/response pair of the run to FILE (JSON lines, key redacted).
-    #[arg(help_heading = heading::MODEL, long, value_name = "FILE", conflicts_with = "replay")]
-    pub record: Option<PathBuf>,
-
-    /// Serve the LLM from a file written by --record, with no network and no key; a run
-    /// whose requests differ from the recorded ones fails naming the first difference.
-    #[arg(help_heading = heading::MODEL, long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
 
     /// The config files' `[providers.anthropic]` in effect (docs/anthropic.md): no option of
     /// its own, set from the loaded files before the command runs (`Command::run_options_mut`).

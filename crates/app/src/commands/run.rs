@@ -42,11 +42,8 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
         ));
     }
     let run_id = runtime.new_run_id();
-    let workspace = runner::workspace::prepare_workspace(
-        settings.workspace.as_deref(),
-        &runs_root,
-        &run_id,
-    )?;
+    let workspace =
+        runner::workspace::prepare_workspace(settings.workspace.as_deref(), &runs_root, &run_id)?;
     let control = stop_on_signals();
     let _reading = read_mailbox(&opened, &runtime, &run_id, &control);
     let outcome = runtime
