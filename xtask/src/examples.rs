@@ -1,11 +1,12 @@
 //! `cargo xtask examples`: runs every cargo example of the workspace (`crates/*/examples/*.rs`,
 //! found through `cargo metadata`), each against its scripted model; one that exits non-zero
 //! fails the task. `cargo xtask ci` runs it, so the examples of docs/architecture.md
-//! ("Embedding Planwright") keep working, not only compiling.
+//! ("Embedding Planwright") keep working, not only compiling. An example that talks to an
+//! OpenAI-compatible endpoint gets a local one (`OPENAI_BASE_URL`: [`crate::mock_openai`]).
 
 use std::process::Command;
 
-use crate::{cargo, report};
+use crate::{cargo_with_env, report};
 
 /// One example target: its package, its name, the features it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,11 @@ pub(crate) fn examples() -> Result<(), String> {
     if examples.is_empty() {
         return Err("no example found".to_string());
     }
+    let base_url = crate::mock_openai::start()?;
+    let env = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("OPENAI_API_KEY", "sk-mock"),
+    ];
     for example in &examples {
         let mut args = vec![
             "run",
@@ -42,7 +48,7 @@ pub(crate) fn examples() -> Result<(), String> {
         if !features.is_empty() {
             args.extend(["--features", &features]);
         }
-        cargo(&args)?;
+        cargo_with_env(&args, &env)?;
     }
     report(&format!("{} examples ran", examples.len()));
     Ok(())
@@ -103,13 +109,14 @@ mod tests {
 
     /// The examples docs/architecture.md names are the ones cargo finds.
     #[test]
-    fn the_workspace_has_the_four_embedding_examples() {
+    fn the_workspace_has_the_five_embedding_examples() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for file in [
             "crates/domain/examples/custom_tool.rs",
             "crates/domain/examples/custom_llm.rs",
             "crates/domain/examples/memory_store.rs",
             "crates/adapter-store-sqlite/examples/sqlite_events.rs",
+            "crates/runner/examples/openai_shell.rs",
         ] {
             assert!(root.join(file).is_file(), "{file} is missing");
         }

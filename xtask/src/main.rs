@@ -47,6 +47,7 @@ mod eval;
 mod examples;
 mod fuzz;
 mod llama_server;
+mod mock_openai;
 mod model;
 
 use std::process::{Command, ExitCode};

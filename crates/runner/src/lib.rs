@@ -5,7 +5,8 @@
 //! the database ([`database`]) inside a guarded state folder ([`state_folder`]), probes the
 //! sandbox ([`sandbox`]), offers the config files' MCP servers as tools ([`mcp`]), reads a
 //! run's mailbox ([`mailbox`]), says whether a run's lease still holds ([`liveness`]) and
-//! claims and executes queued runs ([`queue`]).
+//! claims and executes queued runs ([`queue`]). [`Planwright`] is all of it as one value
+//! with the command line's defaults; [`prelude`] what an embedder imports.
 //!
 //! Architecture invariant (docs/architecture.md): this crate never depends on clap, on the
 //! HTTP server (`planwright-server`) or on the `planwright` binary, and writes nothing to
@@ -25,6 +26,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod notice;
 pub mod owner;
+mod planwright;
 pub mod queue;
 pub mod run_changes;
 pub mod sandbox;
@@ -38,6 +40,7 @@ pub mod wiring;
 pub mod workspace;
 
 pub use error::RunnerError;
+pub use planwright::{prelude, Planwright};
 pub use settings::{
     AnthropicSettings, CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice,
     ToolProtocol,
