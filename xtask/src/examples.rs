@@ -109,12 +109,13 @@ mod tests {
 
     /// The examples docs/architecture.md names are the ones cargo finds.
     #[test]
-    fn the_workspace_has_the_five_embedding_examples() {
+    fn the_workspace_has_the_six_embedding_examples() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for file in [
             "crates/domain/examples/custom_tool.rs",
             "crates/domain/examples/custom_llm.rs",
             "crates/domain/examples/memory_store.rs",
+            "crates/domain/examples/custom_style.rs",
             "crates/adapter-store-sqlite/examples/sqlite_events.rs",
             "crates/runner/examples/openai_shell.rs",
         ] {

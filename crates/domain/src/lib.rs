@@ -94,5 +94,7 @@ pub use ports::llm;
 pub use ports::{
     EventSink, LlmClient, RunStatus, RunStore, Tool, ToolContext, ToolOutput, Toolbox,
 };
+pub use strategy::custom::{PlanningStyle, StyleRequest};
+pub use strategy::{InitialPlan, StepReport};
 pub use tokio_util::sync::CancellationToken;
 pub use tools::builtin::ToolSet;

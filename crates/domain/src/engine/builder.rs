@@ -2,6 +2,7 @@
 //! system clock, time-and-random ids, no live listener, nobody to ask, an in-memory store,
 //! one general agent with the tools given).
 
+use crate::strategy::custom::{PlanningStyle, StyleFactory};
 use std::sync::Arc;
 
 use crate::engine::config::RunConfig;
@@ -33,6 +34,7 @@ pub struct RuntimeBuilder {
     workspace_files: Option<Arc<dyn WorkspaceFiles>>,
     workspace_checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
     config: RunConfig,
+    style: Option<StyleFactory>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -61,6 +63,7 @@ impl Runtime {
             user: Arc::new(NoUser),
             workspace_files: None,
             workspace_checkpoints: None,
+            style: None,
             config: RunConfig::default(),
         }
     }
@@ -140,6 +143,17 @@ impl RuntimeBuilder {
         self
     }
 
+    /// A planning style of the caller's, used for every run instead of the configured
+    /// mode's: `make` builds a fresh one per run (`strategy::custom`, whose module doc is
+    /// the contract).
+    pub fn planning_style(
+        mut self,
+        make: impl Fn() -> Box<dyn PlanningStyle> + Send + Sync + 'static,
+    ) -> Self {
+        self.style = Some(Arc::new(make));
+        self
+    }
+
     pub fn build(self) -> Runtime {
         let executors = if self.executors.is_empty() {
             vec![ExecutorAgent {
@@ -165,6 +179,7 @@ impl RuntimeBuilder {
             workspace_files: self.workspace_files,
             workspace_checkpoints: self.workspace_checkpoints,
             config: self.config,
+            style: self.style,
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct Runtime {
     /// changes can be shown and undone (docs/checkpoints.md); `None`: no checkpoints.
     pub workspace_checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
     pub config: RunConfig,
+    /// A planning style written outside the crate, used instead of the configured mode's
+    /// (`strategy::custom`); `None`: the mode's.
+    pub style: Option<crate::strategy::custom::StyleFactory>,
 }
 
 impl fmt::Debug for Runtime {

@@ -24,7 +24,10 @@ impl Runtime {
         plan: Option<Plan>,
     ) -> Result<RunOutcome, Error> {
         crate::engine::trace::run_started(ctx.trace_labels(), &mode.to_string(), &ctx.task);
-        let mut strategy = strategy_for(mode, &self.config);
+        let mut strategy: Box<dyn crate::strategy::PlanningStrategy> = match &self.style {
+            Some(make) => Box::new(crate::strategy::custom::Custom(make())),
+            None => strategy_for(mode, &self.config),
+        };
         let mut plan = match plan {
             Some(p) => p,
             None => {

@@ -210,8 +210,9 @@ impl Runtime {
         tracing::info!(task = %request_task, "run started");
         crate::engine::inputs::record(ctx).await?;
 
+        // A style of the embedder's needs no choice of style.
         let mode = match mode {
-            Mode::Auto => crate::strategy::auto::choose(ctx, self).await?,
+            Mode::Auto if self.style.is_none() => crate::strategy::auto::choose(ctx, self).await?,
             m => m,
         };
         self.drive(ctx, record, mode, None).await

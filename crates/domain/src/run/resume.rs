@@ -143,7 +143,7 @@ impl Runtime {
         tracing::info!(after_seq = last_seq, "run resumed");
         crate::engine::inputs::reload(&ctx, &events).await?;
         let mode = match record.mode.parse::<Mode>()? {
-            Mode::Auto => match chosen {
+            Mode::Auto if self.style.is_none() => match chosen {
                 Some(m) => m,
                 None => crate::strategy::auto::choose(&ctx, self).await?,
             },

@@ -2,8 +2,11 @@
 //! it exchanges with the scheduler. Each style is one module; the shared planner behaviour
 //! (ask for structured output, re-ask on invalid output, fall back to the default plan) is in
 //! `planner`; `list` is the one place that names every style. No style imports another.
+//! A style written outside the crate implements `custom::PlanningStyle` (public) and is
+//! given to `RuntimeBuilder::planning_style`.
 
 pub mod auto;
+pub mod custom;
 pub(crate) mod dag;
 pub(crate) mod direct;
 pub(crate) mod flow;
@@ -24,7 +27,7 @@ use crate::model::plan::Plan;
 
 /// A plan as a strategy first made it.
 #[derive(Debug, Clone)]
-pub(crate) struct InitialPlan {
+pub struct InitialPlan {
     pub plan: Plan,
     pub source: PlanSource,
     /// Why the default plan was used, when it was.
@@ -33,7 +36,7 @@ pub(crate) struct InitialPlan {
 
 /// How a finished step went, as strategies see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StepReport {
+pub struct StepReport {
     pub step_id: String,
     pub description: String,
     pub success: bool,
