@@ -91,10 +91,9 @@ pub use memory_store::MemoryStore;
 pub use model::event::{Event, EventKind, PlanSource, RunUsage};
 pub use model::plan::{Plan, Step, StepStatus};
 pub use ports::llm;
+pub use ports::planning_style::{InitialPlan, PlanningStyle, StepReport, StyleRequest};
 pub use ports::{
     EventSink, LlmClient, RunStatus, RunStore, Tool, ToolContext, ToolOutput, Toolbox,
 };
-pub use strategy::custom::{PlanningStyle, StyleRequest};
-pub use strategy::{InitialPlan, StepReport};
 pub use tokio_util::sync::CancellationToken;
 pub use tools::builtin::ToolSet;

@@ -2,7 +2,7 @@
 //! system clock, time-and-random ids, no live listener, nobody to ask, an in-memory store,
 //! one general agent with the tools given).
 
-use crate::strategy::custom::{PlanningStyle, StyleFactory};
+use crate::ports::planning_style::{PlanningStyle, StyleFactory};
 use std::sync::Arc;
 
 use crate::engine::config::RunConfig;

@@ -37,7 +37,7 @@ pub struct Runtime {
     pub config: RunConfig,
     /// A planning style written outside the crate, used instead of the configured mode's
     /// (`strategy::custom`); `None`: the mode's.
-    pub style: Option<crate::strategy::custom::StyleFactory>,
+    pub style: Option<crate::ports::planning_style::StyleFactory>,
 }
 
 impl fmt::Debug for Runtime {

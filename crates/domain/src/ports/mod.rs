@@ -10,6 +10,7 @@ pub mod clock;
 pub mod ids;
 pub mod llm;
 pub mod mailbox;
+pub mod planning_style;
 pub mod search;
 pub mod sink;
 pub mod store;

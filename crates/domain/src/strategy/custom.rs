@@ -1,7 +1,8 @@
 //! Planning styles written outside this crate (docs/architecture.md, "Embedding
-//! Planwright"): the public [`PlanningStyle`] trait, narrower than the crate's own
-//! `PlanningStrategy` (no run context: the task, the run and the planner's model are given
-//! in a [`StyleRequest`]), and the adapter that runs one as a strategy of the scheduler.
+//! Planwright"): the public [`PlanningStyle`] trait (a port, `ports::planning_style`),
+//! narrower than the crate's own `PlanningStrategy` (no run context: the task, the run and
+//! the planner's model are given in a [`StyleRequest`]), and the adapter here that runs one
+//! as a strategy of the scheduler.
 //!
 //! The contract: `initial_plan` returns the run's first plan (a valid [`Plan`]: at least one
 //! step, dependencies on earlier steps only); the scheduler then runs its steps, each by an
@@ -11,83 +12,14 @@
 //! (`RunConfig::max_revisions`) and is undone when none is left. A style is made afresh for
 //! each run (and again when the run is resumed), so it keeps no state across runs.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 
 use crate::engine::context::RunContext;
 use crate::engine::runtime::Runtime;
 use crate::error::Error;
 use crate::model::plan::Plan;
-use crate::ports::LlmClient;
+pub use crate::ports::planning_style::{PlanningStyle, StyleFactory, StyleRequest};
 use crate::strategy::{InitialPlan, PlanningStrategy, Revisions, StepReport};
-
-/// What a style is told when it makes the first plan.
-#[derive(Clone)]
-pub struct StyleRequest {
-    pub run_id: String,
-    /// The task, as the user gave it.
-    pub task: String,
-    /// The run's workspace.
-    pub workspace: std::path::PathBuf,
-    /// The planner's model, for a style that asks one.
-    pub llm: Arc<dyn LlmClient>,
-}
-
-impl std::fmt::Debug for StyleRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StyleRequest")
-            .field("run_id", &self.run_id)
-            .field("task", &self.task)
-            .field("workspace", &self.workspace)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A planning style written outside the crate (see the module doc for the contract).
-#[async_trait]
-pub trait PlanningStyle: Send {
-    /// The run's first plan and where it came from.
-    async fn initial_plan(&mut self, request: &StyleRequest) -> Result<InitialPlan, Error>;
-
-    /// Whether independent ready steps may run at the same time.
-    fn parallel(&self) -> bool {
-        false
-    }
-
-    /// Whether a step given up on ends the run (the rest skipped) or only blocks what
-    /// depends on it.
-    fn stop_on_give_up(&self) -> bool {
-        true
-    }
-
-    /// A step ended for good: may change the plan's unfinished steps; returns why it did.
-    async fn after_step(
-        &mut self,
-        _plan: &mut Plan,
-        _report: &StepReport,
-    ) -> Result<Option<String>, Error> {
-        Ok(None)
-    }
-
-    /// A step was given up on: may revise the plan (a kept failed step must be reset to
-    /// not started); returns why it did.
-    async fn replan(
-        &mut self,
-        _plan: &mut Plan,
-        _failed: &StepReport,
-    ) -> Result<Option<String>, Error> {
-        Ok(None)
-    }
-
-    /// A reason to stop the run early.
-    fn should_stop(&self) -> Option<String> {
-        None
-    }
-}
-
-/// Makes a run's style: given to `RuntimeBuilder::planning_style`.
-pub type StyleFactory = Arc<dyn Fn() -> Box<dyn PlanningStyle> + Send + Sync>;
 
 /// A [`PlanningStyle`] run as the scheduler's strategy.
 pub(crate) struct Custom(pub Box<dyn PlanningStyle>);

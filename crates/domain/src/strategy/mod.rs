@@ -22,29 +22,9 @@ use async_trait::async_trait;
 use crate::engine::context::RunContext;
 use crate::engine::runtime::Runtime;
 use crate::error::Error;
-use crate::model::event::PlanSource;
 use crate::model::plan::Plan;
 
-/// A plan as a strategy first made it.
-#[derive(Debug, Clone)]
-pub struct InitialPlan {
-    pub plan: Plan,
-    pub source: PlanSource,
-    /// Why the default plan was used, when it was.
-    pub reason: Option<String>,
-}
-
-/// How a finished step went, as strategies see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepReport {
-    pub step_id: String,
-    pub description: String,
-    pub success: bool,
-    /// The result, or the error.
-    pub text: String,
-    /// The executor said the remaining plan no longer fits.
-    pub revise_requested: bool,
-}
+pub use crate::ports::planning_style::{InitialPlan, StepReport};
 
 /// Plan revisions allowed per run, shared by every kind of revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
