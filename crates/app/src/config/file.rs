@@ -229,10 +229,18 @@ fn unknown(name: &str, keys: &[Key]) -> String {
         "trusted_projects",
         "telemetry",
     ]);
+    // Ties (`modle`: `mode` and `model` score alike) go to the key of the same length (a
+    // swap of two letters), then to the first in alphabetical order: never to the order the
+    // keys are declared in.
+    let length_gap = |c: &str| name.len().abs_diff(c.len());
     let nearest = candidates
         .map(|c| (strsim::jaro_winkler(name, c), c))
         .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+        .max_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then_with(|| length_gap(b.1).cmp(&length_gap(a.1)))
+                .then_with(|| b.1.cmp(a.1))
+        });
     match nearest {
         Some((_, near)) => format!("unknown key \"{name}\" (did you mean \"{near}\"?)"),
         None => format!("unknown key \"{name}\" (`planwright config init` lists every key)"),
