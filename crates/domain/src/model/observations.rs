@@ -265,17 +265,26 @@ pub fn program(arguments: &str) -> Option<String> {
     (!code.trim().is_empty()).then(|| code.to_string())
 }
 
-/// Whether two programs are the same once blank lines and the spaces at line ends are
-/// left out.
+/// Whether two programs do the same work: the same lines once blank lines, whole-line
+/// comments (`#`, in both Python and bash), the spaces at line ends and the lines handing
+/// over the answer (`final_answer`, the code tool's own function) are left out.
 pub fn same_program(a: &str, b: &str) -> bool {
     let lines = |s: &str| -> Vec<String> {
         s.lines()
             .map(str::trim_end)
-            .filter(|l| !l.is_empty())
+            .filter(|l| {
+                let t = l.trim_start();
+                !t.is_empty() && !t.starts_with('#') && !t.contains("final_answer")
+            })
             .map(str::to_string)
             .collect()
     };
-    lines(a) == lines(b)
+    let (x, y) = (lines(a), lines(b));
+    // A program that is all answer line is compared whole.
+    if x.is_empty() || y.is_empty() {
+        return a.trim() == b.trim();
+    }
+    x == y
 }
 
 fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
@@ -528,6 +537,12 @@ mod tests {
         assert_eq!(program(r#"{"command":"echo hi"}"#), None);
         assert!(same_program("a = 1\n\nprint(a)  \n", "a = 1\nprint(a)"));
         assert!(!same_program("print(a)", "print(b)"));
+        // Only the answer handed over and the comments differ: the same work.
+        assert!(same_program(
+            "# changes: t.txt\nx = 1\nfinal_answer('done')",
+            "x = 1\n    # why\nfinal_answer('The file was flipped.')"
+        ));
+        assert!(!same_program("final_answer(4 + 5)", "final_answer(9)"));
         let mut facts = RunFacts::default();
         facts.record(&calling("s1", "k1", "code_run", r#"{"code":"echo 1"}"#));
         facts.record(&EventKind::ToolCalling {
