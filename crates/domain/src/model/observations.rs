@@ -107,6 +107,8 @@ pub struct RunFacts {
     asking: HashMap<String, String>,
     /// Every question the user answered this run, with the answer, in order.
     answered: Vec<Answered>,
+    /// The programs the run's steps ran (any call whose arguments carry `code`), in order.
+    programs: Vec<String>,
 }
 
 /// A question of `message_ask_user` and the user's answer, verbatim.
@@ -146,6 +148,11 @@ impl RunFacts {
             .map(|a| a.answer.as_str())
     }
 
+    /// The programs the run's steps ran (the `code` argument of their calls), in order.
+    pub fn programs(&self) -> &[String] {
+        &self.programs
+    }
+
     /// Tool calls of the run that worked (the domain's own functions not counted).
     pub fn calls_that_worked(&self) -> u32 {
         self.steps
@@ -164,6 +171,9 @@ impl RunFacts {
                 arguments,
                 journal_key,
             } => {
+                if let Some(code) = program(arguments) {
+                    self.programs.push(code);
+                }
                 if let Some(file) = written_file(tool, arguments) {
                     let key = journal_key.clone().unwrap_or_else(|| call_id.clone());
                     self.pending.insert(
@@ -248,6 +258,35 @@ fn add_file(facts: &mut StepFacts, file: WrittenFile) {
 }
 
 /// The file a `file_write` / `file_str_replace` call writes, and the head of its text.
+/// The program a call runs: its arguments' `code` text, whatever the tool.
+pub fn program(arguments: &str) -> Option<String> {
+    let args: Value = serde_json::from_str(arguments).ok()?;
+    let code = args.get("code")?.as_str()?;
+    (!code.trim().is_empty()).then(|| code.to_string())
+}
+
+/// Whether two programs do the same work: the same lines once blank lines, whole-line
+/// comments (`#`, in both Python and bash), the spaces at line ends and the lines handing
+/// over the answer (`final_answer`, the code tool's own function) are left out.
+pub fn same_program(a: &str, b: &str) -> bool {
+    let lines = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(str::trim_end)
+            .filter(|l| {
+                let t = l.trim_start();
+                !t.is_empty() && !t.starts_with('#') && !t.contains("final_answer")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let (x, y) = (lines(a), lines(b));
+    // A program that is all answer line is compared whole.
+    if x.is_empty() || y.is_empty() {
+        return a.trim() == b.trim();
+    }
+    x == y
+}
+
 fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
     let field = match tool {
         FILE_WRITE => "content",
@@ -485,6 +524,38 @@ mod tests {
         assert_eq!(
             tail(&text),
             "line 15\nline 16\nline 17\nline 18\nline 19\nline 20"
+        );
+    }
+
+    #[test]
+    fn a_calls_program_is_its_code_and_programs_compare_by_their_lines() {
+        assert_eq!(
+            program(r#"{"language":"bash","code":"echo hi\n"}"#).as_deref(),
+            Some("echo hi\n")
+        );
+        assert_eq!(program(r#"{"code":"  "}"#), None);
+        assert_eq!(program(r#"{"command":"echo hi"}"#), None);
+        assert!(same_program("a = 1\n\nprint(a)  \n", "a = 1\nprint(a)"));
+        assert!(!same_program("print(a)", "print(b)"));
+        // Only the answer handed over and the comments differ: the same work.
+        assert!(same_program(
+            "# changes: t.txt\nx = 1\nfinal_answer('done')",
+            "x = 1\n    # why\nfinal_answer('The file was flipped.')"
+        ));
+        assert!(!same_program("final_answer(4 + 5)", "final_answer(9)"));
+        let mut facts = RunFacts::default();
+        facts.record(&calling("s1", "k1", "code_run", r#"{"code":"echo 1"}"#));
+        facts.record(&EventKind::ToolCalling {
+            step_id: None,
+            call_id: "c".into(),
+            tool: "code_run".into(),
+            arguments: r#"{"code":"echo 2"}"#.into(),
+            journal_key: None,
+        });
+        assert_eq!(
+            facts.programs(),
+            ["echo 1"],
+            "a check's program is not the run's"
         );
     }
 }

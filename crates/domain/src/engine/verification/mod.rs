@@ -6,6 +6,11 @@
 //! (`model::verification::compare`). A run ends `verified` only when its answer came from
 //! executed actions and a reproduction agreed.
 //!
+//! A check program that is one the run itself ran (a model decoding greedily writes the same
+//! program from the same task and workspace) is not run: it would agree whatever the answer.
+//! One sampled program is asked for instead; if it is the run's again, the run ends
+//! unverified ("nothing independent checked the answer").
+//!
 //! A disagreement gets a second reproduction, sampled: if it agrees with the run, the run is
 //! verified; if it agrees with the first one instead, both disagree with the run, and the
 //! step is tried again once with what they found; anything else ends unverified. Every check
@@ -94,6 +99,19 @@ async fn check_answer(
     let run = by_run(&port, &ctx.workspace, &changes, result).await;
     let first = match reproduce(ctx, rt, step_id, 1, &inputs).await? {
         Reproduction::Done(p) => p,
+        // The same program again checks nothing: one sampled program instead (round 3:
+        // rounds 1 and 2 are the first check and the second look).
+        Reproduction::Copied => match reproduce(ctx, rt, step_id, COPIED_REDO, &inputs).await? {
+            Reproduction::Done(p) => p,
+            Reproduction::Copied => {
+                let why = "the check could only write the run's own program again: nothing \
+                           independent checked the answer";
+                return record(ctx, step_id, CheckVerdict::Undecided, false, why.into()).await;
+            }
+            Reproduction::Failed(why) => {
+                return record(ctx, step_id, CheckVerdict::Undecided, false, why).await;
+            }
+        },
         Reproduction::Failed(why) => {
             return record(ctx, step_id, CheckVerdict::Undecided, false, why).await;
         }
@@ -113,6 +131,9 @@ async fn check_answer(
     }
 }
 
+/// The round of the sampled reproduction written when the first copied the run's program.
+const COPIED_REDO: u32 = 3;
+
 /// After a first disagreement: a second reproduction decides. `retry`: the step may be
 /// tried again when both reproductions agree with each other against the run.
 async fn second_look(
@@ -126,6 +147,11 @@ async fn second_look(
 ) -> Result<Option<String>, Error> {
     let second = match reproduce(ctx, rt, step_id, 2, inputs).await? {
         Reproduction::Done(p) => p,
+        Reproduction::Copied => {
+            let detail =
+                format!("a check disagreed ({why}); a second wrote the run's own program again");
+            return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
+        }
         Reproduction::Failed(reason) => {
             let detail = format!("a check disagreed ({why}); a second could not run ({reason})");
             return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;

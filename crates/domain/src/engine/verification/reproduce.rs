@@ -13,6 +13,7 @@ use crate::engine::failure::CallProblem;
 use crate::engine::runtime::Runtime;
 use crate::error::Error;
 use crate::model::inputs::RecordedInput;
+use crate::model::observations::{program, same_program};
 use crate::model::verification::Produced;
 use crate::model::workspace_view::ViewBudget;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
@@ -23,8 +24,9 @@ use crate::tools::code::CODE_RUN;
 /// Programs one reproduction may write: the first, and one fix after it failed.
 const PROGRAMS: u32 = 2;
 
-/// The sampling temperature of a reproduction: the first reads the task greedily, a second
-/// one (after a disagreement) samples, so that it is not the first again.
+/// The sampling temperature of a reproduction: the first reads the task greedily, a later
+/// one (after a disagreement, or after the first copied the run's program) samples, so that
+/// it is not the first again.
 fn temperature(round: u32) -> Option<f32> {
     (round > 1).then_some(0.7)
 }
@@ -32,6 +34,9 @@ fn temperature(round: u32) -> Option<f32> {
 /// How a reproduction went.
 pub(super) enum Reproduction {
     Done(Produced),
+    /// Its program was one the run itself ran (a model decoding greedily, shown the same
+    /// task and workspace, writes the same program): not run, it would check nothing.
+    Copied,
     /// It produced nothing to compare: why.
     Failed(String),
 }
@@ -116,6 +121,8 @@ pub(super) async fn reproduce(
         ..ctx.tool_context(None)
     };
     let scope = format!("check:{step_id}:{round}");
+    // The run's own programs, before this check adds its own.
+    let run_programs: Vec<String> = ctx.facts().programs().to_vec();
     for _ in 0..PROGRAMS {
         let mut request = ChatRequest::new(CallPurpose::Other, messages.clone()).with_tools(
             vec![code.clone()],
@@ -145,6 +152,11 @@ pub(super) async fn reproduce(
                 "the check wrote no program".to_string(),
             ));
         };
+        let copied = program(&call.arguments)
+            .is_some_and(|code| run_programs.iter().any(|p| same_program(p, &code)));
+        if copied {
+            return Ok(Reproduction::Copied);
+        }
         let key = format!("{}/{}", reply.key, call.id);
         let run = run_tool(
             ctx,
