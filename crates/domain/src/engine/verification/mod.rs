@@ -7,9 +7,9 @@
 //! executed actions and a reproduction agreed.
 //!
 //! A check program that is one the run itself ran (a model decoding greedily writes the same
-//! program from the same task and workspace) is not run: it would agree whatever the answer.
-//! One sampled program is asked for instead; if it is the run's again, the run ends
-//! unverified ("nothing independent checked the answer").
+//! program from the same task and workspace) is not run: it would agree whatever the answer,
+//! and the run ends unverified ("nothing independent checked the answer"). A sampled program
+//! asked for instead was tried and agreed with every wrong answer it met (docs/eval.md).
 //!
 //! A disagreement gets a second reproduction, sampled: if it agrees with the run, the run is
 //! verified; if it agrees with the first one instead, both disagree with the run, and the
@@ -99,19 +99,14 @@ async fn check_answer(
     let run = by_run(&port, &ctx.workspace, &changes, result).await;
     let first = match reproduce(ctx, rt, step_id, 1, &inputs).await? {
         Reproduction::Done(p) => p,
-        // The same program again checks nothing: one sampled program instead (round 3:
-        // rounds 1 and 2 are the first check and the second look).
-        Reproduction::Copied => match reproduce(ctx, rt, step_id, COPIED_REDO, &inputs).await? {
-            Reproduction::Done(p) => p,
-            Reproduction::Copied => {
-                let why = "the check could only write the run's own program again: nothing \
-                           independent checked the answer";
-                return record(ctx, step_id, CheckVerdict::Undecided, false, why.into()).await;
-            }
-            Reproduction::Failed(why) => {
-                return record(ctx, step_id, CheckVerdict::Undecided, false, why).await;
-            }
-        },
+        // The same program again checks nothing. A sampled one instead agreed with the wrong
+        // answers it was tried on (the same model shares the misreading): the run stays
+        // unverified, said plainly.
+        Reproduction::Copied => {
+            let why = "the check wrote the run's own program again: nothing independent \
+                       checked the answer";
+            return record(ctx, step_id, CheckVerdict::Undecided, false, why.into()).await;
+        }
         Reproduction::Failed(why) => {
             return record(ctx, step_id, CheckVerdict::Undecided, false, why).await;
         }
@@ -130,9 +125,6 @@ async fn check_answer(
         }
     }
 }
-
-/// The round of the sampled reproduction written when the first copied the run's program.
-const COPIED_REDO: u32 = 3;
 
 /// After a first disagreement: a second reproduction decides. `retry`: the step may be
 /// tried again when both reproductions agree with each other against the run.

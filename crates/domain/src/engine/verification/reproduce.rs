@@ -24,9 +24,8 @@ use crate::tools::code::CODE_RUN;
 /// Programs one reproduction may write: the first, and one fix after it failed.
 const PROGRAMS: u32 = 2;
 
-/// The sampling temperature of a reproduction: the first reads the task greedily, a later
-/// one (after a disagreement, or after the first copied the run's program) samples, so that
-/// it is not the first again.
+/// The sampling temperature of a reproduction: the first reads the task greedily, a second
+/// one (after a disagreement) samples, so that it is not the first again.
 fn temperature(round: u32) -> Option<f32> {
     (round > 1).then_some(0.7)
 }

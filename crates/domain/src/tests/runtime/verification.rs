@@ -307,8 +307,8 @@ async fn an_answer_is_checked_against_what_the_check_printed() {
 }
 
 /// A model decoding greedily writes, from the same task and workspace, the program the run
-/// ran: that check is not run (it would agree whatever the answer); a sampled one is asked
-/// for instead, and when it is the run's program again nothing checked the answer.
+/// ran: that check is not run (it would agree whatever the answer) and the run ends
+/// unverified.
 #[tokio::test]
 async fn a_check_that_copies_the_runs_program_checks_nothing() {
     let ws = numbers();
@@ -319,7 +319,6 @@ async fn a_check_that_copies_the_runs_program_checks_nothing() {
             program("expr 4 + 5 > sum.txt"),
             done("sum.txt holds 9"),
             program("expr 4 + 5 > sum.txt\n"),
-            program("expr 4 + 5 > sum.txt"),
         ],
         direct(0),
     )
@@ -330,48 +329,13 @@ async fn a_check_that_copies_the_runs_program_checks_nothing() {
         h.checks(),
         [(
             CheckVerdict::Undecided,
-            "the check could only write the run's own program again: nothing independent \
-             checked the answer"
+            "the check wrote the run's own program again: nothing independent checked the \
+             answer"
                 .to_string()
         )]
     );
-    let requests = h.llm.requests();
-    assert_eq!(requests.len(), 4);
-    assert_eq!(
-        requests[2].temperature, None,
-        "the first check reads greedily"
-    );
-    assert_eq!(requests[3].temperature, Some(0.7), "the redo samples");
+    assert_eq!(h.llm.requests().len(), 3, "no second check is asked for");
     assert!(ws.scratch_folders().is_empty());
-}
-
-#[tokio::test]
-async fn a_sampled_check_after_a_copied_one_can_verify() {
-    let ws = numbers();
-    let h = run(
-        &ws,
-        TASK,
-        vec![
-            program("expr 4 + 5 > sum.txt"),
-            done("sum.txt holds 9"),
-            program("expr 4 + 5 > sum.txt"),
-            program("echo 9 > sum.txt"),
-        ],
-        direct(0),
-    )
-    .await;
-    assert!(
-        h.outcome.verification.verified,
-        "{:?}",
-        h.outcome.verification
-    );
-    assert_eq!(
-        h.checks(),
-        [(
-            CheckVerdict::Agree,
-            "an independent program reproduced sum.txt".to_string()
-        )]
-    );
 }
 
 #[tokio::test]
