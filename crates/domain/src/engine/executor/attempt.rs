@@ -21,12 +21,11 @@ use crate::ports::llm::{
 use crate::ports::ToolContext;
 use crate::prompts;
 use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_USER};
-use crate::tools::code::CODE_RUN;
 
-/// The state of one attempt, carried from turn to turn.
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
 const MAX_GIVE_UPS_REFUSED: u32 = 2;
 
+/// The state of one attempt, carried from turn to turn.
 pub(super) struct Attempt<'a> {
     ctx: &'a RunContext,
     limits: &'a StepLimits,
@@ -304,6 +303,20 @@ impl<'a> Attempt<'a> {
         }
     }
 
+    /// Journals a nudge of this step (`nudge` event), unless the turn is replayed from the
+    /// journal, which holds it already.
+    async fn nudged(&self, replayed: bool, reason: &str) -> Result<(), StoreError> {
+        if replayed {
+            return Ok(());
+        }
+        self.ctx
+            .emit(EventKind::Nudge {
+                step_id: self.step_id.to_string(),
+                reason: reason.to_string(),
+            })
+            .await
+    }
+
     /// `complete_step`: ends the attempt. A success claimed before any call of the run
     /// worked is refused once (the model reads why and may act, or claim again, which then
     /// stands: the run's answer is not verified without executed actions).
@@ -330,14 +343,7 @@ impl<'a> Attempt<'a> {
                 (CLAIMED_AFTER_FAILURES, prompts::claim_after_failures())
             };
             self.claim_refused = true;
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: reason.to_string(),
-                    })
-                    .await?;
-            }
+            self.nudged(replayed, reason).await?;
             return Ok((answer, None));
         }
         // A retry that gives up before trying anything repeats the earlier attempt's
@@ -347,17 +353,13 @@ impl<'a> Attempt<'a> {
             && self.retry
             && self.real_calls == 0
             && self.give_ups_refused == 0
-            && self.tools.iter().any(|t| t.name == CODE_RUN)
+            && self.tools.iter().any(|t| {
+                tool_router::family_of(self.agent.toolbox.as_ref(), &t.name) == ToolFamily::Code
+            })
         {
             self.give_ups_refused += 1;
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: "gave up on a retry before trying".to_string(),
-                    })
-                    .await?;
-            }
+            self.nudged(replayed, "gave up on a retry before trying")
+                .await?;
             return Ok((prompts::try_before_giving_up(), None));
         }
         // A failure claimed right after a program failed: the error is read back and fixed
@@ -368,14 +370,8 @@ impl<'a> Attempt<'a> {
             && self.give_ups_refused < MAX_GIVE_UPS_REFUSED
         {
             self.give_ups_refused += 1;
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: "gave up right after a failing call".to_string(),
-                    })
-                    .await?;
-            }
+            self.nudged(replayed, "gave up right after a failing call")
+                .await?;
             return Ok((prompts::fix_before_giving_up(), None));
         }
         Ok((
@@ -483,14 +479,8 @@ impl<'a> Attempt<'a> {
         };
         let failing = self.watch.outcome(&call.name, run.ok);
         if let Some(tool) = failing.filter(|_| self.limits.nudges.failing_tool) {
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: format!("`{tool}` failed twice in a row"),
-                    })
-                    .await?;
-            }
+            self.nudged(replayed, &format!("`{tool}` failed twice in a row"))
+                .await?;
             notes.hints.push(prompts::tool_failed_twice_hint(&tool));
         }
         if run.ok {
@@ -514,14 +504,7 @@ impl<'a> Attempt<'a> {
                 return Ok(Some(StepEnd::Failed(format!("stuck in a loop: {reason}"))));
             }
             self.watch.nudged = true;
-            if !replayed {
-                self.ctx
-                    .emit(EventKind::Nudge {
-                        step_id: self.step_id.to_string(),
-                        reason: reason.clone(),
-                    })
-                    .await?;
-            }
+            self.nudged(replayed, &reason).await?;
             notes.hints.push(prompts::stuck_nudge(&reason));
             self.choice = ToolChoice::Function(COMPLETE_STEP.to_string());
         }
