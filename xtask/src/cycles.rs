@@ -224,7 +224,7 @@ fn child_paths(text: &str, module: &str, children: &[&str]) -> Vec<String> {
 }
 
 /// `text` with line comments cut off.
-fn without_comments(text: &str) -> String {
+pub(crate) fn without_comments(text: &str) -> String {
     text.lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()

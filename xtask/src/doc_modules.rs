@@ -129,11 +129,7 @@ fn names(text: &str, word: &str) -> bool {
         "mod",
         "macro_rules!",
     ];
-    let code: String = text
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = crate::cycles::without_comments(text);
     let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
     code.match_indices(word).any(|(at, _)| {
         let before = &code[..at];

@@ -53,28 +53,29 @@ pub fn is_trusted(folder: &Path) -> bool {
 /// `XDG_CONFIG_HOME` only, as the XDG spec says), else `$HOME/.config/planwright`; it holds
 /// the user's config file and the key of the state folders' marks.
 pub fn user_config_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".config"))
-    })?;
-    Some(base.join("planwright"))
+    xdg_folder("XDG_CONFIG_HOME", &[".config"])
 }
 
 /// The user's Planwright state folder: `$XDG_STATE_HOME/planwright` (absolute only), else
 /// `$HOME/.local/state/planwright`; it keeps what goes with runs whose database is not a
 /// local file ([`crate::database::Database::runs_root`]).
 pub fn user_state_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_STATE_HOME")
+    xdg_folder("XDG_STATE_HOME", &[".local", "state"])
+}
+
+/// `$VARIABLE/planwright` when the variable holds an absolute path (as the XDG spec says),
+/// else `planwright` under `$HOME` joined with `under_home`.
+fn xdg_folder(variable: &str, under_home: &[&str]) -> Option<PathBuf> {
+    let xdg = std::env::var_os(variable)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
     let base = xdg.or_else(|| {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".local").join("state"))
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+        Some(
+            under_home
+                .iter()
+                .fold(PathBuf::from(home), |p, d| p.join(d)),
+        )
     })?;
     Some(base.join("planwright"))
 }
