@@ -37,18 +37,18 @@ fn serve(stream: TcpStream) {
         calls += 1;
         let reply = if path.ends_with("/chat/completions") {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (200, completion(&request, calls))
+            ("200 OK", completion(&request, calls))
         } else if path.ends_with("/models") {
             (
-                200,
+                "200 OK",
                 json!({"object": "list", "data": [{"id": "mock", "object": "model"}]}),
             )
         } else {
-            (404, json!({"error": {"message": "not found"}}))
+            ("404 Not Found", json!({"error": {"message": "not found"}}))
         };
         let text = reply.1.to_string();
         let head = format!(
-            "HTTP/1.1 {} OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             reply.0,
             text.len()
         );
