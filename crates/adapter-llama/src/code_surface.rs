@@ -53,6 +53,14 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
              (```bash works the same way: final_answer \"<the result>\".)\n",
         );
     }
+    // The other tools come right after programs, before the ways to stop: they do what a
+    // program cannot (a web page, a server's data). Listed last, after `FAILED:`, they were
+    // passed over: a small model gave up on a web task with the browser offered.
+    if !forms.others.is_empty() {
+        out.push_str("- To use a tool instead of a program: ");
+        out.push_str(&describe_tools(&forms.others, false));
+        out.push('\n');
+    }
     if forms.ask {
         out.push_str("- To ask the user (message_ask_user): ASK: <your question>\n");
     }
@@ -61,11 +69,6 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
             "- When the step is done (complete_step): a line DONE: <the result>, with no code \
              block. If it cannot be done: FAILED: <why>\n",
         );
-    }
-    if !forms.others.is_empty() {
-        out.push_str("- To call another tool: ");
-        out.push_str(&describe_tools(&forms.others, false));
-        out.push('\n');
     }
     out.trim_end().to_string()
 }

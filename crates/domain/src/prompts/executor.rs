@@ -70,7 +70,7 @@ fn last_attempt(s: &mut String, input: &StepInput) {
 /// front"): each file with its size, and the text of the small ones.
 pub fn workspace_section(view: &WorkspaceView) -> String {
     if view.files.is_empty() {
-        return "THE WORKSPACE IS EMPTY.\n".to_string();
+        return "The workspace has no files yet.\n".to_string();
     }
     let mut s = String::from("FILES IN THE WORKSPACE:\n");
     for f in &view.files {
@@ -273,10 +273,10 @@ pub fn claim_after_failures() -> String {
         .to_string()
 }
 
-/// The answer to a failure claimed on a retry before anything was tried in it.
+/// The answer to a failure claimed before anything was tried in the attempt.
 pub fn try_before_giving_up() -> String {
-    "Not accepted yet: this is a new attempt and nothing has been tried in it. Do the step \
-     another way (write and run a program), then finish it."
+    "Not accepted yet: nothing has been tried in this attempt. Try the step first: write \
+     and run a program, or use one of the other tools, or ask the user."
         .to_string()
 }
 

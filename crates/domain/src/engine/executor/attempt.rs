@@ -25,6 +25,12 @@ use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_US
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
 const MAX_GIVE_UPS_REFUSED: u32 = 2;
 
+/// The sampling temperature of a retry's calls. A greedy decoder shown the same prompt
+/// gives the same answer, and a retry's prompt is the earlier attempt's plus why it was
+/// not accepted, the same from the second retry on: every retry of a step repeated the
+/// first one word for word. A retry is a different draw.
+const RETRY_TEMPERATURE: f32 = 0.7;
+
 /// The state of one attempt, carried from turn to turn.
 pub(super) struct Attempt<'a> {
     ctx: &'a RunContext,
@@ -49,9 +55,14 @@ pub(super) struct Attempt<'a> {
     last_program_failed: bool,
     /// Failures claimed right after a failing call and sent back to be fixed.
     give_ups_refused: u32,
-    /// A retry of the step (an earlier attempt ended): a failure claimed before it tried
-    /// anything is sent back once.
+    /// A retry of the step (an earlier attempt ended): its calls sample
+    /// ([`RETRY_TEMPERATURE`]).
     retry: bool,
+    /// A give-up was sent back: the next answer is asked without `complete_step` among its
+    /// tools. Sent back with words only, a small model wrote the same give-up again (word
+    /// for word, three times in a row); without the finishing form it acts: it fixes the
+    /// program, asks the user or calls another tool (docs/code-actions.md, "Giving up").
+    finish_withheld: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// Whether old tool output was trimmed already (once per attempt).
@@ -125,6 +136,7 @@ impl<'a> Attempt<'a> {
             last_program_failed: false,
             give_ups_refused: 0,
             retry: input.step.attempts() > 1,
+            finish_withheld: false,
             attachments: Vec::new(),
             trimmed: false,
             watch: LoopWatch::default(),
@@ -170,8 +182,19 @@ impl<'a> Attempt<'a> {
     /// Asks the model for the next move; trims old tool output once when the context is
     /// too long.
     async fn ask(&mut self) -> Result<Asked, StoreError> {
-        let request = ChatRequest::new(CallPurpose::Execute, self.messages.clone())
-            .with_tools(self.tools.clone(), std::mem::take(&mut self.choice));
+        let choice = std::mem::take(&mut self.choice);
+        let withheld = std::mem::take(&mut self.finish_withheld) && choice == ToolChoice::Auto;
+        let tools: Vec<ToolSchema> = self
+            .tools
+            .iter()
+            .filter(|t| !(withheld && t.name == COMPLETE_STEP))
+            .cloned()
+            .collect();
+        let mut request =
+            ChatRequest::new(CallPurpose::Execute, self.messages.clone()).with_tools(tools, choice);
+        if self.retry {
+            request.temperature = Some(RETRY_TEMPERATURE);
+        }
         let e = match self
             .ctx
             .chat_replayable(
@@ -346,11 +369,11 @@ impl<'a> Attempt<'a> {
             self.nudged(replayed, reason).await?;
             return Ok((answer, None));
         }
-        // A retry that gives up before trying anything repeats the earlier attempt's
-        // failure: it is sent back once to try.
+        // A give-up before anything was tried is sent back once to try (a small model gave
+        // up at the sight of an empty workspace with the browser offered, then again on
+        // every retry).
         if self.limits.nudges.failing_tool
             && !args.success
-            && self.retry
             && self.real_calls == 0
             && self.give_ups_refused == 0
             && self.tools.iter().any(|t| {
@@ -358,8 +381,8 @@ impl<'a> Attempt<'a> {
             })
         {
             self.give_ups_refused += 1;
-            self.nudged(replayed, "gave up on a retry before trying")
-                .await?;
+            self.finish_withheld = true;
+            self.nudged(replayed, "gave up before trying").await?;
             return Ok((prompts::try_before_giving_up(), None));
         }
         // A failure claimed right after a program failed: the error is read back and fixed
@@ -370,6 +393,7 @@ impl<'a> Attempt<'a> {
             && self.give_ups_refused < MAX_GIVE_UPS_REFUSED
         {
             self.give_ups_refused += 1;
+            self.finish_withheld = true;
             self.nudged(replayed, "gave up right after a failing call")
                 .await?;
             return Ok((prompts::fix_before_giving_up(), None));

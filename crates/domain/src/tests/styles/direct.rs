@@ -473,4 +473,82 @@ async fn giving_up_right_after_a_failing_call_is_sent_back_twice() {
         error.contains("the program failed"),
         "the third claim stands: {error}"
     );
+    // The answer after a give-up sent back is asked without the way to finish, so the
+    // model acts (a greedy model wrote the same give-up again when only told).
+    let offers_finish = |n: usize| {
+        r.requests()[n]
+            .tools
+            .iter()
+            .any(|t| t.name == "complete_step")
+    };
+    assert!(offers_finish(0) && offers_finish(1));
+    assert!(
+        !offers_finish(2) && !offers_finish(4),
+        "withheld after each refusal"
+    );
+    assert!(
+        offers_finish(3) && offers_finish(5),
+        "offered again once it acted"
+    );
+}
+
+/// A give-up before anything was tried is sent back once, the next answer without the
+/// way to finish; the model then acts and the step completes in the same attempt.
+#[tokio::test]
+async fn giving_up_before_trying_is_sent_back_to_act() {
+    let r = run_direct(
+        vec![
+            fail("the workspace is empty"),
+            calls(&[shell("echo 1 > out.txt")]),
+            calls(&[complete("out.txt")]),
+        ],
+        config(Mode::Direct),
+        "write 1 into out.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    assert!(
+        r.tool_answers(1)[0].starts_with("Not accepted yet: nothing has been tried"),
+        "{:?}",
+        r.tool_answers(1)
+    );
+    let requests = r.requests();
+    assert!(!requests[1].tools.iter().any(|t| t.name == "complete_step"));
+    assert!(
+        requests.iter().all(|q| q.temperature.is_none()),
+        "one attempt, greedy"
+    );
+}
+
+/// A retry of a step samples: a greedy model shown the retry's prompt (the same from the
+/// second retry on) answered the same every time.
+#[tokio::test]
+async fn a_retry_samples() {
+    let r = run_direct(
+        vec![
+            calls(&[shell("wc -l < data.csv")]),
+            fail("data.csv is not there"),
+            calls(&[shell("wc -l < data.csv > count.txt")]),
+            calls(&[complete("count.txt")]),
+        ],
+        RunConfig {
+            retries: 1,
+            ..config(Mode::Direct)
+        },
+        "count the lines of data.csv into count.txt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.outcome.status, RunStatus::Completed);
+    let temperatures: Vec<Option<f32>> = r.requests().iter().map(|q| q.temperature).collect();
+    assert_eq!(
+        temperatures[..2],
+        [None, None],
+        "the first attempt is greedy"
+    );
+    assert!(
+        temperatures[2..].iter().all(Option::is_some),
+        "a retry samples: {temperatures:?}"
+    );
 }
