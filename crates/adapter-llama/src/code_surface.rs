@@ -56,10 +56,10 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
     // The other tools come right after programs, before the ways to stop: they do what a
     // program cannot (a web page, a server's data). Listed last, after `FAILED:`, they were
     // passed over: a small model gave up on a web task with the browser offered.
-    if !forms.others.is_empty() {
+    if let Some(first) = forms.others.first() {
         out.push_str("- To use a tool instead of a program: ");
         out.push_str(&describe_tools(&forms.others, false));
-        out.push('\n');
+        out.push_str(&format!("\n  For example: {}\n", example_call(first)));
     }
     if forms.ask {
         out.push_str("- To ask the user (message_ask_user): ASK: <your question>\n");
@@ -71,6 +71,26 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
         );
     }
     out.trim_end().to_string()
+}
+
+/// A call of `tool` in the JSON form, its first required parameter shown (`…` for the
+/// value): a small model follows a written call more readily than a described one.
+fn example_call(tool: &ToolSchema) -> String {
+    let first = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .and_then(|r| r.first())
+        .and_then(Value::as_str);
+    let arguments = match first {
+        Some(name) => json!({ name: "…" }),
+        None => json!({}),
+    };
+    // In the order the answer format names them (and the grammar writes them).
+    format!(
+        "{{\"tool\": {}, \"arguments\": {arguments}}}",
+        Value::String(tool.name.clone())
+    )
 }
 
 /// A program's `changes` argument as its first line says it.
@@ -256,6 +276,29 @@ mod tests {
             args(&call)[CODE],
             "# changes: none\nprint('a\\nb')\n",
             "the backslash-n inside the string is the program's"
+        );
+    }
+
+    #[test]
+    fn the_other_tools_come_before_the_ways_to_stop_with_a_written_call() {
+        let browse = ToolSchema {
+            name: "browser_navigate".into(),
+            description: "Open a URL".into(),
+            parameters: json!({"type": "object", "properties": {"url": {"type": "string"}},
+                "required": ["url"]}),
+        };
+        let forms = CodeForms {
+            program: true,
+            ask: true,
+            finish: true,
+            others: vec![&browse],
+        };
+        let text = describe(&forms);
+        let tool = text.find("browser_navigate(url: string)").unwrap();
+        assert!(tool < text.find("ASK:").unwrap() && tool < text.find("FAILED:").unwrap());
+        assert!(
+            text.contains(r#"For example: {"tool": "browser_navigate", "arguments": {"url":"…"}}"#),
+            "{text}"
         );
     }
 

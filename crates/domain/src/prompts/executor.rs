@@ -273,10 +273,11 @@ pub fn claim_after_failures() -> String {
         .to_string()
 }
 
-/// The answer to a failure claimed before anything was tried in the attempt.
+/// The answer to a failure claimed on a retry before anything was tried in it.
 pub fn try_before_giving_up() -> String {
-    "Not accepted yet: nothing has been tried in this attempt. Try the step first: write \
-     and run a program, or use one of the other tools, or ask the user."
+    "Not accepted yet: this is a new attempt and nothing has been tried in it. Try the \
+     step another way: write and run a program, use one of the other tools, or ask the \
+     user."
         .to_string()
 }
 

@@ -58,10 +58,11 @@ pub(super) struct Attempt<'a> {
     /// A retry of the step (an earlier attempt ended): its calls sample
     /// ([`RETRY_TEMPERATURE`]).
     retry: bool,
-    /// A give-up was sent back: the next answer is asked without `complete_step` among its
-    /// tools. Sent back with words only, a small model wrote the same give-up again (word
-    /// for word, three times in a row); without the finishing form it acts: it fixes the
-    /// program, asks the user or calls another tool (docs/code-actions.md, "Giving up").
+    /// A give-up right after a failing program was sent back: the next answer is asked
+    /// without `complete_step` among its tools. Sent back with words only, a small model
+    /// wrote the same give-up again (word for word, three times in a row); without the
+    /// finishing form it fixes the program, asks the user or calls another tool
+    /// (docs/direct.md, "Giving up at the first error").
     finish_withheld: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
@@ -369,11 +370,12 @@ impl<'a> Attempt<'a> {
             self.nudged(replayed, reason).await?;
             return Ok((answer, None));
         }
-        // A give-up before anything was tried is sent back once to try (a small model gave
-        // up at the sight of an empty workspace with the browser offered, then again on
-        // every retry).
+        // A retry that gives up before trying anything repeats the earlier attempt's
+        // failure: it is sent back once to try. In words only: with the way to finish
+        // withheld, a model that had nothing to try ran the answer format's template.
         if self.limits.nudges.failing_tool
             && !args.success
+            && self.retry
             && self.real_calls == 0
             && self.give_ups_refused == 0
             && self.tools.iter().any(|t| {
@@ -381,8 +383,8 @@ impl<'a> Attempt<'a> {
             })
         {
             self.give_ups_refused += 1;
-            self.finish_withheld = true;
-            self.nudged(replayed, "gave up before trying").await?;
+            self.nudged(replayed, "gave up on a retry before trying")
+                .await?;
             return Ok((prompts::try_before_giving_up(), None));
         }
         // A failure claimed right after a program failed: the error is read back and fixed

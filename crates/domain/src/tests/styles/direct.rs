@@ -492,33 +492,36 @@ async fn giving_up_right_after_a_failing_call_is_sent_back_twice() {
     );
 }
 
-/// A give-up before anything was tried is sent back once, the next answer without the
-/// way to finish; the model then acts and the step completes in the same attempt.
+/// A retry that gives up before trying anything is sent back once, in words (the way to
+/// finish stays offered); the model then acts and the retry completes.
 #[tokio::test]
-async fn giving_up_before_trying_is_sent_back_to_act() {
+async fn a_retry_giving_up_before_trying_is_sent_back_to_act() {
     let r = run_direct(
         vec![
-            fail("the workspace is empty"),
+            calls(&[shell("cat data.csv")]),
+            fail("data.csv is not there"),
+            fail("data.csv is not there"),
             calls(&[shell("echo 1 > out.txt")]),
             calls(&[complete("out.txt")]),
         ],
-        config(Mode::Direct),
+        RunConfig {
+            retries: 1,
+            ..config(Mode::Direct)
+        },
         "write 1 into out.txt",
         &[],
     )
     .await;
     assert_eq!(r.outcome.status, RunStatus::Completed);
     assert!(
-        r.tool_answers(1)[0].starts_with("Not accepted yet: nothing has been tried"),
+        r.tool_answers(3)[0].starts_with("Not accepted yet: this is a new attempt"),
         "{:?}",
-        r.tool_answers(1)
+        r.tool_answers(3)
     );
-    let requests = r.requests();
-    assert!(!requests[1].tools.iter().any(|t| t.name == "complete_step"));
-    assert!(
-        requests.iter().all(|q| q.temperature.is_none()),
-        "one attempt, greedy"
-    );
+    assert!(r.requests()[3]
+        .tools
+        .iter()
+        .any(|t| t.name == "complete_step"));
 }
 
 /// A retry of a step samples: a greedy model shown the retry's prompt (the same from the
