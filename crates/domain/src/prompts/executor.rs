@@ -17,7 +17,9 @@ pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actio
         Actions::Code => {
             "- Act by running programs (python or bash): read the files, compute and write \
              the results in the program. Do the whole step in one program when you can, and \
-             end it with final_answer(result): the result, computed, finishes the step.\n"
+             end it with final_answer(result): the result, computed, finishes the step.\n\
+             - A program has no network: for a web page or a server's data, call the tool \
+             made for it.\n"
         }
         Actions::Tools => "- Act with the tools; do not just describe what you would do.\n",
         Actions::Both => {
