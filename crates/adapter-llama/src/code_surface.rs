@@ -110,7 +110,9 @@ fn changes_of(code: &str) -> Vec<String> {
 }
 
 /// What the model wrote, read back: a tool call, or `None` when it is none of the forms.
-pub(crate) fn parse(text: &str, id: String) -> Option<ToolCall> {
+/// `tools`: the tools offered, so that a program that opens by calling one of the other
+/// tools as a function is read as that tool's call.
+pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<ToolCall> {
     let text = text.trim();
     let call = |name: &str, arguments: Value| ToolCall {
         id: id.clone(),
@@ -135,6 +137,17 @@ pub(crate) fn parse(text: &str, id: String) -> Option<ToolCall> {
         if let Some(answer) = plain_form(&statements, &call) {
             return Some(answer);
         }
+        // A small model that knows smolagents' habit calls the other tools as functions
+        // (`browser_navigate("http://…")`), which no program can: the program's first
+        // statement, when it is such a call with literal arguments, is that tool's call
+        // (the lines after it need its result, which the model reads next).
+        if let Some((name, arguments)) = statements
+            .lines()
+            .next()
+            .and_then(|first| function_call(first, tools))
+        {
+            return Some(call(&name, arguments));
+        }
         return Some(call(
             CODE_RUN,
             json!({LANGUAGE: language.name(), CODE: format!("{code}\n"), CHANGES: changes_of(code)}),
@@ -147,6 +160,126 @@ pub(crate) fn parse(text: &str, id: String) -> Option<ToolCall> {
     let name = value.get("tool")?.as_str()?;
     let arguments = value.get("arguments").cloned().unwrap_or_else(|| json!({}));
     Some(call(name, arguments))
+}
+
+/// `line` as a call of one of `tools` other than the code surface's own
+/// (`[x = ]name(args)`), its positional arguments the required parameters in order, its
+/// keyword arguments by name; every argument a literal (a string, a number, `True`,
+/// `False`, `None`). `None` for anything else.
+fn function_call(line: &str, tools: &[ToolSchema]) -> Option<(String, Value)> {
+    let line = line.trim();
+    let line = match line.split_once('=') {
+        Some((target, rest))
+            if !target.contains('(') && is_identifier(target.trim()) && !rest.starts_with('=') =>
+        {
+            rest.trim_start()
+        }
+        _ => line,
+    };
+    let (name, rest) = line.split_once('(')?;
+    let name = name.trim();
+    let tool = tools
+        .iter()
+        .find(|t| t.name == name && ![CODE_RUN, ASK_USER, COMPLETE_STEP].contains(&name))?;
+    let inner = rest.trim_end().strip_suffix(')')?;
+    let required: Vec<&str> = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut arguments = serde_json::Map::new();
+    let mut scan = Literals { rest: inner };
+    let mut position = 0;
+    while let Some((key, value)) = scan.next_argument()? {
+        let key = match key {
+            Some(k) => k,
+            None => {
+                let k = required.get(position)?.to_string();
+                position += 1;
+                k
+            }
+        };
+        arguments.insert(key, value);
+    }
+    Some((tool.name.clone(), Value::Object(arguments)))
+}
+
+fn is_identifier(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The arguments of a call, read one at a time: `Some(None)` at their end, `None` when one
+/// is not a literal.
+struct Literals<'a> {
+    rest: &'a str,
+}
+
+impl Literals<'_> {
+    #[allow(clippy::option_option)]
+    fn next_argument(&mut self) -> Option<Option<(Option<String>, Value)>> {
+        let rest = self.rest.trim_start();
+        if rest.is_empty() {
+            return Some(None);
+        }
+        let (key, rest) = match rest.split_once('=') {
+            Some((k, v)) if is_identifier(k.trim()) && !v.starts_with('=') => {
+                (Some(k.trim().to_string()), v.trim_start())
+            }
+            _ => (None, rest),
+        };
+        let (value, rest) = literal(rest)?;
+        let rest = rest.trim_start();
+        self.rest = match rest.strip_prefix(',') {
+            Some(after) => after,
+            None if rest.is_empty() => rest,
+            None => return None,
+        };
+        Some(Some((key, value)))
+    }
+}
+
+/// A literal at the start of `text`, and what follows it.
+fn literal(text: &str) -> Option<(Value, &str)> {
+    let quote = text.chars().next()?;
+    if quote == '"' || quote == '\'' {
+        let mut out = String::new();
+        let mut chars = text.char_indices().skip(1);
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    let (_, e) = chars.next()?;
+                    out.push(match e {
+                        'n' => '\n',
+                        't' => '\t',
+                        other => other,
+                    });
+                }
+                c if c == quote => return Some((Value::String(out), &text[i + 1..])),
+                c => out.push(c),
+            }
+        }
+        return None;
+    }
+    let end = text.find([',', ')']).unwrap_or(text.len());
+    let word = text[..end].trim();
+    let value = match word {
+        "True" => Value::Bool(true),
+        "False" => Value::Bool(false),
+        "None" => Value::Null,
+        _ => {
+            if let Ok(n) = word.parse::<i64>() {
+                Value::from(n)
+            } else {
+                Value::from(word.parse::<f64>().ok()?)
+            }
+        }
+    };
+    Some((value, &text[end..]))
 }
 
 /// `ASK: …`, `DONE: …` or `FAILED: …` as its call.
@@ -220,6 +353,49 @@ pub(crate) fn render_result(tool: &str, result: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The forms with no other tool offered.
+    fn parse(text: &str, id: String) -> Option<ToolCall> {
+        super::parse(text, id, &[])
+    }
+
+    fn browse_tool() -> ToolSchema {
+        ToolSchema {
+            name: "browser_navigate".into(),
+            description: "Open a URL".into(),
+            parameters: json!({"type": "object", "properties": {"url": {"type": "string"},
+                "wait": {"type": "boolean"}}, "required": ["url"]}),
+        }
+    }
+
+    #[test]
+    fn a_program_that_opens_by_calling_another_tool_is_that_call() {
+        let tools = [browse_tool()];
+        for (text, args) in [
+            (
+                "```python\n# changes: none\nbrowser_navigate(\"http://x/a?b=1\")\nfinal_answer(browser_view())\n```",
+                json!({"url": "http://x/a?b=1"}),
+            ),
+            (
+                "```python\n# changes: none\npage = browser_navigate(url='http://x/a', wait=True)\n```",
+                json!({"url": "http://x/a", "wait": true}),
+            ),
+        ] {
+            let call = super::parse(text, "c".into(), &tools).unwrap();
+            assert_eq!(call.name, "browser_navigate", "{text}");
+            assert_eq!(serde_json::from_str::<Value>(&call.arguments).unwrap(), args);
+        }
+        // Not a literal, not offered, or the code surface's own: a program.
+        for text in [
+            "```python\n# changes: none\nbrowser_navigate(address)\n```",
+            "```python\n# changes: none\nbrowser_click(3)\n```",
+            "```python\n# changes: none\ncode_run(\"x\")\n```",
+            "```python\n# changes: none\nx == browser_navigate(\"http://x\")\n```",
+        ] {
+            let call = super::parse(text, "c".into(), &tools).unwrap();
+            assert_eq!(call.name, CODE_RUN, "{text}");
+        }
+    }
 
     fn args(call: &ToolCall) -> Value {
         serde_json::from_str(&call.arguments).unwrap()

@@ -466,7 +466,7 @@ impl Inner {
                     )));
                 }
                 let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-                match code_surface::parse(&output, format!("call_{n}")) {
+                match code_surface::parse(&output, format!("call_{n}"), &request.tools) {
                     Some(call) => response.tool_calls.push(call),
                     None => {
                         return Err(LlmError::InvalidResponse(format!(

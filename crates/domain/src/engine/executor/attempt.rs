@@ -193,7 +193,9 @@ impl<'a> Attempt<'a> {
             .collect();
         let mut request =
             ChatRequest::new(CallPurpose::Execute, self.messages.clone()).with_tools(tools, choice);
-        if self.retry {
+        // A retry, and the answer after a give-up sent back, sample: decoding greedily, the
+        // model wrote the program that had just failed again, byte for byte.
+        if self.retry || withheld {
             request.temperature = Some(RETRY_TEMPERATURE);
         }
         let e = match self

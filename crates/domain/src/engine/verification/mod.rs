@@ -11,10 +11,11 @@
 //! and the run ends unverified ("nothing independent checked the answer"). A sampled program
 //! asked for instead was tried and agreed with every wrong answer it met (docs/eval.md).
 //!
-//! A disagreement gets a second reproduction, sampled: if it agrees with the run, the run is
-//! verified; if it agrees with the first one instead, both disagree with the run, and the
-//! step is tried again once with what they found; anything else ends unverified. Every check
-//! is an `answer_checked` event; the run's `verified` is the last one's verdict.
+//! A disagreement gets a second reproduction, sampled: if it agrees with the first one, both
+//! disagree with the run, and the step is tried again once with what they found; anything
+//! else ends unverified (a second that agrees with the run splits the checks: one for, one
+//! against). Every check is an `answer_checked` event; the run's `verified` is the last
+//! one's verdict.
 
 mod produced;
 mod reproduce;
@@ -149,12 +150,15 @@ async fn second_look(
             return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
         }
     };
+    // One check for the run and one against it is no check: on the eval's held-out tasks
+    // every run a sampled second program agreed with after the first disagreed was wrong
+    // (the same model shares the run's misreading; docs/eval.md).
     if let Agreement::Agree { compared } = compare(run, &second) {
         let detail = format!(
-            "a second independent program reproduced {} (a first disagreed: {why})",
+            "the checks split: a first program disagreed ({why}), a second reproduced {}",
             compared.join(", ")
         );
-        return record(ctx, step_id, CheckVerdict::Agree, true, detail).await;
+        return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
     }
     let checks_agree = matches!(compare(first, &second), Agreement::Agree { .. });
     if checks_agree && retry {
