@@ -181,7 +181,7 @@ async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppE
         Command::Mcp { command } => match command {
             McpCommand::Serve(args) => {
                 let shutdown = signals::first(signals::listen());
-                server::mcp_serve(&cli.db, args.settings(), shutdown).await?;
+                server::mcp_serve(&cli.db, args.settings(&cli.db), shutdown).await?;
                 Ok(ExitCode::SUCCESS)
             }
             McpCommand::List => {
@@ -195,12 +195,22 @@ async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppE
         },
         Command::Serve(args) => {
             let shutdown = signals::first(signals::listen());
-            server::serve(&cli.db, args.settings(terminal::get().quiet), shutdown).await?;
+            server::serve(
+                &cli.db,
+                args.settings(&cli.db, terminal::get().quiet),
+                shutdown,
+            )
+            .await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Worker(args) => {
             let shutdown = signals::first(signals::listen());
-            server::work(&cli.db, args.settings(terminal::get().quiet), shutdown).await?;
+            server::work(
+                &cli.db,
+                args.settings(&cli.db, terminal::get().quiet),
+                shutdown,
+            )
+            .await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { command } => {

@@ -342,6 +342,33 @@ async fn a_run_with_its_database_and_workspace_elsewhere_leaves_the_starting_fol
     assert!(runs.status().is_success(), "{}", server.stderr_text());
 }
 
+/// `serve` started in a folder with its database elsewhere keeps its runs' workspaces
+/// beside that database, as `run` does: the starting folder gets nothing.
+#[tokio::test]
+async fn a_server_with_its_database_elsewhere_writes_nothing_where_it_was_started() {
+    let pw = Planwright::new();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let db = elsewhere.path().join("served.db").display().to_string();
+    let model = ScriptedOpenAi::start(greeting_script(false)).await;
+    let server = pw
+        .serve(
+            &model.base_url(),
+            Some("pw_beside_token"),
+            &["--sandbox", "none", "--db", &db],
+        )
+        .await;
+    let runs = reqwest::Client::new()
+        .get(server.url("/v1/runs"))
+        .bearer_auth("pw_beside_token")
+        .send()
+        .await
+        .expect("runs");
+    assert!(runs.status().is_success(), "{}", server.stderr_text());
+    assert!(!pw.cwd().join(".planwright").exists());
+    let beside = elsewhere.path().join(".planwright");
+    assert!(beside.join("created-by-planwright").is_file());
+}
+
 #[tokio::test]
 async fn a_state_folder_planwright_creates_is_its_own() {
     let pw = Planwright::new();

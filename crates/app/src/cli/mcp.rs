@@ -39,13 +39,10 @@ pub struct McpServeArgs {
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
     pub ask_timeout_secs: u32,
 
-    /// Folder of the runs' workspaces (`<root>/<run_id>/workspace`), as for `serve`.
-    #[arg(
-        long,
-        env = "PLANWRIGHT_WORKSPACE_ROOT",
-        default_value = ".planwright/runs"
-    )]
-    pub workspace_root: PathBuf,
+    /// Folder of the runs' workspaces (`<root>/<run_id>/workspace`), as for `serve` (the
+    /// same default).
+    #[arg(long, env = "PLANWRIGHT_WORKSPACE_ROOT")]
+    pub workspace_root: Option<PathBuf>,
 
     /// Defaults of the runs (a call may choose the mode).
     #[command(flatten)]

@@ -13,7 +13,7 @@ use runner::{Provider, SandboxMode, SearchChoice, ToolProtocol};
 mod age;
 pub mod heading;
 pub mod mcp;
-mod settings;
+pub mod settings;
 mod values;
 
 pub use mcp::McpCommand;
@@ -159,13 +159,10 @@ pub enum CompletionShell {
 /// `planwright doctor`: the options that say where things are, as `run` and `serve` read them.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Folder of the runs' workspaces, as for `serve`.
-    #[arg(
-        long,
-        env = "PLANWRIGHT_WORKSPACE_ROOT",
-        default_value = ".planwright/runs"
-    )]
-    pub workspace_root: PathBuf,
+    /// Folder of the runs' workspaces, as for `serve` [default: `.planwright/runs` beside
+    /// the database].
+    #[arg(long, env = "PLANWRIGHT_WORKSPACE_ROOT")]
+    pub workspace_root: Option<PathBuf>,
 
     /// Seconds the LLM endpoint has to answer `GET /models`.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=120))]
@@ -262,15 +259,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(0..=1024))]
     pub workers: Option<u32>,
 
-    /// Folder of the runs' workspaces (`<root>/<run_id>/workspace`). With workers on other
-    /// machines it must be a shared filesystem mounted at the same path on every one of
-    /// them (docs/scaling.md).
-    #[arg(
-        long,
-        env = "PLANWRIGHT_WORKSPACE_ROOT",
-        default_value = ".planwright/runs"
-    )]
-    pub workspace_root: PathBuf,
+    /// Folder of the runs' workspaces (`<root>/<run_id>/workspace`) [default:
+    /// `.planwright/runs` beside the database, as `run` keeps them; for PostgreSQL the
+    /// user's state folder]. With workers on other machines it must be a shared filesystem
+    /// mounted at the same path on every one of them (docs/scaling.md).
+    #[arg(long, env = "PLANWRIGHT_WORKSPACE_ROOT")]
+    pub workspace_root: Option<PathBuf>,
 
     /// Bearer token required by the API [default: generated at first start and kept in
     /// `server-token` beside the database]. Required to listen on a non-loopback address.
@@ -298,14 +292,11 @@ pub struct WorkerArgs {
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..=604_800))]
     pub ask_timeout_secs: u32,
 
-    /// Folder of the runs' workspaces, as the servers' `--workspace-root`: a claimed run
-    /// whose workspace lies elsewhere is refused (docs/security.md).
-    #[arg(
-        long,
-        env = "PLANWRIGHT_WORKSPACE_ROOT",
-        default_value = ".planwright/runs"
-    )]
-    pub workspace_root: PathBuf,
+    /// Folder of the runs' workspaces, as the servers' `--workspace-root` (the same
+    /// default): a claimed run whose workspace lies elsewhere is refused
+    /// (docs/security.md).
+    #[arg(long, env = "PLANWRIGHT_WORKSPACE_ROOT")]
+    pub workspace_root: Option<PathBuf>,
 
     /// Serve the Prometheus `/metrics` on this address (no token: bind it where only the
     /// scraper reaches; docs/observability.md).

@@ -2,8 +2,10 @@
 //! ([`RunSettings`], `server::ServeSettings`, ...): the one place the clap types are turned
 //! into theirs.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
+use runner::database::Database;
 use runner::RunSettings;
 
 use server::tokens::TokenCommand as TokenAction;
@@ -74,14 +76,14 @@ impl RunOptions {
 
 impl ServeArgs {
     /// `serve`'s settings; `quiet`: `-q`.
-    pub fn settings(&self, quiet: bool) -> ServeSettings {
+    pub fn settings(&self, db: &Database, quiet: bool) -> ServeSettings {
         ServeSettings {
             addr: self.addr,
             max_connections: self.max_connections,
             header_timeout: Duration::from_secs(self.header_timeout_secs.into()),
             ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
             workers: self.workers,
-            workspace_root: self.workspace_root.clone(),
+            workspace_root: workspace_root(self.workspace_root.as_ref(), db),
             token: self.token.clone(),
             metrics_public: self.metrics_public,
             run: self.opts.settings(),
@@ -92,11 +94,11 @@ impl ServeArgs {
 
 impl WorkerArgs {
     /// `worker`'s settings; `quiet`: `-q`.
-    pub fn settings(&self, quiet: bool) -> WorkerSettings {
+    pub fn settings(&self, db: &Database, quiet: bool) -> WorkerSettings {
         WorkerSettings {
             concurrency: self.concurrency,
             ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
-            workspace_root: self.workspace_root.clone(),
+            workspace_root: workspace_root(self.workspace_root.as_ref(), db),
             metrics_addr: self.metrics_addr,
             run: self.opts.settings(),
             quiet,
@@ -106,11 +108,11 @@ impl WorkerArgs {
 
 impl McpServeArgs {
     /// `mcp serve`'s settings.
-    pub fn settings(&self) -> McpServeSettings {
+    pub fn settings(&self, db: &Database) -> McpServeSettings {
         McpServeSettings {
             workers: self.workers,
             ask_timeout: Duration::from_secs(self.ask_timeout_secs.into()),
-            workspace_root: self.workspace_root.clone(),
+            workspace_root: workspace_root(self.workspace_root.as_ref(), db),
             run: self.opts.settings(),
         }
     }
@@ -146,4 +148,11 @@ mod tests {
         let default = format!("{:?}", runner::RunSettings::default());
         assert_eq!(from_cli, default);
     }
+}
+
+/// `--workspace-root`, or beside the database where `run` keeps its runs
+/// (`Database::runs_root`): a server started in a folder writes nothing there unless its
+/// database is there.
+pub fn workspace_root(given: Option<&PathBuf>, db: &Database) -> PathBuf {
+    given.cloned().unwrap_or_else(|| db.runs_root())
 }

@@ -94,7 +94,9 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     #[cfg(not(feature = "anthropic"))]
     say(endpoint::check(&settings, args.timeout_secs).await);
     say(checks::database(db).await);
-    say(checks::workspace_root(&args.workspace_root));
+    say(checks::workspace_root(
+        &crate::cli::settings::workspace_root(args.workspace_root.as_ref(), db),
+    ));
     if failed {
         ExitCode::from(1)
     } else {
