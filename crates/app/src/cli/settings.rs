@@ -128,6 +128,13 @@ impl From<TokenCommand> for TokenAction {
     }
 }
 
+/// `--workspace-root`, or beside the database where `run` keeps its runs
+/// (`Database::runs_root`): a server started in a folder writes nothing there unless its
+/// database is there.
+pub fn workspace_root(given: Option<&PathBuf>, db: &Database) -> PathBuf {
+    given.cloned().unwrap_or_else(|| db.runs_root())
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -148,11 +155,4 @@ mod tests {
         let default = format!("{:?}", runner::RunSettings::default());
         assert_eq!(from_cli, default);
     }
-}
-
-/// `--workspace-root`, or beside the database where `run` keeps its runs
-/// (`Database::runs_root`): a server started in a folder writes nothing there unless its
-/// database is there.
-pub fn workspace_root(given: Option<&PathBuf>, db: &Database) -> PathBuf {
-    given.cloned().unwrap_or_else(|| db.runs_root())
 }
