@@ -1,5 +1,10 @@
 //! The run loop.
 
+/// The sampling temperature of a call that must not be the greedy answer again: a retry,
+/// the answer after a give-up sent back, a second check (docs/direct.md,
+/// docs/verification.md). A greedy decoder shown the same prompt answers the same.
+pub(crate) const SAMPLED_TEMPERATURE: f32 = 0.7;
+
 pub mod builder;
 pub(crate) mod checkpoints;
 pub mod config;

@@ -10,6 +10,7 @@ use crate::engine::executor::tool_call::{parse_arguments, run_tool, CallSite};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
 use crate::engine::executor::StepSetup;
 use crate::engine::failure::CallProblem;
+use crate::engine::SAMPLED_TEMPERATURE;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;
 use crate::model::step_input::StepInput;
@@ -24,12 +25,6 @@ use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_US
 
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
 const MAX_GIVE_UPS_REFUSED: u32 = 2;
-
-/// The sampling temperature of a retry's calls. A greedy decoder shown the same prompt
-/// gives the same answer, and a retry's prompt is the earlier attempt's plus why it was
-/// not accepted, the same from the second retry on: every retry of a step repeated the
-/// first one word for word. A retry is a different draw.
-const RETRY_TEMPERATURE: f32 = 0.7;
 
 /// The state of one attempt, carried from turn to turn.
 pub(super) struct Attempt<'a> {
@@ -56,7 +51,9 @@ pub(super) struct Attempt<'a> {
     /// Failures claimed right after a failing call and sent back to be fixed.
     give_ups_refused: u32,
     /// A retry of the step (an earlier attempt ended): its calls sample
-    /// ([`RETRY_TEMPERATURE`]).
+    /// ([`SAMPLED_TEMPERATURE`]): a retry's prompt is the earlier attempt's plus why it was
+    /// not accepted, the same from the second retry on, and decoding greedily every retry
+    /// repeated the first word for word.
     retry: bool,
     /// A give-up right after a failing program was sent back: the next answer is asked
     /// without `complete_step` among its tools. Sent back with words only, a small model
@@ -196,7 +193,7 @@ impl<'a> Attempt<'a> {
         // A retry, and the answer after a give-up sent back, sample: decoding greedily, the
         // model wrote the program that had just failed again, byte for byte.
         if self.retry || withheld {
-            request.temperature = Some(RETRY_TEMPERATURE);
+            request.temperature = Some(SAMPLED_TEMPERATURE);
         }
         let e = match self
             .ctx

@@ -27,7 +27,7 @@ const PROGRAMS: u32 = 2;
 /// The sampling temperature of a reproduction: the first reads the task greedily, a second
 /// one (after a disagreement) samples, so that it is not the first again.
 fn temperature(round: u32) -> Option<f32> {
-    (round > 1).then_some(0.7)
+    (round > 1).then_some(crate::engine::SAMPLED_TEMPERATURE)
 }
 
 /// How a reproduction went.
