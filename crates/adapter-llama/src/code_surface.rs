@@ -76,14 +76,8 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
 /// A call of `tool` in the JSON form, its first required parameter shown (`…` for the
 /// value): a small model follows a written call more readily than a described one.
 fn example_call(tool: &ToolSchema) -> String {
-    let first = tool
-        .parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .and_then(|r| r.first())
-        .and_then(Value::as_str);
-    let arguments = match first {
-        Some(name) => json!({ name: "…" }),
+    let arguments = match required(tool).first() {
+        Some(&name) => json!({ name: "…" }),
         None => json!({}),
     };
     // In the order the answer format names them (and the grammar writes them).
@@ -162,8 +156,8 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
     Some(call(name, arguments))
 }
 
-/// `line` as a call of one of `tools` other than the code surface's own
-/// (`[x = ]name(args)`), its positional arguments the required parameters in order, its
+/// `line` as a call of one of `tools` other than the code surface's own forms (its
+/// [`forms`]' others: `[x = ]name(args)`), its positional arguments the required parameters in order, its
 /// keyword arguments by name; every argument a literal (a string, a number, `True`,
 /// `False`, `None`). `None` for anything else.
 fn function_call(line: &str, tools: &[ToolSchema]) -> Option<(String, Value)> {
@@ -178,16 +172,10 @@ fn function_call(line: &str, tools: &[ToolSchema]) -> Option<(String, Value)> {
     };
     let (name, rest) = line.split_once('(')?;
     let name = name.trim();
-    let tool = tools
-        .iter()
-        .find(|t| t.name == name && ![CODE_RUN, ASK_USER, COMPLETE_STEP].contains(&name))?;
+    let offered: Vec<&ToolSchema> = tools.iter().collect();
+    let tool = *forms(&offered).others.iter().find(|t| t.name == name)?;
     let inner = rest.trim_end().strip_suffix(')')?;
-    let required: Vec<&str> = tool
-        .parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required(tool);
     let mut arguments = serde_json::Map::new();
     let mut scan = Literals { rest: inner };
     let mut position = 0;
@@ -203,6 +191,15 @@ fn function_call(line: &str, tools: &[ToolSchema]) -> Option<(String, Value)> {
         arguments.insert(key, value);
     }
     Some((tool.name.clone(), Value::Object(arguments)))
+}
+
+/// The names of `tool`'s required parameters, in the schema's order.
+fn required(tool: &ToolSchema) -> Vec<&str> {
+    tool.parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 fn is_identifier(word: &str) -> bool {
