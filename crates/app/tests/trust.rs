@@ -37,6 +37,17 @@ async fn models(server: &ScriptedOpenAi) -> Vec<String> {
         .collect()
 }
 
+/// `GET /v1/runs` with `token` answers 2xx: the server started and reads its database.
+async fn assert_runs_listed(server: &Server, token: &str) {
+    let runs = reqwest::Client::new()
+        .get(server.url("/v1/runs"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("runs");
+    assert!(runs.status().is_success(), "{}", server.stderr_text());
+}
+
 async fn run(pw: &Planwright, server: &ScriptedOpenAi, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["run", "--json", "--sandbox", "none"];
     args.extend_from_slice(extra);
@@ -333,13 +344,7 @@ async fn a_run_with_its_database_and_workspace_elsewhere_leaves_the_starting_fol
             &["--sandbox", "none"],
         )
         .await;
-    let runs = reqwest::Client::new()
-        .get(server.url("/v1/runs"))
-        .bearer_auth("pw_elsewhere_token")
-        .send()
-        .await
-        .expect("runs");
-    assert!(runs.status().is_success(), "{}", server.stderr_text());
+    assert_runs_listed(&server, "pw_elsewhere_token").await;
 }
 
 /// `serve` started in a folder with its database elsewhere keeps its runs' workspaces
@@ -357,13 +362,7 @@ async fn a_server_with_its_database_elsewhere_writes_nothing_where_it_was_starte
             &["--sandbox", "none", "--db", &db],
         )
         .await;
-    let runs = reqwest::Client::new()
-        .get(server.url("/v1/runs"))
-        .bearer_auth("pw_beside_token")
-        .send()
-        .await
-        .expect("runs");
-    assert!(runs.status().is_success(), "{}", server.stderr_text());
+    assert_runs_listed(&server, "pw_beside_token").await;
     assert!(!pw.cwd().join(".planwright").exists());
     let beside = elsewhere.path().join(".planwright");
     assert!(beside.join("created-by-planwright").is_file());
