@@ -466,13 +466,23 @@ impl Planwright {
         RunResult { output, json }
     }
 
+    /// A run's workspace under the default `--workspace-root`: beside the SQLite database,
+    /// or, on PostgreSQL, in the user's state folder (`$XDG_STATE_HOME`, set by
+    /// [`Planwright::isolate`]; docs/checkpoints.md).
     pub fn workspace(&self, run_id: &str) -> PathBuf {
-        self.dir
+        let beside_db = self.dir.path().join(".planwright").join("runs");
+        let state_home = self
+            .dir
             .path()
-            .join(".planwright")
-            .join("runs")
-            .join(run_id)
-            .join("workspace")
+            .join(".state-home")
+            .join("planwright")
+            .join("runs");
+        let root = if !beside_db.join(run_id).exists() && state_home.join(run_id).exists() {
+            state_home
+        } else {
+            beside_db
+        };
+        root.join(run_id).join("workspace")
     }
 
     /// (seq, type, json) of a run's events, read straight from the SQLite file.
