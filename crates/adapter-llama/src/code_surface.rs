@@ -2,9 +2,11 @@
 //! model acts by writing a fenced program, never code inside a JSON string (whose escapes a
 //! small model loses). A reply is one of:
 //!
-//! - a program: ```` ```python ```` or ```` ```bash ````, its first line `# changes: FILES`
-//!   (the existing files it changes, moves or deletes, or `none`), then the code, then
-//!   ```` ``` ```` — read back as a `code_run` call (`changes` from that line);
+//! - a program: ```` ```python ```` or ```` ```bash ````, the code, then ```` ``` ```` —
+//!   read back as a `code_run` call. Nothing asks it to name the files it will change
+//!   first: measured, a small model that had to name them first named its inputs and then
+//!   wrote its results into them (docs/code-actions.md, "Existing files"). A first line
+//!   `# changes: FILES` written anyway (older transcripts) is still read as `changes`;
 //! - `ASK: question` — a `message_ask_user` call;
 //! - `DONE: answer` / `FAILED: why` — a `complete_step` call, success or not;
 //! - a JSON call `{"tool": …, "arguments": …}` of any other offered tool.
@@ -20,7 +22,7 @@ use serde_json::{json, Value};
 use crate::grammar::CodeForms;
 use crate::tools_text::describe_tools;
 
-/// The first line of a program, before the files it names.
+/// The first line of a program of older transcripts, before the files it names.
 const CHANGES_LINE: &str = "# changes:";
 
 /// Whether a request's tools call for the code surface: it offers `code_run`.
@@ -47,9 +49,8 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
     let mut out = String::from("Answer in exactly one of these forms, and nothing else:\n");
     if forms.program {
         out.push_str(
-            "- To run a program (code_run): a fenced block whose first line names the files \
-             that already exist and that the program changes, moves or deletes (or none):\n\
-             ```python\n# changes: none\n<the program>\nfinal_answer(<the result>)\n```\n  \
+            "- To run a program (code_run): a fenced block:\n\
+             ```python\n<the program>\nfinal_answer(<the result>)\n```\n  \
              (```bash works the same way: final_answer \"<the result>\".)\n",
         );
     }
@@ -87,20 +88,20 @@ fn example_call(tool: &ToolSchema) -> String {
     )
 }
 
-/// A program's `changes` argument as its first line says it.
-fn changes_of(code: &str) -> Vec<String> {
-    let Some(rest) = code
+/// A program's `changes` argument as an older transcript's first line `# changes: …` says
+/// it; `None` when the program has no such line.
+fn changes_of(code: &str) -> Option<Vec<String>> {
+    let rest = code
         .lines()
         .next()
-        .and_then(|l| l.trim().strip_prefix(CHANGES_LINE))
-    else {
-        return Vec::new();
-    };
-    rest.split([',', ' ', '\t'])
-        .map(|w| w.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '[' | ']')))
-        .filter(|w| !w.is_empty() && !matches!(w.to_ascii_lowercase().as_str(), "none" | "-"))
-        .map(str::to_string)
-        .collect()
+        .and_then(|l| l.trim().strip_prefix(CHANGES_LINE))?;
+    Some(
+        rest.split([',', ' ', '\t'])
+            .map(|w| w.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '[' | ']')))
+            .filter(|w| !w.is_empty() && !matches!(w.to_ascii_lowercase().as_str(), "none" | "-"))
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// What the model wrote, read back: a tool call, or `None` when it is none of the forms.
@@ -122,7 +123,7 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
             .unwrap_or(body)
             .trim_end();
         // A small model that opens every turn with a fence writes its answer inside one
-        // (`# changes: none` then `DONE: …`): that is the answer, not a program.
+        // (a comment line, then `DONE: …`): that is the answer, not a program.
         let statements = code
             .lines()
             .skip_while(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
@@ -142,10 +143,11 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
         {
             return Some(call(&name, arguments));
         }
-        return Some(call(
-            CODE_RUN,
-            json!({LANGUAGE: language.name(), CODE: format!("{code}\n"), CHANGES: changes_of(code)}),
-        ));
+        let mut arguments = json!({LANGUAGE: language.name(), CODE: format!("{code}\n")});
+        if let Some(changes) = changes_of(code) {
+            arguments[CHANGES] = json!(changes);
+        }
+        return Some(call(CODE_RUN, arguments));
     }
     if let Some(answer) = plain_form(text, &call) {
         return Some(answer);
@@ -306,21 +308,7 @@ pub(crate) fn render_assistant(m: &ChatMessage) -> String {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
         parts.push(match call.name.as_str() {
-            CODE_RUN => {
-                let code = text(CODE).trim_end();
-                let changes = if code.trim_start().starts_with(CHANGES_LINE) {
-                    String::new()
-                } else {
-                    let named = domain::tools::code::declared_changes(&args);
-                    let named = if named.is_empty() {
-                        "none".to_string()
-                    } else {
-                        named.join(", ")
-                    };
-                    format!("{CHANGES_LINE} {named}\n")
-                };
-                format!("```{}\n{changes}{code}\n```", text(LANGUAGE))
-            }
+            CODE_RUN => format!("```{}\n{}\n```", text(LANGUAGE), text(CODE).trim_end()),
             ASK_USER => format!("ASK: {}", text("question")),
             COMPLETE_STEP => {
                 let done = args.get("success").and_then(Value::as_bool).unwrap_or(true);
@@ -399,7 +387,17 @@ mod tests {
     }
 
     #[test]
-    fn a_fenced_program_is_a_code_run_call_with_its_changes() {
+    fn a_fenced_program_is_a_code_run_call() {
+        let call = parse("```bash\nmv a b\n```", "c2".into()).unwrap();
+        assert_eq!(call.name, CODE_RUN);
+        let a = args(&call);
+        assert_eq!((a[LANGUAGE].as_str(), a[CODE].as_str()), (Some("bash"), Some("mv a b\n")));
+        assert!(a.get(CHANGES).is_none(), "nothing named: {a}");
+    }
+
+    /// Older transcripts opened programs with `# changes: …`: still read as `changes`.
+    #[test]
+    fn an_older_programs_changes_line_is_still_read() {
         let call = parse(
             "```python\n# changes: settings.txt, 'b.txt'\ns = open('settings.txt').read()\n```",
             "c1".into(),
@@ -416,7 +414,6 @@ mod tests {
         );
         let call = parse("```bash\n# changes: none\nmv a b\n```", "c2".into()).unwrap();
         assert_eq!(args(&call)[CHANGES], json!([]));
-        assert_eq!(args(&call)[LANGUAGE], "bash");
     }
 
     #[test]
@@ -434,20 +431,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ask.name, ASK_USER);
-        let program = parse("```bash\n# changes: none\necho DONE: x\n```", "c".into()).unwrap();
+        let program = parse("```bash\necho DONE: x\n```", "c".into()).unwrap();
         assert_eq!(program.name, CODE_RUN);
     }
 
     #[test]
     fn escapes_in_code_stay_as_written() {
         let call = parse(
-            "```python\n# changes: none\nprint('a\\nb')\n```",
+            "```python\nprint('a\\nb')\n```",
             "c".into(),
         )
         .unwrap();
         assert_eq!(
             args(&call)[CODE],
-            "# changes: none\nprint('a\\nb')\n",
+            "print('a\\nb')\n",
             "the backslash-n inside the string is the program's"
         );
     }
@@ -502,6 +499,7 @@ mod tests {
     #[test]
     fn turns_render_back_in_the_form_they_were_written() {
         for text in [
+            "```python\nopen('a.txt','w').write('x')\n```",
             "```python\n# changes: a.txt\nopen('a.txt','w').write('x')\n```",
             "ASK: Which city?",
             "DONE: wrote sum.txt",
@@ -518,6 +516,6 @@ mod tests {
             name: CODE_RUN.into(),
             arguments: json!({"language": "bash", "code": "ls", "changes": ["x"]}).to_string(),
         });
-        assert_eq!(render_assistant(&m), "```bash\n# changes: x\nls\n```");
+        assert_eq!(render_assistant(&m), "```bash\nls\n```");
     }
 }

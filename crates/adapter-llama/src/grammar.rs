@@ -396,17 +396,14 @@ pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
     b.finish(&root)
 }
 
-/// The longest `# changes:` line of a program, question or final answer of the code
-/// surface.
-pub const MAX_CHANGES_CHARS: u32 = 300;
+/// The longest question or final answer of the code surface.
 pub const MAX_QUESTION_CHARS: u32 = 400;
 pub const MAX_ANSWER_CHARS: u32 = 1500;
 
 /// What the code surface (docs/code-actions.md) lets a reply be.
 #[derive(Debug, Clone, Default)]
 pub struct CodeForms<'a> {
-    /// A program in a fenced block: ```` ```python ```` or ```` ```bash ````, its first line
-    /// `# changes: …`.
+    /// A program in a fenced block: ```` ```python ```` or ```` ```bash ````.
     pub program: bool,
     /// `ASK: question`.
     pub ask: bool,
@@ -425,7 +422,7 @@ pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
         // At least one character that is not a backtick: no empty program.
         let body = b.rule(r#"[^`] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
         alts.push(b.rule(format!(
-            r#""```" ("python" | "bash") "\n# changes: " [^\n]{{1,{MAX_CHANGES_CHARS}}} "\n" {body}"#
+            r#""```" ("python" | "bash") "\n" {body}"#
         )));
     }
     if forms.ask {

@@ -57,8 +57,9 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 
 /// Runs the Python program read from stdin as `<program>`, with `final_answer` defined, the
 /// standard modules a small program uses already imported (a forgotten `import json` is the
-/// commonest error of a small model), and stdin emptied (no single quote: it travels in one
-/// for bash).
+/// commonest error of a small model), `__file__` naming a file of the workspace (programs
+/// find their folder with `os.path.dirname(__file__)`, which otherwise stops them with a
+/// `NameError`), and stdin emptied (no single quote: it travels in one for bash).
 const PYTHON_RUNNER: &str = "import sys, builtins
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
@@ -68,7 +69,8 @@ builtins.final_answer = final_answer
 source = sys.stdin.read()
 sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
-scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins}
+import os
+scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")}
 for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
     try:
         scope[name] = __import__(name)

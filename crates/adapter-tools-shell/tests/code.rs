@@ -88,6 +88,26 @@ async fn common_modules_need_no_import() {
     assert_eq!(out.final_answer.as_deref(), Some("3"));
 }
 
+/// `__file__` names a file of the workspace: a program that finds its folder with
+/// `os.path.dirname(__file__)` reads the workspace's files (no `NameError`).
+#[tokio::test]
+async fn a_program_finds_its_folder_through_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("n.txt"), "41").unwrap();
+    let code = "here = os.path.dirname(os.path.abspath(__file__))\n\
+                final_answer(int(open(os.path.join(here, 'n.txt')).read()) + 1)";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.final_answer.as_deref(), Some("42"));
+    assert!(!dir.path().join("program.py").exists(), "nothing is written");
+}
+
 #[tokio::test]
 async fn a_failing_program_says_why_and_gives_no_answer() {
     let dir = tempfile::tempdir().unwrap();

@@ -28,6 +28,16 @@ pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actio
              final_answer(result).\n"
         }
     };
+    // Programs name nothing first (docs/code-actions.md, "Existing files"); the shell and
+    // file tools say which existing files they change.
+    let declare = match actions {
+        Actions::Code => "",
+        Actions::Tools | Actions::Both => {
+            "- Name the files that already exist and that a shell or file action changes, \
+             moves or deletes in its `changes`; any other existing file it changes is put \
+             back.\n"
+        }
+    };
     format!(
         "You are {agent_name}, an agent of Planwright. {agent_description}\n\
          You do one step of a task in the workspace folder (relative paths only).\n\
@@ -35,8 +45,7 @@ pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actio
          {act}\
          - Compute every number, list and text from the files; never type a result you did \
          not read or compute.\n\
-         - Name the files that already exist and that an action changes, moves or deletes \
-         in its `changes`; any other existing file it changes is put back.\n\
+         {declare}\
          - Read what each action printed. If it failed, fix it and try again.\n\
          - If only the user can tell you something you need, ask the user.\n\
          - When the step is done, finish it with the result (the answer, the files \
@@ -194,12 +203,23 @@ pub fn check_program_failed() -> String {
 
 /// Why the run's last step is tried again: an independent check disagreed with its result
 /// (docs/verification.md).
-pub fn check_disagreed(why: &str) -> String {
-    format!(
+/// `put_back`: the existing files the run changed and both programs left as they were,
+/// put back before the retry.
+pub fn check_disagreed(why: &str, put_back: &[String]) -> String {
+    let mut s = format!(
         "two independent programs did the task from the original files and both disagree \
          with your result ({why}). Read the task and the files again and fix the result if \
          it is wrong"
-    )
+    );
+    if !put_back.is_empty() {
+        let names = put_back.join(", ");
+        let _ = write!(
+            s,
+            ". Neither program changed {names}, which existed before the run: it was put back \
+             as it was"
+        );
+    }
+    s
 }
 
 /// The refusal of a call that would change a file `--protect` names.

@@ -163,11 +163,12 @@ fn check_prompts() {
         answer: "data.csv".into(),
     }];
     insta::assert_snapshot!(format!(
-        "{}\n---\n{}\n---\n{}\n---\n{}",
+        "{}\n---\n{}\n---\n{}\n---\n{}\n---\n{}",
         check_prompt(task, &view(), &answered, 1),
         check_prompt(task, &view(), &[], 2),
         check_program_failed(),
-        check_disagreed("count.txt: the run left \"7\", the check \"6\"")
+        check_disagreed("count.txt: the run left \"7\", the check \"6\"", &[]),
+        check_disagreed("data.csv: the run left \"b\", the check (none)", &["data.csv".into()])
     ));
 }
 

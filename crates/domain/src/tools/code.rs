@@ -1,8 +1,7 @@
 //! `code_run`, the action that is a whole program (docs/code-actions.md): its name, its
 //! arguments and their schema, shared by the tool that runs it (adapter-tools-shell) and by
 //! the model adapters that let a model write it as a fenced code block instead of JSON
-//! (adapter-llama). The domain itself never runs code: it reads the arguments for the files
-//! a program says it will change (`changes`, docs/security.md, "Input files").
+//! (adapter-llama). The domain itself never runs code.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -13,8 +12,9 @@ pub const CODE_RUN: &str = "code_run";
 pub const LANGUAGE: &str = "language";
 /// Its argument holding the program's text.
 pub const CODE: &str = "code";
-/// The argument (of `code_run`, `shell_exec`) listing the existing files the call will
-/// change, move or delete; any other existing file it changes is put back.
+/// The argument (of `shell_exec`; of `code_run` in older transcripts) listing the existing
+/// files the call will change, move or delete; any other existing file it changes is put
+/// back.
 pub const CHANGES: &str = "changes";
 
 /// The function a program calls with the step's result, which finishes the step
@@ -55,7 +55,9 @@ impl CodeLanguage {
     }
 }
 
-/// The arguments of `code_run`.
+/// The arguments of `code_run`. `changes` is no longer offered (a program's changes stand,
+/// checked by the check of the answer; docs/code-actions.md, "Existing files") but still
+/// read, for transcripts and models that send it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodeArgs {
@@ -76,11 +78,6 @@ pub fn parameters() -> Value {
                 "type": "string",
                 "description": "the whole program; it runs in the workspace folder"
             },
-            CHANGES: {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "existing files the program changes, moves or deletes (none: []); any other existing file it changes is put back"
-            }
         },
         "required": [LANGUAGE, CODE],
         "additionalProperties": false

@@ -22,6 +22,7 @@ use crate::model::event::EventKind;
 use crate::model::text::truncate_bytes;
 use crate::ports::llm::ToolCall;
 use crate::ports::{ToolContext, ToolOutput, Toolbox};
+use crate::tools::code::CODE_RUN;
 
 /// What the model reads for a call that started before the run was stopped and whose
 /// outcome nobody recorded.
@@ -151,7 +152,7 @@ async fn run_tool_traced(
     }
     let parsed = parse_arguments(&call.arguments);
     let key = workspace.then(|| journal_key.to_string());
-    let mut approved = false;
+    let mut changes_stand = false;
     if !started_before {
         if let Ok(args) = &parsed {
             let step = tool_ctx.step_id.as_deref();
@@ -170,7 +171,11 @@ async fn run_tool_traced(
             if let Gate::Closed(reason) = gate {
                 return not_run(ctx, tool_ctx, call, key, format!("Refused: {reason}")).await;
             }
-            approved = gate == Gate::Approved;
+            // A program's changes to existing files stand: what it may change is not asked
+            // before it runs (a small model that had to name them first wrote its results
+            // into its inputs); the check of the answer arbitrates, and every change is
+            // listed and undoable (docs/security.md, "Input files"). `--protect` still holds.
+            changes_stand = gate == Gate::Approved || call.name == CODE_RUN;
             inputs::declare(ctx, step, &call.name, &changes).await?;
         }
         ctx.emit(EventKind::ToolCalling {
@@ -208,7 +213,7 @@ async fn run_tool_traced(
     };
     if !reads_only && workspace {
         let step = tool_ctx.step_id.as_deref();
-        if let Some(note) = inputs::after_call(ctx, step, &call.name, approved).await? {
+        if let Some(note) = inputs::after_call(ctx, step, &call.name, changes_stand).await? {
             ok = false;
             text = format!("{note}\n{text}");
         }

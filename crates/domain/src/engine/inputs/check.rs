@@ -3,8 +3,9 @@
 //! writes) may change from then on ([`declare`]), unless `--protect` names them, which
 //! refuses the call ([`refuse_up_front`]). After any call, the inputs are compared with
 //! what was recorded and a change nobody declared is undone from the kept copy
-//! ([`after_call`]), the model reading why. A resumed run checks once before it goes on
-//! ([`sweep`]). Nothing here reads the task's words: what a run may change is what its
+//! ([`after_call`]), the model reading why; a program's changes (`code_run`) stand, checked
+//! by the check of the answer, which puts back before its retry what neither of its programs
+//! changed ([`put_back`]). A resumed run checks once before it goes on ([`sweep`]). Nothing here reads the task's words: what a run may change is what its
 //! calls say, before they run.
 
 use std::sync::Arc;
@@ -104,13 +105,14 @@ pub(crate) async fn declare(
 }
 
 /// After a call of `tool`: undoes every change to an input the run may not change, journals
-/// it (`input_protected`) and returns what the model must read about it. `approved`: a person
-/// approved this very call, so its changes stand.
+/// it (`input_protected`) and returns what the model must read about it. `changes_stand`: a
+/// person approved this very call, or it ran a program (`code_run`), so its changes stand
+/// (but never to a file `--protect` names).
 pub(crate) async fn after_call(
     ctx: &RunContext,
     step_id: Option<&str>,
     tool: &str,
-    approved: bool,
+    changes_stand: bool,
 ) -> Result<Option<String>, StoreError> {
     let Some(port) = ctx.inputs.port.clone() else {
         return Ok(None);
@@ -119,7 +121,7 @@ pub(crate) async fn after_call(
     let Some(inputs) = state.as_mut() else {
         return Ok(None);
     };
-    let found = examine(ctx, &port, inputs, approved).await;
+    let found = examine(ctx, &port, inputs, changes_stand).await;
     drop(state);
     for (path, action) in &found {
         ctx.emit(EventKind::InputProtected {
@@ -141,13 +143,63 @@ pub(crate) async fn sweep(ctx: &RunContext) -> Result<(), StoreError> {
         .map(|_| ())
 }
 
+/// Puts `paths` (inputs the run changed or deleted) back from their kept copies, journaled
+/// as `input_protected` (`restored`, by `by`); returns those put back. Used before the retry
+/// two independent checks ask for when neither of them changed those files
+/// (docs/verification.md): the retry starts from the user's files as they were.
+pub(crate) async fn put_back(
+    ctx: &RunContext,
+    step_id: Option<&str>,
+    by: &str,
+    paths: &[String],
+) -> Result<Vec<String>, StoreError> {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return Ok(Vec::new());
+    };
+    let ws = ctx.workspace.as_path();
+    let mut done = Vec::new();
+    {
+        let mut state = ctx.inputs.state.lock().await;
+        let Some(inputs) = state.as_mut() else {
+            return Ok(Vec::new());
+        };
+        for path in paths {
+            if !inputs.files.get(path).is_some_and(|i| i.recorded.copied) {
+                continue;
+            }
+            match port.restore(&ctx.run_id, ws, path).await {
+                Ok(()) => {
+                    if let Ok(Some(f)) = port.stat(ws, path).await {
+                        set_seen(inputs, path, f);
+                    }
+                    if !inputs.restored.contains(path) {
+                        inputs.restored.push(path.clone());
+                    }
+                    done.push(path.clone());
+                }
+                Err(e) => tracing::warn!(%path, error = %e, "cannot put an input back"),
+            }
+        }
+    }
+    for path in &done {
+        ctx.emit(EventKind::InputProtected {
+            step_id: step_id.map(str::to_string),
+            tool: by.to_string(),
+            path: path.clone(),
+            action: InputAction::Restored,
+        })
+        .await?;
+    }
+    Ok(done)
+}
+
 /// Compares every input the run may not change with what was last seen; restores what
 /// changed.
 async fn examine(
     ctx: &RunContext,
     port: &Arc<dyn WorkspaceFiles>,
     inputs: &mut Inputs,
-    approved: bool,
+    changes_stand: bool,
 ) -> Vec<(String, InputAction)> {
     let ws = ctx.workspace.as_path();
     let mut found = Vec::new();
@@ -180,7 +232,7 @@ async fn examine(
                 continue;
             }
         }
-        if approved && input.recorded.permit != Permit::Protected {
+        if changes_stand && input.recorded.permit != Permit::Protected {
             give_up_protecting(inputs, &path, now);
             continue;
         }
@@ -216,7 +268,8 @@ fn set_seen(inputs: &mut Inputs, path: &str, facts: FileFacts) {
     }
 }
 
-/// The change stands (a person approved it, or it cannot be undone): the input is no longer
+/// The change stands (a person approved it, a program made it, or it cannot be undone): the
+/// input is no longer
 /// checked, and the final report shows it.
 fn give_up_protecting(inputs: &mut Inputs, path: &str, now: Option<FileFacts>) {
     if let Some(i) = inputs.files.get_mut(path) {

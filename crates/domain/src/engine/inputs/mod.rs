@@ -2,7 +2,8 @@
 //! starts are its inputs. The runtime records them (and keeps copies of the small ones, out
 //! of the workspace), lets the run change only those a call said it would change (its
 //! `changes` argument, a file tool's `path`; or all, with `--allow-input-edits`; never those
-//! `--protect` names), undoes any other change after each tool call and tells the model why,
+//! `--protect` names) or a program changed (`code_run`: the check of the answer arbitrates,
+//! docs/verification.md), undoes any other change after each tool call and tells the model why,
 //! and reports in the end what the run created, changed, deleted and moved. No rule reads
 //! the task's words. Here: recording at the start and reloading on resume; the checks
 //! around a tool call are `check.rs`, the final report `report.rs`.
@@ -11,7 +12,9 @@ mod check;
 mod report;
 pub(crate) mod state;
 
-pub(crate) use self::check::{after_call, declare, named_changes, refuse_up_front, sweep};
+pub(crate) use self::check::{
+    after_call, declare, named_changes, put_back, refuse_up_front, sweep,
+};
 pub(crate) use self::report::{discard_copies, finish, recorded_inputs};
 use self::state::{Inputs, MAX_COPIES_BYTES, MAX_COPY_BYTES, MAX_INPUTS};
 use crate::engine::context::RunContext;

@@ -122,18 +122,27 @@ async fn check_answer(
         }
         Agreement::Disagree { why } => {
             let retry = can_retry && !ctx.checks().retried;
-            second_look(ctx, rt, step_id, (&run, &first), why, &inputs, retry).await
+            let touched: Vec<String> = changes
+                .changed
+                .iter()
+                .chain(&changes.deleted)
+                .cloned()
+                .collect();
+            let sides = (&run, &first, touched.as_slice());
+            second_look(ctx, rt, step_id, sides, why, &inputs, retry).await
         }
     }
 }
 
 /// After a first disagreement: a second reproduction decides. `retry`: the step may be
-/// tried again when both reproductions agree with each other against the run.
+/// tried again when both reproductions agree with each other against the run; the inputs
+/// the run changed or deleted (`touched`) that neither reproduction changed are put back
+/// first, so that the retry starts from the user's files as they were.
 async fn second_look(
     ctx: &RunContext,
     rt: &Runtime,
     step_id: &str,
-    (run, first): (&Produced, &Produced),
+    (run, first, touched): (&Produced, &Produced, &[String]),
     why: String,
     inputs: &[crate::model::inputs::RecordedInput],
     retry: bool,
@@ -166,7 +175,14 @@ async fn second_look(
         let detail =
             format!("two independent programs agree with each other, not with the run: {why}");
         record(ctx, step_id, CheckVerdict::Disagree, false, detail).await?;
-        return Ok(Some(crate::prompts::check_disagreed(&why)));
+        let left_alone: Vec<String> = touched
+            .iter()
+            .filter(|p| !changed_by(first, p) && !changed_by(&second, p))
+            .cloned()
+            .collect();
+        let put_back =
+            crate::engine::inputs::put_back(ctx, Some(step_id), CHECK_TOOL, &left_alone).await?;
+        return Ok(Some(crate::prompts::check_disagreed(&why, &put_back)));
     }
     let detail = if checks_agree {
         format!("two independent programs still disagree with the run: {why}")
@@ -174,6 +190,14 @@ async fn second_look(
         format!("two checks disagreed with the run and with each other: {why}")
     };
     record(ctx, step_id, CheckVerdict::Disagree, false, detail).await
+}
+
+/// Who put an input back, as `input_protected` events name it.
+const CHECK_TOOL: &str = "(the check of the answer)";
+
+/// Whether a reproduction changed or removed `path`.
+fn changed_by(p: &Produced, path: &str) -> bool {
+    p.written.contains_key(path) || p.gone.contains(path)
 }
 
 /// Records a check that could not run; the step's claim stands, unverified.

@@ -1,6 +1,7 @@
 //! Protected inputs (docs/security.md, "Input files"), over the in-memory workspace: a call
-//! may change the existing files it names in `changes` (a file tool, the `path` it writes);
-//! a change nobody named is undone and the model told; `--protect` refuses outright; the
+//! may change the existing files it names in `changes` (a file tool, the `path` it writes),
+//! a program (`code_run`) those it changes; a change nobody named is undone and the model
+//! told; `--protect` refuses outright; the
 //! outcome lists the files from the workspace. No rule reads the task's words: the same
 //! run passes whatever language the task is written in.
 
@@ -193,7 +194,7 @@ async fn deleting_or_moving_an_input_away_unnamed_is_undone_too() {
         vec![
             create_plan(&["Compute the total"]),
             shell("mv data.txt old.txt"),
-            program("rm data.txt", &[]),
+            shell("rm data.txt"),
             write("total.txt", "total: 3\n"),
             done("total.txt holds 3"),
             text("Wrote the total."),
@@ -207,6 +208,40 @@ async fn deleting_or_moving_an_input_away_unnamed_is_undone_too() {
     assert!(!outputs[0].0 && !outputs[1].0, "{outputs:?}");
     assert_eq!(h.protected().len(), 2);
     assert!(h.outcome.files.deleted.is_empty(), "{:?}", h.outcome.files);
+}
+
+/// A program names nothing before it runs: its changes to existing files stand (the check
+/// of the answer arbitrates), are listed in the outcome and can be undone; a file
+/// `--protect` names is still put back.
+#[tokio::test]
+async fn a_programs_changes_to_existing_files_stand_and_are_listed() {
+    let ws = MemoryWorkspace::with(&[("data.txt", "1\n2\n"), ("app.lock", "v1\n")]);
+    let h = run_in(
+        &ws,
+        "Sort data.txt in place",
+        vec![
+            create_plan(&["Sort it"]),
+            call(
+                "code_run",
+                json!({"language": "bash", "code": "echo sorted > data.txt\necho v2 > app.lock"}),
+            ),
+            done("data.txt is sorted"),
+            text("Sorted."),
+        ],
+        RunConfig {
+            protect: vec!["app.lock".into()],
+            ..base_config()
+        },
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert_eq!(ws.read("data.txt").as_deref(), Some("sorted\n"));
+    assert_eq!(ws.read("app.lock").as_deref(), Some("v1\n"));
+    assert_eq!(h.outcome.files.changed, ["data.txt"]);
+    assert_eq!(
+        h.protected(),
+        [("app.lock".to_string(), InputAction::Restored)]
+    );
 }
 
 /// Whatever the task's language, a change the call names stands: the task's words are
