@@ -128,6 +128,20 @@ fn take_final_answer(stdout: &str, text: &str) -> (Option<String>, String) {
     (Some(answer), kept.join("\n"))
 }
 
+/// The module a Python program failed to import, from its stderr's last
+/// `ModuleNotFoundError: No module named 'x'` (the top-level package: `pandas` for
+/// `pandas.io`).
+fn missing_module(stderr: &str) -> Option<String> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("ModuleNotFoundError: No module named "))?;
+    let name = line.trim().trim_matches(['\'', '"']);
+    let top = name.split('.').next()?;
+    let valid = !top.is_empty() && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then(|| top.to_string())
+}
+
 /// The workspace's files: path → (size, modification time).
 type Snapshot = BTreeMap<String, (u64, u64)>;
 
@@ -259,6 +273,13 @@ impl Tool for CodeRunTool {
         }
         let stdout = finished.stdout.render();
         let mut out = report(&finished, timeout);
+        if let Some(module) = missing_module(&finished.stderr.render()) {
+            let _ = write!(
+                out.content,
+                "\n{module} is not installed here, and a program cannot install it: write the \
+                 program with Python's standard library (csv, json, re, statistics, ...)."
+            );
+        }
         let (final_answer, content) = take_final_answer(&stdout, &out.content);
         out.content = content;
         let stdout = take_final_answer(&stdout, &stdout).1;
@@ -290,6 +311,15 @@ impl Tool for CodeRunTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_module_is_read_off_the_traceback() {
+        let stderr = "Traceback (most recent call last):\n  File \"<program>\", line 1\n\
+                      ModuleNotFoundError: No module named 'pandas.io'\n";
+        assert_eq!(missing_module(stderr).as_deref(), Some("pandas"));
+        assert_eq!(missing_module("NameError: name 'x' is not defined"), None);
+        assert_eq!(missing_module("ModuleNotFoundError: No module named '$(rm)'"), None);
+    }
 
     fn code(language: CodeLanguage, text: &str) -> CodeArgs {
         CodeArgs {

@@ -199,6 +199,60 @@ async fn two_checks_that_agree_against_the_run_try_the_step_again() {
     );
 }
 
+/// A run that wrote its result into an input, where both checks wrote a new file and left
+/// the input alone: the input is put back before the retry, and the model told.
+#[tokio::test]
+async fn an_input_both_checks_left_alone_is_put_back_before_the_retry() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("echo 9 > a.txt"),
+            done("a.txt holds 9"),
+            program("expr 4 + 5 > sum.txt"),
+            program("expr 4 + 5 > sum.txt"),
+            // The step again, from a.txt as it was.
+            program("expr 4 + 5 > sum.txt"),
+            done("sum.txt holds 9"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(1),
+    )
+    .await;
+    assert!(
+        h.outcome.verification.verified,
+        "{:?}",
+        h.outcome.verification
+    );
+    assert_eq!(ws.read("a.txt").as_deref(), Some("4\n"));
+    assert_eq!(ws.read("sum.txt").as_deref(), Some("9\n"));
+    let restored: Vec<String> = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::InputProtected { path, action, .. }
+                if action == crate::model::inputs::InputAction::Restored =>
+            {
+                Some(path)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored, ["a.txt"]);
+    let retry = h.llm.requests()[4].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        retry.contains("Neither program changed a.txt, which existed before the run: it was put back"),
+        "{retry}"
+    );
+    assert_eq!(h.outcome.files.created, ["sum.txt"]);
+    assert!(h.outcome.files.changed.is_empty(), "{:?}", h.outcome.files);
+}
+
 /// One check for the run and one against it verify nothing: the run ends unverified,
 /// said plainly, and the step is not tried again.
 #[tokio::test]
