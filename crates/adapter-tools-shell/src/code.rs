@@ -128,6 +128,41 @@ fn take_final_answer(stdout: &str, text: &str) -> (Option<String>, String) {
     (Some(answer), kept.join("\n"))
 }
 
+/// Whether the program's only statement is `final_answer` with a literal: text typed into
+/// the program, not computed by it (a small model finishes that way instead of acting, or
+/// to give up where giving up was not offered). An f-string, a `$` in bash or any other
+/// statement is work.
+fn hands_over_a_literal(args: &CodeArgs) -> bool {
+    let mut statements = args
+        .code
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let (Some(only), None) = (statements.next(), statements.next()) else {
+        return false;
+    };
+    let Some(rest) = only.strip_prefix(code::FINAL_ANSWER) else {
+        return false;
+    };
+    let rest = rest.trim();
+    let argument = match args.language {
+        CodeLanguage::Python => rest
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .map(str::trim),
+        CodeLanguage::Bash => rest
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .map(str::trim)
+            .or(Some(rest))
+            .filter(|a| !a.contains('$') && !a.contains('`')),
+    };
+    argument.is_some_and(|a| {
+        let quoted = |q: char| a.len() >= 2 && a.starts_with(q) && a.ends_with(q);
+        quoted('"') || quoted('\'')
+    })
+}
+
 /// The module a Python program failed to import, from its stderr's last
 /// `ModuleNotFoundError: No module named 'x'` (the top-level package: `pandas` for
 /// `pandas.io`).
@@ -225,6 +260,13 @@ impl Tool for CodeRunTool {
                 "{CODE_RUN}: the program is empty (comments only); write the whole program"
             )));
         }
+        if hands_over_a_literal(&args) {
+            return Err(ToolError::InvalidArguments(format!(
+                "{CODE_RUN}: this program does no work: it only hands over text written into \
+                 it. Write the program that does the task (read and write the files, compute \
+                 the result); a result read from another tool is given by finishing the step"
+            )));
+        }
         if args.code.len() > MAX_CODE_BYTES {
             return Err(ToolError::InvalidArguments(format!(
                 "{CODE_RUN}: the program has {} bytes, more than {MAX_CODE_BYTES}; write a \
@@ -311,6 +353,20 @@ impl Tool for CodeRunTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_that_only_hands_over_a_literal_does_no_work() {
+        let literal = |language, text: &str| hands_over_a_literal(&code(language, text));
+        assert!(literal(CodeLanguage::Python, "final_answer(\"It is done.\")\n"));
+        assert!(literal(CodeLanguage::Python, "# done\nfinal_answer('x')"));
+        assert!(literal(CodeLanguage::Bash, "final_answer \"done\""));
+        assert!(literal(CodeLanguage::Bash, "final_answer(\"done\")"));
+        assert!(!literal(CodeLanguage::Python, "final_answer(f\"{1 + 1}\")"));
+        assert!(!literal(CodeLanguage::Python, "final_answer(len(open('a').read()))"));
+        assert!(!literal(CodeLanguage::Python, "x = 1\nfinal_answer('x')"));
+        assert!(!literal(CodeLanguage::Bash, "final_answer \"$(cat a.txt)\""));
+        assert!(!literal(CodeLanguage::Bash, "echo hi"));
+    }
 
     #[test]
     fn a_missing_module_is_read_off_the_traceback() {
