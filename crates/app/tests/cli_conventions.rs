@@ -301,9 +301,15 @@ async fn doctor_names_what_is_missing_and_how_to_fix_it() {
         chromium.contains("PLANWRIGHT_CHROMIUM) to Chromium"),
         "{chromium}"
     );
-    for part in ["bubblewrap", "endpoint", "database", "workspace root"] {
+    for part in ["bubblewrap", "python3", "endpoint", "database", "workspace root"] {
         assert!(!line(part).starts_with("fail"), "{}", line(part));
     }
+    // pandas or how to get it: the line says which.
+    let python = line("python3");
+    assert!(
+        python.contains("pandas") && !python.starts_with("fail"),
+        "{python}"
+    );
     assert!(
         !text.contains('\x1b'),
         "stdout is not a terminal: no colours"

@@ -114,6 +114,43 @@ pub fn bubblewrap(sandbox: SandboxMode) -> Check {
     }
 }
 
+/// The `python3` programs run with, and whether pandas imports there: the embedded model
+/// writes pandas for CSV files (docs/code-actions.md, "What a program can import"). Warns
+/// when either is missing; runs go on either way.
+pub fn python() -> Check {
+    let probe = "import sys; print(sys.version.split()[0]); import pandas; print(pandas.__version__)";
+    let out = match std::process::Command::new("python3")
+        .args(["-c", probe])
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            return Check::new(
+                "python3",
+                Status::Warn,
+                format!("cannot be started ({e}): programs in Python will fail; install python3"),
+            )
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let version = lines.next().unwrap_or("of unknown version").to_string();
+    match lines.next() {
+        Some(pandas) if out.status.success() => {
+            Check::new("python3", Status::Ok, format!("{version}, pandas {pandas}"))
+        }
+        _ => Check::new(
+            "python3",
+            Status::Warn,
+            format!(
+                "{version} without pandas: install python3-pandas (the embedded model writes \
+                 pandas for CSV files)"
+            ),
+        ),
+    }
+}
+
 /// The database: opened (which brings its schema up to date), its schema version, and
 /// whether it can be written. A SQLite file that does not exist yet is not created.
 pub async fn database(db: &Database) -> Check {

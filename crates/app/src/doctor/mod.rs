@@ -85,6 +85,7 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     say(checks::model(&settings));
     say(checks::chromium(settings.chromium.as_deref()));
     say(checks::bubblewrap(settings.sandbox));
+    say(checks::python());
     #[cfg(feature = "anthropic")]
     if settings.provider == Some(runner::Provider::Anthropic) {
         say(anthropic::check(&settings, args.timeout_secs).await);

@@ -13,29 +13,15 @@ use crate::model::workspace_view::{ViewedText, WorkspaceView};
 /// reproduces a run's answer reads it too (docs/verification.md). Short: a small model
 /// reads it on every call.
 pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actions) -> String {
+    if actions == Actions::Code {
+        return code_system(agent_name, agent_description);
+    }
     let act = match actions {
-        Actions::Code => {
-            "- Act by running programs (python or bash): read the files, compute and write \
-             the results in the program. Do the whole step in one program when you can, and \
-             end it with final_answer(result): the result, computed, finishes the step.\n\
-             - A program has no network: for a web page or a server's data, call the tool \
-             made for it.\n"
-        }
         Actions::Tools => "- Act with the tools; do not just describe what you would do.\n",
-        Actions::Both => {
+        Actions::Both | Actions::Code => {
             "- Act by running programs (python or bash), or with the other tools; do not \
              just describe what you would do. A program that finishes the step ends with \
              final_answer(result).\n"
-        }
-    };
-    // Programs name nothing first (docs/code-actions.md, "Existing files"); the shell and
-    // file tools say which existing files they change.
-    let declare = match actions {
-        Actions::Code => "",
-        Actions::Tools | Actions::Both => {
-            "- Name the files that already exist and that a shell or file action changes, \
-             moves or deletes in its `changes`; any other existing file it changes is put \
-             back.\n"
         }
     };
     format!(
@@ -45,12 +31,38 @@ pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actio
          {act}\
          - Compute every number, list and text from the files; never type a result you did \
          not read or compute.\n\
-         {declare}\
+         - Name the files that already exist and that a shell or file action changes, \
+         moves or deletes in its `changes`; any other existing file it changes is put \
+         back.\n\
          - Read what each action printed. If it failed, fix it and try again.\n\
          - If only the user can tell you something you need, ask the user.\n\
          - When the step is done, finish it with the result (the answer, the files \
          written); if it cannot be done, finish it as failed and say why.\n\
          - Do only the current step."
+    )
+}
+
+/// The system prompt when the actions are programs (docs/code-actions.md): short, and
+/// about the one program that does the step, as the issue's probe asked (one program per
+/// task, no list of rules). Measured with llama.cpp's server on the eval's test split
+/// (seed 7231, the same loop of one program and its errors for both): the rule list this
+/// replaces got 3 of 27 right and left 3 inputs changed; the probe's one paragraph 5-6 of
+/// 27 and at most one (docs/eval.md). Programs name nothing first (docs/code-actions.md,
+/// "Which existing files a call may change").
+fn code_system(agent_name: &str, agent_description: &str) -> String {
+    format!(
+        "You are {agent_name}, an expert programmer working for Planwright. \
+         {agent_description}\n\
+         Do the current step with one complete program (Python 3, or bash) that does the \
+         whole step. It runs in the workspace folder, which holds the files shown (use \
+         relative paths): it reads the files, computes the results and writes them where \
+         the task says. End it with final_answer(result), the result it computed.\n\
+         - A program has no network: for a web page or a server's data, call the tool made \
+         for it.\n\
+         - If a program fails, read the error and write the corrected program.\n\
+         - If only the user can tell you something you need, ask the user.\n\
+         - If the step cannot be done, finish it as failed and say why. Do only the current \
+         step."
     )
 }
 
