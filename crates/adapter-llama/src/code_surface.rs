@@ -391,7 +391,10 @@ mod tests {
         let call = parse("```bash\nmv a b\n```", "c2".into()).unwrap();
         assert_eq!(call.name, CODE_RUN);
         let a = args(&call);
-        assert_eq!((a[LANGUAGE].as_str(), a[CODE].as_str()), (Some("bash"), Some("mv a b\n")));
+        assert_eq!(
+            (a[LANGUAGE].as_str(), a[CODE].as_str()),
+            (Some("bash"), Some("mv a b\n"))
+        );
         assert!(a.get(CHANGES).is_none(), "nothing named: {a}");
     }
 
@@ -437,11 +440,7 @@ mod tests {
 
     #[test]
     fn escapes_in_code_stay_as_written() {
-        let call = parse(
-            "```python\nprint('a\\nb')\n```",
-            "c".into(),
-        )
-        .unwrap();
+        let call = parse("```python\nprint('a\\nb')\n```", "c".into()).unwrap();
         assert_eq!(
             args(&call)[CODE],
             "print('a\\nb')\n",

@@ -421,9 +421,7 @@ pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
     if forms.program {
         // At least one character that is not a backtick: no empty program.
         let body = b.rule(r#"[^`] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
-        alts.push(b.rule(format!(
-            r#""```" ("python" | "bash") "\n" {body}"#
-        )));
+        alts.push(b.rule(format!(r#""```" ("python" | "bash") "\n" {body}"#)));
     }
     if forms.ask {
         alts.push(b.rule(format!(r#""ASK: " [^\n]{{1,{MAX_QUESTION_CHARS}}}"#)));

@@ -167,10 +167,10 @@ fn hands_over_a_literal(args: &CodeArgs) -> bool {
 /// `ModuleNotFoundError: No module named 'x'` (the top-level package: `pandas` for
 /// `pandas.io`).
 fn missing_module(stderr: &str) -> Option<String> {
-    let line = stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("ModuleNotFoundError: No module named "))?;
+    let line = stderr.lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("ModuleNotFoundError: No module named ")
+    })?;
     let name = line.trim().trim_matches(['\'', '"']);
     let top = name.split('.').next()?;
     let valid = !top.is_empty() && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -357,14 +357,23 @@ mod tests {
     #[test]
     fn a_program_that_only_hands_over_a_literal_does_no_work() {
         let literal = |language, text: &str| hands_over_a_literal(&code(language, text));
-        assert!(literal(CodeLanguage::Python, "final_answer(\"It is done.\")\n"));
+        assert!(literal(
+            CodeLanguage::Python,
+            "final_answer(\"It is done.\")\n"
+        ));
         assert!(literal(CodeLanguage::Python, "# done\nfinal_answer('x')"));
         assert!(literal(CodeLanguage::Bash, "final_answer \"done\""));
         assert!(literal(CodeLanguage::Bash, "final_answer(\"done\")"));
         assert!(!literal(CodeLanguage::Python, "final_answer(f\"{1 + 1}\")"));
-        assert!(!literal(CodeLanguage::Python, "final_answer(len(open('a').read()))"));
+        assert!(!literal(
+            CodeLanguage::Python,
+            "final_answer(len(open('a').read()))"
+        ));
         assert!(!literal(CodeLanguage::Python, "x = 1\nfinal_answer('x')"));
-        assert!(!literal(CodeLanguage::Bash, "final_answer \"$(cat a.txt)\""));
+        assert!(!literal(
+            CodeLanguage::Bash,
+            "final_answer \"$(cat a.txt)\""
+        ));
         assert!(!literal(CodeLanguage::Bash, "echo hi"));
     }
 
@@ -374,7 +383,10 @@ mod tests {
                       ModuleNotFoundError: No module named 'pandas.io'\n";
         assert_eq!(missing_module(stderr).as_deref(), Some("pandas"));
         assert_eq!(missing_module("NameError: name 'x' is not defined"), None);
-        assert_eq!(missing_module("ModuleNotFoundError: No module named '$(rm)'"), None);
+        assert_eq!(
+            missing_module("ModuleNotFoundError: No module named '$(rm)'"),
+            None
+        );
     }
 
     fn code(language: CodeLanguage, text: &str) -> CodeArgs {

@@ -105,7 +105,10 @@ async fn a_program_finds_its_folder_through_its_file() {
         .unwrap();
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(out.final_answer.as_deref(), Some("42"));
-    assert!(!dir.path().join("program.py").exists(), "nothing is written");
+    assert!(
+        !dir.path().join("program.py").exists(),
+        "nothing is written"
+    );
 }
 
 #[tokio::test]

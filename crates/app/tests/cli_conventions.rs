@@ -301,7 +301,13 @@ async fn doctor_names_what_is_missing_and_how_to_fix_it() {
         chromium.contains("PLANWRIGHT_CHROMIUM) to Chromium"),
         "{chromium}"
     );
-    for part in ["bubblewrap", "python3", "endpoint", "database", "workspace root"] {
+    for part in [
+        "bubblewrap",
+        "python3",
+        "endpoint",
+        "database",
+        "workspace root",
+    ] {
         assert!(!line(part).starts_with("fail"), "{}", line(part));
     }
     // pandas or how to get it: the line says which.

@@ -118,7 +118,8 @@ pub fn bubblewrap(sandbox: SandboxMode) -> Check {
 /// writes pandas for CSV files (docs/code-actions.md, "What a program can import"). Warns
 /// when either is missing; runs go on either way.
 pub fn python() -> Check {
-    let probe = "import sys; print(sys.version.split()[0]); import pandas; print(pandas.__version__)";
+    let probe =
+        "import sys; print(sys.version.split()[0]); import pandas; print(pandas.__version__)";
     let out = match std::process::Command::new("python3")
         .args(["-c", probe])
         .stdin(std::process::Stdio::null())

@@ -168,7 +168,10 @@ fn check_prompts() {
         check_prompt(task, &view(), &[], 2),
         check_program_failed(),
         check_disagreed("count.txt: the run left \"7\", the check \"6\"", &[]),
-        check_disagreed("data.csv: the run left \"b\", the check (none)", &["data.csv".into()])
+        check_disagreed(
+            "data.csv: the run left \"b\", the check (none)",
+            &["data.csv".into()]
+        )
     ));
 }
 

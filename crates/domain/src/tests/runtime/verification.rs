@@ -246,7 +246,9 @@ async fn an_input_both_checks_left_alone_is_put_back_before_the_retry() {
         .clone()
         .unwrap_or_default();
     assert!(
-        retry.contains("Neither program changed a.txt, which existed before the run: it was put back"),
+        retry.contains(
+            "Neither program changed a.txt, which existed before the run: it was put back"
+        ),
         "{retry}"
     );
     assert_eq!(h.outcome.files.created, ["sum.txt"]);
