@@ -232,11 +232,11 @@ async fn an_input_both_checks_left_alone_is_put_back_before_the_retry() {
         .events_of(RUN_ID)
         .into_iter()
         .filter_map(|e| match e.kind {
-            EventKind::InputProtected { path, action, .. }
-                if action == crate::model::inputs::InputAction::Restored =>
-            {
-                Some(path)
-            }
+            EventKind::InputProtected {
+                path,
+                action: crate::model::inputs::InputAction::Restored,
+                ..
+            } => Some(path),
             _ => None,
         })
         .collect();
