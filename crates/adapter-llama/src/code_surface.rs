@@ -5,7 +5,8 @@
 //! - a program: ```` ```python ```` or ```` ```bash ````, the code, then ```` ``` ```` —
 //!   read back as a `code_run` call. Nothing asks it to name the files it will change
 //!   first: measured, a small model that had to name them first named its inputs and then
-//!   wrote its results into them (docs/code-actions.md, "Existing files"). A first line
+//!   wrote its results into them (docs/code-actions.md, "Which existing files a call may
+//!   change"). A first line
 //!   `# changes: FILES` written anyway (older transcripts) is still read as `changes`;
 //! - `ASK: question` — a `message_ask_user` call;
 //! - `DONE: answer` / `FAILED: why` — a `complete_step` call, success or not;

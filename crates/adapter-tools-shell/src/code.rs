@@ -145,15 +145,13 @@ fn hands_over_a_literal(args: &CodeArgs) -> bool {
         return false;
     };
     let rest = rest.trim();
+    let in_parentheses = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .map(str::trim);
     let argument = match args.language {
-        CodeLanguage::Python => rest
-            .strip_prefix('(')
-            .and_then(|r| r.strip_suffix(')'))
-            .map(str::trim),
-        CodeLanguage::Bash => rest
-            .strip_prefix('(')
-            .and_then(|r| r.strip_suffix(')'))
-            .map(str::trim)
+        CodeLanguage::Python => in_parentheses,
+        CodeLanguage::Bash => in_parentheses
             .or(Some(rest))
             .filter(|a| !a.contains('$') && !a.contains('`')),
     };

@@ -43,12 +43,9 @@ pub fn executor_system(agent_name: &str, agent_description: &str, actions: Actio
 }
 
 /// The system prompt when the actions are programs (docs/code-actions.md): short, and
-/// about the one program that does the step, as the issue's probe asked (one program per
-/// task, no list of rules). Measured with llama.cpp's server on the eval's test split
-/// (seed 7231, the same loop of one program and its errors for both): the rule list this
-/// replaces got 3 of 27 right and left 3 inputs changed; the probe's one paragraph 5-6 of
-/// 27 and at most one (docs/eval.md). Programs name nothing first (docs/code-actions.md,
-/// "Which existing files a call may change").
+/// about the one program that does the step, not a list of rules (the measurement that
+/// replaced the rule list is in docs/eval.md). Programs name nothing first
+/// (docs/code-actions.md, "Which existing files a call may change").
 fn code_system(agent_name: &str, agent_description: &str) -> String {
     format!(
         "You are {agent_name}, an expert programmer working for Planwright. \

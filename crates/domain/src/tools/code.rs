@@ -56,8 +56,8 @@ impl CodeLanguage {
 }
 
 /// The arguments of `code_run`. `changes` is no longer offered (a program's changes stand,
-/// checked by the check of the answer; docs/code-actions.md, "Existing files") but still
-/// read, for transcripts and models that send it.
+/// checked by the check of the answer; docs/code-actions.md, "Which existing files a call
+/// may change") but still read, for transcripts and models that send it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodeArgs {

@@ -4,8 +4,9 @@
 //! refuses the call ([`refuse_up_front`]). After any call, the inputs are compared with
 //! what was recorded and a change nobody declared is undone from the kept copy
 //! ([`after_call`]), the model reading why; a program's changes (`code_run`) stand, checked
-//! by the check of the answer, which puts back before its retry what neither of its programs
-//! changed ([`put_back`]). A resumed run checks once before it goes on ([`sweep`]). Nothing here reads the task's words: what a run may change is what its
+//! by the check of the answer, which puts back before its retry what neither of its
+//! programs changed ([`put_back`]). A resumed run checks once before it goes on
+//! ([`sweep`]). Nothing here reads the task's words: what a run may change is what its
 //! calls say, before they run.
 
 use std::sync::Arc;
@@ -156,7 +157,6 @@ pub(crate) async fn put_back(
     let Some(port) = ctx.inputs.port.clone() else {
         return Ok(Vec::new());
     };
-    let ws = ctx.workspace.as_path();
     let mut done = Vec::new();
     {
         let mut state = ctx.inputs.state.lock().await;
@@ -164,20 +164,9 @@ pub(crate) async fn put_back(
             return Ok(Vec::new());
         };
         for path in paths {
-            if !inputs.files.get(path).is_some_and(|i| i.recorded.copied) {
-                continue;
-            }
-            match port.restore(&ctx.run_id, ws, path).await {
-                Ok(()) => {
-                    if let Ok(Some(f)) = port.stat(ws, path).await {
-                        set_seen(inputs, path, f);
-                    }
-                    if !inputs.restored.contains(path) {
-                        inputs.restored.push(path.clone());
-                    }
-                    done.push(path.clone());
-                }
-                Err(e) => tracing::warn!(%path, error = %e, "cannot put an input back"),
+            let copied = inputs.files.get(path).is_some_and(|i| i.recorded.copied);
+            if copied && restore(ctx, &port, inputs, path).await {
+                done.push(path.clone());
             }
         }
     }
@@ -236,25 +225,36 @@ async fn examine(
             give_up_protecting(inputs, &path, now);
             continue;
         }
-        if input.recorded.copied {
-            match port.restore(&ctx.run_id, ws, &path).await {
-                Ok(()) => {
-                    if let Ok(Some(f)) = port.stat(ws, &path).await {
-                        set_seen(inputs, &path, f);
-                    }
-                    if !inputs.restored.contains(&path) {
-                        inputs.restored.push(path.clone());
-                    }
-                    found.push((path, InputAction::Restored));
-                    continue;
-                }
-                Err(e) => tracing::warn!(%path, error = %e, "cannot restore an input"),
-            }
+        if input.recorded.copied && restore(ctx, port, inputs, &path).await {
+            found.push((path, InputAction::Restored));
+            continue;
         }
         give_up_protecting(inputs, &path, now);
         found.push((path, InputAction::NotRestored));
     }
     found
+}
+
+/// Writes `path` back from the copy kept when the run started, notes what it now looks
+/// like and that the runtime restored it; false (logged) when it cannot.
+async fn restore(
+    ctx: &RunContext,
+    port: &Arc<dyn WorkspaceFiles>,
+    inputs: &mut Inputs,
+    path: &str,
+) -> bool {
+    let ws = ctx.workspace.as_path();
+    if let Err(e) = port.restore(&ctx.run_id, ws, path).await {
+        tracing::warn!(%path, error = %e, "cannot restore an input");
+        return false;
+    }
+    if let Ok(Some(f)) = port.stat(ws, path).await {
+        set_seen(inputs, path, f);
+    }
+    if !inputs.restored.iter().any(|p| p == path) {
+        inputs.restored.push(path.to_string());
+    }
+    true
 }
 
 /// Same size, time and permissions (a `chmod 000` changes only the last).
