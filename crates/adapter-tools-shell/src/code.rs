@@ -60,7 +60,13 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// commonest error of a small model), `__file__` naming a file of the workspace (programs
 /// find their folder with `os.path.dirname(__file__)`, which otherwise stops them with a
 /// `NameError`), and stdin emptied (no single quote: it travels in one for bash).
-const PYTHON_RUNNER: &str = "import sys, builtins
+///
+/// Two builtins behave as an agent's program needs (docs/code-actions.md, "What a program
+/// can rely on"): `open` for writing creates the missing folders of its path, as
+/// `file_write` does (a program that wrote `report/sum.txt` before making `report/` stopped
+/// with `FileNotFoundError`); `input` stops the program with an error that says how to ask
+/// the user instead (it read nothing, and the program died on `EOFError`).
+const PYTHON_RUNNER: &str = "import sys, builtins, io, os
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
     sys.stdout.flush()
@@ -69,7 +75,21 @@ builtins.final_answer = final_answer
 source = sys.stdin.read()
 sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
-import os
+plain_open = io.open
+def open_making_folders(file, mode=\"r\", *args, **kwargs):
+    if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in \"wax\"):
+        folder = os.path.dirname(os.fsdecode(file))
+        if folder and not os.path.isdir(folder):
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError:
+                pass
+    return plain_open(file, mode, *args, **kwargs)
+builtins.open = open_making_folders
+io.open = open_making_folders
+def no_input(prompt=\"\"):
+    raise EOFError(\"a program cannot ask the user: input() reads nothing here. Ask the user with message_ask_user first, then write the program with the answer\")
+builtins.input = no_input
 scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")}
 for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
     try:

@@ -111,6 +111,55 @@ async fn a_program_finds_its_folder_through_its_file() {
     );
 }
 
+/// Writing into a folder that does not exist yet creates it (as `file_write` does), through
+/// `open`, `pathlib` and a library that opens files itself; reading a missing file still
+/// fails, and nothing is created for it.
+#[tokio::test]
+async fn writes_create_their_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "open('report/a/rows.txt', 'w').write('3')\n\
+                pathlib.Path('report/b.txt').write_text('4')\n\
+                with open('logs/x.log', mode='a') as f:\n    f.write('5')\n\
+                csv.writer(open('out/t.csv', 'w', newline='')).writerow([1, 2])\n\
+                try:\n    open('missing/in.txt')\nexcept FileNotFoundError:\n    print('missing')\n";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.stdout.as_deref().map(str::trim), Some("missing"));
+    let read = |p: &str| fs::read_to_string(dir.path().join(p)).unwrap();
+    assert_eq!(read("report/a/rows.txt"), "3");
+    assert_eq!(read("report/b.txt"), "4");
+    assert_eq!(read("logs/x.log"), "5");
+    assert_eq!(read("out/t.csv"), "1,2\r\n");
+    assert!(!dir.path().join("missing").exists());
+}
+
+/// `input()` reads nothing: the program stops with an error that says how to ask the user.
+#[tokio::test]
+async fn input_says_how_to_ask_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "name = input('Which column? ')\nfinal_answer(name)";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error, "{}", out.content);
+    assert_eq!(out.final_answer, None);
+    assert!(
+        out.content.contains(domain::tools::builtin::ASK_USER),
+        "{}",
+        out.content
+    );
+}
+
 #[tokio::test]
 async fn a_failing_program_says_why_and_gives_no_answer() {
     let dir = tempfile::tempdir().unwrap();

@@ -203,9 +203,15 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
     let paths: BTreeSet<&String> = run.written.keys().chain(check.written.keys()).collect();
     let mut compared = Vec::new();
     let mut programs_differ = Vec::new();
+    let mut empty = Vec::new();
     for path in paths {
         let (ours, theirs) = (run.written.get(path), check.written.get(path));
         match (ours, theirs) {
+            (Some(Content::Text(a)), Some(Content::Text(b)))
+                if a.trim().is_empty() && b.trim().is_empty() =>
+            {
+                empty.push(path.clone());
+            }
             (Some(a), Some(b)) if same(a, b) => compared.push(path.clone()),
             (Some(Content::Text(t)), None) if printed_as(t, &check.answer) => {
                 compared.push(format!("{path} (as the check printed it)"));
@@ -226,6 +232,16 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
         }
     }
     compared.extend(run.gone.iter().cloned());
+    // Both sides leaving a file empty is no evidence: on the eval's held-out tasks it was the
+    // same filter matching nothing twice (docs/verification.md).
+    if !empty.is_empty() {
+        return Agreement::Undecided {
+            why: format!(
+                "{} empty on both sides: an empty file reproduced checks nothing",
+                empty.join(", ")
+            ),
+        };
+    }
     if !programs_differ.is_empty() {
         return Agreement::Undecided {
             why: format!(
@@ -283,6 +299,24 @@ mod tests {
                 compared: vec!["c.json".into(), "sum.txt".into()]
             }
         );
+    }
+
+    #[test]
+    fn an_empty_file_on_both_sides_is_no_evidence() {
+        let run = produced(&[("warns.log", ""), ("count.txt", "0")], &[], "");
+        let check = produced(&[("warns.log", "\n"), ("count.txt", "0\n")], &[], "");
+        match compare(&run, &check) {
+            Agreement::Undecided { why } => assert!(why.contains("warns.log"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Empty against written still disagrees.
+        assert!(matches!(
+            compare(
+                &run,
+                &produced(&[("warns.log", "W a"), ("count.txt", "0")], &[], "")
+            ),
+            Agreement::Disagree { .. }
+        ));
     }
 
     #[test]

@@ -52,8 +52,8 @@ fn code_system(agent_name: &str, agent_description: &str) -> String {
          {agent_description}\n\
          Do the current step with one complete program (Python 3, or bash) that does the \
          whole step. It runs in the workspace folder, which holds the files shown (use \
-         relative paths): it reads the files, computes the results and writes them where \
-         the task says. End it with final_answer(result), the result it computed.\n\
+         relative paths): it reads what it needs from those files, computes the results and \
+         writes them where the task says. End it with final_answer(result), the result it computed.\n\
          - A program has no network: for a web page or a server's data, call the tool made \
          for it.\n\
          - If a program fails, read the error and write the corrected program.\n\
@@ -327,6 +327,20 @@ pub fn completion_held(failed: &[String]) -> String {
         "Not accepted yet: {} failed in this same answer (see its result). Fix that, then \
          finish the step again.",
         failed.join(", ")
+    )
+}
+
+/// Why a finish is sent back: files the step wrote are empty.
+pub fn empty_outputs(paths: &[String]) -> String {
+    let (names, verb) = match paths {
+        [one] => (one.clone(), "is"),
+        _ => (paths.join(", "), "are"),
+    };
+    format!(
+        "Not finished yet: {names} {verb} empty (0 bytes). If the task asks for content \
+         there, the program is wrong (a filter that matched nothing, or data read from the \
+         wrong place): look at the files it reads again, fix it and run it. If an empty file \
+         is what the task asks for, finish the step again."
     )
 }
 

@@ -3,8 +3,9 @@
 //! [`WorkspaceToolbox`], tools that change it as the real file and shell tools would change
 //! a folder: `file_write`, `file_str_replace`, `file_read`, and `shell_exec` understanding
 //! `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`, `cat PATH`,
-//! `chmod OCTAL PATH` (anything else just succeeds); `code_run` runs its program's lines as
-//! such commands, in the folder its context names (the workspace, or a scratch folder). A
+//! `chmod OCTAL PATH`, `touch PATH` (anything else just succeeds); `code_run` runs its
+//! program's lines as such commands, in the folder its context names (the workspace, or a
+//! scratch folder), a line `final_answer TEXT` ending it with that answer. A
 //! file's permissions are unknown (`None`) until a `chmod` sets them; a kept copy keeps them.
 
 use std::collections::hash_map::DefaultHasher;
@@ -392,6 +393,9 @@ impl WorkspaceToolbox {
                     .unwrap_or_default();
                 self.ws.write_in(dir, path, &format!("{text}\n"));
             }
+            ["touch", path] if self.ws.read_in(dir, path).is_none() => {
+                self.ws.write_in(dir, path, "");
+            }
             ["fail", ..] => return (ToolOutput::error("exit code: 1"), None),
             _ => {}
         }
@@ -402,21 +406,40 @@ impl WorkspaceToolbox {
         self.command(dir, command).0
     }
 
-    /// A program: its lines as commands (comments skipped), stopping at the first failure.
+    /// A program: its lines as commands (comments skipped), stopping at the first failure;
+    /// `final_answer TEXT` ends it with that answer. The files its `> PATH` and `touch`
+    /// lines wrote are its attachments.
     fn program(&self, dir: &Path, code: &str) -> ToolOutput {
         let mut printed = String::new();
+        let mut written: Vec<String> = Vec::new();
+        let mut answer = None;
         for line in code.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
+            if let Some(text) = line.strip_prefix("final_answer ") {
+                answer = Some(text.to_string());
+                break;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let target = match words.as_slice() {
+                ["touch", path] => Some(path),
+                [.., ">", path] => Some(path),
+                _ => None,
+            };
             match self.command(dir, line) {
                 (_, Some(p)) => printed.push_str(&p),
                 (out, None) => return out,
+            }
+            if let Some(path) = target.filter(|p| !written.iter().any(|w| w == **p)) {
+                written.push((*path).to_string());
             }
         }
         ToolOutput {
             content: format!("exit code: 0\n--- stdout ---\n{printed}"),
             stdout: Some(printed),
+            final_answer: answer,
+            attachments: written,
             ..ToolOutput::default()
         }
     }

@@ -45,6 +45,8 @@ pub struct Nudges {
     pub loops: bool,
     /// A tool failing twice in a row gets a hint to try another way.
     pub failing_tool: bool,
+    /// A step finished with a file its calls wrote left empty is sent back once to look.
+    pub empty_outputs: bool,
 }
 
 impl Nudges {
@@ -54,6 +56,7 @@ impl Nudges {
             claim_before_acting: false,
             loops: false,
             failing_tool: false,
+            empty_outputs: false,
         }
     }
 }
@@ -67,6 +70,7 @@ impl Default for Nudges {
             claim_before_acting: false,
             loops: true,
             failing_tool: true,
+            empty_outputs: true,
         }
     }
 }

@@ -63,6 +63,8 @@ pub(super) struct Attempt<'a> {
     finish_withheld: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
+    /// A finish was sent back because a file the attempt wrote is empty (once per attempt).
+    empty_held: bool,
     /// Whether old tool output was trimmed already (once per attempt).
     trimmed: bool,
     watch: LoopWatch,
@@ -136,6 +138,7 @@ impl<'a> Attempt<'a> {
             retry: input.step.attempts() > 1,
             finish_withheld: false,
             attachments: Vec::new(),
+            empty_held: false,
             trimmed: false,
             watch: LoopWatch::default(),
             choice: ToolChoice::Auto,
@@ -291,11 +294,15 @@ impl<'a> Attempt<'a> {
         }
         if let (None, Some(answer)) = (&notes.finished, notes.final_answer.take()) {
             if failed.is_empty() {
-                notes.finished = Some(StepEnd::Completed {
-                    result: answer,
-                    revise_plan: false,
-                    attachments: std::mem::take(&mut self.attachments),
-                });
+                if let Some(hint) = self.empty_outputs(replayed).await? {
+                    notes.hints.push(hint);
+                } else {
+                    notes.finished = Some(StepEnd::Completed {
+                        result: answer,
+                        revise_plan: false,
+                        attachments: std::mem::take(&mut self.attachments),
+                    });
+                }
             } else {
                 notes.hints.push(prompts::completion_held(&failed));
             }
@@ -399,6 +406,11 @@ impl<'a> Attempt<'a> {
                 .await?;
             return Ok((prompts::fix_before_giving_up(), None));
         }
+        if args.success {
+            if let Some(hint) = self.empty_outputs(replayed).await? {
+                return Ok((hint, None));
+            }
+        }
         Ok((
             "Step finished.".to_string(),
             Some(if args.success {
@@ -411,6 +423,33 @@ impl<'a> Attempt<'a> {
                 StepEnd::Failed(non_empty(args.result, "the executor reported failure"))
             }),
         ))
+    }
+
+    /// Before a step ends done: the files its calls wrote that are empty. A finish with one
+    /// is sent back once per attempt to look at it (docs/code-actions.md, "An empty file is
+    /// looked at"): an empty output was, on the eval's held-out tasks, a program whose
+    /// filter matched nothing, and a check that reproduced it agreed. `None`: finish.
+    async fn empty_outputs(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
+        if !self.limits.nudges.empty_outputs || self.empty_held || self.attachments.is_empty() {
+            return Ok(None);
+        }
+        let Some(port) = self.ctx.inputs.port.clone() else {
+            return Ok(None);
+        };
+        let mut empty = Vec::new();
+        for path in &self.attachments {
+            if let Ok(Some(facts)) = port.stat(&self.ctx.workspace, path).await {
+                if facts.size == 0 {
+                    empty.push(path.clone());
+                }
+            }
+        }
+        if empty.is_empty() {
+            return Ok(None);
+        }
+        self.empty_held = true;
+        self.nudged(replayed, "finished with an empty file").await?;
+        Ok(Some(prompts::empty_outputs(&empty)))
     }
 
     /// `message_notify_user` / `message_ask_user`: asking counts as acting, an answer as

@@ -449,3 +449,56 @@ async fn checks_switched_off_leave_every_run_unverified() {
     assert_eq!(h.checks()[0].0, CheckVerdict::NotRun);
     assert_eq!(h.llm.requests().len(), 2);
 }
+
+/// A step that finishes with a file it wrote left empty is sent back once to look at it
+/// (docs/code-actions.md, "An empty file is looked at"); finished again, it stands, and a
+/// check that leaves the same file empty verifies nothing.
+#[tokio::test]
+async fn a_finish_with_an_empty_output_is_looked_at_once_and_an_empty_reproduction_checks_nothing()
+{
+    let ws = numbers();
+    let h = run(
+        &ws,
+        "Create the empty file marker.txt",
+        vec![
+            program("touch marker.txt\nfinal_answer made marker.txt"),
+            done("marker.txt is empty, as the task asks"),
+            program("echo > marker.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(
+        h.outcome.plan.steps()[0].result.as_deref(),
+        Some("marker.txt is empty, as the task asks")
+    );
+    let nudges: Vec<String> = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Nudge { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nudges, ["finished with an empty file"]);
+    let second = &h.llm.requests()[1];
+    let told = second
+        .messages
+        .iter()
+        .rfind(|m| m.role == Role::User)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(told.contains("marker.txt is empty (0 bytes)"), "{told}");
+    let checks = h.checks();
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0].0, CheckVerdict::Undecided, "{checks:?}");
+    assert!(checks[0].1.contains("empty on both sides"), "{checks:?}");
+    assert!(!h.outcome.verification.verified);
+}
