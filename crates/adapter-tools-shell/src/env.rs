@@ -2,8 +2,9 @@
 //! environment (docs/security.md, "Secrets").
 //!
 //! A command sees only the variables a program needs to behave normally (`PATH`, locale,
-//! terminal, time zone, user name), `HOME` set to the workspace, `PWD`, and the variables
-//! the user named explicitly ([`ShellEnv::pass`], `--shell-env NAME`). Anything else —
+//! terminal, time zone, user name), `HOME` set to the workspace, `PWD`,
+//! `PYTHONDONTWRITEBYTECODE=1` (a program that imports a module of the user's folder leaves
+//! no `__pycache__` in it), and the variables the user named explicitly ([`ShellEnv::pass`], `--shell-env NAME`). Anything else —
 //! API keys, `PLANWRIGHT_TOKEN`, `DATABASE_URL`, `GH_PAT`, proxies with credentials — is
 //! absent whatever its name looks like.
 
@@ -46,7 +47,8 @@ impl ShellEnv {
 
     /// The complete environment of a command working in `workspace`, taken from `parent`
     /// (the process environment in production): allowed variables, `HOME` and `PWD` set
-    /// to the workspace, and a default `PATH` when the parent has none.
+    /// to the workspace, Python told to write no bytecode caches, and a default `PATH` when
+    /// the parent has none.
     pub(crate) fn build(
         &self,
         parent: impl IntoIterator<Item = (OsString, OsString)>,
@@ -64,6 +66,7 @@ impl ShellEnv {
         }
         env.push(("HOME".into(), workspace.as_os_str().to_owned()));
         env.push(("PWD".into(), workspace.as_os_str().to_owned()));
+        env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
         env
     }
 }
@@ -106,7 +109,18 @@ mod tests {
             .iter()
             .map(|(k, _)| k.to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["PATH", "LANG", "LC_ALL", "TERM", "HOME", "PWD"]);
+        assert_eq!(
+            names,
+            [
+                "PATH",
+                "LANG",
+                "LC_ALL",
+                "TERM",
+                "HOME",
+                "PWD",
+                "PYTHONDONTWRITEBYTECODE"
+            ]
+        );
         assert_eq!(get(&env, "HOME"), Some("/ws"));
         assert_eq!(get(&env, "PWD"), Some("/ws"));
     }

@@ -139,6 +139,30 @@ async fn writes_create_their_folders() {
     assert!(!dir.path().join("missing").exists());
 }
 
+/// A program that imports a module of the workspace leaves no `__pycache__` behind (it
+/// would be a file the run created in the user's folder).
+#[tokio::test]
+async fn importing_a_workspace_module_leaves_no_bytecode_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("util.py"),
+        "def twice(x):\n    return 2 * x\n",
+    )
+    .unwrap();
+    let code = "from util import twice\nfinal_answer(twice(21))";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.final_answer.as_deref(), Some("42"));
+    assert!(!dir.path().join("__pycache__").exists(), "{}", out.content);
+    assert!(out.attachments.is_empty(), "{:?}", out.attachments);
+}
+
 /// `input()` reads nothing: the program stops with an error that says how to ask the user.
 #[tokio::test]
 async fn input_says_how_to_ask_the_user() {
