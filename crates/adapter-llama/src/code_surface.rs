@@ -45,14 +45,17 @@ pub(crate) fn forms<'a>(offered: &[&'a ToolSchema]) -> CodeForms<'a> {
     forms
 }
 
-/// The answer format, for the end of the system prompt.
+/// The answer format, for the end of the system prompt. In words, with no placeholder to
+/// copy: shown `<the program>` in a template, the embedded model ran that line as its
+/// program, over and over (11 runs of the eval's instances; docs/code-actions.md).
 pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
     let mut out = String::from("Answer in exactly one of these forms, and nothing else:\n");
     if forms.program {
         out.push_str(
-            "- To run a program (code_run): a fenced block:\n\
-             ```python\n<the program>\nfinal_answer(<the result>)\n```\n  \
-             (```bash works the same way: final_answer \"<the result>\".)\n",
+            "- To run a program (code_run): a fenced block: a line ```python, then the whole \
+             program, whose last line is final_answer(result) with the result it computed, \
+             then a line ```. (```bash works the same way; its last line is final_answer \
+             \"$result\".)\n",
         );
     }
     // The other tools come right after programs, before the ways to stop: they do what a
@@ -64,12 +67,12 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
         out.push_str(&format!("\n  For example: {}\n", example_call(first)));
     }
     if forms.ask {
-        out.push_str("- To ask the user (message_ask_user): ASK: <your question>\n");
+        out.push_str("- To ask the user (message_ask_user): a line ASK: followed by your question\n");
     }
     if forms.finish {
         out.push_str(
-            "- When the step is done (complete_step): a line DONE: <the result>, with no code \
-             block. If it cannot be done: FAILED: <why>\n",
+            "- When the step is done (complete_step): a line DONE: followed by the result, with \
+             no code block. If it cannot be done: a line FAILED: followed by why\n",
         );
     }
     out.trim_end().to_string()
@@ -470,6 +473,19 @@ mod tests {
             text.contains(r#"For example: {"tool": "browser_navigate", "arguments": {"url":"…"}}"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_format_has_no_template_to_copy() {
+        let forms = CodeForms {
+            program: true,
+            ask: true,
+            finish: true,
+            others: Vec::new(),
+        };
+        let text = describe(&forms);
+        assert!(!text.contains('<'), "{text}");
+        assert!(text.contains("final_answer(result)"), "{text}");
     }
 
     #[test]

@@ -419,8 +419,9 @@ pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
     let mut b = Builder::new();
     let mut alts = Vec::new();
     if forms.program {
-        // At least one character that is not a backtick: no empty program.
-        let body = b.rule(r#"[^`] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
+        // At least one character that is not a backtick: no empty program. Nor one that
+        // starts with `<`, as no program does: a template's `<the program>` copied.
+        let body = b.rule(r#"[^`<] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
         alts.push(b.rule(format!(r#""```" ("python" | "bash") "\n" {body}"#)));
     }
     if forms.ask {
