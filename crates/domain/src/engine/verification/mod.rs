@@ -135,9 +135,10 @@ async fn check_answer(
 }
 
 /// After a first disagreement: a second reproduction decides. `retry`: the step may be
-/// tried again when both reproductions agree with each other against the run; the inputs
-/// the run changed or deleted (`touched`) that neither reproduction changed are put back
-/// first, so that the retry starts from the user's files as they were.
+/// tried again when both reproductions agree with each other against the run. Whenever
+/// they do, the inputs the run changed or deleted (`touched`) that neither reproduction
+/// changed are put back: before the retry, so that it starts from the user's files as they
+/// were, or as the run ends unverified.
 async fn second_look(
     ctx: &RunContext,
     rt: &Runtime,
@@ -170,25 +171,36 @@ async fn second_look(
         return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
     }
     let checks_agree = matches!(compare(first, &second), Agreement::Agree { .. });
-    if checks_agree && retry {
+    if !checks_agree {
+        let detail = format!("two checks disagreed with the run and with each other: {why}");
+        return record(ctx, step_id, CheckVerdict::Disagree, false, detail).await;
+    }
+    // Two programs that agree with each other and left an existing file alone are the
+    // evidence that the task did not ask to change it: it is put back, before a retry and
+    // when the run ends unverified alike (the user's files come first).
+    let left_alone: Vec<String> = touched
+        .iter()
+        .filter(|p| !changed_by(first, p) && !changed_by(&second, p))
+        .cloned()
+        .collect();
+    if retry {
         ctx.note_check_retry();
         let detail =
             format!("two independent programs agree with each other, not with the run: {why}");
         record(ctx, step_id, CheckVerdict::Disagree, false, detail).await?;
-        let left_alone: Vec<String> = touched
-            .iter()
-            .filter(|p| !changed_by(first, p) && !changed_by(&second, p))
-            .cloned()
-            .collect();
         let put_back =
             crate::engine::inputs::put_back(ctx, Some(step_id), CHECK_TOOL, &left_alone).await?;
         return Ok(Some(crate::prompts::check_disagreed(&why, &put_back)));
     }
-    let detail = if checks_agree {
-        format!("two independent programs still disagree with the run: {why}")
-    } else {
-        format!("two checks disagreed with the run and with each other: {why}")
-    };
+    let put_back =
+        crate::engine::inputs::put_back(ctx, Some(step_id), CHECK_TOOL, &left_alone).await?;
+    let mut detail = format!("two independent programs still disagree with the run: {why}");
+    if !put_back.is_empty() {
+        detail.push_str(&format!(
+            "; put back {}, which neither program changed",
+            put_back.join(", ")
+        ));
+    }
     record(ctx, step_id, CheckVerdict::Disagree, false, detail).await
 }
 

@@ -255,6 +255,36 @@ async fn an_input_both_checks_left_alone_is_put_back_before_the_retry() {
     assert!(h.outcome.files.changed.is_empty(), "{:?}", h.outcome.files);
 }
 
+/// With no retry left, two checks that agree against the run still put back the input the
+/// run changed and neither of them did: the run ends unverified, the user's file as it was.
+#[tokio::test]
+async fn an_input_both_checks_left_alone_is_put_back_when_no_retry_is_left() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("echo 9 > a.txt"),
+            done("a.txt holds 9"),
+            program("expr 4 + 5 > sum.txt"),
+            program("expr 4 + 5 > sum.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed);
+    assert!(!h.outcome.verification.verified);
+    assert_eq!(ws.read("a.txt").as_deref(), Some("4\n"));
+    let checks = h.checks();
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0].0, CheckVerdict::Disagree);
+    assert!(
+        checks[0].1.contains("put back a.txt, which neither program changed"),
+        "{checks:?}"
+    );
+    assert!(h.outcome.files.changed.is_empty(), "{:?}", h.outcome.files);
+}
+
 /// One check for the run and one against it verify nothing: the run ends unverified,
 /// said plainly, and the step is not tried again.
 #[tokio::test]
