@@ -67,7 +67,9 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
         out.push_str(&format!("\n  For example: {}\n", example_call(first)));
     }
     if forms.ask {
-        out.push_str("- To ask the user (message_ask_user): a line ASK: followed by your question\n");
+        out.push_str(
+            "- To ask the user (message_ask_user): a line ASK: followed by your question\n",
+        );
     }
     if forms.finish {
         out.push_str(

@@ -64,8 +64,11 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// Two builtins behave as an agent's program needs (docs/code-actions.md, "What a program
 /// can rely on"): `open` for writing creates the missing folders of its path, as
 /// `file_write` does (a program that wrote `report/sum.txt` before making `report/` stopped
-/// with `FileNotFoundError`); `input` stops the program with an error that says how to ask
-/// the user instead (it read nothing, and the program died on `EOFError`).
+/// with `FileNotFoundError`), and reading a missing file says that the workspace has none
+/// by that name and that a result is written, not read (on an empty workspace the embedded
+/// model read the file the task asked it to create, and failed the same way every retry);
+/// `input` stops the program with an error that says how to ask the user instead (it read
+/// nothing, and the program died on `EOFError`).
 const PYTHON_RUNNER: &str = "import sys, builtins, io, os
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
@@ -77,14 +80,20 @@ sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
 plain_open = io.open
 def open_making_folders(file, mode=\"r\", *args, **kwargs):
-    if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in \"wax\"):
+    writes = any(c in mode for c in \"wax+\")
+    if isinstance(file, (str, bytes, os.PathLike)) and writes:
         folder = os.path.dirname(os.fsdecode(file))
         if folder and not os.path.isdir(folder):
             try:
                 os.makedirs(folder, exist_ok=True)
             except OSError:
                 pass
-    return plain_open(file, mode, *args, **kwargs)
+    try:
+        return plain_open(file, mode, *args, **kwargs)
+    except FileNotFoundError as e:
+        if writes:
+            raise
+        raise FileNotFoundError(e.errno, \"No such file (the workspace has none by that name: a file the task asks for is written by the program, not read)\", e.filename) from None
 builtins.open = open_making_folders
 io.open = open_making_folders
 def no_input(prompt=\"\"):

@@ -121,7 +121,7 @@ async fn writes_create_their_folders() {
                 pathlib.Path('report/b.txt').write_text('4')\n\
                 with open('logs/x.log', mode='a') as f:\n    f.write('5')\n\
                 csv.writer(open('out/t.csv', 'w', newline='')).writerow([1, 2])\n\
-                try:\n    open('missing/in.txt')\nexcept FileNotFoundError:\n    print('missing')\n";
+                try:\n    open('missing/in.txt')\nexcept FileNotFoundError as e:\n    print(e)\n";
     let out = tool()
         .execute(
             json!({"language": "python", "code": code}),
@@ -130,7 +130,11 @@ async fn writes_create_their_folders() {
         .await
         .unwrap();
     assert!(!out.is_error, "{}", out.content);
-    assert_eq!(out.stdout.as_deref().map(str::trim), Some("missing"));
+    let said = out.stdout.clone().unwrap_or_default();
+    assert!(
+        said.contains("the workspace has none by that name") && said.contains("missing/in.txt"),
+        "{said}"
+    );
     let read = |p: &str| fs::read_to_string(dir.path().join(p)).unwrap();
     assert_eq!(read("report/a/rows.txt"), "3");
     assert_eq!(read("report/b.txt"), "4");

@@ -279,7 +279,9 @@ async fn an_input_both_checks_left_alone_is_put_back_when_no_retry_is_left() {
     assert_eq!(checks.len(), 1, "{checks:?}");
     assert_eq!(checks[0].0, CheckVerdict::Disagree);
     assert!(
-        checks[0].1.contains("put back a.txt, which neither program changed"),
+        checks[0]
+            .1
+            .contains("put back a.txt, which neither program changed"),
         "{checks:?}"
     );
     assert!(h.outcome.files.changed.is_empty(), "{:?}", h.outcome.files);
