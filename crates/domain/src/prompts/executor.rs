@@ -330,6 +330,14 @@ pub fn completion_held(failed: &[String]) -> String {
     )
 }
 
+/// Why a program's `final_answer` did not finish the step: it handed over nothing, and the
+/// step wrote no file.
+pub fn nothing_handed_over() -> String {
+    "Not finished: the program's final_answer handed over nothing, and no file was written. \
+     Write the program that does the step and hands over its result."
+        .to_string()
+}
+
 /// Why a finish is sent back: files the step wrote are empty.
 pub fn empty_outputs(paths: &[String]) -> String {
     let (names, verb) = match paths {

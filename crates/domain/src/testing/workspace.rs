@@ -417,8 +417,8 @@ impl WorkspaceToolbox {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            if let Some(text) = line.strip_prefix("final_answer ") {
-                answer = Some(text.to_string());
+            if let Some(text) = line.strip_prefix("final_answer") {
+                answer = Some(text.trim().to_string());
                 break;
             }
             let words: Vec<&str> = line.split_whitespace().collect();

@@ -293,7 +293,14 @@ impl<'a> Attempt<'a> {
             }
         }
         if let (None, Some(answer)) = (&notes.finished, notes.final_answer.take()) {
-            if failed.is_empty() {
+            // A program that handed over nothing and wrote nothing did nothing: it does not
+            // finish the step (a small model piped a message into `final_answer` in bash).
+            let nothing = answer.trim().is_empty() && self.attachments.is_empty();
+            if failed.is_empty() && nothing && self.limits.nudges.empty_outputs {
+                self.nudged(replayed, "a program finished with nothing")
+                    .await?;
+                notes.hints.push(prompts::nothing_handed_over());
+            } else if failed.is_empty() {
                 if let Some(hint) = self.empty_outputs(replayed).await? {
                     notes.hints.push(hint);
                 } else {

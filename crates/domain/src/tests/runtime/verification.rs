@@ -534,3 +534,36 @@ async fn a_finish_with_an_empty_output_is_looked_at_once_and_an_empty_reproducti
     assert!(checks[0].1.contains("empty on both sides"), "{checks:?}");
     assert!(!h.outcome.verification.verified);
 }
+
+/// A program whose `final_answer` hands over nothing, having written nothing, did nothing:
+/// the step goes on.
+#[tokio::test]
+async fn a_program_that_hands_over_nothing_does_not_finish_the_step() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        TASK,
+        vec![
+            program("final_answer"),
+            program("expr 4 + 5 > sum.txt\nfinal_answer 9"),
+            program("echo 9 > sum.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    assert_eq!(h.outcome.plan.steps()[0].result.as_deref(), Some("9"));
+    assert_eq!(ws.read("sum.txt").as_deref(), Some("9\n"));
+    let told = h.llm.requests()[1]
+        .messages
+        .iter()
+        .rfind(|m| m.role == Role::User)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(told.contains("handed over nothing"), "{told}");
+}
