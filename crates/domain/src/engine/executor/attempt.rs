@@ -136,7 +136,9 @@ impl<'a> Attempt<'a> {
             last_program_failed: false,
             give_ups_refused: 0,
             retry: input.step.attempts() > 1,
-            finish_withheld: false,
+            // A retry's first answer acts: offered the way to finish, a small model gave up
+            // at once with the earlier attempt's reason, word for word, on every retry.
+            finish_withheld: input.step.attempts() > 1,
             attachments: Vec::new(),
             empty_held: false,
             trimmed: false,
@@ -384,8 +386,11 @@ impl<'a> Attempt<'a> {
             return Ok((answer, None));
         }
         // A retry that gives up before trying anything repeats the earlier attempt's
-        // failure: it is sent back once to try. In words only: with the way to finish
-        // withheld, a model that had nothing to try ran the answer format's template.
+        // failure: it is sent back once to try. Its first answer is asked without the way to
+        // finish (`finish_withheld`), so this is a model that called it anyway. (Withheld
+        // while the embedded model's answer format was a template, a model with nothing to
+        // try ran the template's `<the program>`; the format is now in words,
+        // docs/code-actions.md.)
         if self.limits.nudges.failing_tool
             && !args.success
             && self.retry
