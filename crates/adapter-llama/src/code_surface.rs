@@ -113,6 +113,23 @@ fn changes_of(code: &str) -> Option<Vec<String>> {
 /// What the model wrote, read back: a tool call, or `None` when it is none of the forms.
 /// `tools`: the tools offered, so that a program that opens by calling one of the other
 /// tools as a function is read as that tool's call.
+/// The program up to a line made of backticks alone (two or more, spaces aside): the
+/// model's attempt at closing the fence that the grammar split (it allows a closing
+/// ```` ``` ```` only at the very end, so a model that wanted to write on after it wrote
+/// ```` `` ` ````, and the program failed with a `SyntaxError` on that line, on every
+/// retry). No Python or bash program has such a line.
+fn before_broken_fence(code: &str) -> &str {
+    let mut end = 0;
+    for line in code.split_inclusive('\n') {
+        let t = line.trim();
+        if t.chars().filter(|&c| c == '`').count() >= 2 && t.chars().all(|c| c == '`' || c == ' ') {
+            return code[..end].trim_end();
+        }
+        end += line.len();
+    }
+    code
+}
+
 pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<ToolCall> {
     let text = text.trim();
     let call = |name: &str, arguments: Value| ToolCall {
@@ -123,11 +140,12 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
     if let Some(rest) = text.strip_prefix("```") {
         let (info, body) = rest.split_once('\n')?;
         let language = CodeLanguage::from_fence(info)?;
-        let code = body
-            .trim_end()
-            .strip_suffix("```")
-            .unwrap_or(body)
-            .trim_end();
+        let code = before_broken_fence(
+            body.trim_end()
+                .strip_suffix("```")
+                .unwrap_or(body)
+                .trim_end(),
+        );
         // A small model that opens every turn with a fence writes its answer inside one
         // (a comment line, then `DONE: …`): that is the answer, not a program.
         let statements = code
@@ -475,6 +493,21 @@ mod tests {
             text.contains(r#"For example: {"tool": "browser_navigate", "arguments": {"url":"…"}}"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_program_ends_at_a_fence_the_grammar_split() {
+        let call = parse(
+            "```python\nprint(1)\nx = `a` if False else 2\n`` `\nThis program prints 1.\n```",
+            "c".into(),
+        )
+        .unwrap();
+        assert_eq!(
+            args(&call)["code"],
+            json!("print(1)\nx = `a` if False else 2\n")
+        );
+        let whole = parse("```bash\necho `date`\n```", "c".into()).unwrap();
+        assert_eq!(args(&whole)["code"], json!("echo `date`\n"));
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub(super) struct Attempt<'a> {
     attachments: Vec<String>,
     /// A finish was sent back because a file the attempt wrote is empty (once per attempt).
     empty_held: bool,
+    /// The next answer samples: the finish just sent back was a program's, and decoding
+    /// greedily the model ran the same program again, byte for byte.
+    sample_next: bool,
     /// Whether old tool output was trimmed already (once per attempt).
     trimmed: bool,
     watch: LoopWatch,
@@ -141,6 +144,7 @@ impl<'a> Attempt<'a> {
             finish_withheld: input.step.attempts() > 1,
             attachments: Vec::new(),
             empty_held: false,
+            sample_next: false,
             trimmed: false,
             watch: LoopWatch::default(),
             choice: ToolChoice::Auto,
@@ -197,7 +201,7 @@ impl<'a> Attempt<'a> {
             ChatRequest::new(CallPurpose::Execute, self.messages.clone()).with_tools(tools, choice);
         // A retry, and the answer after a give-up sent back, sample: decoding greedily, the
         // model wrote the program that had just failed again, byte for byte.
-        if self.retry || withheld {
+        if self.retry || withheld || std::mem::take(&mut self.sample_next) {
             request.temperature = Some(SAMPLED_TEMPERATURE);
         }
         let e = match self
@@ -299,6 +303,7 @@ impl<'a> Attempt<'a> {
             // finish the step (a small model piped a message into `final_answer` in bash).
             let nothing = answer.trim().is_empty() && self.attachments.is_empty();
             if failed.is_empty() && nothing && self.limits.nudges.empty_outputs {
+                self.sample_next = true;
                 self.nudged(replayed, "a program finished with nothing")
                     .await?;
                 notes.hints.push(prompts::nothing_handed_over());
@@ -460,6 +465,7 @@ impl<'a> Attempt<'a> {
             return Ok(None);
         }
         self.empty_held = true;
+        self.sample_next = true;
         self.nudged(replayed, "finished with an empty file").await?;
         Ok(Some(prompts::empty_outputs(&empty)))
     }

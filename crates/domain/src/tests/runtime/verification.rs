@@ -528,6 +528,9 @@ async fn a_finish_with_an_empty_output_is_looked_at_once_and_an_empty_reproducti
         .and_then(|m| m.content.clone())
         .unwrap_or_default();
     assert!(told.contains("marker.txt is empty (0 bytes)"), "{told}");
+    // Decoding greedily, the model ran the same program again: the answer after samples.
+    assert_eq!(h.llm.requests()[0].temperature, None);
+    assert!(second.temperature.is_some());
     let checks = h.checks();
     assert_eq!(checks.len(), 1, "{checks:?}");
     assert_eq!(checks[0].0, CheckVerdict::Undecided, "{checks:?}");
