@@ -139,9 +139,7 @@ impl<'a> Attempt<'a> {
             last_program_failed: false,
             give_ups_refused: 0,
             retry: input.step.attempts() > 1,
-            // A retry's first answer acts: offered the way to finish, a small model gave up
-            // at once with the earlier attempt's reason, word for word, on every retry.
-            finish_withheld: input.step.attempts() > 1,
+            finish_withheld: false,
             attachments: Vec::new(),
             empty_held: false,
             sample_next: false,
@@ -391,11 +389,8 @@ impl<'a> Attempt<'a> {
             return Ok((answer, None));
         }
         // A retry that gives up before trying anything repeats the earlier attempt's
-        // failure: it is sent back once to try. Its first answer is asked without the way to
-        // finish (`finish_withheld`), so this is a model that called it anyway. (Withheld
-        // while the embedded model's answer format was a template, a model with nothing to
-        // try ran the template's `<the program>`; the format is now in words,
-        // docs/code-actions.md.)
+        // failure: it is sent back once to try. In words only: with the way to finish
+        // withheld, a model that had nothing to try ran the answer format's template.
         if self.limits.nudges.failing_tool
             && !args.success
             && self.retry
