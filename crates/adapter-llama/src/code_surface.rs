@@ -47,7 +47,7 @@ pub(crate) fn forms<'a>(offered: &[&'a ToolSchema]) -> CodeForms<'a> {
 
 /// The answer format, for the end of the system prompt. In words, with no placeholder to
 /// copy: shown `<the program>` in a template, the embedded model ran that line as its
-/// program, over and over (11 runs of the eval's instances; docs/code-actions.md).
+/// program, over and over (docs/code-actions.md).
 pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
     let mut out = String::from("Answer in exactly one of these forms, and nothing else:\n");
     if forms.program {

@@ -232,7 +232,7 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
         }
     }
     compared.extend(run.gone.iter().cloned());
-    // Both sides leaving a file empty is no evidence: on the eval's held-out tasks it was the
+    // Both sides leaving a file empty is no evidence (docs/verification.md): where measured it was the
     // same filter matching nothing twice (docs/verification.md).
     if !empty.is_empty() {
         return Agreement::Undecided {

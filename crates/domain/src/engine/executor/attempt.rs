@@ -439,7 +439,7 @@ impl<'a> Attempt<'a> {
 
     /// Before a step ends done: the files its calls wrote that are empty. A finish with one
     /// is sent back once per attempt to look at it (docs/code-actions.md, "An empty file is
-    /// looked at"): an empty output was, on the eval's held-out tasks, a program whose
+    /// looked at"): an empty output was, where measured, a program whose
     /// filter matched nothing, and a check that reproduced it agreed. `None`: finish.
     async fn empty_outputs(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
         if !self.limits.nudges.empty_outputs || self.empty_held || self.attachments.is_empty() {
