@@ -8,6 +8,10 @@
 //!   wrote its results into them (docs/code-actions.md, "Which existing files a call may
 //!   change"). A first line
 //!   `# changes: FILES` written anyway (older transcripts) is still read as `changes`;
+//! - a file's whole content: `FILE: name`, then a fenced block — read back as a `code_run`
+//!   call of a program that writes exactly that content to that file (a small model asked
+//!   to change a file tends to write the file itself, not a program that edits it; the
+//!   way Aider's "whole" edit format lets weak models edit);
 //! - `ASK: question` — a `message_ask_user` call;
 //! - `DONE: answer` / `FAILED: why` — a `complete_step` call, success or not;
 //! - a JSON call `{"tool": …, "arguments": …}` of any other offered tool.
@@ -25,6 +29,13 @@ use crate::tools_text::describe_tools;
 
 /// The first line of a program of older transcripts, before the files it names.
 const CHANGES_LINE: &str = "# changes:";
+
+/// The form that writes a file whole, and the first line of the program it is run as.
+const FILE_FORM: &str = "FILE:";
+const FILE_LINE: &str = "# FILE: ";
+/// The second line of that program, before the content as a JSON string (which Python
+/// reads as the same string).
+const CONTENT_LINE: &str = "_content = ";
 
 /// Whether a request's tools call for the code surface: it offers `code_run`.
 pub(crate) fn applies(tools: &[ToolSchema]) -> bool {
@@ -56,6 +67,12 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
              program, whose last line is final_answer(result) with the result it computed, \
              then a line ```. (```bash works the same way; its last line is final_answer \
              \"$result\".)\n",
+        );
+        out.push_str(
+            "- To write a file whose whole content you know (a file shown above, changed; or \
+             source code): a line FILE: followed by the file's name, then a line ```, the \
+             complete new content, then a line ```. It writes that file exactly; then \
+             continue.\n",
         );
     }
     // The other tools come right after programs, before the ways to stop: they do what a
@@ -137,6 +154,14 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
         name: name.to_string(),
         arguments: arguments.to_string(),
     };
+    if let Some(rest) = text.strip_prefix(FILE_FORM) {
+        let (name, content) = file_form(rest)?;
+        let code = file_program(&name, &content);
+        return Some(call(
+            CODE_RUN,
+            json!({LANGUAGE: CodeLanguage::Python.name(), CODE: code}),
+        ));
+    }
     if let Some(rest) = text.strip_prefix("```") {
         let (info, body) = rest.split_once('\n')?;
         let language = CodeLanguage::from_fence(info)?;
@@ -305,6 +330,46 @@ fn literal(text: &str) -> Option<(Value, &str)> {
     Some((value, &text[end..]))
 }
 
+/// The name and content of a `FILE:` form (`rest`: what follows `FILE:`): the name on the
+/// first line (quotes and backticks around it dropped), then a fenced block whose lines are
+/// the content, up to the closing fence.
+fn file_form(rest: &str) -> Option<(String, String)> {
+    let (name, block) = rest.split_once('\n')?;
+    let name = name
+        .trim()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`'))
+        .trim();
+    let (_info, body) = block.trim_start_matches('\n').strip_prefix("```")?.split_once('\n')?;
+    let content = body.trim_end().strip_suffix("```")?;
+    if name.is_empty() || name.contains('\n') || content.trim().is_empty() {
+        return None;
+    }
+    Some((name.to_string(), content.to_string()))
+}
+
+/// The program a `FILE:` form runs as: it writes `content` to `name`, nothing else.
+fn file_program(name: &str, content: &str) -> String {
+    let literal = |t: &str| Value::String(t.to_string()).to_string();
+    format!(
+        "{FILE_LINE}{name}\n{CONTENT_LINE}{}\nwith open({}, \"w\", encoding=\"utf-8\") as _file:\n    _file.write(_content)\n",
+        literal(content),
+        literal(name)
+    )
+}
+
+/// A program made by [`file_program`], as the `FILE:` form it came from.
+fn as_file_form(code: &str) -> Option<String> {
+    let mut lines = code.lines();
+    let name = lines.next()?.strip_prefix(FILE_LINE)?;
+    let literal = lines.next()?.strip_prefix(CONTENT_LINE)?;
+    let content: String = serde_json::from_str(literal).ok()?;
+    if code != file_program(name, &content) {
+        return None;
+    }
+    let end = if content.ends_with('\n') { "" } else { "\n" };
+    Some(format!("{FILE_FORM} {name}\n```\n{content}{end}```"))
+}
+
 /// `ASK: …`, `DONE: …` or `FAILED: …` as its call.
 fn plain_form(text: &str, call: &impl Fn(&str, Value) -> ToolCall) -> Option<ToolCall> {
     let text = text.trim();
@@ -332,7 +397,9 @@ pub(crate) fn render_assistant(m: &ChatMessage) -> String {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
         parts.push(match call.name.as_str() {
-            CODE_RUN => format!("```{}\n{}\n```", text(LANGUAGE), text(CODE).trim_end()),
+            CODE_RUN => as_file_form(text(CODE)).unwrap_or_else(|| {
+                format!("```{}\n{}\n```", text(LANGUAGE), text(CODE).trim_end())
+            }),
             ASK_USER => format!("ASK: {}", text("question")),
             COMPLETE_STEP => {
                 let done = args.get("success").and_then(Value::as_bool).unwrap_or(true);
@@ -521,6 +588,57 @@ mod tests {
         let text = describe(&forms);
         assert!(!text.contains('<'), "{text}");
         assert!(text.contains("final_answer(result)"), "{text}");
+    }
+
+    #[test]
+    fn a_file_form_is_a_program_that_writes_that_content() {
+        let content = "name = \"a\\tb\"\n\tx = 'é'  # \\n stays\n\n";
+        let text = format!("FILE: `conf/app.py`\n```python\n{content}```");
+        let call = parse(&text, "c".into()).unwrap();
+        assert_eq!(call.name, CODE_RUN);
+        let a = args(&call);
+        assert_eq!(a[LANGUAGE], "python");
+        let code = a[CODE].as_str().unwrap();
+        assert_eq!(code, file_program("conf/app.py", content));
+        // Python reads the JSON string as the same text.
+        let dir = std::env::temp_dir().join(format!("file-form-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("conf")).unwrap();
+        let ran = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(code)
+            .current_dir(&dir)
+            .status();
+        match ran {
+            Ok(status) => {
+                assert!(status.success());
+                let written = std::fs::read_to_string(dir.join("conf/app.py")).unwrap();
+                assert_eq!(written, content);
+            }
+            Err(e) => assert!(std::env::var("CI").is_err(), "python3: {e}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        // No name, no fence, or nothing in it: not this form.
+        for text in ["FILE: \n```\nx\n```", "FILE: a.txt\nx\n", "FILE: a.txt\n```\n\n```"] {
+            assert!(parse(text, "c".into()).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_form_renders_back_as_written() {
+        for text in ["FILE: a.txt\n```\nx = 1\ny = \"2\"\n```", "FILE: b.md\n```\n# t\n```"] {
+            let call = parse(text, "c".into()).unwrap();
+            let mut m = ChatMessage::assistant("");
+            m.tool_calls.push(call);
+            assert_eq!(render_assistant(&m), text);
+        }
+        // A program that only looks like one is shown as the program it is.
+        let program = "# FILE: a.txt\n_content = \"x\"\nprint(1)\n";
+        assert_eq!(as_file_form(program), None);
+        let forms = CodeForms {
+            program: true,
+            ..CodeForms::default()
+        };
+        assert!(describe(&forms).contains("a line FILE: followed by the file's name"));
     }
 
     #[test]

@@ -204,6 +204,32 @@ fn missing_module(stderr: &str) -> Option<String> {
     valid.then(|| top.to_string())
 }
 
+/// The name of a `NameError` in a program's error output (`NameError: name 'x' is not
+/// defined`), when it is an identifier.
+fn undefined_name(stderr: &str) -> Option<String> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("NameError: name "))?;
+    let name = line.split_whitespace().next()?.trim_matches(['\'', '"']);
+    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then(|| name.to_string())
+}
+
+/// The workspace files named like `name` (their name without its extension), which a
+/// program that used `name` undefined took for data given to it.
+fn files_named(snapshot: &Snapshot, name: &str) -> Vec<String> {
+    snapshot
+        .keys()
+        .filter(|path| {
+            Path::new(path.as_str())
+                .file_stem()
+                .is_some_and(|stem| stem.to_string_lossy().eq_ignore_ascii_case(name))
+        })
+        .cloned()
+        .collect()
+}
+
 /// The workspace's files: path → (size, modification time).
 type Snapshot = BTreeMap<String, (u64, u64)>;
 
@@ -349,6 +375,21 @@ impl Tool for CodeRunTool {
                  program with Python's standard library (csv, json, re, statistics, ...)."
             );
         }
+        // A name used as if the program were given a file's data (smolagents' agents are):
+        // nothing is given; the file is read.
+        if let (Some(name), Some(before)) = (undefined_name(&finished.stderr.render()), &before)
+        {
+            let files = files_named(before, &name);
+            if let Some(first) = files.first() {
+                let _ = write!(
+                    out.content,
+                    "\n{name} is not defined: a program is given no data and no variables. The \
+                     workspace has {}: the program opens and reads it itself (e.g. \
+                     open({first:?})).",
+                    files.join(", ")
+                );
+            }
+        }
         let (final_answer, content) = take_final_answer(&stdout, &out.content);
         out.content = content;
         let stdout = take_final_answer(&stdout, &stdout).1;
@@ -380,6 +421,26 @@ impl Tool for CodeRunTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_undefined_name_like_a_files_is_told_to_read_it() {
+        let stderr = "Traceback (most recent call last):\n  File \"<program>\", line 5\nNameError: name 'shelf' is not defined. Did you mean: 'help'?\n";
+        assert_eq!(undefined_name(stderr).as_deref(), Some("shelf"));
+        assert_eq!(undefined_name("NameError: name 'a b' is not defined"), None);
+        assert_eq!(undefined_name("ValueError: x"), None);
+        let snapshot: Snapshot = [
+            ("shelf.csv".to_string(), (1, 1)),
+            ("data/Shelf.json".to_string(), (1, 1)),
+            ("shelves.csv".to_string(), (1, 1)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            files_named(&snapshot, "shelf"),
+            ["data/Shelf.json", "shelf.csv"]
+        );
+        assert!(files_named(&snapshot, "pandas").is_empty());
+    }
 
     #[test]
     fn a_program_that_only_hands_over_a_literal_does_no_work() {

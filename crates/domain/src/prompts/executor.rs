@@ -352,6 +352,23 @@ pub fn empty_outputs(paths: &[String]) -> String {
     )
 }
 
+/// Why a finish is sent back: files the step wrote hold what they held when the run
+/// started.
+pub fn unchanged_outputs(paths: &[String]) -> String {
+    let (names, verb) = match paths {
+        [one] => (one.clone(), "holds"),
+        _ => (paths.join(", "), "hold"),
+    };
+    format!(
+        "Not finished yet: {names} {verb} exactly what {} held before the task started: it \
+         was written, but nothing in it changed. If the task asks for a change there, the \
+         program is wrong (a text replaced by itself, or a line that did not match): look at \
+         the file again, fix it and run it. If leaving it as it was is what the task asks, \
+         finish the step again.",
+        if paths.len() == 1 { "it" } else { "they" }
+    )
+}
+
 /// What the model reads when the user answered `message_ask_user` with nothing.
 pub fn empty_user_answer() -> String {
     "The user gave an empty answer. Ask once more if the task needs the answer; do not \

@@ -47,6 +47,9 @@ pub struct Nudges {
     pub failing_tool: bool,
     /// A step finished with a file its calls wrote left empty is sent back once to look.
     pub empty_outputs: bool,
+    /// A step finished with a file its calls wrote that holds what it held when the run
+    /// started (rewritten, nothing changed) is sent back once to look.
+    pub unchanged_outputs: bool,
 }
 
 impl Nudges {
@@ -57,6 +60,7 @@ impl Nudges {
             loops: false,
             failing_tool: false,
             empty_outputs: false,
+            unchanged_outputs: false,
         }
     }
 }
@@ -71,6 +75,7 @@ impl Default for Nudges {
             loops: true,
             failing_tool: true,
             empty_outputs: true,
+            unchanged_outputs: true,
         }
     }
 }

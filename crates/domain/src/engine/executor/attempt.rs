@@ -64,7 +64,7 @@ pub(super) struct Attempt<'a> {
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
     /// A finish was sent back because a file the attempt wrote is empty (once per attempt).
-    empty_held: bool,
+    outputs_held: bool,
     /// The next answer samples: the finish just sent back was a program's, and decoding
     /// greedily the model ran the same program again, byte for byte.
     sample_next: bool,
@@ -141,7 +141,7 @@ impl<'a> Attempt<'a> {
             retry: input.step.attempts() > 1,
             finish_withheld: false,
             attachments: Vec::new(),
-            empty_held: false,
+            outputs_held: false,
             sample_next: false,
             trimmed: false,
             watch: LoopWatch::default(),
@@ -306,7 +306,7 @@ impl<'a> Attempt<'a> {
                     .await?;
                 notes.hints.push(prompts::nothing_handed_over());
             } else if failed.is_empty() {
-                if let Some(hint) = self.empty_outputs(replayed).await? {
+                if let Some(hint) = self.outputs_to_look_at(replayed).await? {
                     notes.hints.push(hint);
                 } else {
                     notes.finished = Some(StepEnd::Completed {
@@ -419,7 +419,7 @@ impl<'a> Attempt<'a> {
             return Ok((prompts::fix_before_giving_up(), None));
         }
         if args.success {
-            if let Some(hint) = self.empty_outputs(replayed).await? {
+            if let Some(hint) = self.outputs_to_look_at(replayed).await? {
                 return Ok((hint, None));
             }
         }
@@ -437,32 +437,60 @@ impl<'a> Attempt<'a> {
         ))
     }
 
-    /// Before a step ends done: the files its calls wrote that are empty. A finish with one
-    /// is sent back once per attempt to look at it (docs/code-actions.md, "An empty file is
-    /// looked at"): an empty output was, where measured, a program whose
-    /// filter matched nothing, and a check that reproduced it agreed. `None`: finish.
-    async fn empty_outputs(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
-        if !self.limits.nudges.empty_outputs || self.empty_held || self.attachments.is_empty() {
+    /// Before a step ends done: the files its calls wrote that are empty, or that hold
+    /// what they held when the run started. A finish with one is sent back once per attempt
+    /// to look at it (docs/code-actions.md, "An empty file is looked at", "A file rewritten
+    /// unchanged"): an empty output was, where measured, a program whose filter matched
+    /// nothing, and a check that reproduced it agreed; an unchanged one, an edit that
+    /// replaced a text with itself. `None`: finish.
+    async fn outputs_to_look_at(&mut self, replayed: bool) -> Result<Option<String>, StoreError> {
+        let nudges = self.limits.nudges;
+        if !(nudges.empty_outputs || nudges.unchanged_outputs)
+            || self.outputs_held
+            || self.attachments.is_empty()
+        {
             return Ok(None);
         }
         let Some(port) = self.ctx.inputs.port.clone() else {
             return Ok(None);
         };
         let mut empty = Vec::new();
-        for path in &self.attachments {
-            if let Ok(Some(facts)) = port.stat(&self.ctx.workspace, path).await {
-                if facts.size == 0 {
-                    empty.push(path.clone());
+        if nudges.empty_outputs {
+            for path in &self.attachments {
+                if let Ok(Some(facts)) = port.stat(&self.ctx.workspace, path).await {
+                    if facts.size == 0 {
+                        empty.push(path.clone());
+                    }
                 }
             }
         }
-        if empty.is_empty() {
+        let unchanged = if nudges.unchanged_outputs {
+            let written: Vec<String> = self
+                .attachments
+                .iter()
+                .filter(|p| !empty.contains(p))
+                .cloned()
+                .collect();
+            crate::engine::inputs::rewritten_unchanged(self.ctx, &written).await
+        } else {
+            Vec::new()
+        };
+        if empty.is_empty() && unchanged.is_empty() {
             return Ok(None);
         }
-        self.empty_held = true;
+        self.outputs_held = true;
         self.sample_next = true;
-        self.nudged(replayed, "finished with an empty file").await?;
-        Ok(Some(prompts::empty_outputs(&empty)))
+        let mut hints = Vec::new();
+        if !empty.is_empty() {
+            self.nudged(replayed, "finished with an empty file").await?;
+            hints.push(prompts::empty_outputs(&empty));
+        }
+        if !unchanged.is_empty() {
+            self.nudged(replayed, "finished with a file unchanged")
+                .await?;
+            hints.push(prompts::unchanged_outputs(&unchanged));
+        }
+        Ok(Some(hints.join("\n")))
     }
 
     /// `message_notify_user` / `message_ask_user`: asking counts as acting, an answer as

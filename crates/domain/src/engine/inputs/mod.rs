@@ -15,7 +15,7 @@ pub(crate) mod state;
 pub(crate) use self::check::{
     after_call, declare, named_changes, put_back, refuse_up_front, sweep,
 };
-pub(crate) use self::report::{discard_copies, finish, recorded_inputs};
+pub(crate) use self::report::{discard_copies, finish, recorded_inputs, rewritten_unchanged};
 use self::state::{Inputs, MAX_COPIES_BYTES, MAX_COPY_BYTES, MAX_INPUTS};
 use crate::engine::context::RunContext;
 use crate::error::StoreError;

@@ -90,6 +90,36 @@ pub(crate) async fn recorded_inputs(ctx: &RunContext) -> Option<Vec<RecordedInpu
     Some(inputs.files.values().map(|i| i.recorded.clone()).collect())
 }
 
+/// Which of `paths` are inputs that hold what they held when the run started (their
+/// digests agree with the recorded ones) though a call wrote them, leaving out the ones
+/// the runtime put back itself.
+pub(crate) async fn rewritten_unchanged(ctx: &RunContext, paths: &[String]) -> Vec<String> {
+    let Some(port) = ctx.inputs.port.clone() else {
+        return Vec::new();
+    };
+    let recorded: Vec<(String, String)> = {
+        let state = ctx.inputs.state.lock().await;
+        let Some(inputs) = state.as_ref() else {
+            return Vec::new();
+        };
+        paths
+            .iter()
+            .filter(|p| !inputs.restored.contains(p))
+            .filter_map(|p| {
+                let digest = inputs.files.get(p)?.recorded.digest.clone()?;
+                Some((p.clone(), digest))
+            })
+            .collect()
+    };
+    let mut unchanged = Vec::new();
+    for (path, before) in recorded {
+        if port.digest(&ctx.workspace, &path).await.ok().flatten() == Some(before) {
+            unchanged.push(path);
+        }
+    }
+    unchanged
+}
+
 /// Deletes the copies kept of the run's inputs, unless the run was cancelled (it may be
 /// resumed).
 pub(crate) async fn discard_copies(ctx: &RunContext) {

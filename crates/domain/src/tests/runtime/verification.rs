@@ -538,6 +538,52 @@ async fn a_finish_with_an_empty_output_is_looked_at_once_and_an_empty_reproducti
     assert!(!h.outcome.verification.verified);
 }
 
+/// A step that finishes with an input it rewrote holding what it held when the run
+/// started is sent back once to look at it (docs/code-actions.md, "A file rewritten
+/// unchanged"); a changed one then finishes.
+#[tokio::test]
+async fn a_finish_with_an_input_rewritten_unchanged_is_looked_at_once() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        "In a.txt, 4 becomes 40",
+        vec![
+            program("echo 4 > a.txt\nfinal_answer a.txt changed"),
+            program("echo 40 > a.txt\nfinal_answer a.txt changed"),
+            program("echo 40 > a.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(
+        h.outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        h.outcome.error
+    );
+    let nudges: Vec<String> = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Nudge { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nudges, ["finished with a file unchanged"]);
+    let second = &h.llm.requests()[1];
+    let told = second
+        .messages
+        .iter()
+        .rev()
+        .filter_map(|m| m.content.clone())
+        .find(|c| c.contains("Not finished yet"))
+        .unwrap_or_default();
+    assert!(told.contains("a.txt holds exactly what it held"), "{told}");
+    assert!(second.temperature.is_some(), "the answer after it samples");
+    assert_eq!(ws.read("a.txt").as_deref(), Some("40\n"));
+}
+
 /// A program whose `final_answer` hands over nothing, having written nothing, did nothing:
 /// the step goes on.
 #[tokio::test]
