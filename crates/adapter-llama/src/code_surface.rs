@@ -69,8 +69,8 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
              \"$result\".)\n",
         );
         out.push_str(
-            "- To write a file whose whole content you know (a file shown above, changed; or \
-             source code): a line FILE: followed by the file's name, then a line ```, the \
+            "- To write a file whose whole content you know (a workspace file with your changes, \
+             or source code): a line FILE: followed by the file's name, then a line ```, the \
              complete new content, then a line ```. It writes that file exactly; then \
              continue.\n",
         );
