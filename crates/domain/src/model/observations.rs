@@ -265,9 +265,11 @@ pub fn program(arguments: &str) -> Option<String> {
     (!code.trim().is_empty()).then(|| code.to_string())
 }
 
-/// Whether two programs do the same work: the same lines once blank lines, whole-line
-/// comments (`#`, in both Python and bash), the spaces at line ends and the lines handing
-/// over the answer (`final_answer`, the code tool's own function) are left out.
+/// Whether two programs do the same work: the same lines once blank lines, comments (`#`,
+/// in both Python and bash), spacing and the lines handing over the answer (`final_answer`,
+/// the code tool's own function) are left out, and up to the names the program gives its
+/// own variables (`largest_value` in one, `largest_total` in the other: the same program,
+/// which a check must not count as an independent one; docs/verification.md).
 pub fn same_program(a: &str, b: &str) -> bool {
     let lines = |s: &str| -> Vec<String> {
         s.lines()
@@ -284,7 +286,91 @@ pub fn same_program(a: &str, b: &str) -> bool {
     if x.is_empty() || y.is_empty() {
         return a.trim() == b.trim();
     }
-    x == y
+    x == y || canonical(&x.join("\n")) == canonical(&y.join("\n"))
+}
+
+/// A token of a program: a name, a literal (string or number) or one other character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Name(String),
+    Literal(String),
+    Mark(char),
+}
+
+/// `code`'s tokens, comments and spacing left out.
+fn tokens(code: &str) -> Vec<Token> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '#' && !matches!(out.last(), Some(Token::Mark('$'))) {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '"' || c == '\'' {
+            let start = i;
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(chars.len());
+            out.push(Token::Literal(chars[start..i].iter().collect()));
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.' && c.is_ascii_digit()) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            out.push(if c.is_ascii_digit() {
+                Token::Literal(word)
+            } else {
+                Token::Name(word)
+            });
+        } else {
+            out.push(Token::Mark(c));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `code`'s tokens with the names it binds itself (assigned with `=`, or named after `for`,
+/// `as`, `def`, `class`) renamed by their order of first appearance; any other
+/// name (a builtin, a library's function, an attribute) stays as written.
+fn canonical(code: &str) -> Vec<Token> {
+    let tokens = tokens(code);
+    let mut bound = std::collections::HashSet::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let Token::Name(name) = token else { continue };
+        let after_dot = i > 0 && tokens[i - 1] == Token::Mark('.');
+        let before = i.checked_sub(1).and_then(|j| tokens.get(j));
+        let binder = matches!(before, Some(Token::Name(w)) if matches!(w.as_str(), "for" | "as" | "def" | "class"));
+        let assigned = tokens.get(i + 1) == Some(&Token::Mark('='))
+            && tokens.get(i + 2) != Some(&Token::Mark('='));
+        if !after_dot && (binder || assigned) {
+            bound.insert(name.clone());
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    tokens
+        .into_iter()
+        .map(|token| match &token {
+            Token::Name(name) if bound.contains(name) => {
+                let n = match names.iter().position(|x| x == name) {
+                    Some(n) => n,
+                    None => {
+                        names.push(name.clone());
+                        names.len() - 1
+                    }
+                };
+                Token::Name(format!("\u{0}{n}"))
+            }
+            _ => token,
+        })
+        .collect()
 }
 
 fn written_file(tool: &str, arguments: &str) -> Option<WrittenFile> {
@@ -543,6 +629,22 @@ mod tests {
             "x = 1\n    # why\nfinal_answer('The file was flipped.')"
         ));
         assert!(!same_program("final_answer(4 + 5)", "final_answer(9)"));
+        // The same program with its own variables named otherwise, and an inline comment.
+        assert!(same_program(
+            "import pandas as pd\ndf = pd.read_csv('o.csv')\nlargest_value = df['total'].max()\nwith open('m.txt', 'w') as file:\n    file.write(str(largest_value))",
+            "import pandas as pd\ndf = pd.read_csv('o.csv')  # the data\nlargest_total = df['total'].max()\nwith open('m.txt', 'w') as f:\n    f.write(str(largest_total))"
+        ));
+        // Another column, another method, or a name it did not bind: other work.
+        assert!(!same_program(
+            "df = pd.read_csv('o.csv')\nv = df['total'].max()",
+            "df = pd.read_csv('o.csv')\nv = df['items'].max()"
+        ));
+        assert!(!same_program(
+            "df = pd.read_csv('o.csv')\nv = df['total'].max()",
+            "df = pd.read_csv('o.csv')\nv = df['total'].min()"
+        ));
+        assert!(!same_program("x = len(a)", "x = len(b)"));
+        assert!(same_program("n=$(wc -l < a.txt)\necho $n > c.txt", "count=$(wc -l < a.txt)\necho $count > c.txt"));
         let mut facts = RunFacts::default();
         facts.record(&calling("s1", "k1", "code_run", r#"{"code":"echo 1"}"#));
         facts.record(&EventKind::ToolCalling {
