@@ -8,10 +8,6 @@
 //!   wrote its results into them (docs/code-actions.md, "Which existing files a call may
 //!   change"). A first line
 //!   `# changes: FILES` written anyway (older transcripts) is still read as `changes`;
-//! - a file's whole content: `FILE: name`, then a fenced block — read back as a `code_run`
-//!   call of a program that writes exactly that content to that file (a small model asked
-//!   to change a file tends to write the file itself, not a program that edits it; the
-//!   way Aider's "whole" edit format lets weak models edit);
 //! - `ASK: question` — a `message_ask_user` call;
 //! - `DONE: answer` / `FAILED: why` — a `complete_step` call, success or not;
 //! - a JSON call `{"tool": …, "arguments": …}` of any other offered tool.
@@ -29,15 +25,6 @@ use crate::tools_text::describe_tools;
 
 /// The first line of a program of older transcripts, before the files it names.
 const CHANGES_LINE: &str = "# changes:";
-
-/// The form that writes a file whole, and the first line of the program it is run as.
-const FILE_FORM: &str = "FILE:";
-const FILE_LINE: &str = "# FILE: ";
-/// The second line of that program, before the content as a JSON string (which Python
-/// reads as the same string).
-const CONTENT_LINE: &str = "_content = ";
-/// The last line of that program, before the answer as a JSON string.
-const FINAL_LINE: &str = "final_answer(";
 
 /// Whether a request's tools call for the code surface: it offers `code_run`.
 pub(crate) fn applies(tools: &[ToolSchema]) -> bool {
@@ -88,16 +75,6 @@ pub(crate) fn describe(forms: &CodeForms<'_>) -> String {
         out.push_str(
             "- When the step is done (complete_step): a line DONE: followed by the result, with \
              no code block. If it cannot be done: a line FAILED: followed by why\n",
-        );
-    }
-    // Last: listed right after the program form, its words were copied into programs (the
-    // README job wrote `# To run a program (code_run): a fenced block: a line` as its
-    // program and went on for 11 calls instead of 3).
-    if forms.program {
-        out.push_str(
-            "- To write a file whose whole content you know (a workspace file with your \
-             changes, or source code): a line FILE: followed by its name, then the content \
-             in a ``` block.\n",
         );
     }
     out.trim_end().to_string()
@@ -160,15 +137,6 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
         name: name.to_string(),
         arguments: arguments.to_string(),
     };
-    let write_files = |files: &[(String, String)], answer: Option<&str>| {
-        call(
-            CODE_RUN,
-            json!({LANGUAGE: CodeLanguage::Python.name(), CODE: file_program(files, answer)}),
-        )
-    };
-    if let Some(rest) = text.strip_prefix(FILE_FORM) {
-        return Some(write_files(&[file_form(rest)?], None));
-    }
     if let Some(rest) = text.strip_prefix("```") {
         let (info, body) = rest.split_once('\n')?;
         let language = CodeLanguage::from_fence(info)?;
@@ -187,11 +155,6 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
             .join("\n");
         if let Some(answer) = plain_form(&statements, &call) {
             return Some(answer);
-        }
-        // The `FILE:` form written inside a program's fence, once or for several files
-        // (each `FILE: name` line, then its content up to the next one): those files.
-        if let Some((files, answer)) = file_sections(code) {
-            return Some(write_files(&files, answer.as_deref()));
         }
         // A small model that knows smolagents' habit calls the other tools as functions
         // (`browser_navigate("http://…")`), which no program can: the program's first
@@ -342,127 +305,6 @@ fn literal(text: &str) -> Option<(Value, &str)> {
     Some((value, &text[end..]))
 }
 
-/// The name and content of a `FILE:` form (`rest`: what follows `FILE:`): the name on the
-/// first line (quotes and backticks around it dropped), then a fenced block whose lines are
-/// the content, up to the closing fence.
-fn file_form(rest: &str) -> Option<(String, String)> {
-    let (name, block) = rest.split_once('\n')?;
-    let name = file_name(name)?;
-    let (_info, body) = block.trim_start_matches('\n').strip_prefix("```")?.split_once('\n')?;
-    let content = body.trim_end().strip_suffix("```")?;
-    if content.trim().is_empty() {
-        return None;
-    }
-    Some((name, content.to_string()))
-}
-
-/// The files of a `FILE:` form written inside a fence: its first line (blank and comment
-/// lines aside) is `FILE: name`; each such line starts a file whose content is the lines up
-/// to the next one, or up to a line `DONE: answer`, which is the step's answer. `None` when
-/// the code does not open so.
-#[allow(clippy::type_complexity)]
-fn file_sections(code: &str) -> Option<(Vec<(String, String)>, Option<String>)> {
-    let mut lines = code
-        .lines()
-        .skip_while(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-        .peekable();
-    lines.peek()?.strip_prefix(FILE_FORM)?;
-    let mut files: Vec<(String, Vec<&str>)> = Vec::new();
-    let mut answer = None;
-    for line in lines.by_ref() {
-        if let Some(done) = line.strip_prefix("DONE:") {
-            answer = Some(done.trim().to_string()).filter(|a| !a.is_empty());
-            break;
-        }
-        match line.strip_prefix(FILE_FORM) {
-            Some(name) => files.push((file_name(name)?, Vec::new())),
-            None => files.last_mut()?.1.push(line),
-        }
-    }
-    let files = files
-        .into_iter()
-        .map(|(name, lines)| {
-            let text = lines.join("\n");
-            let text = text.trim_end();
-            let content = if text.is_empty() {
-                String::new()
-            } else {
-                format!("{text}\n")
-            };
-            (name, content)
-        })
-        .collect();
-    Some((files, answer))
-}
-
-/// A `FILE:` line's name: quotes and backticks around it dropped; `None` when empty.
-fn file_name(text: &str) -> Option<String> {
-    let name = text
-        .trim()
-        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`'))
-        .trim();
-    (!name.is_empty()).then(|| name.to_string())
-}
-
-/// The program `FILE:` forms run as: it writes each content to its file and hands over
-/// `answer`, or the names of the files written (a program's `final_answer` finishes the
-/// step, as a program that does the whole step does).
-fn file_program(files: &[(String, String)], answer: Option<&str>) -> String {
-    let literal = |t: &str| Value::String(t.to_string()).to_string();
-    let mut code: String = files
-        .iter()
-        .map(|(name, content)| {
-            format!(
-                "{FILE_LINE}{name}\n{CONTENT_LINE}{}\nwith open({}, \"w\", encoding=\"utf-8\") as _file:\n    _file.write(_content)\n",
-                literal(content),
-                literal(name)
-            )
-        })
-        .collect();
-    let answer = answer.map_or_else(|| written(files), str::to_string);
-    code.push_str(&format!("{FINAL_LINE}{})\n", literal(&answer)));
-    code
-}
-
-/// The answer of `FILE:` forms that gave none: the files written.
-fn written(files: &[(String, String)]) -> String {
-    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    format!("wrote {}", names.join(", "))
-}
-
-/// A program made by [`file_program`], as the `FILE:` forms it came from (and `DONE:` with
-/// the answer it was given).
-fn as_file_form(code: &str) -> Option<String> {
-    let mut lines: Vec<&str> = code.lines().collect();
-    let last = lines.pop()?;
-    let answer: String = serde_json::from_str(last.strip_prefix(FINAL_LINE)?.strip_suffix(')')?).ok()?;
-    if lines.is_empty() || lines.len() % 4 != 0 {
-        return None;
-    }
-    let mut files = Vec::new();
-    for block in lines.chunks(4) {
-        let name = block[0].strip_prefix(FILE_LINE)?;
-        let literal = block[1].strip_prefix(CONTENT_LINE)?;
-        let content: String = serde_json::from_str(literal).ok()?;
-        files.push((name.to_string(), content));
-    }
-    let given = (answer != written(&files)).then_some(answer.as_str());
-    if code != file_program(&files, given) {
-        return None;
-    }
-    let mut forms: Vec<String> = files
-        .iter()
-        .map(|(name, content)| {
-            let end = if content.ends_with('\n') || content.is_empty() { "" } else { "\n" };
-            format!("{FILE_FORM} {name}\n```\n{content}{end}```")
-        })
-        .collect();
-    if let Some(answer) = given {
-        forms.push(format!("DONE: {answer}"));
-    }
-    Some(forms.join("\n"))
-}
-
 /// `ASK: …`, `DONE: …` or `FAILED: …` as its call.
 fn plain_form(text: &str, call: &impl Fn(&str, Value) -> ToolCall) -> Option<ToolCall> {
     let text = text.trim();
@@ -490,9 +332,7 @@ pub(crate) fn render_assistant(m: &ChatMessage) -> String {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
         parts.push(match call.name.as_str() {
-            CODE_RUN => as_file_form(text(CODE)).unwrap_or_else(|| {
-                format!("```{}\n{}\n```", text(LANGUAGE), text(CODE).trim_end())
-            }),
+            CODE_RUN => format!("```{}\n{}\n```", text(LANGUAGE), text(CODE).trim_end()),
             ASK_USER => format!("ASK: {}", text("question")),
             COMPLETE_STEP => {
                 let done = args.get("success").and_then(Value::as_bool).unwrap_or(true);
@@ -681,93 +521,6 @@ mod tests {
         let text = describe(&forms);
         assert!(!text.contains('<'), "{text}");
         assert!(text.contains("final_answer(result)"), "{text}");
-    }
-
-    #[test]
-    fn a_file_form_is_a_program_that_writes_that_content() {
-        let content = "name = \"a\\tb\"\n\tx = 'é'  # \\n stays\n\n";
-        let text = format!("FILE: `conf/app.py`\n```python\n{content}```");
-        let call = parse(&text, "c".into()).unwrap();
-        assert_eq!(call.name, CODE_RUN);
-        let a = args(&call);
-        assert_eq!(a[LANGUAGE], "python");
-        let code = a[CODE].as_str().unwrap();
-        assert_eq!(code, file_program(&[("conf/app.py".into(), content.into())], None));
-        // Python reads the JSON string as the same text.
-        let dir = std::env::temp_dir().join(format!("file-form-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("conf")).unwrap();
-        let ran = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(format!("def final_answer(answer):\n    pass\n{code}"))
-            .current_dir(&dir)
-            .status();
-        match ran {
-            Ok(status) => {
-                assert!(status.success());
-                let written = std::fs::read_to_string(dir.join("conf/app.py")).unwrap();
-                assert_eq!(written, content);
-            }
-            Err(e) => assert!(std::env::var("CI").is_err(), "python3: {e}"),
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-        // No name, no fence, or nothing in it: not this form.
-        for text in ["FILE: \n```\nx\n```", "FILE: a.txt\nx\n", "FILE: a.txt\n```\n\n```"] {
-            assert!(parse(text, "c".into()).is_none(), "{text:?}");
-        }
-    }
-
-    /// Written inside a program's fence, with no fence of its own, for one file or several:
-    /// those files (the README job's first answer once the form was offered).
-    #[test]
-    fn a_file_form_inside_a_fence_writes_its_files() {
-        let call = parse(
-            "```bash\n# hello\nFILE: hello.txt\nhello from planwright\nFILE: 'b.md'\n# t\n\n```",
-            "c".into(),
-        )
-        .unwrap();
-        assert_eq!(call.name, CODE_RUN);
-        let files = [
-            ("hello.txt".to_string(), "hello from planwright\n".to_string()),
-            ("b.md".to_string(), "# t\n".to_string()),
-        ];
-        assert_eq!(args(&call)[CODE], json!(file_program(&files, None)));
-        let mut m = ChatMessage::assistant("");
-        m.tool_calls.push(call);
-        assert_eq!(
-            render_assistant(&m),
-            "FILE: hello.txt\n```\nhello from planwright\n```\nFILE: b.md\n```\n# t\n```"
-        );
-        // A `DONE:` line after them is the step's answer.
-        let call = parse("```bash\nFILE: a.txt\nx\nDONE: a.txt holds x\n```", "c".into()).unwrap();
-        let code = args(&call)[CODE].as_str().unwrap().to_string();
-        assert!(code.ends_with("final_answer(\"a.txt holds x\")\n"), "{code}");
-        let mut m = ChatMessage::assistant("");
-        m.tool_calls.push(call);
-        assert_eq!(
-            render_assistant(&m),
-            "FILE: a.txt\n```\nx\n```\nDONE: a.txt holds x"
-        );
-        // A program that only mentions FILE: later is a program.
-        let program = parse("```bash\necho x\nFILE: a\n```", "c".into()).unwrap();
-        assert_eq!(args(&program)[CODE], json!("echo x\nFILE: a\n"));
-    }
-
-    #[test]
-    fn a_file_form_renders_back_as_written() {
-        for text in ["FILE: a.txt\n```\nx = 1\ny = \"2\"\n```", "FILE: b.md\n```\n# t\n```"] {
-            let call = parse(text, "c".into()).unwrap();
-            let mut m = ChatMessage::assistant("");
-            m.tool_calls.push(call);
-            assert_eq!(render_assistant(&m), text);
-        }
-        // A program that only looks like one is shown as the program it is.
-        let program = "# FILE: a.txt\n_content = \"x\"\nprint(1)\n";
-        assert_eq!(as_file_form(program), None);
-        let forms = CodeForms {
-            program: true,
-            ..CodeForms::default()
-        };
-        assert!(describe(&forms).contains("a line FILE: followed by its name"));
     }
 
     #[test]

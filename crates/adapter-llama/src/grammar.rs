@@ -399,15 +399,11 @@ pub fn tool_call_grammar(tools: &[&ToolSchema], allow_content: bool) -> String {
 /// The longest question or final answer of the code surface.
 pub const MAX_QUESTION_CHARS: u32 = 400;
 pub const MAX_ANSWER_CHARS: u32 = 1500;
-/// The longest file name of the code surface's `FILE:` form.
-pub const MAX_FILE_NAME_CHARS: u32 = 200;
 
 /// What the code surface (docs/code-actions.md) lets a reply be.
 #[derive(Debug, Clone, Default)]
 pub struct CodeForms<'a> {
-    /// A program in a fenced block: ```` ```python ```` or ```` ```bash ````; with it, a
-    /// file's whole content (`FILE: name`, then a fenced block), which is run as a program
-    /// that writes it.
+    /// A program in a fenced block: ```` ```python ```` or ```` ```bash ````.
     pub program: bool,
     /// `ASK: question`.
     pub ask: bool,
@@ -427,12 +423,6 @@ pub fn code_action_grammar(forms: &CodeForms<'_>) -> String {
         // starts with `<`, as no program does: a template's `<the program>` copied.
         let body = b.rule(r#"[^`<] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
         alts.push(b.rule(format!(r#""```" ("python" | "bash") "\n" {body}"#)));
-        // A file's whole content, written as given (docs/code-actions.md, "A file written
-        // whole"): its name on the first line, then a fenced block (any info word).
-        let content = b.rule(r#"[^`] ([^`] | "`" [^`] | "``" [^`])* "```""#.to_string());
-        alts.push(b.rule(format!(
-            r#""FILE: " [^\n`]{{1,{MAX_FILE_NAME_CHARS}}} "\n```" [a-zA-Z0-9_+-]{{0,20}} "\n" {content}"#
-        )));
     }
     if forms.ask {
         alts.push(b.rule(format!(r#""ASK: " [^\n]{{1,{MAX_QUESTION_CHARS}}}"#)));
