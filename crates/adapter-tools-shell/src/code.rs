@@ -377,8 +377,7 @@ impl Tool for CodeRunTool {
         }
         // A name used as if the program were given a file's data (smolagents' agents are):
         // nothing is given; the file is read.
-        if let (Some(name), Some(before)) = (undefined_name(&finished.stderr.render()), &before)
-        {
+        if let (Some(name), Some(before)) = (undefined_name(&finished.stderr.render()), &before) {
             let files = files_named(before, &name);
             if let Some(first) = files.first() {
                 let _ = write!(

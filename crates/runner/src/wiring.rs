@@ -495,6 +495,7 @@ pub fn runtime(
         .store(store)
         .workspace_files(workspace_files(runs_root))
         .workspace_checkpoints(workspace_checkpoints(runs_root, args))
+        .span_contexts(crate::telemetry::span_contexts())
         .config(config)
         .build())
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::engine::config::RunConfig;
 use crate::engine::executor::agent::ExecutorAgent;
 use crate::engine::runtime::Runtime;
+use crate::engine::trace::SpanContexts;
 use crate::memory_store::MemoryStore;
 use crate::ports::{
     Clock, EventSink, IdGen, LlmClient, NoEventSink, NoUser, RunStore, SystemClock, TimeRandomIds,
@@ -35,6 +36,7 @@ pub struct RuntimeBuilder {
     workspace_checkpoints: Option<Arc<dyn WorkspaceCheckpoints>>,
     config: RunConfig,
     style: Option<StyleFactory>,
+    span_contexts: Option<SpanContexts>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -64,6 +66,7 @@ impl Runtime {
             workspace_files: None,
             workspace_checkpoints: None,
             style: None,
+            span_contexts: None,
             config: RunConfig::default(),
         }
     }
@@ -137,6 +140,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How the trace exporter reads and links spans' contexts (default: none, no link
+    /// between a run's lives is kept; docs/observability.md).
+    pub fn span_contexts(mut self, contexts: SpanContexts) -> Self {
+        self.span_contexts = Some(contexts);
+        self
+    }
+
     /// The run's knobs (default: [`RunConfig::default`]).
     pub fn config(mut self, config: RunConfig) -> Self {
         self.config = config;
@@ -180,6 +190,7 @@ impl RuntimeBuilder {
             workspace_checkpoints: self.workspace_checkpoints,
             config: self.config,
             style: self.style,
+            span_contexts: self.span_contexts,
         }
     }
 }

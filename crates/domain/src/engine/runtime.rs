@@ -38,6 +38,9 @@ pub struct Runtime {
     /// A planning style written outside the crate, used instead of the configured mode's
     /// (`strategy::custom`); `None`: the mode's.
     pub style: Option<crate::ports::planning_style::StyleFactory>,
+    /// How the exporter reads and links spans' contexts, so a resumed run's span links to
+    /// its earlier life (docs/observability.md); `None`: no link is kept.
+    pub span_contexts: Option<crate::engine::trace::SpanContexts>,
 }
 
 impl fmt::Debug for Runtime {

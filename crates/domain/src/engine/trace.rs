@@ -8,14 +8,13 @@
 //! A run that went through the work queue keeps its run span's context in its queue request
 //! ([`RUN_SPAN_KEY`]), so the span of its next life (a resume after a crash, a takeover
 //! after a lease expiry) links to it (`continue_run_trace`); reading and linking exported
-//! contexts is given by whoever exports ([`set_span_contexts`]).
+//! contexts is given by whoever exports ([`SpanContexts`], set on the runtime with
+//! `RuntimeBuilder::span_contexts`).
 //!
 //! Never recorded: content (the task, prompts, replies, tool arguments and outputs, and the
 //! text of errors, which may quote any of them) unless
 //! [`TraceLabels::capture_message_content`] is on. Without it a failure is a kind
 //! (`error.type`) and a short fixed text (`RunFailure`, [`LlmError::kind`]).
-
-use std::sync::OnceLock;
 
 use serde_json::Value;
 use tracing::field::Empty;
@@ -46,21 +45,14 @@ impl Default for TraceLabels {
     }
 }
 
-/// What the exporter knows of spans, given once by whoever exports traces (the runner's
-/// telemetry): without it, a run's spans carry no link and nothing is kept.
+/// What the exporter knows of spans, given to the runtime by whoever exports traces (the
+/// runner's telemetry): without it, a run's spans carry no link and nothing is kept.
 #[derive(Debug, Clone, Copy)]
 pub struct SpanContexts {
     /// The W3C `traceparent` of a span; `None` when it is not exported.
     pub traceparent: fn(&Span) -> Option<String>,
     /// Links a span to the span of a W3C `traceparent` (a malformed one is ignored).
     pub link: fn(&Span, &str),
-}
-
-static SPAN_CONTEXTS: OnceLock<SpanContexts> = OnceLock::new();
-
-/// Sets how spans' contexts are read and linked; the first call wins.
-pub fn set_span_contexts(contexts: SpanContexts) {
-    let _ = SPAN_CONTEXTS.set(contexts);
 }
 
 /// The key of a queued run's request (`RunRecord::queue_request`) that keeps the
@@ -70,9 +62,9 @@ pub const RUN_SPAN_KEY: &str = "run_traceparent";
 /// For a run that went through the queue, in its run span: links the current span to the
 /// run span of its previous life (kept in its queue request), and keeps the current one
 /// there instead (the caller stores the record). Nothing for a run started directly, or
-/// without export.
-pub(crate) fn continue_run_trace(record: &mut RunRecord) {
-    let Some(contexts) = SPAN_CONTEXTS.get() else {
+/// without export (`contexts`: the runtime's).
+pub(crate) fn continue_run_trace(contexts: Option<&SpanContexts>, record: &mut RunRecord) {
+    let Some(contexts) = contexts else {
         return;
     };
     let Some(request) = record.queue_request.as_mut().and_then(Value::as_object_mut) else {

@@ -320,7 +320,11 @@ fn tokens(code: &str) -> Vec<Token> {
             out.push(Token::Literal(chars[start..i].iter().collect()));
         } else if c.is_alphanumeric() || c == '_' {
             let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.' && c.is_ascii_digit()) {
+            while i < chars.len()
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || chars[i] == '.' && c.is_ascii_digit())
+            {
                 i += 1;
             }
             let word: String = chars[start..i].iter().collect();
@@ -644,7 +648,10 @@ mod tests {
             "df = pd.read_csv('o.csv')\nv = df['total'].min()"
         ));
         assert!(!same_program("x = len(a)", "x = len(b)"));
-        assert!(same_program("n=$(wc -l < a.txt)\necho $n > c.txt", "count=$(wc -l < a.txt)\necho $count > c.txt"));
+        assert!(same_program(
+            "n=$(wc -l < a.txt)\necho $n > c.txt",
+            "count=$(wc -l < a.txt)\necho $count > c.txt"
+        ));
         let mut facts = RunFacts::default();
         facts.record(&calling("s1", "k1", "code_run", r#"{"code":"echo 1"}"#));
         facts.record(&EventKind::ToolCalling {

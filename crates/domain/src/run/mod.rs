@@ -188,7 +188,7 @@ impl Runtime {
         };
         let ctx = RunContext::new(self, &request, &control);
         record.status = RunStatus::Running;
-        crate::engine::trace::continue_run_trace(&mut record);
+        crate::engine::trace::continue_run_trace(self.span_contexts.as_ref(), &mut record);
         ctx.store().update_run(&record).await?;
         self.start(&ctx, record, mode).await
     }

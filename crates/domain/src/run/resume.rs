@@ -133,7 +133,7 @@ impl Runtime {
         record.summary = None;
         record.error = None;
         // Its spans link to those of the life that was interrupted.
-        crate::engine::trace::continue_run_trace(&mut record);
+        crate::engine::trace::continue_run_trace(self.span_contexts.as_ref(), &mut record);
         ctx.store().update_run(&record).await?;
         ctx.emit(EventKind::RunResumed {
             after_seq: last_seq,

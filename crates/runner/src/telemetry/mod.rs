@@ -90,14 +90,19 @@ pub fn start(settings: &TelemetrySettings) -> Result<Option<Telemetry>, Telemetr
         .with_resource(resource)
         .build();
     http_client::set_trace_header_source(context::current_headers);
-    domain::engine::trace::set_span_contexts(domain::engine::trace::SpanContexts {
-        traceparent: context::traceparent_of,
-        link: context::link_to,
-    });
     if let Ok(mut active) = ACTIVE.get_or_init(|| Mutex::new(None)).lock() {
         *active = Some(provider.clone());
     }
     Ok(Some(Telemetry { provider }))
+}
+
+/// How the runs' spans' contexts are read and linked (`RuntimeBuilder::span_contexts`):
+/// without an exporter a span has none, and nothing is kept.
+pub fn span_contexts() -> domain::engine::trace::SpanContexts {
+    domain::engine::trace::SpanContexts {
+        traceparent: context::traceparent_of,
+        link: context::link_to,
+    }
 }
 
 fn sampler(sampler: Sampler) -> opentelemetry_sdk::trace::Sampler {
