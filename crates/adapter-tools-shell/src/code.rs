@@ -211,7 +211,7 @@ fn undefined_name(stderr: &str) -> Option<String> {
         .lines()
         .rev()
         .find_map(|l| l.trim().strip_prefix("NameError: name "))?;
-    let name = line.split_whitespace().next()?.trim_matches(['\'', '"']);
+    let name = line.strip_prefix('\'')?.split('\'').next()?;
     let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     valid.then(|| name.to_string())
 }
