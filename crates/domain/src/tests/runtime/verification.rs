@@ -27,6 +27,18 @@ struct Checked {
 }
 
 impl Checked {
+    /// The reasons of the run's nudges, in order.
+    fn nudges(&self) -> Vec<String> {
+        self.store
+            .events_of(RUN_ID)
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Nudge { reason, .. } => Some(reason),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn checks(&self) -> Vec<(CheckVerdict, String)> {
         self.store
             .events_of(RUN_ID)
@@ -510,16 +522,7 @@ async fn a_finish_with_an_empty_output_is_looked_at_once_and_an_empty_reproducti
         h.outcome.plan.steps()[0].result.as_deref(),
         Some("marker.txt is empty, as the task asks")
     );
-    let nudges: Vec<String> = h
-        .store
-        .events_of(RUN_ID)
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Nudge { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(nudges, ["finished with an empty file"]);
+    assert_eq!(h.nudges(), ["finished with an empty file"]);
     let second = &h.llm.requests()[1];
     let told = second
         .messages
@@ -561,16 +564,7 @@ async fn a_finish_with_an_input_rewritten_unchanged_is_looked_at_once() {
         "{:?}",
         h.outcome.error
     );
-    let nudges: Vec<String> = h
-        .store
-        .events_of(RUN_ID)
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Nudge { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(nudges, ["finished with a file unchanged"]);
+    assert_eq!(h.nudges(), ["finished with a file unchanged"]);
     let second = &h.llm.requests()[1];
     let told = second
         .messages
