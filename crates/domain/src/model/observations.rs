@@ -349,8 +349,8 @@ fn canonical(code: &str) -> Vec<Token> {
     let mut bound = std::collections::HashSet::new();
     for (i, token) in tokens.iter().enumerate() {
         let Token::Name(name) = token else { continue };
-        let after_dot = i > 0 && tokens[i - 1] == Token::Mark('.');
         let before = i.checked_sub(1).and_then(|j| tokens.get(j));
+        let after_dot = before == Some(&Token::Mark('.'));
         let binder = matches!(before, Some(Token::Name(w)) if matches!(w.as_str(), "for" | "as" | "def" | "class"));
         let assigned = tokens.get(i + 1) == Some(&Token::Mark('='))
             && tokens.get(i + 2) != Some(&Token::Mark('='));

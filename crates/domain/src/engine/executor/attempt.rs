@@ -63,7 +63,8 @@ pub(super) struct Attempt<'a> {
     finish_withheld: bool,
     /// Files the attempt's tool calls produced.
     attachments: Vec<String>,
-    /// A finish was sent back because a file the attempt wrote is empty (once per attempt).
+    /// A finish was sent back because a file the attempt wrote is empty or unchanged (once
+    /// per attempt).
     outputs_held: bool,
     /// The next answer samples: the finish just sent back was a program's, and decoding
     /// greedily the model ran the same program again, byte for byte.

@@ -90,31 +90,27 @@ pub(crate) async fn recorded_inputs(ctx: &RunContext) -> Option<Vec<RecordedInpu
     Some(inputs.files.values().map(|i| i.recorded.clone()).collect())
 }
 
-/// Which of `paths` are inputs that hold what they held when the run started (their
-/// digests agree with the recorded ones) though a call wrote them, leaving out the ones
+/// Which of `paths` are inputs that hold what they held when the run started (by the
+/// report's own test, [`content_changed`]) though a call wrote them, leaving out the ones
 /// the runtime put back itself.
 pub(crate) async fn rewritten_unchanged(ctx: &RunContext, paths: &[String]) -> Vec<String> {
     let Some(port) = ctx.inputs.port.clone() else {
         return Vec::new();
     };
-    let recorded: Vec<(String, String)> = {
-        let state = ctx.inputs.state.lock().await;
-        let Some(inputs) = state.as_ref() else {
-            return Vec::new();
-        };
-        paths
-            .iter()
-            .filter(|p| !inputs.restored.contains(p))
-            .filter_map(|p| {
-                let digest = inputs.files.get(p)?.recorded.digest.clone()?;
-                Some((p.clone(), digest))
-            })
-            .collect()
+    let state = ctx.inputs.state.lock().await;
+    let Some(inputs) = state.as_ref() else {
+        return Vec::new();
     };
     let mut unchanged = Vec::new();
-    for (path, before) in recorded {
-        if port.digest(&ctx.workspace, &path).await.ok().flatten() == Some(before) {
-            unchanged.push(path);
+    for path in paths.iter().filter(|p| !inputs.restored.contains(p)) {
+        let Some(input) = inputs.files.get(path) else {
+            continue;
+        };
+        let Ok(Some(now)) = port.stat(&ctx.workspace, path).await else {
+            continue;
+        };
+        if !content_changed(&port, ctx, input, &now).await {
+            unchanged.push(path.clone());
         }
     }
     unchanged
