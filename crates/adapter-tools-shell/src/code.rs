@@ -52,6 +52,9 @@ impl CodeRunTool {
 /// prints by chance); its line breaks travel as unit separators.
 const ANSWER_MARK: &str = "\u{1e}PLANWRIGHT_FINAL_ANSWER\u{1e}";
 
+/// The start of the line `input()` prints when it has no answer left: the question follows.
+const ASKS_MARK: &str = "\u{1e}PLANWRIGHT_ASKS\u{1e}";
+
 /// Defines `final_answer` for bash, on the program's first line (line numbers kept).
 const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANWRIGHT_FINAL_ANSWER\\036%s\\n' \"$(printf '%s' \"$*\" | tr '\\n' '\\037')\"; exit 0; }; ";
 
@@ -67,14 +70,17 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// with `FileNotFoundError`), and reading a missing file says that the workspace has none
 /// by that name and that a result is written, not read (on an empty workspace the embedded
 /// model read the file the task asked it to create, and failed the same way every retry);
-/// `input` stops the program with an error that says how to ask the user instead (it read
-/// nothing, and the program died on `EOFError`).
-const PYTHON_RUNNER: &str = "import sys, builtins, io, os
+/// `input` returns the user's answers the runtime gives (the first line the runner reads,
+/// a JSON list) and, past them, stops the program at once with the question marked on
+/// stdout (docs/code-actions.md, "A program that asks"): nothing after it runs, not even a
+/// `finally`, so a program that changed no file before asking can run again from the start.
+const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
     sys.stdout.flush()
     raise SystemExit(0)
 builtins.final_answer = final_answer
+answers = json.loads(sys.stdin.readline() or \"[]\")
 source = sys.stdin.read()
 sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
@@ -96,9 +102,16 @@ def open_making_folders(file, mode=\"r\", *args, **kwargs):
         raise FileNotFoundError(e.errno, \"No such file (the workspace has none by that name: a file the task asks for is written by the program, not read)\", e.filename) from None
 builtins.open = open_making_folders
 io.open = open_making_folders
-def no_input(prompt=\"\"):
-    raise EOFError(\"a program cannot ask the user: input() reads nothing here. Ask the user with message_ask_user first, then write the program with the answer\")
-builtins.input = no_input
+def answered_input(prompt=\"\"):
+    if answers:
+        answer = answers.pop(0)
+        sys.stdout.write(str(prompt) + answer + \"\\n\")
+        return answer
+    sys.stdout.write(\"\\x1ePLANWRIGHT_ASKS\\x1e\" + str(prompt).replace(\"\\n\", \"\\x1f\") + \"\\n\")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+builtins.input = answered_input
 scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")}
 for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
     try:
@@ -118,7 +131,9 @@ fn script(args: &CodeArgs) -> String {
                 marker.push('_');
             }
             let code = args.code.strip_suffix('\n').unwrap_or(&args.code);
-            format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{code}\n{marker}\n")
+            // One line of JSON (it escapes line breaks), never the marker: it starts `[`.
+            let answers = serde_json::to_string(&args.answers).unwrap_or_else(|_| "[]".into());
+            format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{answers}\n{code}\n{marker}\n")
         }
     }
 }
@@ -149,12 +164,18 @@ fn bash_calls(code: &str) -> String {
 
 /// The final answer in `stdout` (its last marked line), and `text` without that line.
 fn take_final_answer(stdout: &str, text: &str) -> (Option<String>, String) {
-    let Some(line) = stdout.lines().rev().find(|l| l.starts_with(ANSWER_MARK)) else {
+    take_marked(ANSWER_MARK, stdout, text)
+}
+
+/// What the last line of `stdout` starting with `mark` holds (its line breaks travel as
+/// unit separators), and `text` without that line.
+fn take_marked(mark: &str, stdout: &str, text: &str) -> (Option<String>, String) {
+    let Some(line) = stdout.lines().rev().find(|l| l.starts_with(mark)) else {
         return (None, text.to_string());
     };
-    let answer = line[ANSWER_MARK.len()..].replace('\u{1f}', "\n");
+    let held = line[mark.len()..].replace('\u{1f}', "\n");
     let kept: Vec<&str> = text.lines().filter(|l| *l != line).collect();
-    (Some(answer), kept.join("\n"))
+    (Some(held), kept.join("\n"))
 }
 
 /// Whether the program's only statement is `final_answer` with a literal: text typed into
@@ -390,8 +411,10 @@ impl Tool for CodeRunTool {
             }
         }
         let (final_answer, content) = take_final_answer(&stdout, &out.content);
+        let (asks, content) = take_marked(ASKS_MARK, &stdout, &content);
         out.content = content;
         let stdout = take_final_answer(&stdout, &stdout).1;
+        let stdout = take_marked(ASKS_MARK, &stdout, &stdout).1;
         let after = {
             let cwd = cwd.clone();
             tokio::task::spawn_blocking(move || snapshot(&cwd))
@@ -399,16 +422,35 @@ impl Tool for CodeRunTool {
                 .ok()
                 .flatten()
         };
+        // Whether the program changed no file (unknown without both snapshots).
+        let mut untouched = false;
         if let (Some(before), Some(after)) = (before, after) {
             let (created, changed, deleted) = changes(&before, &after);
             named(&mut out.content, "files created", &created, &after);
             named(&mut out.content, "files changed", &changed, &after);
             named(&mut out.content, "files deleted", &deleted, &before);
-            if created.is_empty() && changed.is_empty() && deleted.is_empty() {
+            untouched = created.is_empty() && changed.is_empty() && deleted.is_empty();
+            if untouched {
                 out.content
                     .push_str("\nno file was created, changed or deleted");
             }
             out.attachments = created.into_iter().chain(changed).collect();
+        }
+        if let Some(question) = asks {
+            // Stopped at `input()`: the runtime asks and runs it again from the start, which
+            // only a program that has changed nothing yet can be.
+            out.is_error = true;
+            if untouched {
+                let _ = write!(out.content, "\nthe program stopped at input({question:?})");
+                out.asks = Some(question);
+            } else {
+                let _ = write!(
+                    out.content,
+                    "\nthe program stopped at input({question:?}) after it had changed files, \
+                     so it cannot be run again with the user's answer: ask in the program \
+                     before it writes anything, or ask the user first"
+                );
+            }
         }
         out.content = workspace_relative(&out.content, &[&cwd, &ctx.workspace]);
         out.stdout = Some(stdout);
@@ -481,6 +523,7 @@ mod tests {
             language,
             code: text.into(),
             changes: Vec::new(),
+            answers: Vec::new(),
         }
     }
 

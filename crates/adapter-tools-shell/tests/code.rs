@@ -11,7 +11,7 @@ use adapter_tools_shell::{CodeRunTool, ShellExecTool};
 use common::ctx;
 use domain::ports::Tool;
 use domain::ToolError;
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn tool() -> CodeRunTool {
     CodeRunTool::new(ShellExecTool::default())
@@ -167,11 +167,46 @@ async fn importing_a_workspace_module_leaves_no_bytecode_cache() {
     assert!(out.attachments.is_empty(), "{:?}", out.attachments);
 }
 
-/// `input()` reads nothing: the program stops with an error that says how to ask the user.
+/// `input()` with no answer left stops the program at once and says what it asked; given
+/// answers (the runtime's `answers`, after asking the user), it returns them in order
+/// (docs/code-actions.md, "A program that asks").
 #[tokio::test]
-async fn input_says_how_to_ask_the_user() {
+async fn input_stops_the_program_with_its_question_then_reads_the_answers() {
     let dir = tempfile::tempdir().unwrap();
-    let code = "name = input('Which column? ')\nfinal_answer(name)";
+    let code = "name = input('Which column? ')\nsize = input()\ntry:\n    pass\nfinally:\n    open('late.txt', 'w').write('x')\nfinal_answer(name + size)";
+    let run = |answers: Value| {
+        let args = json!({"language": "python", "code": code, "answers": answers});
+        let path = dir.path().to_path_buf();
+        async move { tool().execute(args, &ctx(&path)).await.unwrap() }
+    };
+    let out = run(json!([])).await;
+    assert!(out.is_error, "{}", out.content);
+    assert_eq!(out.asks.as_deref(), Some("Which column? "));
+    assert_eq!(out.final_answer, None);
+    assert!(!out.content.contains("PLANWRIGHT"), "{}", out.content);
+    assert!(
+        !dir.path().join("late.txt").exists(),
+        "nothing ran after input()"
+    );
+    let out = run(json!(["price"])).await;
+    assert_eq!(out.asks.as_deref(), Some(""), "{}", out.content);
+    let out = run(json!(["price", "12"])).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(out.asks, None);
+    assert_eq!(out.final_answer.as_deref(), Some("price12"));
+    assert!(
+        out.content.contains("Which column? price"),
+        "{}",
+        out.content
+    );
+}
+
+/// A program that changed a file before it asked cannot run again from the start: it is
+/// not offered for that, and is told to ask before it writes.
+#[tokio::test]
+async fn input_after_a_write_is_not_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "open('log.txt', 'a').write('started\\n')\nname = input('Name? ')";
     let out = tool()
         .execute(
             json!({"language": "python", "code": code}),
@@ -180,9 +215,9 @@ async fn input_says_how_to_ask_the_user() {
         .await
         .unwrap();
     assert!(out.is_error, "{}", out.content);
-    assert_eq!(out.final_answer, None);
+    assert_eq!(out.asks, None);
     assert!(
-        out.content.contains(domain::tools::builtin::ASK_USER),
+        out.content.contains("cannot be run again"),
         "{}",
         out.content
     );

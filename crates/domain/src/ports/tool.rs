@@ -44,6 +44,11 @@ pub struct ToolOutput {
     /// finishes the step as `complete_step` would (docs/code-actions.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_answer: Option<String>,
+    /// A program the call ran stopped at `input()` before it changed any file: what it
+    /// asked (its prompt, possibly empty). The runtime asks the user and runs the program
+    /// again from the start with the answer (docs/code-actions.md, "A program that asks").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<String>,
 }
 
 impl ToolOutput {

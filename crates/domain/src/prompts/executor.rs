@@ -390,6 +390,26 @@ pub fn user_not_asked_again(why: &str, answered: &[Answered]) -> String {
     s
 }
 
+/// The question asked for a program's `input()` that gives no prompt.
+pub fn program_question_unworded() -> String {
+    "A program asks for a value (its input() gives no question).".to_string()
+}
+
+/// What the model reads before the output of a program run again with the user's answers
+/// to its `input()` (docs/code-actions.md, "A program that asks").
+pub fn program_answered(asked: &[Answered]) -> String {
+    let mut s = String::new();
+    for a in asked {
+        let _ = writeln!(
+            s,
+            "The program asked the user {:?} and the user answered {:?}.",
+            a.question, a.answer
+        );
+    }
+    s.push_str("It ran again from the start with those answers:");
+    s
+}
+
 /// The answer to `message_ask_user` when nobody can answer.
 pub fn nobody_to_ask(why: &str) -> String {
     format!(

@@ -5,7 +5,9 @@
 //! `echo TEXT > PATH`, `expr A + B [> PATH]`, `rm PATH`, `mv A B`, `cat PATH`,
 //! `chmod OCTAL PATH`, `touch PATH` (anything else just succeeds); `code_run` runs its
 //! program's lines as such commands, in the folder its context names (the workspace, or a
-//! scratch folder), a line `final_answer TEXT` ending it with that answer. A
+//! scratch folder), a line `final_answer TEXT` ending it with that answer, a line `input
+//! QUESTION` taking the next of its `answers` as `$REPLY` (none left: it stops there, asking
+//! QUESTION, as the real tool does when nothing was written yet). A
 //! file's permissions are unknown (`None`) until a `chmod` sets them; a kept copy keeps them.
 
 use std::collections::hash_map::DefaultHasher;
@@ -409,12 +411,30 @@ impl WorkspaceToolbox {
     /// A program: its lines as commands (comments skipped), stopping at the first failure;
     /// `final_answer TEXT` ends it with that answer. The files its `> PATH` and `touch`
     /// lines wrote are its attachments.
-    fn program(&self, dir: &Path, code: &str) -> ToolOutput {
+    fn program(&self, dir: &Path, code: &str, mut answers: Vec<String>) -> ToolOutput {
         let mut printed = String::new();
         let mut written: Vec<String> = Vec::new();
         let mut answer = None;
+        let mut reply = String::new();
+        answers.reverse();
         for line in code.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let line = &line.replace("$REPLY", &reply);
+            if let Some(question) = line.strip_prefix("input ") {
+                match answers.pop() {
+                    Some(a) => reply = a,
+                    None if written.is_empty() => {
+                        return ToolOutput {
+                            content: format!("exit code: 0\n--- stdout ---\n{printed}"),
+                            is_error: true,
+                            asks: Some(question.to_string()),
+                            ..ToolOutput::default()
+                        }
+                    }
+                    None => return ToolOutput::error("stopped at input after writing"),
+                }
                 continue;
             }
             if let Some(text) = line.strip_prefix("final_answer") {
@@ -501,7 +521,10 @@ impl Toolbox for WorkspaceToolbox {
         };
         match name {
             "shell_exec" => Ok(self.shell(&ctx.workspace, &text("command"))),
-            "code_run" => Ok(self.program(&ctx.workspace, &text("code"))),
+            "code_run" => {
+                let answers = serde_json::from_value(args["answers"].clone()).unwrap_or_default();
+                Ok(self.program(&ctx.workspace, &text("code"), answers))
+            }
             "file_write" => {
                 let (path, mut content) = (text("path"), text("content"));
                 if args.get("append") == Some(&Value::Bool(true)) {

@@ -16,6 +16,10 @@ pub const CODE: &str = "code";
 /// files the call will change, move or delete; any other existing file it changes is put
 /// back.
 pub const CHANGES: &str = "changes";
+/// The argument the runtime adds when it runs a program again after asking the user what
+/// its `input()` asked (docs/code-actions.md, "A program that asks"); never offered to a
+/// model.
+pub const ANSWERS: &str = "answers";
 
 /// The function a program calls with the step's result, which finishes the step
 /// (smolagents' `final_answer`): `final_answer(text)` in Python, `final_answer TEXT` in bash.
@@ -66,6 +70,10 @@ pub struct CodeArgs {
     /// Existing files the program will change, move or delete (new files need not be named).
     #[serde(default)]
     pub changes: Vec<String>,
+    /// What the program's `input()` calls return, in order: the user's answers, given by
+    /// the runtime when it runs the program again after asking (not in the schema).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<String>,
 }
 
 /// The JSON schema of [`CodeArgs`].

@@ -5,8 +5,9 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
 use crate::engine::executor::outcome::{StepEnd, CLAIMED_AFTER_FAILURES, EMPTY_ANSWERS};
+use crate::engine::executor::program_input::run_answering;
 use crate::engine::executor::router::{self as tool_router, offered_tools};
-use crate::engine::executor::tool_call::{parse_arguments, run_tool, CallSite};
+use crate::engine::executor::tool_call::{parse_arguments, CallSite};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
 use crate::engine::executor::StepSetup;
 use crate::engine::failure::CallProblem;
@@ -539,7 +540,7 @@ impl<'a> Attempt<'a> {
         }
         let known = self.all_tools.iter().any(|t| t.name == call.name);
         let journal_key = format!("{llm_key}/{}", call.id);
-        let run = run_tool(
+        let run = run_answering(
             self.ctx,
             self.limits,
             &self.agent.toolbox,

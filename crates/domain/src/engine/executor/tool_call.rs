@@ -57,6 +57,9 @@ pub(crate) struct ToolRun {
     /// The step's result, when the program ended with `final_answer` (kept across a resume:
     /// the output the model read names it).
     pub(crate) final_answer: Option<String>,
+    /// The program stopped at `input()` before changing any file: what it asked (kept
+    /// across a resume: the output the model read names it).
+    pub(crate) asks: Option<String>,
 }
 
 /// The line the executor appends to a tool's output when its program gave the step's
@@ -66,6 +69,16 @@ const FINAL_MARKER: &str = "\n[final answer: ";
 /// The final answer named by [`FINAL_MARKER`] in a recorded output (a resumed run).
 fn final_answer_in(output: &str) -> Option<String> {
     let (_, rest) = output.rsplit_once(FINAL_MARKER)?;
+    let rest = rest.rsplit_once(FILES_MARKER).map_or(rest, |(a, _)| a);
+    rest.strip_suffix(']').map(str::to_string)
+}
+
+/// The line the executor appends to a tool's output when its program stopped at `input()`.
+const ASKS_MARKER: &str = "\n[the program asks the user: ";
+
+/// The question named by [`ASKS_MARKER`] in a recorded output (a resumed run).
+fn question_in(output: &str) -> Option<String> {
+    let (_, rest) = output.rsplit_once(ASKS_MARKER)?;
     let rest = rest.rsplit_once(FILES_MARKER).map_or(rest, |(a, _)| a);
     rest.strip_suffix(']').map(str::to_string)
 }
@@ -134,6 +147,7 @@ async fn run_tool_traced(
                 attachments: files_named_in(output),
                 stdout: None,
                 final_answer: final_answer_in(output).filter(|_| *ok),
+                asks: question_in(output).filter(|_| !*ok),
             })
         }
         Some(ToolEntry::Started) => true,
@@ -192,11 +206,14 @@ async fn run_tool_traced(
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
-    let (mut ok, mut text, attachments, stdout, final_answer) = match outcome {
+    let (mut ok, mut text, attachments, stdout, final_answer, asks) = match outcome {
         Ok(out) => {
             let mut text = out.content;
             if let Some(answer) = &out.final_answer {
                 text.push_str(&format!("{FINAL_MARKER}{answer}]"));
+            }
+            if let Some(question) = &out.asks {
+                text.push_str(&format!("{ASKS_MARKER}{question}]"));
             }
             if !out.attachments.is_empty() {
                 text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
@@ -207,9 +224,10 @@ async fn run_tool_traced(
                 out.attachments,
                 out.stdout,
                 out.final_answer,
+                out.asks,
             )
         }
-        Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None),
+        Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None, None),
     };
     if !reads_only && workspace {
         let step = tool_ctx.step_id.as_deref();
@@ -234,6 +252,7 @@ async fn run_tool_traced(
     }
     Ok(ToolRun {
         final_answer: final_answer.filter(|_| ok),
+        asks: asks.filter(|_| !ok),
         ok,
         interrupted: false,
         text,
@@ -271,6 +290,7 @@ async fn not_run(
         attachments: Vec::new(),
         stdout: None,
         final_answer: None,
+        asks: None,
     })
 }
 
@@ -341,6 +361,19 @@ mod tests {
             Some("9".to_string())
         );
         assert_eq!(final_answer_in("exit code: 0"), None);
+    }
+
+    #[test]
+    fn recorded_outputs_name_their_question() {
+        assert_eq!(
+            question_in("exit code: 0\n[the program asks the user: Which one? ]"),
+            Some("Which one? ".to_string())
+        );
+        assert_eq!(
+            question_in("x\n[the program asks the user: ]\n[files: a.txt]"),
+            Some(String::new())
+        );
+        assert_eq!(question_in("exit code: 1"), None);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use super::produced::{in_scratch, Seeded};
 use crate::engine::config::Actions;
 use crate::engine::context::RunContext;
-use crate::engine::executor::tool_call::{run_tool, CallSite};
+use crate::engine::executor::program_input::run_answering;
+use crate::engine::executor::tool_call::CallSite;
 use crate::engine::executor::workspace_view::look;
 use crate::engine::failure::CallProblem;
 use crate::engine::runtime::Runtime;
@@ -157,7 +158,7 @@ pub(super) async fn reproduce(
             return Ok(Reproduction::Copied);
         }
         let key = format!("{}/{}", reply.key, call.id);
-        let run = run_tool(
+        let run = run_answering(
             ctx,
             &rt.config.limits,
             &agent.toolbox,

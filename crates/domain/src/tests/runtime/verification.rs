@@ -15,9 +15,9 @@ use crate::model::event::EventKind;
 use crate::model::verification::CheckVerdict;
 use crate::ports::llm::{Role, ToolChoice};
 use crate::ports::RunStatus;
-use crate::testing::replies::{call, done, Reply};
+use crate::testing::replies::{call, done, fail, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
-use crate::testing::{MemoryStore, MemoryWorkspace, ScriptedLlm};
+use crate::testing::{AnswersInOrder, MemoryStore, MemoryWorkspace, ScriptedLlm};
 use crate::tests::support::{assert_gap_free, assert_valid_transcripts};
 
 struct Checked {
@@ -64,10 +64,24 @@ fn direct(retries: u32) -> RunConfig {
 }
 
 async fn run(ws: &MemoryWorkspace, task: &str, script: Vec<Reply>, config: RunConfig) -> Checked {
+    run_asking(ws, task, script, config, None).await
+}
+
+/// [`run`] with `user` answering the run's questions (nobody when `None`).
+async fn run_asking(
+    ws: &MemoryWorkspace,
+    task: &str,
+    script: Vec<Reply>,
+    config: RunConfig,
+    user: Option<Arc<AnswersInOrder>>,
+) -> Checked {
     let llm = Arc::new(ScriptedLlm::new(script));
     let store = Arc::new(MemoryStore::new());
     let mut rt = runtime(llm.clone(), Arc::new(ws.toolbox()), store.clone(), config);
     rt.workspace_files = Some(Arc::new(ws.clone()));
+    if let Some(user) = user {
+        rt.user = user;
+    }
     let outcome = rt
         .run(request(task), CancellationToken::new())
         .await
@@ -609,4 +623,100 @@ async fn a_program_that_hands_over_nothing_does_not_finish_the_step() {
         .and_then(|m| m.content.clone())
         .unwrap_or_default();
     assert!(told.contains("handed over nothing"), "{told}");
+}
+
+/// A program that asks with `input()` stops at the question; the user is asked (the run
+/// waits, as for `message_ask_user`) and the same program runs again from the start with
+/// the answer, and the model reads both. The check's program is given the user's answer
+/// and asks nobody (docs/code-actions.md, "A program that asks").
+#[tokio::test]
+async fn a_program_that_asks_is_answered_and_run_again() {
+    let ws = numbers();
+    let user = Arc::new(AnswersInOrder::new(&["7"]));
+    let h = run_asking(
+        &ws,
+        "Ask me for a number and write it to pick.txt",
+        vec![
+            program("input Which number?\necho $REPLY > pick.txt"),
+            done("pick.txt holds 7"),
+            program("input A number, please\necho $REPLY > pick.txt"),
+        ],
+        direct(0),
+        Some(user.clone()),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome);
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome);
+    assert_eq!(user.asked(), ["Which number?"], "the check asked nobody");
+    assert_eq!(ws.read("pick.txt").as_deref(), Some("7\n"));
+    let events = h.store.events_of(RUN_ID);
+    let waits = events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::WaitingForUser { question, .. } if question == "Which number?"))
+        .count();
+    assert_eq!(waits, 1);
+    let runs: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCalled {
+                tool,
+                ok,
+                journal_key: Some(_),
+                ..
+            } if tool == "code_run" => Some(*ok),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [false, true],
+        "stopped at the question, then run again"
+    );
+    let read = h.llm.requests()[1]
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(
+        read.starts_with(
+            "The program asked the user \"Which number?\" and the user answered \"7\"."
+        ),
+        "{read}"
+    );
+}
+
+/// With nobody to answer, the program stays stopped at its question and the model reads
+/// that nobody can answer.
+#[tokio::test]
+async fn a_program_that_asks_with_nobody_to_answer_is_told_so() {
+    let ws = numbers();
+    let h = run(
+        &ws,
+        "Ask me for a number and write it to pick.txt",
+        vec![
+            program("input Which number?\necho $REPLY > pick.txt"),
+            fail("nobody can tell me the number"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed, "{:?}", h.outcome);
+    assert_eq!(ws.read("pick.txt"), None);
+    let read = h.llm.requests()[1]
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(
+        read.contains("[the program asks the user: Which number?]"),
+        "{read}"
+    );
+    assert!(
+        read.contains("Nobody can answer questions in this run"),
+        "{read}"
+    );
 }

@@ -3,10 +3,8 @@
 //! tool calls, the summary written from the facts, and what earlier steps did reaching later
 //! ones. Bad input: tools that all failed, empty answers, a question nobody can answer.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -14,10 +12,10 @@ use crate::engine::config::SummaryStyle;
 use crate::engine::config::{Mode, RunConfig};
 use crate::model::event::{EventKind, PlanSource};
 use crate::ports::llm::{ChatRequest, Role};
-use crate::ports::{AskUserError, RunStatus, UserChannel};
+use crate::ports::RunStatus;
 use crate::testing::replies::{call, calls, create_plan, done, fail, Reply};
 use crate::testing::runs::{request, runtime, RUN_ID};
-use crate::testing::{EchoToolbox, MemoryStore, ScriptedLlm};
+use crate::testing::{AnswersInOrder, EchoToolbox, MemoryStore, ScriptedLlm};
 use crate::tests::support::{assert_gap_free, config as spine_config};
 use crate::RunOutcome;
 
@@ -32,22 +30,6 @@ fn config(mode: Mode) -> RunConfig {
 
 const README_JOB: &str = "Write hello.txt containing 'hello from planwright' with the shell \
 tool, then read it back and report its content";
-
-/// Answers questions from a list, in order.
-#[derive(Default)]
-struct Answers(Mutex<VecDeque<String>>);
-
-#[async_trait]
-impl UserChannel for Answers {
-    async fn notify(&self, _run_id: &str, _text: &str) {}
-    async fn ask(&self, _run_id: &str, _question: &str) -> Result<String, AskUserError> {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut a| a.pop_front())
-            .ok_or_else(|| AskUserError::Unavailable("out of answers".into()))
-    }
-}
 
 struct Direct {
     outcome: RunOutcome,
@@ -91,9 +73,7 @@ async fn run_direct(script: Vec<Reply>, config: RunConfig, task: &str, answers: 
         store.clone(),
         config,
     );
-    rt.user = Arc::new(Answers(Mutex::new(
-        answers.iter().map(|a| a.to_string()).collect(),
-    )));
+    rt.user = Arc::new(AnswersInOrder::new(answers));
     let outcome = rt
         .run(request(task), CancellationToken::new())
         .await
