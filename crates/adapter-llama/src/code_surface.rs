@@ -111,7 +111,7 @@ fn changes_of(code: &str) -> Option<Vec<String>> {
 }
 
 /// What the model wrote, read back: a tool call, or `None` when it is none of the forms.
-/// `tools`: the tools offered, so that a program that opens by calling one of the other
+/// `tools`: the tools offered, so that a program that is only a call of one of the other
 /// tools as a function is read as that tool's call.
 /// The program up to a line made of backticks alone (two or more, spaces aside): the
 /// model's attempt at closing the fence that the grammar split (it allows a closing
@@ -156,16 +156,17 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
         if let Some(answer) = plain_form(&statements, &call) {
             return Some(answer);
         }
-        // A small model that knows smolagents' habit calls the other tools as functions
-        // (`browser_navigate("http://…")`), which no program can: the program's first
-        // statement, when it is such a call with literal arguments, is that tool's call
-        // (the lines after it need its result, which the model reads next).
-        if let Some((name, arguments)) = statements
+        // A program that is one call of another tool with literal arguments
+        // (`browser_navigate("http://…")`) is that tool's call: the model reads its whole
+        // output next. A longer program runs, calling the tools as functions
+        // (docs/code-actions.md, "Tools in a program").
+        let mut lines = statements
             .lines()
-            .next()
-            .and_then(|first| function_call(first, tools))
-        {
-            return Some(call(&name, arguments));
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        if let (Some(only), None) = (lines.next(), lines.next()) {
+            if let Some((name, arguments)) = function_call(only, tools) {
+                return Some(call(&name, arguments));
+            }
         }
         let mut arguments = json!({LANGUAGE: language.name(), CODE: format!("{code}\n")});
         if let Some(changes) = changes_of(code) {
@@ -378,11 +379,11 @@ mod tests {
     }
 
     #[test]
-    fn a_program_that_opens_by_calling_another_tool_is_that_call() {
+    fn a_program_that_only_calls_another_tool_is_that_call() {
         let tools = [browse_tool()];
         for (text, args) in [
             (
-                "```python\n# changes: none\nbrowser_navigate(\"http://x/a?b=1\")\nfinal_answer(browser_view())\n```",
+                "```python\n# changes: none\nbrowser_navigate(\"http://x/a?b=1\")\n```",
                 json!({"url": "http://x/a?b=1"}),
             ),
             (
@@ -394,8 +395,10 @@ mod tests {
             assert_eq!(call.name, "browser_navigate", "{text}");
             assert_eq!(serde_json::from_str::<Value>(&call.arguments).unwrap(), args);
         }
-        // Not a literal, not offered, or the code surface's own: a program.
+        // Not a literal, not offered, the code surface's own, or one line of a longer
+        // program (which calls the tool as a function): a program.
         for text in [
+            "```python\nbrowser_navigate(\"http://x/a?b=1\")\nfinal_answer(browser_view())\n```",
             "```python\n# changes: none\nbrowser_navigate(address)\n```",
             "```python\n# changes: none\nbrowser_click(3)\n```",
             "```python\n# changes: none\ncode_run(\"x\")\n```",

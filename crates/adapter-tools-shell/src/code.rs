@@ -18,9 +18,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use domain::ports::{Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
+use domain::ports::{ProgramCall, Tool, ToolContext, ToolEffect, ToolFamily, ToolOutput};
+use domain::tools::builtin::ASK_USER;
 use domain::tools::code::{self, CodeArgs, CodeLanguage, CODE_RUN, MAX_CODE_BYTES};
 use domain::ToolError;
 
@@ -52,8 +53,9 @@ impl CodeRunTool {
 /// prints by chance); its line breaks travel as unit separators.
 const ANSWER_MARK: &str = "\u{1e}PLANWRIGHT_FINAL_ANSWER\u{1e}";
 
-/// The start of the line `input()` prints when it has no answer left: the question follows.
-const ASKS_MARK: &str = "\u{1e}PLANWRIGHT_ASKS\u{1e}";
+/// The start of the line a call of the runtime prints when it has no result left: the call
+/// follows, as JSON (`{"tool": …, "arguments": …}`).
+const CALL_MARK: &str = "\u{1e}PLANWRIGHT_CALL\u{1e}";
 
 /// Defines `final_answer` for bash, on the program's first line (line numbers kept).
 const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANWRIGHT_FINAL_ANSWER\\036%s\\n' \"$(printf '%s' \"$*\" | tr '\\n' '\\037')\"; exit 0; }; ";
@@ -70,17 +72,20 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// with `FileNotFoundError`), and reading a missing file says that the workspace has none
 /// by that name and that a result is written, not read (on an empty workspace the embedded
 /// model read the file the task asked it to create, and failed the same way every retry);
-/// `input` returns the user's answers the runtime gives (the first line the runner reads,
-/// a JSON list) and, past them, stops the program at once with the question marked on
-/// stdout (docs/code-actions.md, "A program that asks"): nothing after it runs, not even a
-/// `finally`, so a program that changed no file before asking can run again from the start.
+/// `input` and the tools the runtime names as functions (the first line the runner reads, a
+/// JSON object: `functions`, and the `results` of the calls made so far, in order) return
+/// those results and, past them, stop the program at once with the call marked on stdout
+/// (docs/code-actions.md, "Tools in a program"): nothing after it runs, not even a
+/// `finally`, so a program that changed no file before its call can run again from the
+/// start with the result.
 const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
     sys.stdout.flush()
     raise SystemExit(0)
 builtins.final_answer = final_answer
-answers = json.loads(sys.stdin.readline() or \"[]\")
+head = json.loads(sys.stdin.readline() or \"{}\")
+results = head.get(\"results\", [])
 source = sys.stdin.read()
 sys.stdin = open(\"/dev/null\")
 sys.argv = [\"program\"]
@@ -102,15 +107,29 @@ def open_making_folders(file, mode=\"r\", *args, **kwargs):
         raise FileNotFoundError(e.errno, \"No such file (the workspace has none by that name: a file the task asks for is written by the program, not read)\", e.filename) from None
 builtins.open = open_making_folders
 io.open = open_making_folders
-def answered_input(prompt=\"\"):
-    if answers:
-        answer = answers.pop(0)
-        sys.stdout.write(str(prompt) + answer + \"\\n\")
-        return answer
-    sys.stdout.write(\"\\x1ePLANWRIGHT_ASKS\\x1e\" + str(prompt).replace(\"\\n\", \"\\x1f\") + \"\\n\")
+def runtime_call(tool, arguments):
+    if results:
+        result = results.pop(0)
+        if not result.get(\"ok\"):
+            raise RuntimeError(tool + \": \" + result.get(\"value\", \"\"))
+        return result.get(\"value\", \"\")
+    sys.stdout.write(\"\\x1ePLANWRIGHT_CALL\\x1e\" + json.dumps({\"tool\": tool, \"arguments\": arguments}, default=str) + \"\\n\")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+def tool_function(name, params):
+    def call(*args, **kwargs):
+        arguments = dict(zip(params, args))
+        arguments.update(kwargs)
+        return runtime_call(name, arguments)
+    call.__name__ = name
+    return call
+for function in head.get(\"functions\", []):
+    setattr(builtins, function[\"name\"], tool_function(function[\"name\"], function[\"params\"]))
+def answered_input(prompt=\"\"):
+    answer = runtime_call(head.get(\"ask\", \"\"), {\"question\": str(prompt)})
+    sys.stdout.write(str(prompt) + answer + \"\\n\")
+    return answer
 builtins.input = answered_input
 scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")}
 for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
@@ -131,9 +150,13 @@ fn script(args: &CodeArgs) -> String {
                 marker.push('_');
             }
             let code = args.code.strip_suffix('\n').unwrap_or(&args.code);
-            // One line of JSON (it escapes line breaks), never the marker: it starts `[`.
-            let answers = serde_json::to_string(&args.answers).unwrap_or_else(|_| "[]".into());
-            format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{answers}\n{code}\n{marker}\n")
+            // One line of JSON (it escapes line breaks), never the marker: it starts `{`.
+            let head = json!({
+                "ask": ASK_USER,
+                "functions": args.functions,
+                "results": args.results,
+            });
+            format!("exec python3 -c '{PYTHON_RUNNER}' <<'{marker}'\n{head}\n{code}\n{marker}\n")
         }
     }
 }
@@ -411,10 +434,11 @@ impl Tool for CodeRunTool {
             }
         }
         let (final_answer, content) = take_final_answer(&stdout, &out.content);
-        let (asks, content) = take_marked(ASKS_MARK, &stdout, &content);
+        let (called, content) = take_marked(CALL_MARK, &stdout, &content);
         out.content = content;
         let stdout = take_final_answer(&stdout, &stdout).1;
-        let stdout = take_marked(ASKS_MARK, &stdout, &stdout).1;
+        let stdout = take_marked(CALL_MARK, &stdout, &stdout).1;
+        let called = called.and_then(|c| serde_json::from_str::<ProgramCall>(&c).ok());
         let after = {
             let cwd = cwd.clone();
             tokio::task::spawn_blocking(move || snapshot(&cwd))
@@ -436,19 +460,23 @@ impl Tool for CodeRunTool {
             }
             out.attachments = created.into_iter().chain(changed).collect();
         }
-        if let Some(question) = asks {
-            // Stopped at `input()`: the runtime asks and runs it again from the start, which
-            // only a program that has changed nothing yet can be.
+        if let Some(called) = called {
+            // Stopped at a call of the runtime: it makes the call and runs the program again
+            // from the start, which only a program that has changed nothing yet can be.
             out.is_error = true;
+            let what = if called.tool == ASK_USER {
+                "input()".to_string()
+            } else {
+                format!("{}()", called.tool)
+            };
             if untouched {
-                let _ = write!(out.content, "\nthe program stopped at input({question:?})");
-                out.asks = Some(question);
+                let _ = write!(out.content, "\nthe program stopped at {what}");
+                out.program_call = Some(called);
             } else {
                 let _ = write!(
                     out.content,
-                    "\nthe program stopped at input({question:?}) after it had changed files, \
-                     so it cannot be run again with the user's answer: ask in the program \
-                     before it writes anything, or ask the user first"
+                    "\nthe program stopped at {what} after it had changed files, so it cannot \
+                     be run again with the result: call it before the program writes anything"
                 );
             }
         }
@@ -523,7 +551,8 @@ mod tests {
             language,
             code: text.into(),
             changes: Vec::new(),
-            answers: Vec::new(),
+            results: Vec::new(),
+            functions: Vec::new(),
         }
     }
 
@@ -531,7 +560,11 @@ mod tests {
     fn python_goes_through_a_here_document_whose_marker_it_does_not_hold() {
         let s = script(&code(CodeLanguage::Python, "print(1)\n"));
         assert!(
-            s.ends_with("' <<'PLANWRIGHT_PROGRAM_END'\nprint(1)\nPLANWRIGHT_PROGRAM_END\n"),
+            s.ends_with(
+                "' <<'PLANWRIGHT_PROGRAM_END'\n\
+                 {\"ask\":\"message_ask_user\",\"functions\":[],\"results\":[]}\n\
+                 print(1)\nPLANWRIGHT_PROGRAM_END\n"
+            ),
             "{s}"
         );
         assert!(

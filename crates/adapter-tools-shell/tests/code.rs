@@ -9,7 +9,8 @@ use std::fs;
 
 use adapter_tools_shell::{CodeRunTool, ShellExecTool};
 use common::ctx;
-use domain::ports::Tool;
+use domain::ports::{ProgramCall, Tool};
+use domain::tools::builtin::ASK_USER;
 use domain::ToolError;
 use serde_json::{json, Value};
 
@@ -167,35 +168,82 @@ async fn importing_a_workspace_module_leaves_no_bytecode_cache() {
     assert!(out.attachments.is_empty(), "{:?}", out.attachments);
 }
 
-/// `input()` with no answer left stops the program at once and says what it asked; given
-/// answers (the runtime's `answers`, after asking the user), it returns them in order
-/// (docs/code-actions.md, "A program that asks").
+/// `input()` with no result left stops the program at once and names the call (a question
+/// to the user); given results (the runtime's `results`, after asking the user), it
+/// returns them in order (docs/code-actions.md, "Tools in a program").
 #[tokio::test]
 async fn input_stops_the_program_with_its_question_then_reads_the_answers() {
     let dir = tempfile::tempdir().unwrap();
     let code = "name = input('Which column? ')\nsize = input()\ntry:\n    pass\nfinally:\n    open('late.txt', 'w').write('x')\nfinal_answer(name + size)";
-    let run = |answers: Value| {
-        let args = json!({"language": "python", "code": code, "answers": answers});
+    let run = |results: Value| {
+        let args = json!({"language": "python", "code": code, "results": results});
         let path = dir.path().to_path_buf();
         async move { tool().execute(args, &ctx(&path)).await.unwrap() }
     };
+    let asked = |q: &str| {
+        Some(ProgramCall {
+            tool: ASK_USER.into(),
+            arguments: json!({ "question": q }),
+        })
+    };
     let out = run(json!([])).await;
     assert!(out.is_error, "{}", out.content);
-    assert_eq!(out.asks.as_deref(), Some("Which column? "));
+    assert_eq!(out.program_call, asked("Which column? "));
     assert_eq!(out.final_answer, None);
     assert!(!out.content.contains("PLANWRIGHT"), "{}", out.content);
     assert!(
         !dir.path().join("late.txt").exists(),
         "nothing ran after input()"
     );
-    let out = run(json!(["price"])).await;
-    assert_eq!(out.asks.as_deref(), Some(""), "{}", out.content);
-    let out = run(json!(["price", "12"])).await;
+    let out = run(json!([{"ok": true, "value": "price"}])).await;
+    assert_eq!(out.program_call, asked(""), "{}", out.content);
+    let out = run(json!([{"ok": true, "value": "price"}, {"ok": true, "value": "12"}])).await;
     assert!(!out.is_error, "{}", out.content);
-    assert_eq!(out.asks, None);
+    assert_eq!(out.program_call, None);
     assert_eq!(out.final_answer.as_deref(), Some("price12"));
     assert!(
         out.content.contains("Which column? price"),
+        "{}",
+        out.content
+    );
+}
+
+/// A tool the runtime names is a function of the program: called with positional or
+/// keyword arguments, it stops the program at the call; given its result it returns it,
+/// and a failed result raises an error in the program.
+#[tokio::test]
+async fn a_tool_function_stops_at_its_call_then_returns_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "page = browser_navigate('http://x/a', wait=True)\nopen('out.txt', 'w').write(page.upper())";
+    let functions = json!([{"name": "browser_navigate", "params": ["url", "wait"]}]);
+    let run = |results: Value| {
+        let args =
+            json!({"language": "python", "code": code, "functions": functions, "results": results});
+        let path = dir.path().to_path_buf();
+        async move { tool().execute(args, &ctx(&path)).await.unwrap() }
+    };
+    let out = run(json!([])).await;
+    assert_eq!(
+        out.program_call,
+        Some(ProgramCall {
+            tool: "browser_navigate".into(),
+            arguments: json!({"url": "http://x/a", "wait": true}),
+        }),
+        "{}",
+        out.content
+    );
+    let out = run(json!([{"ok": true, "value": "code 42"}])).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "CODE 42"
+    );
+    fs::remove_file(dir.path().join("out.txt")).unwrap();
+    let out = run(json!([{"ok": false, "value": "no such page"}])).await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains("RuntimeError: browser_navigate: no such page"),
         "{}",
         out.content
     );
@@ -215,7 +263,7 @@ async fn input_after_a_write_is_not_run_again() {
         .await
         .unwrap();
     assert!(out.is_error, "{}", out.content);
-    assert_eq!(out.asks, None);
+    assert_eq!(out.program_call, None);
     assert!(
         out.content.contains("cannot be run again"),
         "{}",

@@ -44,11 +44,20 @@ pub struct ToolOutput {
     /// finishes the step as `complete_step` would (docs/code-actions.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_answer: Option<String>,
-    /// A program the call ran stopped at `input()` before it changed any file: what it
-    /// asked (its prompt, possibly empty). The runtime asks the user and runs the program
-    /// again from the start with the answer (docs/code-actions.md, "A program that asks").
+    /// A program the call ran stopped at a call of the runtime (`input()`, which is
+    /// `message_ask_user`, or a tool called as a function) before it changed any file: the
+    /// call to make. The runtime makes it and runs the program again from the start with
+    /// its result (docs/code-actions.md, "Tools in a program").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asks: Option<String>,
+    pub program_call: Option<ProgramCall>,
+}
+
+/// A tool call a program made as a function call (`input()` is `message_ask_user` with
+/// its prompt as the `question`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramCall {
+    pub tool: String,
+    pub arguments: serde_json::Value,
 }
 
 impl ToolOutput {

@@ -7,6 +7,7 @@ use crate::engine::config::Actions;
 use crate::model::observations::Answered;
 use crate::model::step_input::StepInput;
 use crate::model::workspace_view::{ViewedText, WorkspaceView};
+use crate::tools::code::ProgramFunction;
 
 /// System prompt of an executor agent. The same for every step and attempt of a run (the
 /// step is in the user message), so a KV cache can reuse it across steps; the check that
@@ -395,18 +396,45 @@ pub fn program_question_unworded() -> String {
     "A program asks for a value (its input() gives no question).".to_string()
 }
 
-/// What the model reads before the output of a program run again with the user's answers
-/// to its `input()` (docs/code-actions.md, "A program that asks").
-pub fn program_answered(asked: &[Answered]) -> String {
-    let mut s = String::new();
-    for a in asked {
-        let _ = writeln!(
-            s,
-            "The program asked the user {:?} and the user answered {:?}.",
-            a.question, a.answer
-        );
+/// The step's other tools as functions a program may call (docs/code-actions.md, "Tools in
+/// a program"), for the end of a step's first prompt; `None` when there are none.
+pub fn program_functions(functions: &[ProgramFunction]) -> Option<String> {
+    if functions.is_empty() {
+        return None;
     }
-    s.push_str("It ran again from the start with those answers:");
+    let list: Vec<String> = functions
+        .iter()
+        .map(|f| format!("{}({})", f.name, f.params.join(", ")))
+        .collect();
+    Some(format!(
+        "In a program, these tools are Python functions that return their output as text: \
+         {}. Call them before the program writes any file.",
+        list.join(", ")
+    ))
+}
+
+/// One line of what a program's call of the runtime gave: `input()`'s question and answer.
+pub fn program_asked(question: &str, answer: &str) -> String {
+    format!("The program asked the user {question:?} and the user answered {answer:?}.")
+}
+
+/// One line of what a program's call of the runtime gave: a tool called as a function
+/// (`text`: the start of its output).
+pub fn program_called(tool: &str, ok: bool, text: &str) -> String {
+    if ok {
+        format!("The program called {tool}(), which returned: {text}")
+    } else {
+        format!(
+            "The program called {tool}(), which failed (an error raised in the program): {text}"
+        )
+    }
+}
+
+/// What the model reads before the output of a program run again with the results of its
+/// calls of the runtime (docs/code-actions.md, "Tools in a program").
+pub fn program_calls_made(lines: &[String]) -> String {
+    let mut s = lines.join("\n");
+    s.push_str("\nIt ran again from the start with those results:");
     s
 }
 

@@ -6,8 +6,9 @@
 //! `chmod OCTAL PATH`, `touch PATH` (anything else just succeeds); `code_run` runs its
 //! program's lines as such commands, in the folder its context names (the workspace, or a
 //! scratch folder), a line `final_answer TEXT` ending it with that answer, a line `input
-//! QUESTION` taking the next of its `answers` as `$REPLY` (none left: it stops there, asking
-//! QUESTION, as the real tool does when nothing was written yet). A
+//! QUESTION` or `call TOOL URL` (`browser_navigate`, which answers `page of URL`) taking
+//! the next of its `results` as `$REPLY` (none left: it stops there at that call, as the
+//! real tool does when nothing was written yet). A
 //! file's permissions are unknown (`None`) until a `chmod` sets them; a kept copy keeps them.
 
 use std::collections::hash_map::DefaultHasher;
@@ -22,9 +23,11 @@ use serde_json::{json, Value};
 use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::ports::llm::ToolSchema;
 use crate::ports::{
-    FileFacts, Listing, ScratchFile, ToolContext, ToolError, ToolOutput, Toolbox, WorkspaceError,
-    WorkspaceFiles,
+    FileFacts, Listing, ProgramCall, ScratchFile, ToolContext, ToolError, ToolOutput, Toolbox,
+    WorkspaceError, WorkspaceFiles,
 };
+use crate::tools::builtin::ASK_USER;
+use crate::tools::code::CallResult;
 
 /// path → (content, modification counter)
 type Folder = BTreeMap<String, (Vec<u8>, u64)>;
@@ -411,29 +414,40 @@ impl WorkspaceToolbox {
     /// A program: its lines as commands (comments skipped), stopping at the first failure;
     /// `final_answer TEXT` ends it with that answer. The files its `> PATH` and `touch`
     /// lines wrote are its attachments.
-    fn program(&self, dir: &Path, code: &str, mut answers: Vec<String>) -> ToolOutput {
+    fn program(&self, dir: &Path, code: &str, mut results: Vec<CallResult>) -> ToolOutput {
         let mut printed = String::new();
         let mut written: Vec<String> = Vec::new();
         let mut answer = None;
         let mut reply = String::new();
-        answers.reverse();
+        results.reverse();
         for line in code.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let line = &line.replace("$REPLY", &reply);
-            if let Some(question) = line.strip_prefix("input ") {
-                match answers.pop() {
-                    Some(a) => reply = a,
+            let called = match line.split_once(' ') {
+                Some(("input", question)) => Some((ASK_USER, json!({ "question": question }))),
+                Some(("call", rest)) => rest
+                    .split_once(' ')
+                    .map(|(tool, url)| (tool, json!({ "url": url }))),
+                _ => None,
+            };
+            if let Some((tool, arguments)) = called {
+                match results.pop() {
+                    Some(r) if r.ok => reply = r.value,
+                    Some(r) => return ToolOutput::error(format!("RuntimeError: {}", r.value)),
                     None if written.is_empty() => {
                         return ToolOutput {
                             content: format!("exit code: 0\n--- stdout ---\n{printed}"),
                             is_error: true,
-                            asks: Some(question.to_string()),
+                            program_call: Some(ProgramCall {
+                                tool: tool.to_string(),
+                                arguments,
+                            }),
                             ..ToolOutput::default()
                         }
                     }
-                    None => return ToolOutput::error("stopped at input after writing"),
+                    None => return ToolOutput::error("stopped at a call after writing"),
                 }
                 continue;
             }
@@ -474,6 +488,7 @@ impl Toolbox for WorkspaceToolbox {
             "file_write",
             "file_str_replace",
             "file_read",
+            "browser_navigate",
         ]
         .iter()
         .map(|name| ToolSchema {
@@ -493,15 +508,16 @@ impl Toolbox for WorkspaceToolbox {
         match name {
             "shell_exec" => ToolFamily::Shell,
             "code_run" => ToolFamily::Code,
+            "browser_navigate" => ToolFamily::Browser,
             _ => ToolFamily::Files,
         }
     }
 
     fn effect(&self, name: &str) -> ToolEffect {
-        if name == "file_read" {
-            ToolEffect::Reads
-        } else {
-            ToolEffect::Acts
+        match name {
+            "file_read" => ToolEffect::Reads,
+            "browser_navigate" => ToolEffect::Network,
+            _ => ToolEffect::Acts,
         }
     }
 
@@ -522,9 +538,10 @@ impl Toolbox for WorkspaceToolbox {
         match name {
             "shell_exec" => Ok(self.shell(&ctx.workspace, &text("command"))),
             "code_run" => {
-                let answers = serde_json::from_value(args["answers"].clone()).unwrap_or_default();
-                Ok(self.program(&ctx.workspace, &text("code"), answers))
+                let results = serde_json::from_value(args["results"].clone()).unwrap_or_default();
+                Ok(self.program(&ctx.workspace, &text("code"), results))
             }
+            "browser_navigate" => Ok(ToolOutput::ok(format!("page of {}", text("url")))),
             "file_write" => {
                 let (path, mut content) = (text("path"), text("content"));
                 if args.get("append") == Some(&Value::Bool(true)) {

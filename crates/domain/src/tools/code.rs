@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::ports::llm::ToolSchema;
+
 /// Name of the tool that runs a program in the workspace.
 pub const CODE_RUN: &str = "code_run";
 /// Its argument naming the language.
@@ -16,10 +18,13 @@ pub const CODE: &str = "code";
 /// files the call will change, move or delete; any other existing file it changes is put
 /// back.
 pub const CHANGES: &str = "changes";
-/// The argument the runtime adds when it runs a program again after asking the user what
-/// its `input()` asked (docs/code-actions.md, "A program that asks"); never offered to a
-/// model.
-pub const ANSWERS: &str = "answers";
+/// The argument the runtime adds when it runs a program again after making the calls it
+/// stopped at (docs/code-actions.md, "Tools in a program"): their results, in order; never
+/// offered to a model.
+pub const RESULTS: &str = "results";
+/// The argument the runtime adds naming the tools a program may call as functions; never
+/// offered to a model.
+pub const FUNCTIONS: &str = "functions";
 
 /// The function a program calls with the step's result, which finishes the step
 /// (smolagents' `final_answer`): `final_answer(text)` in Python, `final_answer TEXT` in bash.
@@ -70,10 +75,64 @@ pub struct CodeArgs {
     /// Existing files the program will change, move or delete (new files need not be named).
     #[serde(default)]
     pub changes: Vec<String>,
-    /// What the program's `input()` calls return, in order: the user's answers, given by
-    /// the runtime when it runs the program again after asking (not in the schema).
+    /// What the program's calls of the runtime (`input()`, the tool functions) return, in
+    /// order: given by the runtime when it runs the program again (not in the schema).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<String>,
+    pub results: Vec<CallResult>,
+    /// The tools the program may call as functions, given by the runtime (not in the
+    /// schema).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<ProgramFunction>,
+}
+
+/// What one call a program made of the runtime gave back: `input()`'s answer, a tool's
+/// output (`ok` false: the program's call raises an error with `value` as its message).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallResult {
+    pub ok: bool,
+    pub value: String,
+}
+
+/// A tool a program may call as a function: its name and the names its positional
+/// arguments stand for (keyword arguments are passed as they are named).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramFunction {
+    pub name: String,
+    pub params: Vec<String>,
+}
+
+impl ProgramFunction {
+    /// `schema`'s tool as a function, when its name is one a program can call (an
+    /// identifier): its positional arguments are the required parameters in order, then
+    /// the others in the order of their names.
+    pub fn of(schema: &ToolSchema) -> Option<ProgramFunction> {
+        let mut chars = schema.name.chars();
+        let first = chars.next()?;
+        let identifier = (first.is_ascii_alphabetic() || first == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier {
+            return None;
+        }
+        let mut params: Vec<String> = schema.parameters["required"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(properties) = schema.parameters["properties"].as_object() {
+            let mut others: Vec<&String> =
+                properties.keys().filter(|n| !params.contains(n)).collect();
+            others.sort();
+            params.extend(others.into_iter().cloned());
+        }
+        Some(ProgramFunction {
+            name: schema.name.clone(),
+            params,
+        })
+    }
 }
 
 /// The JSON schema of [`CodeArgs`].
@@ -119,6 +178,28 @@ pub fn declared_changes(args: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_is_a_function_when_its_name_is_an_identifier() {
+        let schema = |name: &str| ToolSchema {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"wait": {}, "url": {}, "a": {}},
+                "required": ["url"]
+            }),
+        };
+        assert_eq!(
+            ProgramFunction::of(&schema("browser_navigate")),
+            Some(ProgramFunction {
+                name: "browser_navigate".into(),
+                params: vec!["url".into(), "a".into(), "wait".into()],
+            })
+        );
+        assert_eq!(ProgramFunction::of(&schema("library.read-file")), None);
+        assert_eq!(ProgramFunction::of(&schema("9lives")), None);
+    }
 
     #[test]
     fn arguments_parse_with_and_without_changes() {

@@ -5,7 +5,7 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
 use crate::engine::executor::outcome::{StepEnd, CLAIMED_AFTER_FAILURES, EMPTY_ANSWERS};
-use crate::engine::executor::program_input::run_answering;
+use crate::engine::executor::program_calls::{functions_of, run_program};
 use crate::engine::executor::router::{self as tool_router, offered_tools};
 use crate::engine::executor::tool_call::{parse_arguments, CallSite};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
@@ -23,6 +23,7 @@ use crate::ports::llm::{
 use crate::ports::ToolContext;
 use crate::prompts;
 use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_USER};
+use crate::tools::code::CODE_RUN;
 
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
 const MAX_GIVE_UPS_REFUSED: u32 = 2;
@@ -117,6 +118,14 @@ impl<'a> Attempt<'a> {
             setup.route_tools,
             setup.actions,
         );
+        let mut first = prompts::step_prompt(&ctx.task, input, view);
+        if tools.iter().any(|t| t.name == CODE_RUN) {
+            let functions = functions_of(agent.toolbox.as_ref(), &tools);
+            if let Some(text) = prompts::program_functions(&functions) {
+                first.push_str("\n\n");
+                first.push_str(&text);
+            }
+        }
         Attempt {
             ctx,
             limits: setup.limits,
@@ -129,7 +138,7 @@ impl<'a> Attempt<'a> {
                     &agent.description,
                     setup.actions,
                 )),
-                ChatMessage::user(prompts::step_prompt(&ctx.task, input, view)),
+                ChatMessage::user(first),
             ],
             tools,
             all_tools,
@@ -540,7 +549,8 @@ impl<'a> Attempt<'a> {
         }
         let known = self.all_tools.iter().any(|t| t.name == call.name);
         let journal_key = format!("{llm_key}/{}", call.id);
-        let run = run_answering(
+        let functions = functions_of(self.agent.toolbox.as_ref(), &self.tools);
+        let run = run_program(
             self.ctx,
             self.limits,
             &self.agent.toolbox,
@@ -548,6 +558,7 @@ impl<'a> Attempt<'a> {
             call,
             &journal_key,
             CallSite::Workspace,
+            &functions,
         )
         .await?;
         if known || run.ok {

@@ -8,7 +8,7 @@ pub mod agent;
 mod attempt;
 mod loop_watch;
 mod outcome;
-pub(crate) mod program_input;
+pub(crate) mod program_calls;
 pub mod router;
 pub(crate) mod tool_call;
 mod user_call;

@@ -21,7 +21,7 @@ use crate::error::{StoreError, ToolError};
 use crate::model::event::EventKind;
 use crate::model::text::truncate_bytes;
 use crate::ports::llm::ToolCall;
-use crate::ports::{ToolContext, ToolOutput, Toolbox};
+use crate::ports::{ProgramCall, ToolContext, ToolOutput, Toolbox};
 use crate::tools::code::CODE_RUN;
 
 /// What the model reads for a call that started before the run was stopped and whose
@@ -57,9 +57,9 @@ pub(crate) struct ToolRun {
     /// The step's result, when the program ended with `final_answer` (kept across a resume:
     /// the output the model read names it).
     pub(crate) final_answer: Option<String>,
-    /// The program stopped at `input()` before changing any file: what it asked (kept
-    /// across a resume: the output the model read names it).
-    pub(crate) asks: Option<String>,
+    /// The program stopped at a call of the runtime before changing any file (kept across
+    /// a resume: the recorded output names it).
+    pub(crate) program_call: Option<ProgramCall>,
 }
 
 /// The line the executor appends to a tool's output when its program gave the step's
@@ -73,14 +73,15 @@ fn final_answer_in(output: &str) -> Option<String> {
     rest.strip_suffix(']').map(str::to_string)
 }
 
-/// The line the executor appends to a tool's output when its program stopped at `input()`.
-const ASKS_MARKER: &str = "\n[the program asks the user: ";
+/// The line the executor appends to a tool's output when its program stopped at a call of
+/// the runtime (the call as JSON).
+const CALL_MARKER: &str = "\n[the program calls: ";
 
-/// The question named by [`ASKS_MARKER`] in a recorded output (a resumed run).
-fn question_in(output: &str) -> Option<String> {
-    let (_, rest) = output.rsplit_once(ASKS_MARKER)?;
+/// The call named by [`CALL_MARKER`] in a recorded output (a resumed run).
+fn call_in(output: &str) -> Option<ProgramCall> {
+    let (_, rest) = output.rsplit_once(CALL_MARKER)?;
     let rest = rest.rsplit_once(FILES_MARKER).map_or(rest, |(a, _)| a);
-    rest.strip_suffix(']').map(str::to_string)
+    serde_json::from_str(rest.strip_suffix(']')?).ok()
 }
 
 /// The line the executor appends to a tool's output to name the files it produced.
@@ -147,7 +148,7 @@ async fn run_tool_traced(
                 attachments: files_named_in(output),
                 stdout: None,
                 final_answer: final_answer_in(output).filter(|_| *ok),
-                asks: question_in(output).filter(|_| !*ok),
+                program_call: call_in(output).filter(|_| !*ok),
             })
         }
         Some(ToolEntry::Started) => true,
@@ -206,14 +207,16 @@ async fn run_tool_traced(
         Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
         Err(e) => Err(e),
     };
-    let (mut ok, mut text, attachments, stdout, final_answer, asks) = match outcome {
+    let (mut ok, mut text, attachments, stdout, final_answer, program_call) = match outcome {
         Ok(out) => {
             let mut text = out.content;
             if let Some(answer) = &out.final_answer {
                 text.push_str(&format!("{FINAL_MARKER}{answer}]"));
             }
-            if let Some(question) = &out.asks {
-                text.push_str(&format!("{ASKS_MARKER}{question}]"));
+            if let Some(called) = &out.program_call {
+                if let Ok(json) = serde_json::to_string(called) {
+                    text.push_str(&format!("{CALL_MARKER}{json}]"));
+                }
             }
             if !out.attachments.is_empty() {
                 text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
@@ -224,7 +227,7 @@ async fn run_tool_traced(
                 out.attachments,
                 out.stdout,
                 out.final_answer,
-                out.asks,
+                out.program_call,
             )
         }
         Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None, None),
@@ -252,7 +255,7 @@ async fn run_tool_traced(
     }
     Ok(ToolRun {
         final_answer: final_answer.filter(|_| ok),
-        asks: asks.filter(|_| !ok),
+        program_call: program_call.filter(|_| !ok),
         ok,
         interrupted: false,
         text,
@@ -290,7 +293,7 @@ async fn not_run(
         attachments: Vec::new(),
         stdout: None,
         final_answer: None,
-        asks: None,
+        program_call: None,
     })
 }
 
@@ -364,16 +367,24 @@ mod tests {
     }
 
     #[test]
-    fn recorded_outputs_name_their_question() {
+    fn recorded_outputs_name_their_programs_call() {
+        let asked = ProgramCall {
+            tool: "message_ask_user".into(),
+            arguments: serde_json::json!({"question": "Which one? ]"}),
+        };
         assert_eq!(
-            question_in("exit code: 0\n[the program asks the user: Which one? ]"),
-            Some("Which one? ".to_string())
+            call_in(
+                r#"exit code: 0
+[the program calls: {"tool":"message_ask_user","arguments":{"question":"Which one? ]"}}]"#
+            ),
+            Some(asked)
         );
         assert_eq!(
-            question_in("x\n[the program asks the user: ]\n[files: a.txt]"),
-            Some(String::new())
+            call_in("x\n[the program calls: {\"tool\":\"t\",\"arguments\":{}}]\n[files: a.txt]")
+                .map(|c| c.tool),
+            Some("t".to_string())
         );
-        assert_eq!(question_in("exit code: 1"), None);
+        assert_eq!(call_in("exit code: 1"), None);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use super::produced::{in_scratch, Seeded};
 use crate::engine::config::Actions;
 use crate::engine::context::RunContext;
-use crate::engine::executor::program_input::run_answering;
+use crate::engine::executor::program_calls::{functions_of, run_program};
+use crate::engine::executor::router::{family_of, route_tools, RouteQuery};
 use crate::engine::executor::tool_call::CallSite;
 use crate::engine::executor::workspace_view::look;
 use crate::engine::failure::CallProblem;
@@ -103,18 +104,32 @@ pub(super) async fn reproduce(
             digest: i.digest.clone(),
         })
         .collect();
+    // The tools a program may call, routed by the task as a step's are (the browser for a
+    // task naming a web page).
+    let toolbox = agent.toolbox.as_ref();
+    let routed = route_tools(
+        &RouteQuery {
+            kind: None,
+            step: "",
+            task: &ctx.task,
+            actions: Actions::Code,
+        },
+        &toolbox.schemas(),
+        |name| family_of(toolbox, name),
+    );
+    let functions = functions_of(toolbox, &routed);
+    let mut check = prompts::check_prompt(&ctx.task, &view, ctx.facts().answered(), round);
+    if let Some(text) = prompts::program_functions(&functions) {
+        check.push_str("\n\n");
+        check.push_str(&text);
+    }
     let mut messages = vec![
         ChatMessage::system(prompts::executor_system(
             &agent.name,
             &agent.description,
             Actions::Code,
         )),
-        ChatMessage::user(prompts::check_prompt(
-            &ctx.task,
-            &view,
-            ctx.facts().answered(),
-            round,
-        )),
+        ChatMessage::user(check),
     ];
     let tool_ctx = ToolContext {
         workspace: scratch.clone(),
@@ -158,7 +173,7 @@ pub(super) async fn reproduce(
             return Ok(Reproduction::Copied);
         }
         let key = format!("{}/{}", reply.key, call.id);
-        let run = run_answering(
+        let run = run_program(
             ctx,
             &rt.config.limits,
             &agent.toolbox,
@@ -166,6 +181,7 @@ pub(super) async fn reproduce(
             &call,
             &key,
             CallSite::Check,
+            &functions,
         )
         .await?;
         if run.ok {

@@ -712,11 +712,73 @@ async fn a_program_that_asks_with_nobody_to_answer_is_told_so() {
         .and_then(|m| m.content.clone())
         .unwrap_or_default();
     assert!(
-        read.contains("[the program asks the user: Which number?]"),
+        read.contains(r#"[the program calls: {"tool":"message_ask_user","arguments":{"question":"Which number?"}}]"#),
         "{read}"
     );
     assert!(
         read.contains("Nobody can answer questions in this run"),
         "{read}"
+    );
+}
+
+/// A tool of the step called as a function inside a program: the call is made (journaled,
+/// as any tool call) and the program runs again with its output as the function's value,
+/// which is what it computes its files from; the check's program can call it too
+/// (docs/code-actions.md, "Tools in a program").
+#[tokio::test]
+async fn a_tool_called_in_a_program_is_made_and_the_program_run_again() {
+    let ws = MemoryWorkspace::new();
+    let task = "Read http://127.0.0.1:9/code and write what it says to code.txt";
+    let h = run(
+        &ws,
+        task,
+        vec![
+            program("call browser_navigate http://127.0.0.1:9/code\necho $REPLY > code.txt\nfinal_answer wrote it"),
+            program("call browser_navigate http://127.0.0.1:9/code\necho $REPLY > code.txt\ncat code.txt"),
+        ],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Completed, "{:?}", h.outcome);
+    assert_eq!(
+        ws.read("code.txt").as_deref(),
+        Some("page of http://127.0.0.1:9/code\n")
+    );
+    assert!(h.outcome.verification.verified, "{:?}", h.outcome);
+    let calls: Vec<(String, bool)> = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ToolCalled {
+                tool,
+                ok,
+                journal_key: Some(_),
+                ..
+            } => Some((tool, ok)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("code_run".to_string(), false),
+            ("browser_navigate".to_string(), true),
+            ("code_run".to_string(), true),
+        ]
+    );
+    // The first run was given the step's tools as functions.
+    let first = h
+        .store
+        .events_of(RUN_ID)
+        .into_iter()
+        .find_map(|e| match e.kind {
+            EventKind::ToolCalling { arguments, .. } => Some(arguments),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(
+        first.contains(r#""functions":[{"name":"browser_navigate""#),
+        "{first}"
     );
 }
