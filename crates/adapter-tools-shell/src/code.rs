@@ -77,7 +77,9 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// those results and, past them, stop the program at once with the call marked on stdout
 /// (docs/code-actions.md, "Tools in a program"): nothing after it runs, not even a
 /// `finally`, so a program that changed no file before its call can run again from the
-/// start with the result.
+/// start with the result. A tool's function can also be imported by its name, and any
+/// attribute of what is imported is the function (a small model wrote
+/// `import mcp__library__read_file` and `mcp__library__read_file.read_file(…)`).
 const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
@@ -124,8 +126,19 @@ def tool_function(name, params):
         return runtime_call(name, arguments)
     call.__name__ = name
     return call
+class ToolModule:
+    def __init__(self, call):
+        self.call = call
+    def __call__(self, *args, **kwargs):
+        return self.call(*args, **kwargs)
+    def __getattr__(self, name):
+        if name.startswith(\"__\"):
+            raise AttributeError(name)
+        return self.call
 for function in head.get(\"functions\", []):
-    setattr(builtins, function[\"name\"], tool_function(function[\"name\"], function[\"params\"]))
+    call = tool_function(function[\"name\"], function[\"params\"])
+    setattr(builtins, function[\"name\"], call)
+    sys.modules[function[\"name\"]] = ToolModule(call)
 def answered_input(prompt=\"\"):
     answer = runtime_call(head.get(\"ask\", \"\"), {\"question\": str(prompt)})
     sys.stdout.write(str(prompt) + answer + \"\\n\")
@@ -416,8 +429,24 @@ impl Tool for CodeRunTool {
             let _ = write!(
                 out.content,
                 "\n{module} is not installed here, and a program cannot install it: write the \
-                 program with Python's standard library (csv, json, re, statistics, ...)."
+                 program with Python's standard library (csv, json, re, statistics, ...)"
             );
+            // The tools it is given do what no installed module can (a page, a server's
+            // data): named again where the program went looking for a module.
+            let given: Vec<String> = args
+                .functions
+                .iter()
+                .map(|f| format!("{}({})", f.name, f.params.join(", ")))
+                .collect();
+            if given.is_empty() {
+                out.content.push('.');
+            } else {
+                let _ = write!(
+                    out.content,
+                    " and the functions it is given, which return the tools' output as text: {}.",
+                    given.join(", ")
+                );
+            }
         }
         // A name used as if the program were given a file's data (smolagents' agents are):
         // nothing is given; the file is read.

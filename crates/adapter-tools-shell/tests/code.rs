@@ -247,6 +247,21 @@ async fn a_tool_function_stops_at_its_call_then_returns_its_result() {
         "{}",
         out.content
     );
+    // Imported by its name, the function is what is imported and each of its attributes.
+    for code in [
+        "import browser_navigate\nprint(browser_navigate.open('http://x/b'))",
+        "from browser_navigate import fetch\nprint(fetch('http://x/b'))",
+        "import browser_navigate as b\nprint(b('http://x/b'))",
+    ] {
+        let args = json!({"language": "python", "code": code, "functions": functions});
+        let out = tool().execute(args, &ctx(dir.path())).await.unwrap();
+        assert_eq!(
+            out.program_call.map(|c| c.arguments),
+            Some(json!({"url": "http://x/b"})),
+            "{code}: {}",
+            out.content
+        );
+    }
 }
 
 /// A program that changed a file before it asked cannot run again from the start: it is
@@ -317,4 +332,40 @@ async fn bad_arguments_are_refused_before_anything_runs() {
             "{args}: {err:?}"
         );
     }
+}
+
+/// A module that is not installed: the program is told to use the standard library, and the
+/// functions it is given (the step's other tools), by name.
+#[tokio::test]
+async fn a_missing_module_names_the_functions_the_program_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "import no_such_module_here\nprint(no_such_module_here.get('http://x'))";
+    let functions = json!([{"name": "browser_navigate", "params": ["url", "wait"]}]);
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code, "functions": functions}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains("no_such_module_here is not installed here")
+            && out.content.contains("browser_navigate(url, wait)"),
+        "{}",
+        out.content
+    );
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.contains("statistics, ...).") && !out.content.contains("functions"),
+        "{}",
+        out.content
+    );
 }

@@ -165,11 +165,12 @@ fn init_tracing(
 }
 
 async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppError> {
-    // Once per process: every run built from here on is offered the same servers.
-    mcp::declare(&loaded.layers)?;
+    // Every run built from these settings is offered the same servers.
+    let servers = mcp::declare(&loaded.layers)?;
     let config_file = cli.config.clone();
     if let Some(opts) = cli.command.run_options_mut() {
         opts.anthropic = loaded.layers.anthropic();
+        opts.mcp_servers = servers.clone();
         opts.config_file = config_file;
     }
     match cli.command {
@@ -185,11 +186,11 @@ async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppE
                 Ok(ExitCode::SUCCESS)
             }
             McpCommand::List => {
-                print_stdout(&mcp::list().await?);
+                print_stdout(&mcp::list(&servers).await?);
                 Ok(ExitCode::SUCCESS)
             }
             McpCommand::Check { name } => {
-                print_stdout(&mcp::check(&name).await?);
+                print_stdout(&mcp::check(&servers, &name).await?);
                 Ok(ExitCode::SUCCESS)
             }
         },

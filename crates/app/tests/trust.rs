@@ -260,15 +260,19 @@ async fn a_copied_or_committed_state_folder_is_not_used_until_trusted() {
         "pw_committed_token\n",
     )
     .expect("token");
-    let pw = Planwright::new();
-    let state = pw.cwd().join(".planwright");
-    std::fs::create_dir(&state).expect("mkdir");
-    for entry in std::fs::read_dir(theirs.cwd().join(".planwright")).expect("list") {
-        let entry = entry.expect("entry");
-        if entry.file_type().expect("type").is_file() {
-            std::fs::copy(entry.path(), state.join(entry.file_name())).expect("copy");
+    let cloned = || {
+        let pw = Planwright::new();
+        let state = pw.cwd().join(".planwright");
+        std::fs::create_dir(&state).expect("mkdir");
+        for entry in std::fs::read_dir(theirs.cwd().join(".planwright")).expect("list") {
+            let entry = entry.expect("entry");
+            if entry.file_type().expect("type").is_file() {
+                std::fs::copy(entry.path(), state.join(entry.file_name())).expect("copy");
+            }
         }
-    }
+        pw
+    };
+    let pw = cloned();
     let server = ScriptedOpenAi::start(greeting_script(false)).await;
     for out in [
         pw.exec(&["runs", "list"], &[]).await,
@@ -297,6 +301,11 @@ async fn a_copied_or_committed_state_folder_is_not_used_until_trusted() {
         stderr(&out)
     );
     let out = pw.exec(&["runs", "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Trusted for one command: adopted as the command reads the trust.
+    let once = cloned();
+    let out = once.exec(&["--trust-project", "runs", "list"], &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 

@@ -283,6 +283,9 @@ pub struct RunSettings {
     pub provider: Option<Provider>,
     /// With `provider` Anthropic: the `[providers.anthropic]` table.
     pub anthropic: AnthropicSettings,
+    /// The config files' MCP servers (docs/mcp.md), whose tools every run built from these
+    /// settings is offered; clones share the one set (and its started servers).
+    pub mcp_servers: crate::mcp::McpServers,
     /// The config file the command read in place of `./planwright.toml` (`--config`):
     /// read-only to the run's tools when it lies in the workspace.
     pub config_file: Option<PathBuf>,
@@ -341,6 +344,7 @@ impl Default for RunSettings {
             lease: Duration::from_secs(30),
             provider: None,
             anthropic: AnthropicSettings::default(),
+            mcp_servers: crate::mcp::McpServers::default(),
             config_file: None,
             api_key_env: None,
             base_url: None,

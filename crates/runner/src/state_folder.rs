@@ -1,6 +1,7 @@
 //! Planwright's state folder, `.planwright/` (the database, the server's token, the runs'
 //! workspaces): used only when Planwright created it for this folder or the user trusts the
-//! folder (docs/security.md, "Project configuration and trust"). Planwright marks a state
+//! folder (docs/security.md, "Project configuration and trust"): a trusted folder's is
+//! adopted (marked) when the front end reads the trust, so no process-wide setting holds it. Planwright marks a state
 //! folder it creates with a digest of the folder's canonical path keyed with a secret of
 //! the user's (`state-key` beside the user's config file), so a copied or committed
 //! `.planwright/` carries no valid mark; a folder or file owned by another user is refused.
@@ -9,7 +10,6 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
@@ -24,29 +24,29 @@ const MARKER: &str = "created-by-planwright";
 /// The user's secret the marks are keyed with, beside the user's config file.
 const KEY_FILE: &str = "state-key";
 
-/// The folders trusted in this process (canonical paths, as text): the user's recorded ones
-/// and `--trust-project`'s, told by the front end that read the config files
-/// ([`remember_trusted`]).
+/// The folders the user trusts (canonical paths, as text): the user's recorded ones and
+/// `--trust-project`'s, read by the front end from the config files and handed to
+/// [`adopt_trusted`].
 #[derive(Debug, Clone, Default)]
 pub struct Trusted {
     pub recorded: BTreeSet<String>,
     pub this_run: Option<String>,
 }
 
-static TRUSTED: OnceLock<Trusted> = OnceLock::new();
-
-/// Remembers the trusted folders for [`guard`] (once per process).
-pub fn remember_trusted(trusted: Trusted) {
-    let _ = TRUSTED.set(trusted);
-}
-
-/// Whether `folder` (a canonical path) is trusted in this process.
-pub fn is_trusted(folder: &Path) -> bool {
-    let Some(trusted) = TRUSTED.get() else {
-        return false;
-    };
-    let key = folder.display().to_string();
-    trusted.recorded.contains(&key) || trusted.this_run.as_deref() == Some(key.as_str())
+/// Adopts the state folders of the `trusted` folders that exist unmarked (copied or
+/// committed with the project): marks them as Planwright's, as `planwright trust` does, so
+/// that [`guard`] uses them. Nothing is kept in the process: a state folder is used only
+/// when it carries the mark. Returns what it could not adopt (another user's folder, an
+/// unwritable one), for the front end to say.
+pub fn adopt_trusted(trusted: &Trusted) -> Vec<String> {
+    let mut problems = Vec::new();
+    for folder in trusted.recorded.iter().chain(trusted.this_run.as_ref()) {
+        let state = Path::new(folder).join(STATE_FOLDER);
+        if let Err(e) = adopt(&state) {
+            problems.push(e.to_string());
+        }
+    }
+    problems
 }
 
 /// The user's Planwright config folder: `$XDG_CONFIG_HOME/planwright` (an absolute
@@ -81,9 +81,9 @@ fn xdg_folder(variable: &str, under_home: &[&str]) -> Option<PathBuf> {
 }
 
 /// Makes sure that the state folder `path` lies in, if any, may be used: created (and
-/// marked) when missing; else owned by this user and marked by Planwright for this folder,
-/// or in a trusted folder (then marked now). A `path` outside a state folder must only not
-/// belong to another user.
+/// marked) when missing; else owned by this user and marked by Planwright for this folder
+/// (a trusted folder's was marked when the front end read the trust, [`adopt_trusted`]).
+/// A `path` outside a state folder must only not belong to another user.
 pub fn guard(path: &Path) -> Result<(), RunnerError> {
     let absolute = absolute(path)?;
     let Some(folder) = state_folder_of(&absolute) else {
@@ -100,10 +100,6 @@ pub fn guard(path: &Path) -> Result<(), RunnerError> {
         return Ok(());
     }
     let project = folder.parent().unwrap_or(Path::new("/"));
-    let trusted = std::fs::canonicalize(project).is_ok_and(|p| is_trusted(&p));
-    if trusted {
-        return mark(&folder);
-    }
     Err(RunnerError::Config(format!(
         "{} was not created by Planwright for this folder (copied or committed?), so its \
          database, token and workspaces are not used; `planwright trust {}` trusts the folder \

@@ -490,7 +490,7 @@ pub fn runtime(
             description: "A general-purpose agent working in the run's workspace.".into(),
             kinds: Vec::new(),
             llm,
-            toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools),
+            toolbox: crate::mcp::executor_toolbox(toolbox, &args.disabled_tools, &args.mcp_servers),
         })
         .store(store)
         .workspace_files(workspace_files(runs_root))

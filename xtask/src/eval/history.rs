@@ -1,6 +1,7 @@
 //! docs/eval-history.jsonl: one JSON object per measurement, oldest first. The records of
 //! the hand-written suite (before the generated families) were taken from the old
-//! docs/eval.md; every eval run appends one record per (mode, model, actions, split).
+//! docs/eval.md; every eval run appends one record per (mode, model, actions, split), its
+//! figures per category and per family, so docs/eval.md need only show the current run.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -23,6 +24,16 @@ pub(crate) fn record(setup: &Setup, model: &str, split: Split, seed: u64, rows: 
             json!({"passed": ct.passed, "total": ct.total}),
         );
     }
+    let mut by_family = serde_json::Map::new();
+    for r in &of_split {
+        let entry = by_family
+            .entry(r.family.clone())
+            .or_insert_with(|| json!({"passed": 0, "total": 0}));
+        entry["total"] = json!(entry["total"].as_u64().unwrap_or(0) + 1);
+        if r.verdict.is_ok() {
+            entry["passed"] = json!(entry["passed"].as_u64().unwrap_or(0) + 1);
+        }
+    }
     json!({
         "suite": "generated",
         "label": setup.label,
@@ -39,6 +50,7 @@ pub(crate) fn record(setup: &Setup, model: &str, split: Split, seed: u64, rows: 
         "passed": t.passed,
         "total": t.total,
         "by_category": by_category,
+        "by_family": by_family,
         "completed_wrong": t.completed_wrong,
         "verified_wrong": t.verified_wrong,
         "inputs_changed": t.inputs_changed,
@@ -109,6 +121,7 @@ mod tests {
             (Some(1), Some(2))
         );
         assert_eq!(r["by_category"]["edit"], json!({"passed": 0, "total": 1}));
+        assert_eq!(r["by_family"], json!({"f": {"passed": 1, "total": 2}}));
         assert_eq!(r["verified_wrong"], 1);
         assert_eq!(r["completed_wrong"], 1);
         assert_eq!(r["median_llm_calls"], 4.0);

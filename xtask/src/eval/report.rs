@@ -386,8 +386,52 @@ fn capital(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `doc` with the section of `label` replaced by `section`, or `section` appended.
+/// Whether `label` heads a mode × model table (`matrix_label`), not one run's section.
+fn is_matrix(label: &str) -> bool {
+    label.ends_with("mode × model")
+}
+
+/// The labels of `doc`'s marked sections, in order.
+fn labels(doc: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = doc;
+    while let Some(at) = rest.find("<!-- eval: ") {
+        let after = &rest[at + "<!-- eval: ".len()..];
+        let Some(end) = after.find(" -->") else { break };
+        out.push(after[..end].to_string());
+        rest = &after[end..];
+    }
+    out
+}
+
+/// `doc` without the marked section of `label` (and the blank line after it).
+fn without(doc: &str, label: &str) -> String {
+    let (begin, end) = (begin_marker(label), end_marker(label));
+    let Some(start) = doc.find(&begin) else {
+        return doc.to_string();
+    };
+    let Some(stop) = doc[start..].find(&end) else {
+        return doc.to_string();
+    };
+    let mut after = start + stop + end.len();
+    while doc[after..].starts_with('\n') {
+        after += 1;
+    }
+    format!("{}{}", &doc[..start], &doc[after..])
+}
+
+/// `doc` with `section` as the one section of its kind (one run's, or the mode × model
+/// table): the section of `label` replaced, or the earlier sections of that kind taken out
+/// and `section` appended. docs/eval.md shows the current results; every run's figures,
+/// per family too, stay in docs/eval-history.jsonl.
 pub(crate) fn merge(doc: &str, label: &str, section: &str) -> String {
+    let mut doc = doc.to_string();
+    for other in labels(&doc) {
+        if other != label && is_matrix(&other) == is_matrix(label) {
+            doc = without(&doc, &other);
+        }
+    }
+    let doc = doc.as_str();
     let begin = begin_marker(label);
     let end = end_marker(label);
     if let Some(start) = doc.find(&begin) {
@@ -548,16 +592,20 @@ mod tests {
     }
 
     #[test]
-    fn merge_replaces_its_own_label_and_keeps_the_others() {
+    fn merge_keeps_one_section_of_each_kind() {
         let one = "<!-- eval: a -->\nA1\n<!-- /eval: a -->\n";
         let two = "<!-- eval: b -->\nB1\n<!-- /eval: b -->\n";
+        let table = "<!-- eval: a: mode × model -->\nT\n<!-- /eval: a: mode × model -->\n";
         let doc = merge("# Eval\n\nintro\n", "a", one);
         assert_eq!(doc, format!("# Eval\n\nintro\n\n{one}"));
+        let doc = merge(&doc, "a: mode × model", table);
+        assert_eq!(doc, format!("# Eval\n\nintro\n\n{one}\n{table}"));
+        // A new run's section takes the place of the last run's; the table stays.
         let doc = merge(&doc, "b", two);
-        assert_eq!(doc, format!("# Eval\n\nintro\n\n{one}\n{two}"));
-        let new_a = "<!-- eval: a -->\nA2\n<!-- /eval: a -->\n";
-        let doc = merge(&doc, "a", new_a);
-        assert_eq!(doc, format!("# Eval\n\nintro\n\n{new_a}\n{two}"));
+        assert_eq!(doc, format!("# Eval\n\nintro\n\n{table}\n{two}"));
+        let new_b = "<!-- eval: b -->\nB2\n<!-- /eval: b -->\n";
+        let doc = merge(&doc, "b", new_b);
+        assert_eq!(doc, format!("# Eval\n\nintro\n\n{table}\n{new_b}"));
         assert_eq!(merge("", "a", one), one);
     }
 }

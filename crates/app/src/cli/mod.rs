@@ -587,6 +587,11 @@ pub struct RunOptions {
     #[arg(skip)]
     pub anthropic: runner::AnthropicSettings,
 
+    /// The config files' MCP servers (docs/mcp.md): no option of their own, set from the
+    /// loaded files before the command runs (`Command::run_options_mut`).
+    #[arg(skip)]
+    pub mcp_servers: runner::mcp::McpServers,
+
     /// The config file `--config` named, read-only to the run's tools when it lies in the
     /// workspace: set from the global option before the command runs.
     #[arg(skip)]

@@ -62,6 +62,7 @@ impl RunOptions {
             lease: Duration::from_secs(self.lease_secs.into()),
             provider: self.provider,
             anthropic: self.anthropic.clone(),
+            mcp_servers: self.mcp_servers.clone(),
             config_file: self.config_file.clone(),
             api_key_env: self.api_key_env.clone(),
             base_url: self.base_url.clone(),

@@ -21,7 +21,8 @@ pub async fn list(opts: &RunOptions) -> Result<ExitCode, AppError> {
             Some(why) => out.push_str(&format!("{}: not offered ({why})\n", f.family)),
         }
     }
-    let (mcp_lines, mcp_tools) = mcp::tools_lines(&settings.disabled_tools).await;
+    let (mcp_lines, mcp_tools) =
+        mcp::tools_lines(&settings.disabled_tools, &settings.mcp_servers).await;
     out.push_str(&mcp_lines);
     out.push_str(&format!(
         "always: complete_step, message_notify_user, message_ask_user\n{} tools offered in all\n",

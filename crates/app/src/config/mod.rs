@@ -96,7 +96,7 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
         named_by_env,
         ask,
     };
-    let layers = match Layers::load(explicit.as_deref(), profile, &keys, &trust) {
+    let mut layers = match Layers::load(explicit.as_deref(), profile, &keys, &trust) {
         Ok(layers) => layers,
         // A broken file does not hide the help: the built-in defaults are shown.
         Err(e) => match help {
@@ -104,7 +104,13 @@ pub fn parse() -> Result<(Cli, Loaded), ConfigError> {
             None => return Err(e),
         },
     };
-    runner::state_folder::remember_trusted(layers.trusted.clone());
+    // A trusted folder's copied or committed `.planwright/` is adopted now (marked), so
+    // every later use of it passes the guard; what cannot be is said once logging is up.
+    for problem in runner::state_folder::adopt_trusted(&layers.trusted) {
+        layers.notes.push(format!(
+            "a trusted folder's state folder is not adopted: {problem}"
+        ));
+    }
     // Second pass: the files' values as the options' defaults.
     let mut command = apply::with_defaults(Cli::command(), &layers.values(&keys));
     let matches = command

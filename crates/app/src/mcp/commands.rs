@@ -2,20 +2,23 @@
 //! `planwright tools list` print (each starts the servers it reports on).
 
 use crate::error::AppError;
-use runner::mcp::declarations;
+use runner::mcp::McpServers;
 
 /// The MCP lines of `tools list` and the number of MCP tools offered (but those `disabled`,
 /// `--disabled-tools` patterns); starts the servers.
-pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
+pub async fn tools_lines(disabled: &[String], servers: &McpServers) -> (String, usize) {
     #[cfg(feature = "mcp")]
-    if let Some(toolbox) = runner::mcp::toolbox() {
+    if let Some(toolbox) = servers.toolbox() {
         toolbox.start().await;
-        let offered: Vec<String> =
-            runner::mcp::executor_toolbox(domain::tools::builtin::ToolSet::new(), disabled)
-                .schemas()
-                .into_iter()
-                .map(|s| s.name)
-                .collect();
+        let offered: Vec<String> = runner::mcp::executor_toolbox(
+            domain::tools::builtin::ToolSet::new(),
+            disabled,
+            servers,
+        )
+        .schemas()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
         let mut out = String::new();
         let mut count = 0;
         for status in toolbox.status().await {
@@ -44,7 +47,8 @@ pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
         return (out, count);
     }
     let _ = disabled;
-    let out = declarations()
+    let out = servers
+        .declarations()
         .iter()
         .map(|d| {
             format!(
@@ -59,8 +63,8 @@ pub async fn tools_lines(disabled: &[String]) -> (String, usize) {
 /// `planwright mcp list`: each declared server, where, its transport and its state after
 /// trying to start it.
 #[cfg(feature = "mcp")]
-pub async fn list() -> Result<String, AppError> {
-    let Some(toolbox) = runner::mcp::toolbox() else {
+pub async fn list(servers: &McpServers) -> Result<String, AppError> {
+    let Some(toolbox) = servers.toolbox() else {
         return Ok(
             "no MCP servers declared ([mcp_servers.NAME] in planwright.toml, \
                    docs/mcp.md)\n"
@@ -70,7 +74,7 @@ pub async fn list() -> Result<String, AppError> {
     toolbox.start().await;
     let statuses = toolbox.status().await;
     let mut out = String::new();
-    for (declaration, status) in declarations().iter().zip(&statuses) {
+    for (declaration, status) in servers.declarations().iter().zip(&statuses) {
         out.push_str(&format!(
             "{} ({}:{}): {}: {}\n",
             declaration.name,
@@ -86,14 +90,15 @@ pub async fn list() -> Result<String, AppError> {
 /// `planwright mcp check NAME`: starts that server alone and lists its tools; an error
 /// (exit 1) when it does not start, a usage error (exit 2) when no server has that name.
 #[cfg(feature = "mcp")]
-pub async fn check(name: &str) -> Result<String, AppError> {
+pub async fn check(servers: &McpServers, name: &str) -> Result<String, AppError> {
     use adapter_mcp::{McpToolbox, ServerState};
     use domain::ports::Toolbox;
 
-    let declaration = declarations()
+    let declaration = servers
+        .declarations()
         .iter()
         .find(|d| d.name == name)
-        .ok_or_else(|| no_such_server(name))?;
+        .ok_or_else(|| no_such_server(servers, name))?;
     let toolbox = McpToolbox::new([(name.to_string(), declaration.config.clone())])
         .map_err(|e| AppError::Config(e.to_string()))?;
     toolbox.start().await;
@@ -125,14 +130,14 @@ pub async fn check(name: &str) -> Result<String, AppError> {
 }
 
 #[cfg(not(feature = "mcp"))]
-pub async fn list() -> Result<String, AppError> {
+pub async fn list(_servers: &McpServers) -> Result<String, AppError> {
     Err(built_without())
 }
 
 #[cfg(not(feature = "mcp"))]
-pub async fn check(name: &str) -> Result<String, AppError> {
-    if !declarations().iter().any(|d| d.name == name) {
-        return Err(no_such_server(name));
+pub async fn check(servers: &McpServers, name: &str) -> Result<String, AppError> {
+    if !servers.declarations().iter().any(|d| d.name == name) {
+        return Err(no_such_server(servers, name));
     }
     Err(built_without())
 }
@@ -142,8 +147,12 @@ fn built_without() -> AppError {
     AppError::Config("this planwright was built without MCP (enable the `mcp` feature)".into())
 }
 
-fn no_such_server(name: &str) -> AppError {
-    let names: Vec<&str> = declarations().iter().map(|d| d.name.as_str()).collect();
+fn no_such_server(servers: &McpServers, name: &str) -> AppError {
+    let names: Vec<&str> = servers
+        .declarations()
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
     let known = if names.is_empty() {
         "none is declared".to_string()
     } else {

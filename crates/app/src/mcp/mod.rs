@@ -1,6 +1,6 @@
 //! The config files' MCP servers (`[mcp_servers.NAME]`, docs/mcp.md) on the command line:
-//! declared to the runner once the files are read (its `runner::mcp` offers their tools to
-//! every run), and what `planwright mcp list`, `planwright mcp check NAME` and `planwright
+//! declared once the files are read (`runner::mcp::McpServers`, carried in the run
+//! settings, whose runs are offered their tools), and what `planwright mcp list`, `planwright mcp check NAME` and `planwright
 //! tools list` say of them.
 
 mod commands;
@@ -10,9 +10,8 @@ pub use commands::{check, list, tools_lines};
 use crate::config::Layers;
 use crate::error::AppError;
 
-/// Takes the files' declarations for the process (once, before any run is built); starts
-/// nothing.
-pub fn declare(layers: &Layers) -> Result<(), AppError> {
+/// The files' declared servers; starts nothing.
+pub fn declare(layers: &Layers) -> Result<runner::mcp::McpServers, AppError> {
     let declarations = layers
         .mcp_servers()
         .into_iter()
@@ -24,6 +23,5 @@ pub fn declare(layers: &Layers) -> Result<(), AppError> {
             config: declared.config,
         })
         .collect();
-    runner::mcp::declare(declarations)?;
-    Ok(())
+    Ok(runner::mcp::McpServers::declare(declarations)?)
 }
