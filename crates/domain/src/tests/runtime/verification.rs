@@ -39,6 +39,17 @@ impl Checked {
             .collect()
     }
 
+    /// The last tool result the model read in LLM request `request`.
+    fn last_tool_result(&self, request: usize) -> String {
+        self.llm.requests()[request]
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Tool)
+            .and_then(|m| m.content.clone())
+            .unwrap_or_default()
+    }
+
     fn checks(&self) -> Vec<(CheckVerdict, String)> {
         self.store
             .events_of(RUN_ID)
@@ -672,13 +683,7 @@ async fn a_program_that_asks_is_answered_and_run_again() {
         [false, true],
         "stopped at the question, then run again"
     );
-    let read = h.llm.requests()[1]
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .and_then(|m| m.content.clone())
-        .unwrap_or_default();
+    let read = h.last_tool_result(1);
     assert!(
         read.starts_with(
             "The program asked the user \"Which number?\" and the user answered \"7\"."
@@ -704,13 +709,7 @@ async fn a_program_that_asks_with_nobody_to_answer_is_told_so() {
     .await;
     assert_eq!(h.outcome.status, RunStatus::Failed, "{:?}", h.outcome);
     assert_eq!(ws.read("pick.txt"), None);
-    let read = h.llm.requests()[1]
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .and_then(|m| m.content.clone())
-        .unwrap_or_default();
+    let read = h.last_tool_result(1);
     assert!(
         read.contains(r#"[the program calls: {"tool":"message_ask_user","arguments":{"question":"Which number?"}}]"#),
         "{read}"
