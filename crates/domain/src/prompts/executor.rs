@@ -430,6 +430,15 @@ pub fn program_called(tool: &str, ok: bool, text: &str) -> String {
     }
 }
 
+/// What the model reads when a program's calls returned more than it can be given back.
+pub fn program_calls_too_big(limit: usize) -> String {
+    format!(
+        "The program's calls returned more than a program can be given back with its code \
+         ({limit} bytes in all), so it was not run again: make fewer calls in one program, or \
+         call the tool directly and work from its output."
+    )
+}
+
 /// What the model reads before the output of a program run again with the results of its
 /// calls of the runtime (docs/code-actions.md, "Tools in a program").
 pub fn program_calls_made(lines: &[String]) -> String {

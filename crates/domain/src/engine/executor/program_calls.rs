@@ -24,7 +24,9 @@ use crate::ports::llm::{ToolCall, ToolSchema};
 use crate::ports::{ProgramCall, ToolContext, Toolbox};
 use crate::prompts;
 use crate::tools::builtin::{ASK_USER, COMPLETE_STEP};
-use crate::tools::code::{CallResult, ProgramFunction, CODE_RUN, FUNCTIONS, RESULTS};
+use crate::tools::code::{
+    CallResult, ProgramFunction, CODE, CODE_RUN, FUNCTIONS, MAX_CODE_BYTES, RESULTS,
+};
 
 /// Calls one program may make before it is left stopped at the next.
 const MAX_CALLS: usize = 8;
@@ -117,6 +119,15 @@ pub(crate) async fn run_program(
             CallResult { ok: false, value }
         };
         results.push(result);
+        // The program travels with its results as one argument of `bash -c`, which the
+        // kernel caps: past the code's own cap, the calls stop here.
+        let given = serde_json::to_string(&results).map_or(usize::MAX, |r| r.len());
+        let code = args.get(CODE).and_then(Value::as_str).map_or(0, str::len);
+        if given.saturating_add(code) > MAX_CODE_BYTES {
+            said.push(prompts::program_calls_too_big(MAX_CODE_BYTES));
+            run.program_call = None;
+            break;
+        }
         args.insert(RESULTS.to_string(), serde_json::json!(results));
         let again = ToolCall {
             id: format!("{}-run-{n}", call.id),

@@ -781,3 +781,27 @@ async fn a_tool_called_in_a_program_is_made_and_the_program_run_again() {
         "{first}"
     );
 }
+
+/// A program's calls whose outputs, given back with the code, would pass what a program
+/// can carry stop there: the program is not run again and the model reads why.
+#[tokio::test]
+async fn calls_that_return_too_much_stop_the_program_there() {
+    let ws = MemoryWorkspace::new();
+    let long = format!("http://127.0.0.1:9/{}", "a".repeat(20 * 1024));
+    let code = format!("call browser_navigate {long}\ncall browser_navigate {long}\ncall browser_navigate {long}\necho $REPLY > page.txt");
+    let h = run(
+        &ws,
+        "Read http://127.0.0.1:9/ three times and write it to page.txt",
+        vec![program(&code), fail("the pages are too long")],
+        direct(0),
+    )
+    .await;
+    assert_eq!(h.outcome.status, RunStatus::Failed, "{:?}", h.outcome);
+    assert_eq!(ws.read("page.txt"), None);
+    let read = h.last_tool_result(1);
+    assert!(
+        read.contains("more than a program can be given back"),
+        "{}",
+        &read[..read.len().min(400)]
+    );
+}
