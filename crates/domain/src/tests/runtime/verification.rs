@@ -805,3 +805,64 @@ async fn calls_that_return_too_much_stop_the_program_there() {
         &read[..read.len().min(400)]
     );
 }
+
+/// A run stopped after the user answered a program's question, before the program ran
+/// again: resumed, it takes the answer from its journal (nobody is asked, nobody could be)
+/// and runs the program again with it (docs/code-actions.md, "Tools in a program").
+#[tokio::test]
+async fn a_resumed_run_reuses_the_answer_its_program_was_given() {
+    use crate::ports::RunStore;
+    let task = "Ask me for a number and write it to pick.txt";
+    let ask = "input Which number?\necho $REPLY > pick.txt";
+    let first = run_asking(
+        &numbers(),
+        task,
+        vec![
+            program(ask),
+            done("pick.txt holds 7"),
+            program("input A number, please\necho $REPLY > pick.txt"),
+        ],
+        direct(0),
+        Some(Arc::new(AnswersInOrder::new(&["7"]))),
+    )
+    .await;
+    // The process died right after the answer was journaled.
+    let events = first.store.events_of(RUN_ID);
+    let replied = events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::UserReplied { .. }))
+        .expect("the user replied");
+    let store = Arc::new(MemoryStore::new());
+    let mut record = first
+        .store
+        .get_run(RUN_ID)
+        .await
+        .expect("read")
+        .expect("the run");
+    record.status = RunStatus::Running;
+    store.create_run(&record).await.expect("create run");
+    for event in &events[..=replied] {
+        store.append_event(event).await.expect("append event");
+    }
+    let ws = numbers();
+    let llm = Arc::new(ScriptedLlm::new(vec![
+        program(ask),
+        done("pick.txt holds 7"),
+        program("input A number, please\necho $REPLY > pick.txt"),
+    ]));
+    let mut rt = runtime(llm, Arc::new(ws.toolbox()), store.clone(), direct(0));
+    rt.workspace_files = Some(Arc::new(ws.clone()));
+    rt.user = Arc::new(crate::ports::NoUser);
+    let outcome = rt
+        .resume(RUN_ID, CancellationToken::new())
+        .await
+        .expect("the run resumes");
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    assert_eq!(ws.read("pick.txt").as_deref(), Some("7\n"));
+    let waits = store
+        .events_of(RUN_ID)
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::WaitingForUser { .. }))
+        .count();
+    assert_eq!(waits, 1, "asked once, before the stop");
+}
