@@ -78,8 +78,8 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// (docs/code-actions.md, "Tools in a program"): nothing after it runs, not even a
 /// `finally`, so a program that changed no file before its call can run again from the
 /// start with the result. A tool's function can also be imported by its name, and any
-/// attribute of what is imported is the function (a small model wrote
-/// `import mcp__library__read_file` and `mcp__library__read_file.read_file(…)`).
+/// attribute of what is imported is the function (a small model imported a tool's function
+/// as a module and called an attribute of it).
 const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
@@ -433,11 +433,7 @@ impl Tool for CodeRunTool {
             );
             // The tools it is given do what no installed module can (a page, a server's
             // data): named again where the program went looking for a module.
-            let given: Vec<String> = args
-                .functions
-                .iter()
-                .map(|f| format!("{}({})", f.name, f.params.join(", ")))
-                .collect();
+            let given: Vec<String> = args.functions.iter().map(|f| f.signature()).collect();
             if given.is_empty() {
                 out.content.push('.');
             } else {

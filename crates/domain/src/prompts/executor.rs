@@ -402,10 +402,7 @@ pub fn program_functions(functions: &[ProgramFunction]) -> Option<String> {
     if functions.is_empty() {
         return None;
     }
-    let list: Vec<String> = functions
-        .iter()
-        .map(|f| format!("{}({})", f.name, f.params.join(", ")))
-        .collect();
+    let list: Vec<String> = functions.iter().map(ProgramFunction::signature).collect();
     Some(format!(
         "In a program, these tools are Python functions that return their output as text: \
          {}. Call them before the program writes any file.",

@@ -102,6 +102,11 @@ pub struct ProgramFunction {
 }
 
 impl ProgramFunction {
+    /// How a program calls it: `name(param, …)`.
+    pub fn signature(&self) -> String {
+        format!("{}({})", self.name, self.params.join(", "))
+    }
+
     /// `schema`'s tool as a function, when its name is one a program can call (an
     /// identifier): its positional arguments are the required parameters in order, then
     /// the others in the order of their names.
@@ -197,7 +202,7 @@ mod tests {
                 params: vec!["url".into(), "a".into(), "wait".into()],
             })
         );
-        assert_eq!(ProgramFunction::of(&schema("library.read-file")), None);
+        assert_eq!(ProgramFunction::of(&schema("server.read-file")), None);
         assert_eq!(ProgramFunction::of(&schema("9lives")), None);
     }
 

@@ -23,7 +23,7 @@ use crate::ports::llm::{
 use crate::ports::ToolContext;
 use crate::prompts;
 use crate::tools::builtin::{CompleteStepArgs, ASK_USER, COMPLETE_STEP, NOTIFY_USER};
-use crate::tools::code::CODE_RUN;
+use crate::tools::code::{ProgramFunction, CODE_RUN};
 
 /// Failures claimed right after a failing call that are sent back to be fixed, per attempt.
 const MAX_GIVE_UPS_REFUSED: u32 = 2;
@@ -40,6 +40,9 @@ pub(super) struct Attempt<'a> {
     /// The tools offered (routed) and every tool that exists.
     tools: Vec<ToolSchema>,
     all_tools: Vec<ToolSchema>,
+    /// The offered tools a program may call as functions: fixed for the attempt, as
+    /// `tools` are.
+    functions: Vec<ProgramFunction>,
     tool_ctx: ToolContext,
     /// Tool calls that act (anything but `complete_step` and `message_notify_user`).
     real_calls: u32,
@@ -119,8 +122,8 @@ impl<'a> Attempt<'a> {
             setup.actions,
         );
         let mut first = prompts::step_prompt(&ctx.task, input, view);
+        let functions = functions_of(agent.toolbox.as_ref(), &tools);
         if tools.iter().any(|t| t.name == CODE_RUN) {
-            let functions = functions_of(agent.toolbox.as_ref(), &tools);
             if let Some(text) = prompts::program_functions(&functions) {
                 first.push_str("\n\n");
                 first.push_str(&text);
@@ -142,6 +145,7 @@ impl<'a> Attempt<'a> {
             ],
             tools,
             all_tools,
+            functions,
             tool_ctx: ctx.tool_context(Some(step_id)),
             real_calls: 0,
             ok_calls: 0,
@@ -549,7 +553,6 @@ impl<'a> Attempt<'a> {
         }
         let known = self.all_tools.iter().any(|t| t.name == call.name);
         let journal_key = format!("{llm_key}/{}", call.id);
-        let functions = functions_of(self.agent.toolbox.as_ref(), &self.tools);
         let run = run_program(
             self.ctx,
             self.limits,
@@ -558,7 +561,7 @@ impl<'a> Attempt<'a> {
             call,
             &journal_key,
             CallSite::Workspace,
-            &functions,
+            &self.functions,
         )
         .await?;
         if known || run.ok {

@@ -17,6 +17,7 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::StepLimits;
 use crate::engine::executor::router::family_of;
 use crate::engine::executor::tool_call::{parse_arguments, run_tool, CallSite, ToolRun};
+use crate::engine::executor::user_call::ask;
 use crate::error::StoreError;
 use crate::model::text::truncate_chars;
 use crate::model::tool_kind::ToolFamily;
@@ -45,11 +46,10 @@ pub(crate) async fn run_program(
     site: CallSite,
     functions: &[ProgramFunction],
 ) -> Result<ToolRun, StoreError> {
-    let args = match parse_arguments(&call.arguments) {
+    let mut args = match parse_arguments(&call.arguments) {
         Ok(Value::Object(args)) if call.name == CODE_RUN => args,
         _ => return run_tool(ctx, limits, toolbox, tool_ctx, call, journal_key, site).await,
     };
-    let mut args = args;
     let mut first = call.clone();
     if !functions.is_empty() {
         args.insert(FUNCTIONS.to_string(), serde_json::json!(functions));
@@ -69,18 +69,11 @@ pub(crate) async fn run_program(
             let answer = match site {
                 CallSite::Workspace => {
                     let step = tool_ctx.step_id.as_deref().unwrap_or_default();
-                    match ctx
-                        .ask_user(&format!("{journal_key}:input"), step, &question)
-                        .await
-                    {
+                    let scope = format!("{journal_key}:input");
+                    match ask(ctx, &scope, step, &question).await? {
                         Ok(answer) => answer,
-                        Err(e) => {
-                            let why = e.recoverable()?;
-                            run.text = format!(
-                                "{}\n{}",
-                                run.text,
-                                prompts::nobody_to_ask(&why.to_string())
-                            );
+                        Err(reply) => {
+                            run.text = format!("{}\n{reply}", run.text);
                             break;
                         }
                     }

@@ -50,24 +50,38 @@ pub(super) async fn talk_to_user(
             )))
         }
     };
-    match ctx
-        .ask_user(&format!("{scope}:ask"), step_id, &question)
-        .await
-    {
-        Ok(answer) => Ok(UserCall::Answered(answer)),
+    Ok(
+        match ask(ctx, &format!("{scope}:ask"), step_id, &question).await? {
+            Ok(answer) => UserCall::Answered(answer),
+            Err(reply) => UserCall::Reply(reply),
+        },
+    )
+}
+
+/// Asks the user `question` (journaled under `scope`): the answer, or, when nobody can
+/// answer now, what the model reads instead. Shared by `message_ask_user` and a program's
+/// `input()` (`program_calls`).
+pub(super) async fn ask(
+    ctx: &RunContext,
+    scope: &str,
+    step_id: &str,
+    question: &str,
+) -> Result<Result<String, String>, StoreError> {
+    match ctx.ask_user(scope, step_id, question).await {
+        Ok(answer) => Ok(Ok(answer)),
         Err(e) => {
             let why = e.recoverable()?;
             let answered = ctx.facts().answered().to_vec();
             if answered.iter().any(|a| !a.answer.trim().is_empty()) {
                 // The user answered before: the step can go on with that.
-                return Ok(UserCall::Reply(prompts::user_not_asked_again(
+                return Ok(Err(prompts::user_not_asked_again(
                     &why.to_string(),
                     &answered,
                 )));
             }
             // Nobody can answer: the model goes on with what it has (and says so, or gives
             // the step up, in its own words).
-            Ok(UserCall::Reply(prompts::nobody_to_ask(&why.to_string())))
+            Ok(Err(prompts::nobody_to_ask(&why.to_string())))
         }
     }
 }
