@@ -51,7 +51,6 @@ fn main() -> ExitCode {
         runner::sandbox::probe_in_background(arg);
     }
     let terminal = terminal::init(cli.verbosity);
-    runner::notice::set_writer(terminal::notice);
     // Kept until `main` returns: dropping it flushes the spans still queued (bounded wait).
     let telemetry_settings = config::telemetry::settings(&loaded.layers.telemetry()).with_env();
     let (telemetry, telemetry_note) = match runner::telemetry::start(&telemetry_settings) {
@@ -171,6 +170,7 @@ async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppE
     if let Some(opts) = cli.command.run_options_mut() {
         opts.anthropic = loaded.layers.anthropic();
         opts.mcp_servers = servers.clone();
+        opts.notices = runner::notice::Notices::to(terminal::notice);
         opts.config_file = config_file;
     }
     match cli.command {

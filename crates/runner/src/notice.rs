@@ -1,9 +1,11 @@
 //! Notices for the person running Planwright (the sandbox fallback warning, the embedded
 //! model picked for want of an endpoint): the runner writes nothing to the terminal itself,
-//! so a front end installs where notices go ([`set_writer`]; the binary writes them on
-//! stderr, warnings unless `-q`). Without a writer they are logged.
+//! so a front end says where notices go in the settings it builds runs from
+//! (`RunSettings::notices`, [`Notices::to`]; the binary writes them on stderr, warnings
+//! unless `-q`). Without a writer they are logged. No process-wide setting: two embedders in
+//! one process each get their own.
 
-use std::sync::OnceLock;
+use std::fmt;
 
 /// How much a notice matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,23 +17,63 @@ pub enum Level {
     Warning,
 }
 
-/// Where notices go.
+/// A front end's writer of notices.
 pub type Writer = fn(Level, &str);
 
-static WRITER: OnceLock<Writer> = OnceLock::new();
-
-/// Sets where this process's notices go (once; later calls are ignored).
-pub fn set_writer(writer: Writer) {
-    let _ = WRITER.set(writer);
+/// Where notices go: a front end's [`Writer`], or the log (the default).
+#[derive(Clone, Copy, Default)]
+pub struct Notices {
+    writer: Option<Writer>,
 }
 
-/// Says `text` to the user.
-pub fn say(level: Level, text: &str) {
-    match WRITER.get() {
-        Some(writer) => writer(level, text),
-        None => match level {
-            Level::Choice => tracing::info!("{text}"),
-            Level::Warning => tracing::warn!("{text}"),
-        },
+impl Notices {
+    /// Notices written by `writer`.
+    pub fn to(writer: Writer) -> Notices {
+        Notices {
+            writer: Some(writer),
+        }
+    }
+
+    /// Says `text` to the user.
+    pub fn say(&self, level: Level, text: &str) {
+        match self.writer {
+            Some(writer) => writer(level, text),
+            None => match level {
+                Level::Choice => tracing::info!("{text}"),
+                Level::Warning => tracing::warn!("{text}"),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for Notices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.writer {
+            Some(_) => "Notices(front end)",
+            None => "Notices(log)",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static SAID: AtomicUsize = AtomicUsize::new(0);
+
+    fn count(_: Level, _: &str) {
+        SAID.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn notices_go_to_the_writer_given_and_the_default_writes_to_no_one() {
+        Notices::default().say(Level::Warning, "logged");
+        assert_eq!(SAID.load(Ordering::SeqCst), 0);
+        let notices = Notices::to(count);
+        notices.say(Level::Choice, "one");
+        notices.say(Level::Warning, "two");
+        assert_eq!(SAID.load(Ordering::SeqCst), 2);
+        assert_eq!(format!("{:?}", Notices::default()), "Notices(log)");
     }
 }

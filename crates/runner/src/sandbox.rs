@@ -13,7 +13,7 @@
 
 use std::sync::{Once, OnceLock};
 
-use crate::notice::{self, Level};
+use crate::notice::{Level, Notices};
 use crate::RunnerError;
 use crate::SandboxMode;
 
@@ -70,8 +70,8 @@ fn probe() -> Result<(), String> {
 }
 
 /// The sandbox of a `run`, `resume` or `tools list`: `auto` without a working bubblewrap
-/// is no sandbox, said once per process (a warning [`notice`]).
-pub fn resolve(arg: SandboxMode) -> Result<Effective, RunnerError> {
+/// is no sandbox, said once per process (a warning to `notices`).
+pub fn resolve(arg: SandboxMode, notices: Notices) -> Result<Effective, RunnerError> {
     match arg {
         // Without the shell tools no command runs: nothing to sandbox, nothing to say.
         SandboxMode::Auto if !SHELL_TOOLS => Ok(Effective::None),
@@ -82,7 +82,7 @@ pub fn resolve(arg: SandboxMode) -> Result<Effective, RunnerError> {
         SandboxMode::Auto => match bwrap_usable() {
             Ok(()) => Ok(Effective::Bwrap),
             Err(why) => {
-                warn_once(&why);
+                warn_once(&why, notices);
                 Ok(Effective::None)
             }
         },
@@ -91,7 +91,11 @@ pub fn resolve(arg: SandboxMode) -> Result<Effective, RunnerError> {
 
 /// The sandbox of `serve` and `worker`: as [`resolve`], but `auto` without a working
 /// bubblewrap is an error naming the fix.
-pub fn resolve_for_server(arg: SandboxMode, command: &str) -> Result<Effective, RunnerError> {
+pub fn resolve_for_server(
+    arg: SandboxMode,
+    command: &str,
+    notices: Notices,
+) -> Result<Effective, RunnerError> {
     if arg == SandboxMode::Auto && SHELL_TOOLS {
         if let Err(why) = bwrap_usable() {
             return Err(RunnerError::Config(format!(
@@ -101,13 +105,13 @@ pub fn resolve_for_server(arg: SandboxMode, command: &str) -> Result<Effective, 
             )));
         }
     }
-    resolve(arg)
+    resolve(arg, notices)
 }
 
-fn warn_once(why: &str) {
+fn warn_once(why: &str, notices: Notices) {
     static WARNED: Once = Once::new();
     WARNED.call_once(|| {
-        notice::say(Level::Warning, &warning(why));
+        notices.say(Level::Warning, &warning(why));
     });
 }
 
@@ -147,9 +151,13 @@ mod tests {
 
     #[test]
     fn none_is_none_without_a_probe() {
-        assert_eq!(resolve(SandboxMode::None).ok(), Some(Effective::None));
+        let notices = Notices::default();
         assert_eq!(
-            resolve_for_server(SandboxMode::None, "serve").ok(),
+            resolve(SandboxMode::None, notices).ok(),
+            Some(Effective::None)
+        );
+        assert_eq!(
+            resolve_for_server(SandboxMode::None, "serve", notices).ok(),
             Some(Effective::None)
         );
     }

@@ -286,6 +286,9 @@ pub struct RunSettings {
     /// The config files' MCP servers (docs/mcp.md), whose tools every run built from these
     /// settings is offered; clones share the one set (and its started servers).
     pub mcp_servers: crate::mcp::McpServers,
+    /// Where the runs' notices for the user go (docs/architecture.md, `notice.rs`): the
+    /// front end's writer, else the log.
+    pub notices: crate::notice::Notices,
     /// The config file the command read in place of `./planwright.toml` (`--config`):
     /// read-only to the run's tools when it lies in the workspace.
     pub config_file: Option<PathBuf>,
@@ -345,6 +348,7 @@ impl Default for RunSettings {
             provider: None,
             anthropic: AnthropicSettings::default(),
             mcp_servers: crate::mcp::McpServers::default(),
+            notices: crate::notice::Notices::default(),
             config_file: None,
             api_key_env: None,
             base_url: None,

@@ -208,7 +208,7 @@ fn local_llm(
         )));
     }
     if fallback {
-        crate::notice::say(
+        args.notices.say(
             crate::notice::Level::Choice,
             &format!(
                 "no OPENAI_API_KEY or OPENAI_BASE_URL: using the embedded model {}",
@@ -307,7 +307,7 @@ pub fn tools(
     let mut families: Vec<ToolFamily> = Vec::new();
     #[cfg(feature = "tools-shell")]
     {
-        let sandbox = match crate::sandbox::resolve(opts.sandbox)? {
+        let sandbox = match crate::sandbox::resolve(opts.sandbox, opts.notices)? {
             crate::sandbox::Effective::None => adapter_tools_shell::Sandbox::None,
             crate::sandbox::Effective::Bwrap => adapter_tools_shell::Sandbox::Bwrap {
                 allow_network: opts.sandbox_network,

@@ -86,7 +86,7 @@ pub async fn serve(
             "serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "serve")?;
+    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "serve", args.run.notices)?;
     let token = auth::resolve_token(&db.local_folder(), args.token.as_deref(), &args.addr)?;
     let tokens = tokens::TokenBook::new(token, &db.local_folder())?;
     runner::state_folder::guard(&args.workspace_root)?;
@@ -148,7 +148,8 @@ pub async fn work(
             "a worker gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "worker")?;
+    let sandbox =
+        runner::sandbox::resolve_for_server(args.run.sandbox, "worker", args.run.notices)?;
     runner::state_folder::guard(&args.workspace_root)?;
     let runner = Runner {
         slots: args.concurrency,

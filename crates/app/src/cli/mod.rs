@@ -592,6 +592,11 @@ pub struct RunOptions {
     #[arg(skip)]
     pub mcp_servers: runner::mcp::McpServers,
 
+    /// Where the runs' notices go (the terminal, `terminal::notice`): set before the
+    /// command runs.
+    #[arg(skip)]
+    pub notices: runner::notice::Notices,
+
     /// The config file `--config` named, read-only to the run's tools when it lies in the
     /// workspace: set from the global option before the command runs.
     #[arg(skip)]

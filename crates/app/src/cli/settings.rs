@@ -63,6 +63,7 @@ impl RunOptions {
             provider: self.provider,
             anthropic: self.anthropic.clone(),
             mcp_servers: self.mcp_servers.clone(),
+            notices: self.notices,
             config_file: self.config_file.clone(),
             api_key_env: self.api_key_env.clone(),
             base_url: self.base_url.clone(),

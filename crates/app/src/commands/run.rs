@@ -87,7 +87,7 @@ pub async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppErro
     let mut runtime = console_runtime(llm.client.clone(), store.clone(), &settings, &runs_root)?;
     // The live view starts from the stored plan: the resumed run does not announce it.
     if let Ok(Some(plan)) = store.latest_plan(&args.run_id).await {
-        let sandbox = runner::sandbox::resolve(settings.sandbox)?;
+        let sandbox = runner::sandbox::resolve(settings.sandbox, settings.notices)?;
         runtime.sink = Arc::new(view::ConsoleView::resuming(plan).with_sandbox(sandbox.name()));
     }
     if args.output == OutputArg::Jsonl {
@@ -127,7 +127,7 @@ fn console_runtime(
     runs_root: &std::path::Path,
 ) -> Result<Runtime, AppError> {
     let mut runtime = runner::wiring::runtime(llm, store, settings, runs_root)?;
-    let sandbox = runner::sandbox::resolve(settings.sandbox)?;
+    let sandbox = runner::sandbox::resolve(settings.sandbox, settings.notices)?;
     runtime.sink = Arc::new(view::ConsoleView::new().with_sandbox(sandbox.name()));
     runtime.user = Arc::new(terminal_user::TerminalUser);
     Ok(runtime)

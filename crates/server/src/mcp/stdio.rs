@@ -24,7 +24,8 @@ pub async fn serve(
             "mcp serve gives every run its own workspace; --workspace is not supported here".into(),
         ));
     }
-    let sandbox = runner::sandbox::resolve_for_server(args.run.sandbox, "mcp serve")?;
+    let sandbox =
+        runner::sandbox::resolve_for_server(args.run.sandbox, "mcp serve", args.run.notices)?;
     let workers = args.workers.unwrap_or(if db.is_shared() {
         0
     } else {
