@@ -5,9 +5,9 @@ use crate::engine::context::RunContext;
 use crate::engine::executor::agent::{ExecutorAgent, StepLimits};
 use crate::engine::executor::loop_watch::LoopWatch;
 use crate::engine::executor::outcome::{StepEnd, CLAIMED_AFTER_FAILURES, EMPTY_ANSWERS};
-use crate::engine::executor::program_calls::{functions_of, run_program};
+use crate::engine::executor::program_calls::functions_of;
 use crate::engine::executor::router::{self as tool_router, offered_tools};
-use crate::engine::executor::tool_call::{parse_arguments, CallSite};
+use crate::engine::executor::tool_call::{parse_arguments, CallSite, StepTools};
 use crate::engine::executor::user_call::{talk_to_user, UserCall};
 use crate::engine::executor::StepSetup;
 use crate::engine::failure::CallProblem;
@@ -553,17 +553,16 @@ impl<'a> Attempt<'a> {
         }
         let known = self.all_tools.iter().any(|t| t.name == call.name);
         let journal_key = format!("{llm_key}/{}", call.id);
-        let run = run_program(
-            self.ctx,
-            self.limits,
-            &self.agent.toolbox,
-            &self.tool_ctx,
-            call,
-            &journal_key,
-            CallSite::Workspace,
-            &self.functions,
-        )
-        .await?;
+        let tools = StepTools {
+            ctx: self.ctx,
+            limits: self.limits,
+            toolbox: &self.agent.toolbox,
+            tool_ctx: &self.tool_ctx,
+            site: CallSite::Workspace,
+        };
+        let run = tools
+            .run_program(call, &journal_key, &self.functions)
+            .await?;
         if known || run.ok {
             self.real_calls += 1;
         }

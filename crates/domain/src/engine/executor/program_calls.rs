@@ -9,20 +9,17 @@
 //! none of them. A check's program (`CallSite::Check`) asks nobody: `input()` gets the
 //! answers the user gave the run.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use crate::engine::context::RunContext;
-use crate::engine::executor::agent::StepLimits;
 use crate::engine::executor::router::family_of;
-use crate::engine::executor::tool_call::{parse_arguments, run_tool, CallSite, ToolRun};
+use crate::engine::executor::tool_call::{parse_arguments, CallSite, StepTools, ToolRun};
 use crate::engine::executor::user_call::ask;
 use crate::error::StoreError;
 use crate::model::text::truncate_chars;
 use crate::model::tool_kind::ToolFamily;
 use crate::ports::llm::{ToolCall, ToolSchema};
-use crate::ports::{ProgramCall, ToolContext, Toolbox};
+use crate::ports::{ProgramCall, Toolbox};
 use crate::prompts;
 use crate::tools::builtin::{ASK_USER, COMPLETE_STEP};
 use crate::tools::code::{
@@ -32,108 +29,106 @@ use crate::tools::code::{
 /// Calls one program may make before it is left stopped at the next.
 const MAX_CALLS: usize = 8;
 
-/// Runs `call` (see [`run_tool`]); a program is given `functions`, and one that stops at a
-/// call of the runtime has it made and runs again, at most [`MAX_CALLS`] times. The model
-/// reads what the program called and got, then what its last run gave.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn run_program(
-    ctx: &RunContext,
-    limits: &StepLimits,
-    toolbox: &Arc<dyn Toolbox>,
-    tool_ctx: &ToolContext,
-    call: &ToolCall,
-    journal_key: &str,
-    site: CallSite,
-    functions: &[ProgramFunction],
-) -> Result<ToolRun, StoreError> {
-    let mut args = match parse_arguments(&call.arguments) {
-        Ok(Value::Object(args)) if call.name == CODE_RUN => args,
-        _ => return run_tool(ctx, limits, toolbox, tool_ctx, call, journal_key, site).await,
-    };
-    let mut first = call.clone();
-    if !functions.is_empty() {
-        args.insert(FUNCTIONS.to_string(), serde_json::json!(functions));
-        first.arguments = Value::Object(args.clone()).to_string();
-    }
-    let mut run = run_tool(ctx, limits, toolbox, tool_ctx, &first, journal_key, site).await?;
-    let mut results: Vec<CallResult> = Vec::new();
-    let mut said: Vec<String> = Vec::new();
-    let mut questions = 0;
-    while let Some(pending) = run.program_call.clone() {
-        if results.len() == MAX_CALLS {
-            break;
+impl StepTools<'_> {
+    /// Runs `call` (see [`StepTools::run`]); a program is given `functions`, and one that stops
+    /// at a call of the runtime has it made and runs again, at most [`MAX_CALLS`] times. The
+    /// model reads what the program called and got, then what its last run gave.
+    pub(crate) async fn run_program(
+        &self,
+        call: &ToolCall,
+        journal_key: &str,
+        functions: &[ProgramFunction],
+    ) -> Result<ToolRun, StoreError> {
+        let (ctx, tool_ctx, site) = (self.ctx, self.tool_ctx, self.site);
+        let mut args = match parse_arguments(&call.arguments) {
+            Ok(Value::Object(args)) if call.name == CODE_RUN => args,
+            _ => return self.run(call, journal_key).await,
+        };
+        let mut first = call.clone();
+        if !functions.is_empty() {
+            args.insert(FUNCTIONS.to_string(), serde_json::json!(functions));
+            first.arguments = Value::Object(args.clone()).to_string();
         }
-        let n = results.len() + 1;
-        let result = if pending.tool == ASK_USER {
-            let question = question_of(&pending);
-            let answer = match site {
-                CallSite::Workspace => {
-                    let step = tool_ctx.step_id.as_deref().unwrap_or_default();
-                    let scope = format!("{journal_key}:input");
-                    match ask(ctx, &scope, step, &question).await? {
-                        Ok(answer) => answer,
-                        Err(reply) => {
-                            run.text = format!("{}\n{reply}", run.text);
-                            break;
+        let mut run = self.run(&first, journal_key).await?;
+        let mut results: Vec<CallResult> = Vec::new();
+        let mut said: Vec<String> = Vec::new();
+        let mut questions = 0;
+        while let Some(pending) = run.program_call.clone() {
+            if results.len() == MAX_CALLS {
+                break;
+            }
+            let n = results.len() + 1;
+            let result = if pending.tool == ASK_USER {
+                let question = question_of(&pending);
+                let answer = match site {
+                    CallSite::Workspace => {
+                        let step = tool_ctx.step_id.as_deref().unwrap_or_default();
+                        let scope = format!("{journal_key}:input");
+                        match ask(ctx, &scope, step, &question).await? {
+                            Ok(answer) => answer,
+                            Err(reply) => {
+                                run.text = format!("{}\n{reply}", run.text);
+                                break;
+                            }
                         }
                     }
+                    CallSite::Check => match given_answer(ctx, &question, questions) {
+                        Some(answer) => answer,
+                        None => break,
+                    },
+                };
+                questions += 1;
+                said.push(prompts::program_asked(&question, &answer));
+                CallResult {
+                    ok: true,
+                    value: answer,
                 }
-                CallSite::Check => match given_answer(ctx, &question, questions) {
-                    Some(answer) => answer,
-                    None => break,
-                },
+            } else if functions.iter().any(|f| f.name == pending.tool) {
+                let tool_call = ToolCall {
+                    id: format!("{}-call-{n}", call.id),
+                    name: pending.tool.clone(),
+                    arguments: pending.arguments.to_string(),
+                };
+                let key = format!("{journal_key}/call-{n}");
+                let got = self.run(&tool_call, &key).await?;
+                said.push(prompts::program_called(
+                    &pending.tool,
+                    got.ok,
+                    &truncate_chars(&got.text, 200),
+                ));
+                CallResult {
+                    ok: got.ok,
+                    value: got.text,
+                }
+            } else {
+                let value = format!("no tool named {} can be called here", pending.tool);
+                said.push(prompts::program_called(&pending.tool, false, &value));
+                CallResult { ok: false, value }
             };
-            questions += 1;
-            said.push(prompts::program_asked(&question, &answer));
-            CallResult {
-                ok: true,
-                value: answer,
+            results.push(result);
+            // The program travels with its results as one argument of `bash -c`, which the
+            // kernel caps: past the code's own cap, the calls stop here.
+            let given = serde_json::to_string(&results).map_or(usize::MAX, |r| r.len());
+            let code = args.get(CODE).and_then(Value::as_str).map_or(0, str::len);
+            if given.saturating_add(code) > MAX_CODE_BYTES {
+                said.push(prompts::program_calls_too_big(MAX_CODE_BYTES));
+                run.program_call = None;
+                break;
             }
-        } else if functions.iter().any(|f| f.name == pending.tool) {
-            let tool_call = ToolCall {
-                id: format!("{}-call-{n}", call.id),
-                name: pending.tool.clone(),
-                arguments: pending.arguments.to_string(),
+            args.insert(RESULTS.to_string(), serde_json::json!(results));
+            let again = ToolCall {
+                id: format!("{}-run-{n}", call.id),
+                name: call.name.clone(),
+                arguments: Value::Object(args.clone()).to_string(),
             };
-            let key = format!("{journal_key}/call-{n}");
-            let got = run_tool(ctx, limits, toolbox, tool_ctx, &tool_call, &key, site).await?;
-            said.push(prompts::program_called(
-                &pending.tool,
-                got.ok,
-                &truncate_chars(&got.text, 200),
-            ));
-            CallResult {
-                ok: got.ok,
-                value: got.text,
-            }
-        } else {
-            let value = format!("no tool named {} can be called here", pending.tool);
-            said.push(prompts::program_called(&pending.tool, false, &value));
-            CallResult { ok: false, value }
-        };
-        results.push(result);
-        // The program travels with its results as one argument of `bash -c`, which the
-        // kernel caps: past the code's own cap, the calls stop here.
-        let given = serde_json::to_string(&results).map_or(usize::MAX, |r| r.len());
-        let code = args.get(CODE).and_then(Value::as_str).map_or(0, str::len);
-        if given.saturating_add(code) > MAX_CODE_BYTES {
-            said.push(prompts::program_calls_too_big(MAX_CODE_BYTES));
-            run.program_call = None;
-            break;
+            let key = format!("{journal_key}/run-{n}");
+            run = self.run(&again, &key).await?;
         }
-        args.insert(RESULTS.to_string(), serde_json::json!(results));
-        let again = ToolCall {
-            id: format!("{}-run-{n}", call.id),
-            name: call.name.clone(),
-            arguments: Value::Object(args.clone()).to_string(),
-        };
-        let key = format!("{journal_key}/run-{n}");
-        run = run_tool(ctx, limits, toolbox, tool_ctx, &again, &key, site).await?;
+        if !said.is_empty() {
+            run.text = format!("{}\n{}", prompts::program_calls_made(&said), run.text);
+        }
+        Ok(run)
     }
-    if !said.is_empty() {
-        run.text = format!("{}\n{}", prompts::program_calls_made(&said), run.text);
-    }
-    Ok(run)
 }
 
 /// The tools of `offered` a program may call as functions: those that do what a program

@@ -96,172 +96,183 @@ fn files_named_in(output: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Runs one tool call in its `execute_tool` span (`engine::trace`). Errors become text.
-/// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a finished
-/// call's output and never runs it again.
-pub(crate) async fn run_tool(
-    ctx: &RunContext,
-    limits: &StepLimits,
-    toolbox: &Arc<dyn Toolbox>,
-    tool_ctx: &ToolContext,
-    call: &ToolCall,
-    journal_key: &str,
-    site: CallSite,
-) -> Result<ToolRun, StoreError> {
-    let labels = ctx.trace_labels();
-    let span = trace::tool_span(&call.name, &call.id, labels, &call.arguments);
-    let run = run_tool_traced(ctx, limits, toolbox, tool_ctx, call, journal_key, site)
-        .instrument(span.clone())
-        .await;
-    if let Ok(run) = &run {
-        let outcome = match (run.ok, run.interrupted) {
-            (true, _) => "ok",
-            (false, true) => "interrupted",
-            (false, false) => "error",
-        };
-        trace::tool_ended(&span, labels, outcome, &run.text);
-    }
-    run
+/// How a step's tool calls run: in its run, under its limits, with its toolbox and the
+/// context its tools get, at its site (the workspace, or a check's scratch copy).
+#[derive(Clone, Copy)]
+pub(crate) struct StepTools<'a> {
+    pub(crate) ctx: &'a RunContext,
+    pub(crate) limits: &'a StepLimits,
+    pub(crate) toolbox: &'a Arc<dyn Toolbox>,
+    pub(crate) tool_ctx: &'a ToolContext,
+    pub(crate) site: CallSite,
 }
 
-async fn run_tool_traced(
-    ctx: &RunContext,
-    limits: &StepLimits,
-    toolbox: &Arc<dyn Toolbox>,
-    tool_ctx: &ToolContext,
-    call: &ToolCall,
-    journal_key: &str,
-    site: CallSite,
-) -> Result<ToolRun, StoreError> {
-    let workspace = site == CallSite::Workspace;
-    let journaled = if workspace {
-        ctx.journal().tool(journal_key)
-    } else {
-        None
-    };
-    let started_before = match journaled {
-        Some(ToolEntry::Finished { ok, output }) => {
-            return Ok(ToolRun {
-                ok: *ok,
-                interrupted: output == INTERRUPTED_CALL,
-                text: output.clone(),
-                attachments: files_named_in(output),
-                stdout: None,
-                final_answer: final_answer_in(output).filter(|_| *ok),
-                program_call: call_in(output).filter(|_| !*ok),
-            })
-        }
-        Some(ToolEntry::Started) => true,
-        None => false,
-    };
-    let reads_only = toolbox.idempotent(&call.name);
-    if started_before && !reads_only {
-        return not_run(
-            ctx,
-            tool_ctx,
-            call,
-            Some(journal_key.to_string()),
-            INTERRUPTED_CALL.to_string(),
-        )
-        .await;
-    }
-    let parsed = parse_arguments(&call.arguments);
-    let key = workspace.then(|| journal_key.to_string());
-    let mut changes_stand = false;
-    if !started_before {
-        if let Ok(args) = &parsed {
-            let step = tool_ctx.step_id.as_deref();
-            let kind = (toolbox.family(&call.name), toolbox.effect(&call.name));
-            let changes = if workspace {
-                inputs::named_changes(kind.0, kind.1, args)
-            } else {
-                Vec::new()
+impl StepTools<'_> {
+    /// Runs one tool call in its `execute_tool` span (`engine::trace`). Errors become text.
+    /// Journaled: `tool_calling` before, `tool_called` after; a resumed run reuses a
+    /// finished call's output and never runs it again.
+    pub(crate) async fn run(
+        &self,
+        call: &ToolCall,
+        journal_key: &str,
+    ) -> Result<ToolRun, StoreError> {
+        let labels = self.ctx.trace_labels();
+        let span = trace::tool_span(&call.name, &call.id, labels, &call.arguments);
+        let run = self
+            .run_traced(call, journal_key)
+            .instrument(span.clone())
+            .await;
+        if let Ok(run) = &run {
+            let outcome = match (run.ok, run.interrupted) {
+                (true, _) => "ok",
+                (false, true) => "interrupted",
+                (false, false) => "error",
             };
-            if let Some(refusal) = inputs::refuse_up_front(ctx, step, &call.name, &changes).await? {
-                return not_run(ctx, tool_ctx, call, key, refusal).await;
-            }
-            let gate = ctx
-                .approve(step.unwrap_or_default(), call, args, kind, journal_key)
-                .await?;
-            if let Gate::Closed(reason) = gate {
-                return not_run(ctx, tool_ctx, call, key, format!("Refused: {reason}")).await;
-            }
-            // A program's changes to existing files stand: what it may change is not asked
-            // before it runs (a small model that had to name them first wrote its results
-            // into its inputs); the check of the answer arbitrates, and every change is
-            // listed and undoable (docs/security.md, "Input files"). `--protect` still holds.
-            changes_stand = gate == Gate::Approved || call.name == CODE_RUN;
-            inputs::declare(ctx, step, &call.name, &changes).await?;
+            trace::tool_ended(&span, labels, outcome, &run.text);
         }
-        ctx.emit(EventKind::ToolCalling {
+        run
+    }
+
+    async fn run_traced(&self, call: &ToolCall, journal_key: &str) -> Result<ToolRun, StoreError> {
+        let StepTools {
+            ctx,
+            limits,
+            toolbox,
+            tool_ctx,
+            site,
+        } = *self;
+        let workspace = site == CallSite::Workspace;
+        let journaled = if workspace {
+            ctx.journal().tool(journal_key)
+        } else {
+            None
+        };
+        let started_before = match journaled {
+            Some(ToolEntry::Finished { ok, output }) => {
+                return Ok(ToolRun {
+                    ok: *ok,
+                    interrupted: output == INTERRUPTED_CALL,
+                    text: output.clone(),
+                    attachments: files_named_in(output),
+                    stdout: None,
+                    final_answer: final_answer_in(output).filter(|_| *ok),
+                    program_call: call_in(output).filter(|_| !*ok),
+                })
+            }
+            Some(ToolEntry::Started) => true,
+            None => false,
+        };
+        let reads_only = toolbox.idempotent(&call.name);
+        if started_before && !reads_only {
+            return not_run(
+                ctx,
+                tool_ctx,
+                call,
+                Some(journal_key.to_string()),
+                INTERRUPTED_CALL.to_string(),
+            )
+            .await;
+        }
+        let parsed = parse_arguments(&call.arguments);
+        let key = workspace.then(|| journal_key.to_string());
+        let mut changes_stand = false;
+        if !started_before {
+            if let Ok(args) = &parsed {
+                let step = tool_ctx.step_id.as_deref();
+                let kind = (toolbox.family(&call.name), toolbox.effect(&call.name));
+                let changes = if workspace {
+                    inputs::named_changes(kind.0, kind.1, args)
+                } else {
+                    Vec::new()
+                };
+                if let Some(refusal) =
+                    inputs::refuse_up_front(ctx, step, &call.name, &changes).await?
+                {
+                    return not_run(ctx, tool_ctx, call, key, refusal).await;
+                }
+                let gate = ctx
+                    .approve(step.unwrap_or_default(), call, args, kind, journal_key)
+                    .await?;
+                if let Gate::Closed(reason) = gate {
+                    return not_run(ctx, tool_ctx, call, key, format!("Refused: {reason}")).await;
+                }
+                // A program's changes to existing files stand: what it may change is not asked
+                // before it runs (a small model that had to name them first wrote its results
+                // into its inputs); the check of the answer arbitrates, and every change is
+                // listed and undoable (docs/security.md, "Input files"). `--protect` still holds.
+                changes_stand = gate == Gate::Approved || call.name == CODE_RUN;
+                inputs::declare(ctx, step, &call.name, &changes).await?;
+            }
+            ctx.emit(EventKind::ToolCalling {
+                step_id: tool_ctx.step_id.clone(),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                journal_key: key.clone(),
+            })
+            .await?;
+        }
+        let started = Instant::now();
+        let outcome = match parsed {
+            Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
+            Err(e) => Err(e),
+        };
+        let (mut ok, mut text, attachments, stdout, final_answer, program_call) = match outcome {
+            Ok(out) => {
+                let mut text = out.content;
+                if let Some(answer) = &out.final_answer {
+                    text.push_str(&format!("{FINAL_MARKER}{answer}]"));
+                }
+                if let Some(called) = &out.program_call {
+                    if let Ok(json) = serde_json::to_string(called) {
+                        text.push_str(&format!("{CALL_MARKER}{json}]"));
+                    }
+                }
+                if !out.attachments.is_empty() {
+                    text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
+                }
+                (
+                    !out.is_error,
+                    text,
+                    out.attachments,
+                    out.stdout,
+                    out.final_answer,
+                    out.program_call,
+                )
+            }
+            Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None, None),
+        };
+        if !reads_only && workspace {
+            let step = tool_ctx.step_id.as_deref();
+            if let Some(note) = inputs::after_call(ctx, step, &call.name, changes_stand).await? {
+                ok = false;
+                text = format!("{note}\n{text}");
+            }
+        }
+        let text = truncate_bytes(&text, limits.max_observation_bytes);
+        ctx.emit(EventKind::ToolCalled {
             step_id: tool_ctx.step_id.clone(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments: call.arguments.clone(),
-            journal_key: key.clone(),
+            ok,
+            output: text.clone(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            journal_key: key,
         })
         .await?;
-    }
-    let started = Instant::now();
-    let outcome = match parsed {
-        Ok(args) => call_isolated(toolbox, &call.name, args, tool_ctx).await,
-        Err(e) => Err(e),
-    };
-    let (mut ok, mut text, attachments, stdout, final_answer, program_call) = match outcome {
-        Ok(out) => {
-            let mut text = out.content;
-            if let Some(answer) = &out.final_answer {
-                text.push_str(&format!("{FINAL_MARKER}{answer}]"));
-            }
-            if let Some(called) = &out.program_call {
-                if let Ok(json) = serde_json::to_string(called) {
-                    text.push_str(&format!("{CALL_MARKER}{json}]"));
-                }
-            }
-            if !out.attachments.is_empty() {
-                text.push_str(&format!("{FILES_MARKER}{}]", out.attachments.join(", ")));
-            }
-            (
-                !out.is_error,
-                text,
-                out.attachments,
-                out.stdout,
-                out.final_answer,
-                out.program_call,
-            )
+        if let Some(step) = &tool_ctx.step_id {
+            ctx.count_tool_call(step);
         }
-        Err(e) => (false, format!("Error: {e}"), Vec::new(), None, None, None),
-    };
-    if !reads_only && workspace {
-        let step = tool_ctx.step_id.as_deref();
-        if let Some(note) = inputs::after_call(ctx, step, &call.name, changes_stand).await? {
-            ok = false;
-            text = format!("{note}\n{text}");
-        }
+        Ok(ToolRun {
+            final_answer: final_answer.filter(|_| ok),
+            program_call: program_call.filter(|_| !ok),
+            ok,
+            interrupted: false,
+            text,
+            attachments,
+            stdout,
+        })
     }
-    let text = truncate_bytes(&text, limits.max_observation_bytes);
-    ctx.emit(EventKind::ToolCalled {
-        step_id: tool_ctx.step_id.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        ok,
-        output: text.clone(),
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        journal_key: key,
-    })
-    .await?;
-    if let Some(step) = &tool_ctx.step_id {
-        ctx.count_tool_call(step);
-    }
-    Ok(ToolRun {
-        final_answer: final_answer.filter(|_| ok),
-        program_call: program_call.filter(|_| !ok),
-        ok,
-        interrupted: false,
-        text,
-        attachments,
-        stdout,
-    })
 }
 
 /// Records a call that did not run (interrupted before, or refused) as finished with

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use super::produced::{in_scratch, Seeded};
 use crate::engine::config::Actions;
 use crate::engine::context::RunContext;
-use crate::engine::executor::program_calls::{functions_of, run_program};
+use crate::engine::executor::program_calls::functions_of;
 use crate::engine::executor::router::{family_of, route_tools, RouteQuery};
-use crate::engine::executor::tool_call::CallSite;
+use crate::engine::executor::tool_call::{CallSite, StepTools};
 use crate::engine::executor::workspace_view::look;
 use crate::engine::failure::CallProblem;
 use crate::engine::runtime::Runtime;
@@ -173,17 +173,14 @@ pub(super) async fn reproduce(
             return Ok(Reproduction::Copied);
         }
         let key = format!("{}/{}", reply.key, call.id);
-        let run = run_program(
+        let tools = StepTools {
             ctx,
-            &rt.config.limits,
-            &agent.toolbox,
-            &tool_ctx,
-            &call,
-            &key,
-            CallSite::Check,
-            &functions,
-        )
-        .await?;
+            limits: &rt.config.limits,
+            toolbox: &agent.toolbox,
+            tool_ctx: &tool_ctx,
+            site: CallSite::Check,
+        };
+        let run = tools.run_program(&call, &key, &functions).await?;
         if run.ok {
             // Its answer: what it gave `final_answer`, else what it printed.
             let printed = run.final_answer.or(run.stdout).unwrap_or_default();
