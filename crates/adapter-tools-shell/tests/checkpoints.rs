@@ -673,6 +673,43 @@ async fn a_file_not_kept_cannot_be_put_back_and_is_named() {
     );
 }
 
+/// What a checkpoint leaves in memory (the index, the folders' listings) gives the same
+/// checkpoint the files on disk give, and is not used once the run's checkpoints were
+/// discarded by someone else.
+#[tokio::test]
+async fn a_checkpoint_remembered_in_memory_is_the_one_the_disk_gives() {
+    let s = setup();
+    for folder in ["a", "b", "c"] {
+        for n in 0..5 {
+            let rel = format!("{folder}/f{n}.txt");
+            s.write(&rel, format!("{folder} {n}\n"));
+            s.age(&rel);
+        }
+    }
+    let first = s.take().await;
+    s.write("b/f2.txt", "changed\n");
+    let second = s.take().await;
+    assert_ne!(second.id, first.id);
+    assert_eq!(second.stored_bytes, 8, "only the changed content is read");
+    let from_disk = LocalCheckpoints::new(&s.runs);
+    let again = from_disk
+        .checkpoint(RUN, &s.ws, &CheckpointAt::RunEnd)
+        .await
+        .unwrap();
+    assert_eq!(again.id, second.id, "memory and disk agree");
+    s.undo(&first.id, Some(&second.id), false).await.unwrap();
+    assert_eq!(s.read("b/f2.txt").as_deref(), Some("b 2\n"));
+    // Discarded by another process: this one's memory names contents no longer stored.
+    from_disk.discard(RUN).await.unwrap();
+    let fresh = s.take().await;
+    assert_eq!(fresh.files, 15);
+    assert!(fresh.stored_bytes > 0, "every file read again");
+    s.write("a/f0.txt", "gone\n");
+    s.take().await;
+    s.undo(&fresh.id, None, true).await.unwrap();
+    assert_eq!(s.read("a/f0.txt").as_deref(), Some("a 0\n"));
+}
+
 #[tokio::test]
 async fn discard_removes_a_runs_checkpoints() {
     let s = setup();

@@ -13,6 +13,7 @@
 mod diff;
 mod digest;
 mod pack;
+mod recent;
 mod restore;
 mod scan;
 mod store;
@@ -26,6 +27,7 @@ use domain::ports::{
     WorkspaceCheckpoints, WorkspaceDiff,
 };
 
+use self::recent::RecentRuns;
 use self::store::RunStore;
 use crate::workspace_files::safe_component;
 
@@ -65,6 +67,8 @@ pub struct LocalCheckpoints {
     limits: CheckpointLimits,
     /// One checkpoint, diff or undo at a time in this process.
     lock: Arc<tokio::sync::Mutex<()>>,
+    /// The last checkpoint of the runs checkpointed most recently (`recent.rs`).
+    recent: RecentRuns,
 }
 
 impl LocalCheckpoints {
@@ -73,6 +77,7 @@ impl LocalCheckpoints {
             runs_root: runs_root.into(),
             limits: CheckpointLimits::default(),
             lock: Arc::new(tokio::sync::Mutex::new(())),
+            recent: RecentRuns::default(),
         }
     }
 
@@ -90,6 +95,19 @@ impl LocalCheckpoints {
 
     fn store_of(&self, run_id: &str) -> RunStore {
         RunStore::new(self.folder_of(run_id))
+    }
+
+    /// Run `run_id`'s store, with its last checkpoint as remembered, and what hands the
+    /// checkpoint the operation took back to memory.
+    fn remembering_store_of(&self, run_id: &str) -> (RunStore, impl FnOnce(&RunStore)) {
+        let store = self.store_of(run_id).with_recent(self.recent.take(run_id));
+        let (recent, run_id) = (self.recent.clone(), run_id.to_string());
+        let keep = move |store: &RunStore| {
+            if let Some(taken) = store.take_recent() {
+                recent.keep(&run_id, taken);
+            }
+        };
+        (store, keep)
     }
 
     /// Runs `work` off the async threads, one at a time.
@@ -118,14 +136,15 @@ impl WorkspaceCheckpoints for LocalCheckpoints {
         workspace: &Path,
         at: &CheckpointAt,
     ) -> Result<Checkpoint, CheckpointError> {
-        let (store, workspace, limits) = (
-            self.store_of(run_id),
-            workspace.to_path_buf(),
-            self.limits.clone(),
-        );
+        let (store, keep) = self.remembering_store_of(run_id);
+        let (workspace, limits) = (workspace.to_path_buf(), self.limits.clone());
         let at = at.clone();
         let taken = self
-            .blocking(move || scan::take(&store, &workspace, &limits))
+            .blocking(move || {
+                let taken = scan::take(&store, &workspace, &limits);
+                keep(&store);
+                taken
+            })
             .await?;
         tracing::debug!(?at, checkpoint = %taken.id, stored = taken.stored_bytes, "checkpoint");
         Ok(taken)
@@ -152,14 +171,15 @@ impl WorkspaceCheckpoints for LocalCheckpoints {
         workspace: &Path,
         request: &RestoreRequest,
     ) -> Result<Restored, CheckpointError> {
-        let (store, workspace, limits) = (
-            self.store_of(run_id),
-            workspace.to_path_buf(),
-            self.limits.clone(),
-        );
+        let (store, keep) = self.remembering_store_of(run_id);
+        let (workspace, limits) = (workspace.to_path_buf(), self.limits.clone());
         let request = request.clone();
-        self.blocking(move || restore::restore(&store, &workspace, &request, &limits))
-            .await
+        self.blocking(move || {
+            let restored = restore::restore(&store, &workspace, &request, &limits);
+            keep(&store);
+            restored
+        })
+        .await
     }
 
     async fn space_used(&self, run_id: &str) -> Result<u64, CheckpointError> {
@@ -168,6 +188,7 @@ impl WorkspaceCheckpoints for LocalCheckpoints {
     }
 
     async fn discard(&self, run_id: &str) -> Result<(), CheckpointError> {
+        self.recent.take(run_id);
         let store = self.store_of(run_id);
         self.blocking(move || store.discard()).await
     }

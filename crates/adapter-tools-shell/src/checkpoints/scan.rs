@@ -20,6 +20,7 @@ use fs_beneath::{Folder, Kind, Meta};
 
 use super::digest;
 use super::pack::PACKED_BYTES;
+use super::recent::Recent;
 use super::store::{io_error, Entry, Index, IndexEntry, Manifest, RunStore};
 use super::CheckpointLimits;
 use crate::sandbox::VCS_FOLDERS;
@@ -340,7 +341,11 @@ pub(crate) fn take(
     limits: &CheckpointLimits,
 ) -> Result<Checkpoint, CheckpointError> {
     let started = nanos(SystemTime::now());
-    let previous = store.load_index();
+    // The previous checkpoint as this process remembers it, else as the disk has it.
+    let (previous, known) = match store.take_recent() {
+        Some(recent) => (recent.index, recent.listings),
+        None => (store.load_index(), BTreeMap::new()),
+    };
     let mut index = Index {
         taken_ns: started,
         files: BTreeMap::new(),
@@ -431,11 +436,20 @@ pub(crate) fn take(
         .any(|l| l.reason == LeftOutReason::NotStored);
     let files = entries.len() as u64;
     let manifest = Manifest::new(entries, left_out.clone(), complete);
-    let id = store.save_manifest(&manifest)?;
-    if let Err(e) = store.save_index(&index) {
-        // The next checkpoint reads every file again; this one stands.
-        tracing::warn!(error = %e, "the checkpoint index was not saved");
+    let (id, listings) = store.save_manifest(&manifest, known)?;
+    // Unchanged, the index on disk stands: its older time only makes a file changed just
+    // before it be read once more by a later process.
+    if index.files != previous.files {
+        if let Err(e) = store.save_index(&index) {
+            // The next checkpoint reads every file again; this one stands.
+            tracing::warn!(error = %e, "the checkpoint index was not saved");
+        }
     }
+    store.keep_recent(Recent {
+        id: id.clone(),
+        index,
+        listings,
+    });
     Ok(Checkpoint {
         id,
         files,

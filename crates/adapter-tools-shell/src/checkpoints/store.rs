@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 
 use super::digest::{self, hex};
 use super::pack::{read_at_most, PackWriter, Packs, PACKED_BYTES};
+use super::recent::{Listing, Recent};
 
 /// Version of the manifest format: 1 listed every path in the manifest; 2 lists each
 /// folder's listing by digest ([`StoredManifest`]).
@@ -155,6 +156,9 @@ pub(crate) struct RunStore {
     writing: Mutex<Option<PackWriter>>,
     /// What this operation wrote and has not flushed to disk yet (`sync`).
     unflushed: Mutex<Vec<PathBuf>>,
+    /// The run's last checkpoint as this process remembers it (`recent.rs`): handed in
+    /// before the operation, replaced by the checkpoint it takes.
+    recent: Mutex<Option<Recent>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -200,7 +204,27 @@ impl RunStore {
             packs: Mutex::new(None),
             writing: Mutex::new(None),
             unflushed: Mutex::new(Vec::new()),
+            recent: Mutex::new(None),
         }
+    }
+
+    /// This store with the run's last checkpoint as remembered (`recent.rs`).
+    pub(crate) fn with_recent(self, recent: Option<Recent>) -> RunStore {
+        *locked(&self.recent) = recent;
+        self
+    }
+
+    /// The run's last checkpoint as remembered, taken out: `None` when there is none or
+    /// its manifest is no longer on disk (the run's checkpoints were discarded meanwhile).
+    pub(crate) fn take_recent(&self) -> Option<Recent> {
+        let recent = locked(&self.recent).take()?;
+        let on_disk = self.manifest_path(&recent.id).is_ok_and(|p| p.is_file());
+        on_disk.then_some(recent)
+    }
+
+    /// Remembers `recent` as the run's last checkpoint.
+    pub(crate) fn keep_recent(&self, recent: Recent) {
+        *locked(&self.recent) = Some(recent);
     }
 
     fn tmp_dir(&self) -> PathBuf {
@@ -438,26 +462,45 @@ impl RunStore {
         Ok(())
     }
 
-    /// Records `manifest` and returns its id (the same manifest: the same id, stored once).
-    /// Each folder's listing is stored as an object (written only when new, and not looked
-    /// for when the manifest is there already); what this checkpoint wrote (its pack, its
-    /// large contents) is flushed to disk, then the manifest naming them is written and
-    /// flushed.
+    /// Records `manifest` and returns its id (the same manifest: the same id, stored once)
+    /// and its folders' listings. Each folder's listing is stored as an object (written only
+    /// when new, and not looked for when the manifest is there already); a listing the same
+    /// as in `known` (the previous checkpoint's) is neither encoded nor hashed again. What
+    /// this checkpoint wrote (its pack, its large contents) is flushed to disk, then the
+    /// manifest naming them is written and flushed.
     pub(crate) fn save_manifest(
         &self,
         manifest: &Manifest,
-    ) -> Result<CheckpointId, CheckpointError> {
+        mut known: BTreeMap<String, Listing>,
+    ) -> Result<(CheckpointId, BTreeMap<String, Listing>), CheckpointError> {
         let mut listings: BTreeMap<&str, BTreeMap<&str, &Entry>> = BTreeMap::new();
         for (path, entry) in &manifest.entries {
             let (folder, name) = folder_and_name(path);
             listings.entry(folder).or_default().insert(name, entry);
         }
         let mut folders = BTreeMap::new();
-        let mut encoded = Vec::with_capacity(listings.len());
+        let mut kept = BTreeMap::new();
+        let mut encoded = Vec::new();
         for (folder, listing) in listings {
+            if let Some(same) = known.remove(folder).filter(|k| k.same_as(&listing)) {
+                folders.insert(folder.to_string(), same.digest.clone());
+                kept.insert(folder.to_string(), same);
+                continue;
+            }
             let json = encode(&listing)?;
             let digest = digest::of(&json);
             folders.insert(folder.to_string(), digest.clone());
+            let entries = listing
+                .iter()
+                .map(|(name, entry)| ((*name).to_string(), (*entry).clone()))
+                .collect();
+            kept.insert(
+                folder.to_string(),
+                Listing {
+                    entries,
+                    digest: digest.clone(),
+                },
+            );
             encoded.push((digest, json));
         }
         let stored = StoredManifest {
@@ -469,7 +512,9 @@ impl RunStore {
         let json = encode(&stored)?;
         let id = CheckpointId::new(&digest::of(&json)[..ID_LEN]);
         let path = self.manifest_path(&id)?;
-        if !path.is_file() {
+        let new = !path.is_file();
+        if new {
+            // A listing kept from the previous checkpoint is in the store already.
             for (digest, listing) in &encoded {
                 if !self.has_object(digest, listing.len() as u64) {
                     self.put_object(digest, listing)?;
@@ -477,11 +522,11 @@ impl RunStore {
             }
         }
         self.finish_pack()?;
-        if !path.is_file() {
+        if new {
             self.sync()?;
             self.write_whole(&path, &json, true)?;
         }
-        Ok(id)
+        Ok((id, kept))
     }
 
     pub(crate) fn load_manifest(&self, id: &CheckpointId) -> Result<Manifest, CheckpointError> {
@@ -636,8 +681,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = RunStore::new(dir.path().join("c"));
         let m = Manifest::new(BTreeMap::new(), Vec::new(), true);
-        let a = store.save_manifest(&m).unwrap();
-        assert_eq!(store.save_manifest(&m).unwrap(), a);
+        let a = store.save_manifest(&m, BTreeMap::new()).unwrap().0;
+        assert_eq!(store.save_manifest(&m, BTreeMap::new()).unwrap().0, a);
         assert_eq!(store.load_manifest(&a).unwrap(), m);
         // A second manifest that changes one file of one folder adds that folder's listing
         // and its own few lines, not the other folders' listings again.
@@ -652,12 +697,17 @@ mod tests {
             .collect();
         entries.insert("top.txt".into(), file("bb".into()));
         let big = Manifest::new(entries.clone(), Vec::new(), true);
-        let first = store.save_manifest(&big).unwrap();
+        let (first, known) = store.save_manifest(&big, BTreeMap::new()).unwrap();
         let used = store.space_used().unwrap();
         entries.insert("d7/f3".into(), file("cc".into()));
         let changed = Manifest::new(entries, Vec::new(), true);
-        let second = store.save_manifest(&changed).unwrap();
+        let second = store.save_manifest(&changed, BTreeMap::new()).unwrap().0;
         assert_ne!(first, second);
+        // The first's listings kept in memory: the same manifest, the changed folder's
+        // listing made again.
+        let (again, listings) = store.save_manifest(&changed, known).unwrap();
+        assert_eq!(again, second);
+        assert_eq!(listings.len(), 51);
         let added = store.space_used().unwrap() - used;
         assert!(
             added * 8 < used,
