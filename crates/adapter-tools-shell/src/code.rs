@@ -144,7 +144,11 @@ def answered_input(prompt=\"\"):
     sys.stdout.write(str(prompt) + answer + \"\\n\")
     return answer
 builtins.input = answered_input
-scope = {\"__name__\": \"__main__\", \"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")}
+import types
+program = types.ModuleType(\"__main__\")
+sys.modules[\"__main__\"] = program
+scope = program.__dict__
+scope.update({\"__builtins__\": builtins, \"__file__\": os.path.join(os.getcwd(), \"program.py\")})
 for name in (\"os\", \"re\", \"csv\", \"json\", \"math\", \"statistics\", \"collections\", \"datetime\", \"itertools\", \"pathlib\"):
     try:
         scope[name] = __import__(name)

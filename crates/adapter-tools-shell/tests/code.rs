@@ -112,6 +112,28 @@ async fn a_program_finds_its_folder_through_its_file() {
     );
 }
 
+/// The program is the `__main__` module: `unittest.main()` finds the tests it defines (it
+/// ran none when the program had a namespace of its own), and what it defines pickles.
+#[tokio::test]
+async fn the_program_is_the_main_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "import unittest, pickle\n\
+                class Point:\n    pass\n\
+                pickle.dumps(Point())\n\
+                class TestSum(unittest.TestCase):\n    \
+                def test_sum(self):\n        self.assertEqual(sum([1, 2]), 3)\n\
+                if __name__ == '__main__':\n    unittest.main()\n";
+    let out = tool()
+        .execute(
+            json!({"language": "python", "code": code}),
+            &ctx(dir.path()),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("Ran 1 test"), "{}", out.content);
+}
+
 /// Writing into a folder that does not exist yet creates it (as `file_write` does), through
 /// `open`, `pathlib` and a library that opens files itself; reading a missing file still
 /// fails, and nothing is created for it.
