@@ -39,6 +39,11 @@ pub struct StepInput {
     /// For a retry: what the step's earlier attempts' tools really did (the user's answers,
     /// files written), one line each, so a retry does not ask or write again blind.
     pub own: Vec<String>,
+    /// For a retry: why the last attempt's answer was not accepted, when that is evidence
+    /// the model can act on (a check of the answer, the verifier). `None` when the last
+    /// attempt ended otherwise (the model gave up, a loop, the model's reply could not be
+    /// read): the retry then starts from the step alone (docs/direct.md, "Retries").
+    pub rejection: Option<String>,
     /// Every other step of the plan is completed or skipped: this step's success is the
     /// run's, so its loop checks the task's outputs before accepting it.
     pub last_open: bool,
@@ -102,7 +107,11 @@ impl StepInput {
         } else {
             Vec::new()
         };
+        // The scheduler, which knows how the last attempt ended, clears it when that was
+        // not a rejected answer.
+        let rejection = step.error.clone().filter(|_| step.attempts() > 1);
         StepInput {
+            rejection,
             last_open: plan.only_open_step(index),
             whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
             own,

@@ -64,26 +64,26 @@ fn code_system(agent_name: &str, agent_description: &str) -> String {
     )
 }
 
-/// Why the step's last attempt was not accepted (the check of its answer, the verifier, a
-/// failure), for the attempt that retries it.
+/// For a retry: why the step's last answer was not accepted (the check of its answer, the
+/// verifier), and what the earlier attempts' tools really did. How an attempt that gave up
+/// or could not be read ended is not said: a small model told so gave up again at once,
+/// every retry (docs/direct.md, "Retries").
 fn last_attempt(s: &mut String, input: &StepInput) {
-    if let Some(why) = input
-        .step
-        .error
-        .as_deref()
-        .filter(|_| input.step.attempts() > 1)
-    {
+    if input.step.attempts() <= 1 {
+        return;
+    }
+    if let Some(why) = input.rejection.as_deref() {
         let _ = writeln!(
             s,
             "YOUR LAST ATTEMPT AT THIS STEP WAS NOT ACCEPTED: {why}\n"
         );
-        if !input.own.is_empty() {
-            s.push_str("What your earlier attempts' tools really did:\n");
-            for fact in &input.own {
-                let _ = writeln!(s, "  {fact}");
-            }
-            s.push('\n');
+    }
+    if !input.own.is_empty() {
+        s.push_str("What your earlier attempts' tools really did:\n");
+        for fact in &input.own {
+            let _ = writeln!(s, "  {fact}");
         }
+        s.push('\n');
     }
 }
 

@@ -65,6 +65,9 @@ struct Scheduler<'a> {
     busy: HashSet<String>,
     /// Failed attempts since the step was last reset by a fallback or re-plan.
     tries: HashMap<String, u32>,
+    /// Steps whose last attempt's answer was rejected (by the check of the answer or the
+    /// verifier): their retry is told why; any other retry starts from the step alone.
+    rejected: HashSet<String>,
     used_fallback: HashSet<String>,
     revisions: Revisions,
     index: StepIndex,
@@ -86,6 +89,7 @@ pub(crate) async fn execute(
         rt,
         busy: HashSet::new(),
         tries: HashMap::new(),
+        rejected: HashSet::new(),
         used_fallback: HashSet::new(),
         revisions: Revisions {
             used: 0,
@@ -193,7 +197,10 @@ impl<'a> Scheduler<'a> {
             result_chars: limits.max_dependency_chars,
             total_chars: limits.max_earlier_chars,
         };
-        let input = StepInput::new(plan, index, &self.ctx.facts(), budget);
+        let mut input = StepInput::new(plan, index, &self.ctx.facts(), budget);
+        if !self.rejected.contains(&step_id) {
+            input.rejection = None;
+        }
         let (ctx, rt) = (self.ctx, self.rt);
         let setup = StepSetup {
             limits: &self.rt.config.limits,
@@ -225,6 +232,7 @@ impl<'a> Scheduler<'a> {
         let Some(index) = plan.index_of(step_id) else {
             return Ok(None);
         };
+        self.rejected.remove(step_id);
         let (failure, status) = match end {
             StepEnd::Completed {
                 result,
@@ -253,7 +261,10 @@ impl<'a> Scheduler<'a> {
                     self.after_step(strategy, plan, &report).await?;
                     return Ok(None);
                 }
-                Some(rejection) => (rejection, StepStatus::Failed),
+                Some(rejection) => {
+                    self.rejected.insert(step_id.to_string());
+                    (rejection, StepStatus::Failed)
+                }
             },
             StepEnd::Cancelled => {
                 fail(
