@@ -15,6 +15,8 @@ use crate::model::text::truncate_chars;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Produced {
     pub written: BTreeMap<String, Content>,
+    /// The files of `written` that existed before (inputs changed, not created).
+    pub changed_inputs: BTreeSet<String>,
     pub gone: BTreeSet<String>,
     pub answer: String,
 }
@@ -217,6 +219,16 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
                 compared.push(format!("{path} (as the check printed it)"));
             }
             (Some(_), Some(_)) if is_program(path) => programs_differ.push(path.clone()),
+            // Whether one of the user's files should change at all is not a matter of how a
+            // program is written: the check changed it, the run left it as it was.
+            (None, Some(_)) if check.changed_inputs.contains(path.as_str()) => {
+                return Agreement::Disagree {
+                    why: format!(
+                        "{path}: the run left it as it was, the check changed it to {}",
+                        excerpt(theirs)
+                    ),
+                }
+            }
             (Some(_), None) | (None, Some(_)) if is_program(path) => {
                 programs_differ.push(path.clone());
             }
@@ -278,6 +290,7 @@ mod tests {
                 .collect(),
             gone: gone.iter().map(|p| p.to_string()).collect(),
             answer: answer.to_string(),
+            ..Produced::default()
         }
     }
 
@@ -363,6 +376,20 @@ mod tests {
         let run = produced(&[("fix.py", "return a+b"), ("out.txt", "3")], &[], "");
         let check = produced(&[("fix.py", "return b+a"), ("out.txt", "3")], &[], "");
         assert!(matches!(compare(&run, &check), Agreement::Undecided { .. }));
+    }
+
+    /// A program the check changed and the run did not: a disagreement when it was one of
+    /// the user's files, no evidence either way when the check created it.
+    #[test]
+    fn an_input_program_only_the_check_changed_is_a_disagreement() {
+        let run = produced(&[], &[], "done");
+        let mut check = produced(&[("app.py", "limit = 2\n")], &[], "");
+        assert!(matches!(compare(&run, &check), Agreement::Undecided { .. }));
+        check.changed_inputs.insert("app.py".into());
+        assert!(matches!(
+            compare(&run, &check),
+            Agreement::Disagree { why } if why.contains("app.py: the run left it as it was")
+        ));
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub(super) async fn by_run(
     }
     Produced {
         written,
+        changed_inputs: changes.changed.iter().cloned().collect(),
         gone: changes
             .deleted
             .iter()
@@ -97,6 +98,7 @@ pub(super) async fn in_scratch(
                 if now.as_ref() != Some(before) {
                     if let Some(c) = content(port, dir, &f.path).await {
                         produced.written.insert(f.path.clone(), c);
+                        produced.changed_inputs.insert(f.path.clone());
                     }
                 }
             }
