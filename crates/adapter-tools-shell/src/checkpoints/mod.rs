@@ -97,19 +97,6 @@ impl LocalCheckpoints {
         RunStore::new(self.folder_of(run_id))
     }
 
-    /// Run `run_id`'s store, with its last checkpoint as remembered, and what hands the
-    /// checkpoint the operation took back to memory.
-    fn remembering_store_of(&self, run_id: &str) -> (RunStore, impl FnOnce(&RunStore)) {
-        let store = self.store_of(run_id).with_recent(self.recent.take(run_id));
-        let (recent, run_id) = (self.recent.clone(), run_id.to_string());
-        let keep = move |store: &RunStore| {
-            if let Some(taken) = store.take_recent() {
-                recent.keep(&run_id, taken);
-            }
-        };
-        (store, keep)
-    }
-
     /// Runs `work` off the async threads, one at a time.
     async fn blocking<T, F>(&self, work: F) -> Result<T, CheckpointError>
     where
@@ -136,14 +123,18 @@ impl WorkspaceCheckpoints for LocalCheckpoints {
         workspace: &Path,
         at: &CheckpointAt,
     ) -> Result<Checkpoint, CheckpointError> {
-        let (store, keep) = self.remembering_store_of(run_id);
-        let (workspace, limits) = (workspace.to_path_buf(), self.limits.clone());
+        let (store, workspace, limits) = (
+            self.store_of(run_id),
+            workspace.to_path_buf(),
+            self.limits.clone(),
+        );
+        let (recent, run) = (self.recent.clone(), run_id.to_string());
         let at = at.clone();
         let taken = self
             .blocking(move || {
-                let taken = scan::take(&store, &workspace, &limits);
-                keep(&store);
-                taken
+                let (taken, now) = scan::take(&store, &workspace, &limits, recent.take(&run))?;
+                recent.keep(&run, now);
+                Ok(taken)
             })
             .await?;
         tracing::debug!(?at, checkpoint = %taken.id, stored = taken.stored_bytes, "checkpoint");
@@ -171,15 +162,14 @@ impl WorkspaceCheckpoints for LocalCheckpoints {
         workspace: &Path,
         request: &RestoreRequest,
     ) -> Result<Restored, CheckpointError> {
-        let (store, keep) = self.remembering_store_of(run_id);
-        let (workspace, limits) = (workspace.to_path_buf(), self.limits.clone());
+        let (store, workspace, limits) = (
+            self.store_of(run_id),
+            workspace.to_path_buf(),
+            self.limits.clone(),
+        );
         let request = request.clone();
-        self.blocking(move || {
-            let restored = restore::restore(&store, &workspace, &request, &limits);
-            keep(&store);
-            restored
-        })
-        .await
+        self.blocking(move || restore::restore(&store, &workspace, &request, &limits))
+            .await
     }
 
     async fn space_used(&self, run_id: &str) -> Result<u64, CheckpointError> {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use domain::ports::CheckpointId;
 
-use super::store::{Entry, Index};
+use super::store::{Index, Listing};
 
 /// Runs whose last checkpoint is kept in memory; an older one is read from disk again.
 const RUNS: usize = 8;
@@ -33,24 +33,6 @@ impl fmt::Debug for Recent {
             .field("files", &self.index.files.len())
             .field("folders", &self.listings.len())
             .finish()
-    }
-}
-
-/// One folder's listing (name → entry) and the digest it is stored under.
-pub(crate) struct Listing {
-    pub entries: BTreeMap<String, Entry>,
-    pub digest: String,
-}
-
-impl Listing {
-    /// Whether `listing` holds the same names and entries.
-    pub(crate) fn same_as(&self, listing: &BTreeMap<&str, &Entry>) -> bool {
-        self.entries.len() == listing.len()
-            && self
-                .entries
-                .iter()
-                .zip(listing)
-                .all(|((a, x), (b, y))| a == b && x == *y)
     }
 }
 
@@ -91,6 +73,7 @@ impl fmt::Debug for RecentRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkpoints::store::Entry;
 
     fn recent(id: &str) -> Recent {
         Recent {

@@ -157,7 +157,8 @@ pub(crate) fn restore(
         .map(|id| store.load_manifest(id))
         .transpose()?;
     let root = Folder::open(workspace).map_err(|e| io_error("open", workspace, &e))?;
-    let before = scan::take(store, workspace, limits)?;
+    // Not remembered: the run's last checkpoint in memory stays true (only ever a shortcut).
+    let (before, _) = scan::take(store, workspace, limits, None)?;
     let now = store.load_manifest(&before.id)?;
     let left = run_left.as_ref().unwrap_or(&now);
     let paths: BTreeSet<&String> = target.entries.keys().chain(left.entries.keys()).collect();

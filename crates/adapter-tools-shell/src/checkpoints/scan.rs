@@ -335,14 +335,18 @@ fn keep_large(
 }
 
 /// Takes a checkpoint of `workspace` into `store`; the manifest and the index are written.
+/// `recent`: the run's previous checkpoint as this process remembers it (`recent.rs`);
+/// the checkpoint taken comes back to be remembered in its place.
 pub(crate) fn take(
     store: &RunStore,
     workspace: &Path,
     limits: &CheckpointLimits,
-) -> Result<Checkpoint, CheckpointError> {
+    recent: Option<Recent>,
+) -> Result<(Checkpoint, Recent), CheckpointError> {
     let started = nanos(SystemTime::now());
-    // The previous checkpoint as this process remembers it, else as the disk has it.
-    let (previous, known) = match store.take_recent() {
+    // The previous checkpoint as this process remembers it (while its manifest is still on
+    // disk), else as the disk has it.
+    let (previous, known) = match recent.filter(|r| store.has_manifest(&r.id)) {
         Some(recent) => (recent.index, recent.listings),
         None => (store.load_index(), BTreeMap::new()),
     };
@@ -445,19 +449,20 @@ pub(crate) fn take(
             tracing::warn!(error = %e, "the checkpoint index was not saved");
         }
     }
-    store.keep_recent(Recent {
+    let recent = Recent {
         id: id.clone(),
         index,
         listings,
-    });
-    Ok(Checkpoint {
+    };
+    let taken = Checkpoint {
         id,
         files,
         bytes,
         stored_bytes,
         left_out,
         complete,
-    })
+    };
+    Ok((taken, recent))
 }
 
 #[cfg(test)]

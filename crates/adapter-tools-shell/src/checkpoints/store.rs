@@ -35,7 +35,6 @@ use sha2::{Digest, Sha256};
 
 use super::digest::{self, hex};
 use super::pack::{read_at_most, PackWriter, Packs, PACKED_BYTES};
-use super::recent::{Listing, Recent};
 
 /// Version of the manifest format: 1 listed every path in the manifest; 2 lists each
 /// folder's listing by digest ([`StoredManifest`]).
@@ -135,6 +134,24 @@ pub(crate) struct Index {
     pub files: BTreeMap<String, IndexEntry>,
 }
 
+/// One folder's listing (name → entry) and the digest it is stored under.
+pub(crate) struct Listing {
+    pub entries: BTreeMap<String, Entry>,
+    pub digest: String,
+}
+
+impl Listing {
+    /// Whether `listing` holds the same names and entries.
+    pub(crate) fn same_as(&self, listing: &BTreeMap<&str, &Entry>) -> bool {
+        self.entries.len() == listing.len()
+            && self
+                .entries
+                .iter()
+                .zip(listing)
+                .all(|((a, x), (b, y))| a == b && x == *y)
+    }
+}
+
 /// An undo under way: written before its first change, removed after its last.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct PendingRestore {
@@ -156,9 +173,6 @@ pub(crate) struct RunStore {
     writing: Mutex<Option<PackWriter>>,
     /// What this operation wrote and has not flushed to disk yet (`sync`).
     unflushed: Mutex<Vec<PathBuf>>,
-    /// The run's last checkpoint as this process remembers it (`recent.rs`): handed in
-    /// before the operation, replaced by the checkpoint it takes.
-    recent: Mutex<Option<Recent>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -204,27 +218,12 @@ impl RunStore {
             packs: Mutex::new(None),
             writing: Mutex::new(None),
             unflushed: Mutex::new(Vec::new()),
-            recent: Mutex::new(None),
         }
     }
 
-    /// This store with the run's last checkpoint as remembered (`recent.rs`).
-    pub(crate) fn with_recent(self, recent: Option<Recent>) -> RunStore {
-        *locked(&self.recent) = recent;
-        self
-    }
-
-    /// The run's last checkpoint as remembered, taken out: `None` when there is none or
-    /// its manifest is no longer on disk (the run's checkpoints were discarded meanwhile).
-    pub(crate) fn take_recent(&self) -> Option<Recent> {
-        let recent = locked(&self.recent).take()?;
-        let on_disk = self.manifest_path(&recent.id).is_ok_and(|p| p.is_file());
-        on_disk.then_some(recent)
-    }
-
-    /// Remembers `recent` as the run's last checkpoint.
-    pub(crate) fn keep_recent(&self, recent: Recent) {
-        *locked(&self.recent) = Some(recent);
+    /// Whether checkpoint `id`'s manifest is on disk.
+    pub(crate) fn has_manifest(&self, id: &CheckpointId) -> bool {
+        self.manifest_path(id).is_ok_and(|p| p.is_file())
     }
 
     fn tmp_dir(&self) -> PathBuf {
