@@ -506,36 +506,11 @@ async fn a_retry_giving_up_before_trying_is_sent_back_to_act() {
 
 /// A retry of a step samples: a greedy model shown the retry's prompt (the same from the
 /// second retry on) answered the same every time.
-/// A retry after the model gave up is not told the give-up (a small model repeated it at
-/// once, every retry): it gets the step alone, plus what its tools did.
+/// A retry is a different draw, and is not told the give-up that ended the attempt before
+/// it (a small model repeated it at once, every retry): the step alone, plus what its tools
+/// did.
 #[tokio::test]
-async fn a_retry_after_a_give_up_is_not_told_the_give_up() {
-    let r = run_direct(
-        vec![
-            calls(&[shell("wc -l < data.csv")]),
-            fail("the program is too long to write"),
-            calls(&[shell("wc -l < data.csv > count.txt")]),
-            calls(&[complete("count.txt")]),
-        ],
-        RunConfig {
-            retries: 1,
-            ..config(Mode::Direct)
-        },
-        "count the lines of data.csv into count.txt",
-        &[],
-    )
-    .await;
-    assert_eq!(r.outcome.status, RunStatus::Completed);
-    let retry = r.requests()[2].messages[1]
-        .content
-        .clone()
-        .unwrap_or_default();
-    assert!(!retry.contains("NOT ACCEPTED"), "{retry}");
-    assert!(!retry.contains("too long to write"), "{retry}");
-}
-
-#[tokio::test]
-async fn a_retry_samples() {
+async fn a_retry_samples_and_is_not_told_the_give_up() {
     let r = run_direct(
         vec![
             calls(&[shell("wc -l < data.csv")]),
@@ -562,4 +537,10 @@ async fn a_retry_samples() {
         temperatures[2..].iter().all(Option::is_some),
         "a retry samples: {temperatures:?}"
     );
+    let retry = r.requests()[2].messages[1]
+        .content
+        .clone()
+        .unwrap_or_default();
+    assert!(!retry.contains("NOT ACCEPTED"), "{retry}");
+    assert!(!retry.contains("data.csv is not there"), "{retry}");
 }
