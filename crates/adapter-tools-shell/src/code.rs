@@ -80,7 +80,7 @@ const BASH_PRELUDE: &str = "exec </dev/null; final_answer() { printf '\\036PLANW
 /// start with the result. A tool's function can also be imported by its name, and any
 /// attribute of what is imported is the function (a small model imported a tool's function
 /// as a module and called an attribute of it).
-const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json
+const PYTHON_RUNNER: &str = "import sys, builtins, io, os, json, types
 def final_answer(answer=\"\"):
     sys.stdout.write(\"\\x1ePLANWRIGHT_FINAL_ANSWER\\x1e\" + str(answer).replace(\"\\n\", \"\\x1f\") + \"\\n\")
     sys.stdout.flush()
@@ -144,7 +144,6 @@ def answered_input(prompt=\"\"):
     sys.stdout.write(str(prompt) + answer + \"\\n\")
     return answer
 builtins.input = answered_input
-import types
 program = types.ModuleType(\"__main__\")
 sys.modules[\"__main__\"] = program
 scope = program.__dict__

@@ -107,11 +107,9 @@ impl StepInput {
         } else {
             Vec::new()
         };
-        // The scheduler, which knows how the last attempt ended, clears it when that was
-        // not a rejected answer.
-        let rejection = step.error.clone().filter(|_| step.attempts() > 1);
         StepInput {
-            rejection,
+            // Set by the scheduler, which knows how the last attempt ended.
+            rejection: None,
             last_open: plan.only_open_step(index),
             whole_task: plan.steps.len() == 1 && step.description.trim() == plan.goal.trim(),
             own,

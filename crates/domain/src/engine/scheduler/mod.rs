@@ -198,8 +198,8 @@ impl<'a> Scheduler<'a> {
             total_chars: limits.max_earlier_chars,
         };
         let mut input = StepInput::new(plan, index, &self.ctx.facts(), budget);
-        if !self.rejected.contains(&step_id) {
-            input.rejection = None;
+        if self.rejected.contains(&step_id) {
+            input.rejection = input.step.error.clone();
         }
         let (ctx, rt) = (self.ctx, self.rt);
         let setup = StepSetup {

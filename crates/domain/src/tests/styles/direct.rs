@@ -505,10 +505,8 @@ async fn a_retry_giving_up_before_trying_is_sent_back_to_act() {
 }
 
 /// A retry of a step samples: a greedy model shown the retry's prompt (the same from the
-/// second retry on) answered the same every time.
-/// A retry is a different draw, and is not told the give-up that ended the attempt before
-/// it (a small model repeated it at once, every retry): the step alone, plus what its tools
-/// did.
+/// second retry on) answered the same every time. It is not told the give-up that ended
+/// the attempt before it (a small model repeated it at once, every retry).
 #[tokio::test]
 async fn a_retry_samples_and_is_not_told_the_give_up() {
     let r = run_direct(
