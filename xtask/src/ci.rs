@@ -213,27 +213,30 @@ fn docs() -> Result<(), String> {
     )
 }
 
-/// The binary's adapter features (crates/app/Cargo.toml): each must build alone.
-const FEATURES: [&str; 9] = [
-    "openai",
-    "anthropic",
-    "llama",
-    "tools-shell",
-    "tools-browser",
-    "search",
-    "store-sqlite",
-    "store-postgres",
-    "mcp",
-];
+/// The binary's adapter features: its `default` feature's list (crates/app/Cargo.toml), read
+/// from `cargo metadata`, so a new adapter's feature is built alone without being named here.
+fn adapter_features(metadata: &serde_json::Value) -> Result<Vec<String>, String> {
+    metadata["packages"]
+        .as_array()
+        .and_then(|packages| packages.iter().find(|p| p["name"] == "planwright"))
+        .and_then(|p| p["features"]["default"].as_array())
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .ok_or_else(|| "cargo metadata: the planwright package has no default features".into())
+}
 
 /// Clippy, warnings denied, on the binary with no adapter feature and with each one alone:
 /// a feature that only builds beside another, or leaves code unreachable, fails here.
 fn features_alone() -> Result<(), String> {
+    let features = adapter_features(&crate::examples::metadata()?)?;
     let base = ["clippy", "-p", "planwright", "--no-default-features"];
     let deny = ["--", "-D", "warnings"];
     cargo(&[&base[..], &deny[..]].concat())?;
-    for feature in FEATURES {
-        cargo(&[&base[..], &["--features", feature], &deny[..]].concat())?;
+    for feature in &features {
+        cargo(&[&base[..], &["--features", feature.as_str()], &deny[..]].concat())?;
     }
     Ok(())
 }
@@ -262,6 +265,17 @@ fn summary(r: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The features built alone are the binary's default ones, read from the manifest.
+    #[test]
+    fn the_features_built_alone_are_the_binarys_defaults() {
+        let metadata = serde_json::json!({"packages": [
+            {"name": "planwright-runner", "features": {"default": []}},
+            {"name": "planwright", "features": {"default": ["openai", "llama"], "openai": []}}
+        ]});
+        assert_eq!(adapter_features(&metadata).unwrap(), ["openai", "llama"]);
+        assert!(adapter_features(&serde_json::json!({"packages": []})).is_err());
+    }
 
     #[test]
     fn tally_sums_cargo_result_lines() {

@@ -16,7 +16,8 @@ struct Example {
     features: Vec<String>,
 }
 
-pub(crate) fn examples() -> Result<(), String> {
+/// `cargo metadata --no-deps` of the workspace, as JSON.
+pub(crate) fn metadata() -> Result<serde_json::Value, String> {
     let out = Command::new(crate::cargo_program())
         .args(["metadata", "--no-deps", "--format-version", "1"])
         .output()
@@ -24,8 +25,11 @@ pub(crate) fn examples() -> Result<(), String> {
     if !out.status.success() {
         return Err("`cargo metadata` failed".to_string());
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("cargo metadata: not JSON: {e}"))?;
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: not JSON: {e}"))
+}
+
+pub(crate) fn examples() -> Result<(), String> {
+    let metadata = metadata()?;
     let examples = examples_of(&metadata);
     if examples.is_empty() {
         return Err("no example found".to_string());

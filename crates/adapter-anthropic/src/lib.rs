@@ -31,6 +31,9 @@
 //!   `cache_read_input_tokens`, `cached_prompt_tokens` = `cache_read_input_tokens`. The port
 //!   has no field for cache writes; they are in `prompt_tokens` and the `debug` log.
 //! - The API key never appears in errors, logs or `Debug` output.
+//! - [`providers`] describes `--provider anthropic` to the front ends (the domain's
+//!   `ModelProvider`: its `[providers.anthropic]` table, the client from a run's settings,
+//!   the key check before a run, `planwright doctor`'s line).
 //!
 //! ## Prompt caching
 //!
@@ -59,6 +62,7 @@ mod classify;
 mod client;
 mod config;
 mod error;
+mod provider;
 mod request;
 mod response;
 mod sse;
@@ -69,3 +73,4 @@ pub use config::{
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_TOKENS,
 };
 pub use error::{CallError, Error};
+pub use provider::{providers, AnthropicProvider};

@@ -5,7 +5,8 @@
 //! Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, Apache-2.0), which `cargo xtask model` fetches
 //! into [`default_model_dir`]; the others of the catalogue ([`CATALOGUE`], docs/models.md)
 //! are chosen by name ([`resolve_model`]) and any other GGUF file by path. Nothing here
-//! downloads anything.
+//! downloads anything. [`providers`] describes it to the front ends (`--provider local`,
+//! the fallback when no endpoint is configured, `planwright doctor`'s model line).
 //!
 //! - The model is loaded once ([`LlamaClient::load`]) and shared by every clone of the
 //!   client. Requests run one at a time on the model's own inference thread, which keeps a
@@ -41,6 +42,7 @@ mod code_surface;
 mod engine;
 mod grammar;
 mod prompt;
+mod provider;
 mod tools_text;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +64,7 @@ use engine::{Ending, Generated, Job, Settings};
 pub use catalogue::{resolve_model, CatalogueModel, CATALOGUE, DEFAULT_MODEL};
 pub use grammar::{json_grammar, tool_call_grammar, MAX_ARRAY_ITEMS, MAX_STRING_CHARS};
 pub use prompt::{prepare, Prepared, Protocol, TemplateMessage};
+pub use provider::{human_size, providers, EmbeddedProvider};
 
 /// File name of the default model in [`default_model_dir`].
 pub const DEFAULT_MODEL_FILE: &str = catalogue::DEFAULT_MODEL_FILE;

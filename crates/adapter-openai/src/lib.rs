@@ -26,7 +26,10 @@
 //!   format nor looks for JSON in the reply.
 //! - [`ToolProtocol::Text`] lets models without tool calling call tools by writing JSON.
 //! - [`Provider`] presets (OpenAI, Ollama, vLLM, llama.cpp, DeepSeek, OpenRouter, LM Studio)
-//!   set the base URL, key requirement and quirks.
+//!   set the base URL, key requirement and quirks; [`providers()`] describes each to the
+//!   front ends (the domain's `ModelProvider`: `--provider NAME`, the client from a run's
+//!   settings, `planwright doctor`'s endpoint line), `openai` also serving a run that names
+//!   no provider when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set.
 //! - The API key never appears in errors, logs or `Debug` output.
 //!
 //! This is an adapter: the app depends on it, and `domain` must never depend on it (nor on
@@ -40,6 +43,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod provider;
+mod providers;
 mod sse;
 mod text_tools;
 mod wire;
@@ -50,3 +54,4 @@ pub use config::{
 };
 pub use error::Error;
 pub use provider::{Provider, API_KEY_VAR, BASE_URL_VAR};
+pub use providers::{providers, Preset};

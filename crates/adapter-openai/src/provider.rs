@@ -45,7 +45,7 @@ impl Provider {
     ];
 
     /// The name used on the command line (`openai`, `ollama`, ...).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Ollama => "ollama",

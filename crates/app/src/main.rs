@@ -168,7 +168,7 @@ async fn dispatch(mut cli: Cli, loaded: config::Loaded) -> Result<ExitCode, AppE
     let servers = mcp::declare(&loaded.layers)?;
     let config_file = cli.config.clone();
     if let Some(opts) = cli.command.run_options_mut() {
-        opts.anthropic = loaded.layers.anthropic();
+        opts.provider_tables = loaded.layers.provider_tables();
         opts.mcp_servers = servers.clone();
         opts.notices = runner::notice::Notices::to(terminal::notice);
         opts.config_file = config_file;

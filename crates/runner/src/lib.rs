@@ -5,7 +5,8 @@
 //! the database ([`database`]) inside a guarded state folder ([`state_folder`]), probes the
 //! sandbox ([`sandbox`]), offers the config files' MCP servers as tools ([`mcp`]), reads a
 //! run's mailbox ([`mailbox`]), says whether a run's lease still holds ([`liveness`]) and
-//! claims and executes queued runs ([`queue`]). [`Planwright`] is all of it as one value
+//! claims and executes queued runs ([`queue`]); [`providers`] lists the model providers of the
+//! build. [`Planwright`] is all of it as one value
 //! with the command line's defaults; [`prelude`] what an embedder imports.
 //!
 //! Architecture invariant (docs/architecture.md): this crate never depends on clap, on the
@@ -13,8 +14,6 @@
 //! the terminal itself: what a user should read goes through [`notice`], which the binary
 //! points at stderr.
 
-pub mod anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "search"))]
 pub mod ca_certs;
 pub mod caller;
 pub mod database;
@@ -27,6 +26,7 @@ pub mod metrics;
 pub mod notice;
 pub mod owner;
 mod planwright;
+pub mod providers;
 pub mod queue;
 pub mod run_changes;
 pub mod sandbox;
@@ -41,7 +41,4 @@ pub mod workspace;
 
 pub use error::RunnerError;
 pub use planwright::{prelude, Planwright};
-pub use settings::{
-    AnthropicSettings, CheckpointSettings, Provider, RunSettings, SandboxMode, SearchChoice,
-    ToolProtocol,
-};
+pub use settings::{CheckpointSettings, RunSettings, SandboxMode, SearchChoice, ToolProtocol};

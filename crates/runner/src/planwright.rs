@@ -126,7 +126,7 @@ impl EventSink for Forward {
 pub mod prelude {
     pub use super::Planwright;
     pub use crate::database::Database;
-    pub use crate::{Provider, RunSettings, RunnerError, SandboxMode};
+    pub use crate::{RunSettings, RunnerError, SandboxMode};
     pub use domain::{Actions, CancellationToken, Event, Mode, RunOutcome, RunStatus, Runtime};
 }
 

@@ -88,97 +88,6 @@ impl Named for SearchChoice {
     }
 }
 
-/// An OpenAI-compatible server preset, Anthropic's Messages API, or the embedded model
-/// (`Local`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    OpenAi,
-    Ollama,
-    Vllm,
-    LlamaCpp,
-    DeepSeek,
-    OpenRouter,
-    LmStudio,
-    /// Anthropic's Messages API (docs/anthropic.md).
-    Anthropic,
-    /// The embedded model, in process.
-    Local,
-}
-
-impl Named for Provider {
-    const WHAT: &'static str = "provider";
-    fn all() -> &'static [Provider] {
-        &[
-            Provider::OpenAi,
-            Provider::Ollama,
-            Provider::Vllm,
-            Provider::LlamaCpp,
-            Provider::DeepSeek,
-            Provider::OpenRouter,
-            Provider::LmStudio,
-            Provider::Anthropic,
-            Provider::Local,
-        ]
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Ollama => "ollama",
-            Provider::Vllm => "vllm",
-            Provider::LlamaCpp => "llamacpp",
-            Provider::DeepSeek => "deepseek",
-            Provider::OpenRouter => "openrouter",
-            Provider::LmStudio => "lmstudio",
-            Provider::Anthropic => "anthropic",
-            Provider::Local => "local",
-        }
-    }
-    fn aliases(self) -> &'static [&'static str] {
-        match self {
-            Provider::LlamaCpp => &["llama.cpp", "llama-cpp"],
-            Provider::LmStudio => &["lm-studio"],
-            _ => &[],
-        }
-    }
-    fn help(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "https://api.openai.com/v1 (key required)",
-            Provider::Ollama => "http://localhost:11434/v1 (no key)",
-            Provider::Vllm => "http://localhost:8000/v1",
-            Provider::LlamaCpp => "llama.cpp's llama-server, http://localhost:8080/v1",
-            Provider::DeepSeek => {
-                "https://api.deepseek.com/v1 (DEEPSEEK_API_KEY or OPENAI_API_KEY)"
-            }
-            Provider::OpenRouter => {
-                "https://openrouter.ai/api/v1 (OPENROUTER_API_KEY or OPENAI_API_KEY)"
-            }
-            Provider::LmStudio => "http://localhost:1234/v1 (no key)",
-            Provider::Anthropic => {
-                "https://api.anthropic.com, the Messages API (ANTHROPIC_API_KEY; \
-                 ANTHROPIC_BASE_URL overrides the URL)"
-            }
-            Provider::Local => {
-                "The embedded model, in process, offline (`cargo xtask model` fetches \
-                 Qwen2.5-Coder-1.5B; any GGUF with --model-path)"
-            }
-        }
-    }
-}
-
-/// The `[providers.anthropic]` table of a config file (docs/anthropic.md): each `None`
-/// leaves the adapter's default (or the option that overrides it) in place.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AnthropicSettings {
-    /// Below `--base-url` and `ANTHROPIC_BASE_URL`.
-    pub base_url: Option<String>,
-    /// The variable holding the key, below `--api-key-env`; else `ANTHROPIC_API_KEY`.
-    pub api_key_env: Option<String>,
-    /// The `max_tokens` of every request.
-    pub max_tokens: Option<u32>,
-    /// `cache_control` breakpoints on the stable prefix (on by default).
-    pub prompt_caching: Option<bool>,
-}
-
 /// How tools are offered to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolProtocol {
@@ -280,9 +189,11 @@ pub struct RunSettings {
     pub max_plan_steps: Option<u32>,
     pub summary: SummaryStyle,
     pub lease: Duration,
-    pub provider: Option<Provider>,
-    /// With `provider` Anthropic: the `[providers.anthropic]` table.
-    pub anthropic: AnthropicSettings,
+    /// `--provider`: a provider's name or alias (`crate::providers`); `None` picks the
+    /// configured endpoint, else the embedded model.
+    pub provider: Option<String>,
+    /// The config files' `[providers.NAME]` tables in effect, by provider name.
+    pub provider_tables: std::collections::BTreeMap<String, domain::ports::ProviderTable>,
     /// The config files' MCP servers (docs/mcp.md), whose tools every run built from these
     /// settings is offered; clones share the one set (and its started servers).
     pub mcp_servers: crate::mcp::McpServers,
@@ -346,7 +257,7 @@ impl Default for RunSettings {
             summary: SummaryStyle::Auto,
             lease: Duration::from_secs(30),
             provider: None,
-            anthropic: AnthropicSettings::default(),
+            provider_tables: std::collections::BTreeMap::new(),
             mcp_servers: crate::mcp::McpServers::default(),
             notices: crate::notice::Notices::default(),
             config_file: None,

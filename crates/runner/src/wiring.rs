@@ -6,7 +6,7 @@ use domain::ports::{LlmClient, RunStore};
 use domain::tools::builtin::ToolSet;
 use domain::{Actions, ExecutorAgent, RunConfig, Runtime};
 
-use crate::{Provider, RunSettings, RunnerError};
+use crate::{RunSettings, RunnerError};
 use domain::model::approval::ApprovalPolicy;
 
 /// The LLM client of a run, and what to check once the run is over.
@@ -27,8 +27,8 @@ impl LlmSetup {
     }
 }
 
-/// The run's LLM: the cassette with `--replay` (no network, no key), else the
-/// OpenAI-compatible client, wrapped in a recorder with `--record`.
+/// The run's LLM: the cassette with `--replay` (no network, no key), else the client of the
+/// provider the options pick (`crate::providers`), wrapped in a recorder with `--record`.
 pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
     if let Some(path) = &args.replay {
         let replay = adapter_replay::ReplayLlm::open(path)
@@ -40,10 +40,8 @@ pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
             replay: Some(replay),
         });
     }
-    let (client, api_key) = match args.provider {
-        Some(Provider::Anthropic) => crate::anthropic::llm(args)?,
-        _ => live_llm(args)?,
-    };
+    let connected = crate::providers::connect(args)?;
+    let (client, api_key) = (connected.client, connected.secret);
     let Some(path) = &args.record else {
         return Ok(LlmSetup {
             client,
@@ -60,195 +58,6 @@ pub fn llm(args: &RunSettings) -> Result<LlmSetup, RunnerError> {
         recorder: Some(recorder),
         replay: None,
     })
-}
-
-/// The adapter's preset behind an OpenAI-compatible `--provider` (`None`: Anthropic, the
-/// embedded model). The runner names providers without the adapter built in, so the names
-/// and URLs its help shows are kept beside the adapter's; a test holds them equal.
-#[cfg(feature = "openai")]
-fn openai_preset(provider: Provider) -> Option<adapter_openai::Provider> {
-    Some(match provider {
-        Provider::Local | Provider::Anthropic => return None,
-        Provider::OpenAi => adapter_openai::Provider::OpenAi,
-        Provider::Ollama => adapter_openai::Provider::Ollama,
-        Provider::Vllm => adapter_openai::Provider::Vllm,
-        Provider::LlamaCpp => adapter_openai::Provider::LlamaCpp,
-        Provider::DeepSeek => adapter_openai::Provider::DeepSeek,
-        Provider::OpenRouter => adapter_openai::Provider::OpenRouter,
-        Provider::LmStudio => adapter_openai::Provider::LmStudio,
-    })
-}
-
-/// The OpenAI-compatible endpoint the options name (`--provider`, `--base-url`,
-/// `OPENAI_BASE_URL`, `OPENAI_API_KEY`); `None` when the embedded model is meant
-/// (`--provider local`, or no endpoint configured).
-#[cfg(feature = "openai")]
-pub fn openai_config(
-    args: &RunSettings,
-) -> Result<Option<adapter_openai::OpenAiConfig>, RunnerError> {
-    use adapter_openai::{OpenAiConfig, API_KEY_VAR, BASE_URL_VAR};
-
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    // `--api-key-env NAME`: the key is read from NAME, which must then be set.
-    let named_key = match &args.api_key_env {
-        Some(name) => Some(env(name).ok_or_else(|| {
-            RunnerError::Config(format!(
-                "api_key_env names the variable {name}, which is not set"
-            ))
-        })?),
-        None => None,
-    };
-    let base_flag = args.base_url.clone().filter(|b| !b.trim().is_empty());
-    let config = match args.provider {
-        Some(arg) => {
-            // Anthropic (`crate::anthropic`) and the embedded model have no preset here.
-            let Some(provider) = openai_preset(arg) else {
-                return Ok(None);
-            };
-            provider
-                .from_env(&args.model, |var| match var {
-                    BASE_URL_VAR => base_flag.clone().or_else(|| env(var)),
-                    _ if named_key.is_some() => named_key.clone(),
-                    _ => env(var),
-                })
-                .map_err(|e| RunnerError::Config(e.to_string()))?
-        }
-        None => {
-            let key = named_key.or_else(|| env(API_KEY_VAR));
-            let base = base_flag.or_else(|| env(BASE_URL_VAR));
-            if key.is_none() && base.is_none() {
-                // No endpoint: the embedded model, offline.
-                return Ok(None);
-            }
-            let mut config = OpenAiConfig::new(&args.model);
-            config.api_key = key;
-            if let Some(base) = base {
-                config.base_url = base;
-            }
-            config
-        }
-    };
-    Ok(Some(config))
-}
-
-/// The OpenAI-compatible client, and its API key (to keep it out of recordings).
-///
-/// With `--provider`, the preset (base URL overridable by `--base-url` / `OPENAI_BASE_URL`,
-/// key from its variables, required by hosted presets). Without it, `OPENAI_API_KEY` or
-/// `OPENAI_BASE_URL` (or `--base-url`) must be set.
-#[cfg(feature = "openai")]
-fn live_llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
-    let Some(mut config) = openai_config(args)? else {
-        let fallback = !matches!(args.provider, Some(Provider::Local));
-        return local_llm(args, fallback);
-    };
-    config.stream |= args.stream;
-    config.max_response_bytes = u64::from(args.llm_max_reply_mib) << 20;
-    config.extra_root_certs = crate::ca_certs::read(args)?;
-    config.tool_protocol = match args.tool_protocol {
-        crate::ToolProtocol::Native => adapter_openai::ToolProtocol::Native,
-        crate::ToolProtocol::Text => adapter_openai::ToolProtocol::Text,
-    };
-    let api_key = config.api_key.clone();
-    let client = adapter_openai::OpenAiClient::new(config)
-        .map_err(|e| RunnerError::Config(format!("cannot set up the OpenAI client: {e}")))?;
-    Ok((Arc::new(client), api_key))
-}
-
-/// The embedded model's file: `--model-path` / `PLANWRIGHT_MODEL_PATH` (a path or a name of
-/// the catalogue), else the default model's place.
-#[cfg(feature = "llama")]
-pub fn local_model_path(args: &RunSettings) -> std::path::PathBuf {
-    args.model_path
-        .as_ref()
-        .map_or_else(adapter_llama::default_model_path, |p| {
-            adapter_llama::resolve_model(&p.to_string_lossy())
-        })
-}
-
-/// How to get the embedded model file `path` when it is missing.
-#[cfg(feature = "llama")]
-pub fn local_model_fix(path: &std::path::Path) -> String {
-    adapter_llama::CATALOGUE
-        .iter()
-        .find(|m| path.file_name().is_some_and(|f| f == m.file))
-        .map_or_else(
-            || {
-                format!(
-                    "pass --model-path with a GGUF file or a model name ({})",
-                    adapter_llama::CATALOGUE
-                        .iter()
-                        .map(|m| m.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-            |m| format!("run `cargo xtask model {}` to fetch it", m.name),
-        )
-}
-
-/// The embedded model. `fallback`: chosen because no endpoint is configured (said on stderr).
-#[cfg(feature = "llama")]
-fn local_llm(
-    args: &RunSettings,
-    fallback: bool,
-) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
-    let path = local_model_path(args);
-    if !path.is_file() {
-        let fetch = local_model_fix(&path);
-        let head = if fallback {
-            "no LLM endpoint configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or pick a server \
-             with --provider) and "
-        } else {
-            ""
-        };
-        return Err(RunnerError::Config(format!(
-            "{head}no local model at {}: {fetch}",
-            path.display()
-        )));
-    }
-    if fallback {
-        args.notices.say(
-            crate::notice::Level::Choice,
-            &format!(
-                "no OPENAI_API_KEY or OPENAI_BASE_URL: using the embedded model {}",
-                path.display()
-            ),
-        );
-    }
-    let client = adapter_llama::LlamaClient::load(adapter_llama::LlamaConfig::new(&path))
-        .map_err(|e| RunnerError::Config(format!("cannot load {}: {e}", path.display())))?;
-    Ok((Arc::new(client), None))
-}
-
-#[cfg(not(feature = "llama"))]
-fn local_llm(
-    _args: &RunSettings,
-    fallback: bool,
-) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
-    let head = if fallback {
-        "no LLM endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL (this planwright was \
-         built without the embedded model)"
-    } else {
-        "this planwright was built without the embedded model (enable the `llama` feature)"
-    };
-    Err(RunnerError::Config(head.into()))
-}
-
-/// Built without the OpenAI adapter: the embedded model is the only LLM, unless an endpoint
-/// was asked for.
-#[cfg(not(feature = "openai"))]
-fn live_llm(args: &RunSettings) -> Result<(Arc<dyn LlmClient>, Option<String>), RunnerError> {
-    let endpoint_asked =
-        args.base_url.is_some() || args.provider.is_some_and(|p| !matches!(p, Provider::Local));
-    if endpoint_asked {
-        return Err(RunnerError::Config(
-            "this planwright was built without the OpenAI adapter (enable the `openai` \
-             feature); only the embedded model can be used"
-                .into(),
-        ));
-    }
-    local_llm(args, false)
 }
 
 /// Adds a family of tools to the set and records it as offered.
@@ -420,14 +229,8 @@ pub fn default_actions(args: &RunSettings) -> Actions {
 }
 
 /// Whether the options pick the embedded model (no endpoint configured, or `--provider local`).
-#[cfg(feature = "openai")]
 fn uses_embedded_model(args: &RunSettings) -> bool {
-    args.provider != Some(Provider::Anthropic) && matches!(openai_config(args), Ok(None))
-}
-
-#[cfg(not(feature = "openai"))]
-fn uses_embedded_model(args: &RunSettings) -> bool {
-    args.provider != Some(Provider::Anthropic)
+    crate::providers::picks_embedded(args)
 }
 
 pub fn runtime(
@@ -596,52 +399,13 @@ pub fn checkpoint_store(
 }
 
 /// What a run's spans say about its model: the provider (`--provider`'s name; `replay` for
-/// a cassette, `local` for the embedded model, else `openai`), the model, and whether
+/// a cassette, else the name of the provider the options pick), the model, and whether
 /// message content is captured (`telemetry::capture_message_content`).
 fn trace_labels(args: &RunSettings) -> domain::engine::trace::TraceLabels {
-    let provider = match args.provider {
-        _ if args.replay.is_some() => "replay".to_string(),
-        Some(provider) => domain::model::names::Named::name(provider).to_string(),
-        None if uses_embedded_model(args) => "local".to_string(),
-        None => "openai".to_string(),
-    };
+    let provider = crate::providers::label(args);
     domain::engine::trace::TraceLabels {
         provider,
         model: args.model.clone(),
         capture_message_content: crate::telemetry::capture_message_content(),
-    }
-}
-
-#[cfg(all(test, feature = "openai"))]
-mod tests {
-    use super::*;
-    use domain::model::names::Named as _;
-
-    /// Every OpenAI-compatible provider the runner names is the adapter's preset of the same
-    /// name, its help shows the preset's URL, and every preset is offered.
-    #[test]
-    fn the_providers_named_here_are_the_adapters_presets() {
-        for provider in Provider::all() {
-            let Some(preset) = openai_preset(*provider) else {
-                continue;
-            };
-            assert_eq!(provider.name(), preset.name());
-            assert!(
-                provider.help().contains(preset.base_url()),
-                "{}: {} does not show {}",
-                provider.name(),
-                provider.help(),
-                preset.base_url()
-            );
-        }
-        for preset in adapter_openai::Provider::ALL {
-            assert!(
-                Provider::all()
-                    .iter()
-                    .any(|p| openai_preset(*p) == Some(preset)),
-                "{} is not offered",
-                preset.name()
-            );
-        }
     }
 }

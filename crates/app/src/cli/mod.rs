@@ -8,7 +8,7 @@ use domain::{Actions, Mode, Revise, Schedule, SummaryStyle};
 
 use runner::caller::Scope;
 use runner::database::Database;
-use runner::{Provider, SandboxMode, SearchChoice, ToolProtocol};
+use runner::{SandboxMode, SearchChoice, ToolProtocol};
 
 mod age;
 pub mod heading;
@@ -18,7 +18,7 @@ mod values;
 
 pub use mcp::McpCommand;
 
-use values::{approval_rule, tool_pattern, NamedParser};
+use values::{approval_rule, tool_pattern, NamedParser, ProviderParser};
 
 /// Planwright: an LLM agent runtime that plans, acts with real tools, verifies and adapts.
 #[derive(Debug, Parser)]
@@ -320,12 +320,13 @@ pub struct RunOptions {
     #[arg(help_heading = heading::MODEL, long, env = "PLANWRIGHT_MODEL_PATH")]
     pub model_path: Option<PathBuf>,
 
-    /// OpenAI-compatible server preset: sets the base URL and the server's quirks
-    /// (OPENAI_BASE_URL still overrides the URL); `anthropic` for Anthropic's Messages API
-    /// (ANTHROPIC_API_KEY, docs/anthropic.md). Without it, OPENAI_API_KEY or
-    /// OPENAI_BASE_URL must be set.
-    #[arg(help_heading = heading::MODEL, long, value_parser = NamedParser::<Provider>::new(), env = "PLANWRIGHT_PROVIDER")]
-    pub provider: Option<Provider>,
+    /// The model provider: an OpenAI-compatible server preset (sets the base URL and the
+    /// server's quirks; OPENAI_BASE_URL still overrides the URL), `anthropic` for Anthropic's
+    /// Messages API (ANTHROPIC_API_KEY, docs/anthropic.md), or `local`, the embedded model.
+    /// Without it, the endpoint OPENAI_API_KEY or OPENAI_BASE_URL names, else the embedded
+    /// model.
+    #[arg(help_heading = heading::MODEL, long, value_parser = ProviderParser, env = "PLANWRIGHT_PROVIDER")]
+    pub provider: Option<String>,
 
     /// The environment variable holding the API key, read instead of OPENAI_API_KEY (and
     /// the preset's own key variables): config files name the variable, never the key.
@@ -582,10 +583,11 @@ pub struct RunOptions {
           value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub lease_secs: u32,
 
-    /// The config files' `[providers.anthropic]` in effect (docs/anthropic.md): no option of
-    /// its own, set from the loaded files before the command runs (`Command::run_options_mut`).
+    /// The config files' `[providers.NAME]` tables in effect (docs/configuration.md,
+    /// "Provider tables"): no option of their own, set from the loaded files before the
+    /// command runs (`Command::run_options_mut`).
     #[arg(skip)]
-    pub anthropic: runner::AnthropicSettings,
+    pub provider_tables: std::collections::BTreeMap<String, domain::ports::ProviderTable>,
 
     /// The config files' MCP servers (docs/mcp.md): no option of their own, set from the
     /// loaded files before the command runs (`Command::run_options_mut`).

@@ -1,7 +1,8 @@
 //! The values of the command line's enumerated options (`--mode`, `--provider`...): every
 //! choice (the domain's modes, schedules, revise policies, approval modes, summary styles;
-//! the runner's providers, sandboxes, search providers, tool protocols) parsed by its own
-//! [`Named`] list through [`NamedParser`]: no clap mirror of them here.
+//! the runner's sandboxes, search providers, tool protocols) parsed by its own [`Named`]
+//! list through [`NamedParser`], and the model providers by the runner's list of them
+//! through [`ProviderParser`]: no clap mirror of them here.
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -58,6 +59,41 @@ impl<T: Named> TypedValueParser for NamedParser<T> {
     }
 }
 
+/// A clap value parser over the model providers of this build (`runner::providers`): their
+/// names, aliases and help lines; the value is the provider's name (an alias gives it too).
+#[derive(Debug, Clone, Copy)]
+pub struct ProviderParser;
+
+impl ProviderParser {
+    fn possible() -> impl Iterator<Item = PossibleValue> {
+        runner::providers::infos().into_iter().map(|info| {
+            PossibleValue::new(info.name)
+                .aliases(info.aliases.iter().copied())
+                .help(info.help)
+        })
+    }
+}
+
+impl TypedValueParser for ProviderParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = PossibleValuesParser::new(Self::possible()).parse_ref(cmd, arg, value)?;
+        runner::providers::find(&name)
+            .map(|p| p.info().name.to_string())
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(Self::possible()))
+    }
+}
+
 /// A `--disabled-tools` pattern: a tool name with `*` / `?` wildcards (`browser_*`).
 pub(crate) fn tool_pattern(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -80,9 +116,8 @@ mod tests {
     use clap::Parser;
 
     use crate::cli::{Cli, Command};
-    use runner::Provider;
 
-    fn provider(text: &str) -> Result<Option<Provider>, String> {
+    fn provider(text: &str) -> Result<Option<String>, String> {
         let cli = Cli::try_parse_from(["planwright", "run", "--provider", text, "task"])
             .map_err(|e| e.to_string())?;
         match cli.command {
@@ -91,13 +126,16 @@ mod tests {
         }
     }
 
-    /// The runner's names are the options' values, an alias is accepted as its value, and
-    /// an unknown name is refused with the names (not the aliases) listed.
+    /// The runner's providers' names are the option's values, an alias is accepted as its
+    /// provider's name, and an unknown name is refused with the names (not the aliases)
+    /// listed.
+    #[cfg(feature = "openai")]
     #[test]
     fn choices_parse_by_the_runners_names_and_aliases() {
-        assert_eq!(provider("llamacpp"), Ok(Some(Provider::LlamaCpp)));
-        assert_eq!(provider("llama.cpp"), Ok(Some(Provider::LlamaCpp)));
-        assert_eq!(provider("lm-studio"), Ok(Some(Provider::LmStudio)));
+        let named = |name: &str| Ok(Some(name.to_string()));
+        assert_eq!(provider("llamacpp"), named("llamacpp"));
+        assert_eq!(provider("llama.cpp"), named("llamacpp"));
+        assert_eq!(provider("lm-studio"), named("lmstudio"));
         let Err(refused) = provider("gpt") else {
             panic!("an unknown provider parses");
         };

@@ -23,7 +23,7 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
     }
     let settings = args.opts.settings();
     let llm = runner::wiring::llm(&settings)?;
-    runner::anthropic::check_key(&settings).await?;
+    runner::providers::preflight(&settings).await?;
     let opened = db.open().await?;
     let runs_root = db.runs_root();
     let mut runtime = console_runtime(
@@ -68,7 +68,7 @@ pub async fn run(db: &Database, args: RunArgs) -> Result<ExitCode, AppError> {
 pub async fn resume(db: &Database, args: ResumeArgs) -> Result<ExitCode, AppError> {
     let settings = args.opts.settings();
     let llm = runner::wiring::llm(&settings)?;
-    runner::anthropic::check_key(&settings).await?;
+    runner::providers::preflight(&settings).await?;
     let opened = db.open().await?;
     let store = opened.store.clone();
     let record = store

@@ -32,8 +32,8 @@ folders are recorded in the user's file as `[trusted_projects."PATH"]` tables. E
 that decides where the key or the data go, what runs or what protects your files is
 pinned: every key of the table below except FREE_KEYS, which only tune a
 run or are kept from weakening your own settings; the chosen `profile`; each MCP server's
-`command`, `args`, `env`, `cwd`, `url` and `bearer_token_env`; `[providers.anthropic]`'s
-`base_url` and `api_key_env`; `[telemetry]`'s `endpoint`, `traces_endpoint` and
+`command`, `args`, `env`, `cwd`, `url` and `bearer_token_env`; the keys of a provider's
+table marked pinned below ("Provider tables"); `[telemetry]`'s `endpoint`, `traces_endpoint` and
 `capture_message_content`. `planwright trust` shows the pinned values and records a digest
 of each, and a new or changed one stops the command (exit 2, naming `planwright trust`), or
 is asked in a terminal. A `planwright.toml` that appears in a folder trusted without one is
@@ -131,34 +131,61 @@ A table with an unknown key, a value of the wrong type, or neither (or both) of 
 and `url` is an error like any other: one line naming the file and the line, exit code 2.
 "#;
 
-/// The `[providers.anthropic]` table: not options, so written here (docs/anthropic.md has
-/// more).
-const PROVIDERS: &str = r#"
+/// The `[providers.NAME]` tables: not options, so written here from each provider's
+/// description (its adapter's `ProviderInfo::table`).
+fn providers() -> String {
+    let tables = super::providers::with_tables();
+    let mut out = String::from(
+        r#"
 ## Provider tables
 
-`[providers.anthropic]` holds the settings of `--provider anthropic` (Anthropic's Messages
-API, [anthropic.md](anthropic.md)) that are not options. It belongs at a file's top level,
-not in a profile; each key of the project file's (or `--config`'s) table replaces the user
-file's. A project file's `base_url` and `api_key_env` here are pinned like the top-level
-ones (see "Trust" above). No other provider has a table: the OpenAI-compatible presets are
-picked with `--provider` and configured with the keys above.
+A `[providers.NAME]` table holds the settings of `--provider NAME` that are not options; which
+providers have one, and its keys, come from the provider's adapter. It belongs at a file's
+top level, not in a profile; each key of the project file's (or `--config`'s) table replaces
+the user file's. Keys marked pinned are pinned in a project file like the top-level ones (see
+"Trust" above). The other providers (the OpenAI-compatible presets, the embedded model) are
+configured with the keys above.
+"#,
+    );
+    for info in &tables {
+        out.push_str(&format!(
+            "\n### `[providers.{}]`\n\n`--provider {0}`: {}.\n\n| Key | Type | Default | Pinned | Description |\n|---|---|---|---|---|\n",
+            info.name, info.help
+        ));
+        for key in info.table {
+            let kind = match key.kind {
+                domain::ports::KeyKind::Text => "string".to_string(),
+                domain::ports::KeyKind::Flag => "boolean".to_string(),
+                domain::ports::KeyKind::Count { min, max } => format!("integer, {min} to {max}"),
+            };
+            out.push_str(&format!(
+                "| `{}` | {kind} | {} | {} | {} |\n",
+                key.name,
+                key.default,
+                if key.pinned { "yes" } else { "no" },
+                key.help
+            ));
+        }
+    }
+    if let Some(info) = tables.first() {
+        let pinned: Vec<&str> = info
+            .table
+            .iter()
+            .filter(|k| k.pinned)
+            .map(|k| k.name)
+            .collect();
+        out.push_str(&format!(
+            "\n```toml\nprovider = \"{name}\"\n\n[providers.{name}]\n{}```\n",
+            pinned
+                .iter()
+                .map(|k| format!("{k} = \"...\"\n"))
+                .collect::<String>(),
+            name = info.name
+        ));
+    }
+    out
+}
 
-| Key | Type | Default | Description |
-|---|---|---|---|
-| `base_url` | string | `https://api.anthropic.com` | The API root (requests go to `{base_url}/v1/messages`); `--base-url` and `ANTHROPIC_BASE_URL` come first. |
-| `api_key_env` | string | `ANTHROPIC_API_KEY` | The environment variable holding the key (never the key itself); `--api-key-env` comes first. |
-| `max_tokens` | integer | `8192` | The `max_tokens` of every request (the API requires one). |
-| `prompt_caching` | boolean | `true` | `cache_control` breakpoints on the stable prefix of every request. |
-
-```toml
-provider = "anthropic"
-model = "claude-sonnet-4-5"
-
-[providers.anthropic]
-base_url = "https://llm-gateway.example.com"
-api_key_env = "GATEWAY_KEY"
-```
-"#;
 /// The `[telemetry]` table: not options, so written here from its keys
 /// (docs/observability.md has more).
 fn telemetry() -> String {
@@ -226,7 +253,7 @@ pub fn markdown(keys: &[Key]) -> String {
         }
     }
     out.push_str(MCP_SERVERS);
-    out.push_str(PROVIDERS);
+    out.push_str(&providers());
     out.push_str(&telemetry());
     out
 }

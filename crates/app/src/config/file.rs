@@ -55,7 +55,7 @@ impl ConfigFile {
             && self.profiles.is_empty()
             && self.profile.is_none()
             && self.mcp_servers.is_empty()
-            && self.providers.anthropic.is_none()
+            && self.providers.is_empty()
             && self.telemetry.is_empty()
             && self.trusted_projects.is_empty()
     }

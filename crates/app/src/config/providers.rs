@@ -1,47 +1,58 @@
 //! The `[providers.NAME]` tables of a config file: settings of one LLM provider that are not
-//! options of their own. Only `[providers.anthropic]` exists (docs/anthropic.md): the base
-//! URL, the variable holding the key, `max_tokens` and prompt caching of `--provider
-//! anthropic`. Only at a file's top level; a project file's key replaces the user file's.
-//! The values reach the command's runs through its run options (`RunOptions::anthropic`,
-//! set in `main.rs`'s `dispatch`).
+//! options of their own. Which providers have a table, its keys, their types and which of
+//! them trust pins all come from the provider's description (`runner::providers`, the
+//! domain's `ProviderInfo::table`), so a new provider's table needs nothing here. Only at a
+//! file's top level; a project file's key replaces the user file's. The values reach the
+//! command's runs through its run options (`RunOptions::provider_tables`, set in `main.rs`'s
+//! `dispatch`).
 
-use runner::AnthropicSettings;
+use std::collections::BTreeMap;
+
+use domain::ports::{KeyKind, ProviderInfo, ProviderTable, TableValue};
 use toml::de::DeValue;
 use toml::Spanned;
 
 use super::toml_table::Problem;
 
-/// The keys of `[providers.anthropic]`.
-pub const ANTHROPIC_KEYS: [&str; 4] = ["base_url", "api_key_env", "max_tokens", "prompt_caching"];
-
-/// A file's `[providers.anthropic]` table.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AnthropicTable {
+/// A file's table of one provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedTable {
     /// Its line in the file.
     pub line: usize,
-    pub settings: AnthropicSettings,
+    pub values: ProviderTable,
+    /// Its provider's description.
+    pub info: &'static ProviderInfo,
 }
 
-impl AnthropicTable {
-    /// Its `base_url` and `api_key_env` as one line of TOML (where the key goes and which
-    /// secret is sent there: what trust pins), empty when it sets neither.
+impl ParsedTable {
+    /// Its pinned keys as one line of TOML (where requests go and which secret they carry:
+    /// what trust pins), empty when it sets none.
     pub fn pinned(&self) -> String {
-        let s = &self.settings;
-        [("base_url", &s.base_url), ("api_key_env", &s.api_key_env)]
+        self.info
+            .table
             .iter()
-            .filter_map(|(k, v)| {
-                v.as_ref()
-                    .map(|v| format!("{k} = {}", serde_json::Value::from(v.as_str())))
+            .filter(|k| k.pinned)
+            .filter_map(|k| {
+                Some(format!(
+                    "{} = {}",
+                    k.name,
+                    self.values.get(k.name)?.to_json()
+                ))
             })
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
-/// The `[providers.NAME]` tables of a file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProviderTables {
-    pub anthropic: Option<AnthropicTable>,
+/// The `[providers.NAME]` tables of a file, by provider name.
+pub type ProviderTables = BTreeMap<String, ParsedTable>;
+
+/// The providers of this build that have a table.
+pub fn with_tables() -> Vec<&'static ProviderInfo> {
+    runner::providers::infos()
+        .into_iter()
+        .filter(|i| !i.table.is_empty())
+        .collect()
 }
 
 /// Reads the value of `providers`. `line`: a byte offset's line in the file.
@@ -56,73 +67,91 @@ pub fn parse(
             "providers must hold [providers.NAME] tables".into(),
         ));
     };
-    let mut tables = ProviderTables::default();
+    let known = with_tables();
+    let mut tables = ProviderTables::new();
     for (name, table) in providers.iter() {
-        if name.get_ref() != "anthropic" {
+        let Some(info) = known.iter().copied().find(|i| i.name == name.get_ref()) else {
+            let names = known
+                .iter()
+                .map(|i| format!("[providers.{}]", i.name))
+                .collect::<Vec<_>>();
             return Err(problem(
                 name.span(),
                 format!(
-                    "unknown provider table [providers.{}]: only [providers.anthropic] has \
-                     settings (the OpenAI-compatible presets are picked with --provider)",
-                    name.get_ref()
+                    "unknown provider table [providers.{}]: {} (the other providers are \
+                     configured with the top-level keys)",
+                    name.get_ref(),
+                    match names.as_slice() {
+                        [] => "no provider of this build has settings".to_string(),
+                        names => format!("only {} can be set here", names.join(", ")),
+                    }
                 ),
             ));
-        }
+        };
         let DeValue::Table(keys) = table.get_ref() else {
             return Err(problem(
                 table.span(),
-                "providers.anthropic must be a table".into(),
+                format!("providers.{} must be a table", info.name),
             ));
         };
-        let mut settings = AnthropicSettings::default();
+        let mut values = ProviderTable::new();
         for (key, value) in keys.iter() {
-            let wrong = |kind: &str| {
+            let Some(spec) = info.table.iter().find(|k| k.name == key.get_ref()) else {
+                let text = if super::keys::SECRET_KEYS.contains(&key.get_ref().as_ref()) {
+                    format!(
+                        "\"{}\" in providers.{} would put a secret in the file: name the \
+                         environment variable that holds the key instead (api_key_env = \
+                         \"MY_KEY\")",
+                        key.get_ref(),
+                        info.name
+                    )
+                } else {
+                    format!(
+                        "unknown key \"{}\" in providers.{} (known: {})",
+                        key.get_ref(),
+                        info.name,
+                        info.table
+                            .iter()
+                            .map(|k| k.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                return Err(problem(key.span(), text));
+            };
+            let wrong = || {
                 problem(
                     value.span(),
-                    format!("providers.anthropic.{} must be {kind}", key.get_ref()),
+                    format!(
+                        "providers.{}.{} must be {}",
+                        info.name,
+                        spec.name,
+                        spec.kind.described()
+                    ),
                 )
             };
-            match (key.get_ref().as_ref(), value.get_ref()) {
-                ("base_url", DeValue::String(s)) => settings.base_url = Some(s.to_string()),
-                ("api_key_env", DeValue::String(s)) => settings.api_key_env = Some(s.to_string()),
-                ("base_url" | "api_key_env", _) => return Err(wrong("a string")),
-                ("max_tokens", DeValue::Integer(i)) => {
-                    let n = i
-                        .to_string()
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| wrong("an integer from 1 to 4294967295"))?;
-                    settings.max_tokens = Some(n);
-                }
-                ("max_tokens", _) => return Err(wrong("an integer from 1 to 4294967295")),
-                ("prompt_caching", DeValue::Boolean(b)) => settings.prompt_caching = Some(*b),
-                ("prompt_caching", _) => return Err(wrong("a boolean")),
-                (secret, _) if super::keys::SECRET_KEYS.contains(&secret) => {
-                    return Err(problem(
-                        key.span(),
-                        format!(
-                            "\"{secret}\" in providers.anthropic would put a secret in the \
-                             file: name the environment variable that holds the key instead \
-                             (api_key_env = \"MY_KEY\")"
-                        ),
-                    ))
-                }
-                (other, _) => {
-                    return Err(problem(
-                        key.span(),
-                        format!(
-                            "unknown key \"{other}\" in providers.anthropic (known: {})",
-                            ANTHROPIC_KEYS.join(", ")
-                        ),
-                    ))
-                }
-            }
+            let read = match (spec.kind, value.get_ref()) {
+                (KeyKind::Text, DeValue::String(s)) => TableValue::Text(s.to_string()),
+                (KeyKind::Flag, DeValue::Boolean(b)) => TableValue::Flag(*b),
+                (KeyKind::Count { min, max }, DeValue::Integer(i)) => i
+                    .to_string()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (min..=max).contains(n))
+                    .map(TableValue::Count)
+                    .ok_or_else(wrong)?,
+                _ => return Err(wrong()),
+            };
+            values.insert(spec.name.to_string(), read);
         }
-        tables.anthropic = Some(AnthropicTable {
-            line: line(name.span().start),
-            settings,
-        });
+        tables.insert(
+            info.name.to_string(),
+            ParsedTable {
+                line: line(name.span().start),
+                values,
+                info,
+            },
+        );
     }
     Ok(tables)
 }
@@ -139,44 +168,74 @@ mod tests {
     }
 
     #[test]
-    fn the_anthropic_table_is_read_and_checked() {
+    fn an_unknown_provider_table_is_refused() {
+        let err = parsed("[providers.gemini]\nbase_url = \"x\"\n").unwrap_err();
+        assert!(err.contains("[providers.gemini]"), "{err}");
+    }
+
+    /// Every key of every table is read by its type, checked, and pinned as its provider
+    /// says; a key holding a secret is refused without echoing it.
+    #[test]
+    fn each_providers_table_is_read_and_checked_as_its_description_says() {
+        for info in with_tables() {
+            let name = info.name;
+            let mut text = format!("[providers.{name}]\n");
+            let mut expected = ProviderTable::new();
+            for key in info.table {
+                let (toml, value) = match key.kind {
+                    KeyKind::Text => ("\"v\"".to_string(), TableValue::Text("v".into())),
+                    KeyKind::Flag => ("false".to_string(), TableValue::Flag(false)),
+                    KeyKind::Count { min, .. } => (min.to_string(), TableValue::Count(min)),
+                };
+                text.push_str(&format!("{} = {toml}\n", key.name));
+                expected.insert(key.name.to_string(), value);
+            }
+            let tables = parsed(&text).unwrap();
+            let table = &tables[name];
+            assert_eq!(table.values, expected);
+            for key in info.table {
+                assert_eq!(
+                    table.pinned().contains(&format!("{} = ", key.name)),
+                    key.pinned,
+                    "{name}.{}",
+                    key.name
+                );
+                let wrong = match key.kind {
+                    KeyKind::Text => "1",
+                    KeyKind::Flag | KeyKind::Count { .. } => "\"yes\"",
+                };
+                let err =
+                    parsed(&format!("[providers.{name}]\n{} = {wrong}\n", key.name)).unwrap_err();
+                assert!(err.contains(&key.kind.described()), "{err}");
+            }
+            let err = parsed(&format!("[providers.{name}]\nno_such_key = 1\n")).unwrap_err();
+            assert!(err.contains("unknown key \"no_such_key\""), "{err}");
+            let err =
+                parsed(&format!("[providers.{name}]\napi_key = \"sk-secret-x\"\n")).unwrap_err();
+            assert!(err.contains("api_key_env"), "{err}");
+            assert!(!err.contains("sk-secret-x"), "{err}");
+            assert_eq!(
+                parsed(&format!("[providers.{name}]\n")).unwrap()[name].pinned(),
+                ""
+            );
+        }
+    }
+
+    #[cfg(feature = "anthropic")]
+    #[test]
+    fn the_anthropic_table_is_read_and_its_url_and_key_variable_pinned() {
         let tables = parsed(
             "[providers.anthropic]\nbase_url = \"http://proxy:4000\"\napi_key_env = \"MY_KEY\"\n\
              max_tokens = 4096\nprompt_caching = false\n",
         )
         .unwrap();
-        let table = tables.anthropic.unwrap();
-        assert_eq!(
-            table.settings,
-            AnthropicSettings {
-                base_url: Some("http://proxy:4000".into()),
-                api_key_env: Some("MY_KEY".into()),
-                max_tokens: Some(4096),
-                prompt_caching: Some(false),
-            }
-        );
+        let table = &tables["anthropic"];
+        assert_eq!(table.values["max_tokens"], TableValue::Count(4096));
         assert_eq!(
             table.pinned(),
             "base_url = \"http://proxy:4000\", api_key_env = \"MY_KEY\""
         );
-        let err = parsed("[providers.anthropic]\nmax_token = 1\n").unwrap_err();
-        assert!(err.contains("unknown key \"max_token\""), "{err}");
-        let err = parsed("[providers.anthropic]\napi_key = \"sk-ant-x\"\n").unwrap_err();
-        assert!(err.contains("api_key_env"), "{err}");
-        assert!(!err.contains("sk-ant-x"), "{err}");
         let err = parsed("[providers.anthropic]\nmax_tokens = 0\n").unwrap_err();
         assert!(err.contains("from 1"), "{err}");
-        let err = parsed("[providers.anthropic]\nprompt_caching = \"yes\"\n").unwrap_err();
-        assert!(err.contains("a boolean"), "{err}");
-        let err = parsed("[providers.gemini]\nbase_url = \"x\"\n").unwrap_err();
-        assert!(err.contains("[providers.gemini]"), "{err}");
-        assert_eq!(
-            parsed("[providers.anthropic]\n")
-                .unwrap()
-                .anthropic
-                .unwrap()
-                .pinned(),
-            ""
-        );
     }
 }

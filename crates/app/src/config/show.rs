@@ -157,10 +157,10 @@ pub fn text(loaded: &Loaded, settings: &[Setting]) -> String {
             width = width.saturating_sub(2)
         ));
     }
-    for (file, line) in loaded.layers.anthropic_tables() {
+    for (name, file, line) in loaded.layers.provider_table_lines() {
         out.push_str(&format!(
             "# {:<width$}  # {file}:{line}\n",
-            "[providers.anthropic]",
+            format!("[providers.{name}]"),
             width = width.saturating_sub(2)
         ));
     }
@@ -203,16 +203,30 @@ pub fn json(loaded: &Loaded, settings: &[Setting]) -> Value {
         .into_iter()
         .map(|(name, (declared, file))| (name, json!({"source": file, "line": declared.line})))
         .collect();
-    let a = loaded.layers.anthropic();
-    let anthropic = json!({"base_url": a.base_url, "api_key_env": a.api_key_env,
-        "max_tokens": a.max_tokens, "prompt_caching": a.prompt_caching});
+    // Every key of every provider's table, null when no file sets it.
+    let tables = loaded.layers.provider_tables();
+    let providers: serde_json::Map<String, Value> = super::providers::with_tables()
+        .into_iter()
+        .map(|info| {
+            let set = tables.get(info.name);
+            let keys: serde_json::Map<String, Value> = info
+                .table
+                .iter()
+                .map(|k| {
+                    let value = set.and_then(|t| t.get(k.name)).map(|v| v.to_json());
+                    (k.name.to_string(), value.unwrap_or(Value::Null))
+                })
+                .collect();
+            (info.name.to_string(), Value::Object(keys))
+        })
+        .collect();
     let telemetry: serde_json::Map<String, Value> =
         super::telemetry::effective(&loaded.layers.telemetry(), |v| std::env::var(v).ok())
             .into_iter()
             .map(|(name, value, source)| (name, json!({"value": value, "source": source})))
             .collect();
     json!({"profile": profile, "files": files, "settings": map, "mcp_servers": servers,
-        "providers": {"anthropic": anthropic}, "telemetry": telemetry})
+        "providers": providers, "telemetry": telemetry})
 }
 
 /// `values` written as a TOML value of `kind`.

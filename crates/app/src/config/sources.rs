@@ -268,27 +268,30 @@ impl Layers {
         servers
     }
 
-    /// The `[providers.anthropic]` settings in effect: each key from the project's (or
-    /// `--config`'s) table when it sets it, else from the user's.
-    pub fn anthropic(&self) -> runner::AnthropicSettings {
-        let mut merged = runner::AnthropicSettings::default();
+    /// The `[providers.NAME]` tables in effect, by provider: each key from the project's
+    /// (or `--config`'s) table when it sets it, else from the user's.
+    pub fn provider_tables(&self) -> BTreeMap<String, domain::ports::ProviderTable> {
+        let mut merged: BTreeMap<String, domain::ports::ProviderTable> = BTreeMap::new();
         for file in self.parsed() {
-            let Some(table) = &file.providers.anthropic else {
-                continue;
-            };
-            let s = &table.settings;
-            merged.base_url = merged.base_url.or_else(|| s.base_url.clone());
-            merged.api_key_env = merged.api_key_env.or_else(|| s.api_key_env.clone());
-            merged.max_tokens = merged.max_tokens.or(s.max_tokens);
-            merged.prompt_caching = merged.prompt_caching.or(s.prompt_caching);
+            for (name, table) in &file.providers {
+                let into = merged.entry(name.clone()).or_default();
+                for (key, value) in &table.values {
+                    into.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
         }
         merged
     }
 
-    /// The files with a `[providers.anthropic]` table and its line, by precedence.
-    pub fn anthropic_tables(&self) -> Vec<(String, usize)> {
+    /// The files with a `[providers.NAME]` table: the table's name, the file and its line,
+    /// by precedence.
+    pub fn provider_table_lines(&self) -> Vec<(String, String, usize)> {
         self.parsed()
-            .filter_map(|f| Some((f.shown.clone(), f.providers.anthropic.as_ref()?.line)))
+            .flat_map(|f| {
+                f.providers
+                    .iter()
+                    .map(|(name, t)| (name.clone(), f.shown.clone(), t.line))
+            })
             .collect()
     }
 

@@ -7,8 +7,9 @@
 //! On top of that, every value of a project file that decides where data goes, what runs
 //! or what protects the user's files is pinned: every setting but the [`FREE_KEYS`] (which
 //! only tune a run, or which [`super::tighten`] keeps from weakening the user's own), the
-//! chosen `profile`, each MCP server's [`PINNED_SERVER_KEYS`], `[providers.anthropic]`'s
-//! `base_url` and `api_key_env`, and the `[telemetry]` endpoints and content switch. Their
+//! chosen `profile`, each MCP server's [`PINNED_SERVER_KEYS`], the keys of a
+//! `[providers.NAME]` table its provider marks pinned (where requests go, which variable
+//! holds the key), and the `[telemetry]` endpoints and content switch. Their
 //! digests are recorded with the folder, and a new or changed one is refused (asked in a
 //! terminal) until `planwright trust` has shown and recorded it. The record also says
 //! whether the folder had a `planwright.toml` when it was trusted: a file that appears
@@ -137,12 +138,12 @@ pub fn pinned(file: &ConfigFile, keys: &[Key]) -> Vec<Pinned> {
             shown: format!("[mcp_servers.{name}] {}", server.pinned),
         });
     }
-    if let Some(table) = &file.providers.anthropic {
+    for (name, table) in &file.providers {
         let pinned = table.pinned();
         if !pinned.is_empty() {
             out.push(Pinned {
-                label: "providers.anthropic".into(),
-                shown: format!("[providers.anthropic] {pinned}"),
+                label: format!("providers.{name}"),
+                shown: format!("[providers.{name}] {pinned}"),
             });
         }
     }
@@ -671,6 +672,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "anthropic")]
     #[test]
     fn the_anthropic_tables_url_and_key_variable_are_pinned() {
         let keys = super::super::keys::keys(&<crate::cli::Cli as clap::CommandFactory>::command());

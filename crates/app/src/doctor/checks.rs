@@ -1,52 +1,12 @@
-//! The checks of the parts on this machine: the model file, Chromium, bubblewrap, the
-//! database and the workspace root (the endpoint is in `endpoint`).
+//! The checks of the parts on this machine: Chromium, bubblewrap, Python, the database and
+//! the workspace root (the model file and the endpoint are the providers' own checks,
+//! `runner::providers::doctor`).
 
 use std::path::{Path, PathBuf};
 
 use super::{Check, Status};
 use runner::database::Database;
-use runner::{RunSettings, SandboxMode};
-
-/// The embedded model's file: present (with its size), or how to get it. Fails when
-/// `--model-path` / `PLANWRIGHT_MODEL_PATH` names a missing file; warns when the default
-/// model is merely not fetched.
-#[cfg(feature = "llama")]
-pub fn model(opts: &RunSettings) -> Check {
-    let path = runner::wiring::local_model_path(opts);
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() => Check::new(
-            "model",
-            Status::Ok,
-            format!("{} ({})", path.display(), super::human_size(m.len())),
-        ),
-        _ => {
-            let status = if opts.model_path.is_some() {
-                Status::Fail
-            } else {
-                Status::Warn
-            };
-            Check::new(
-                "model",
-                status,
-                format!(
-                    "no model file at {}: {} (needed only for --provider local or without \
-                     an endpoint)",
-                    path.display(),
-                    runner::wiring::local_model_fix(&path)
-                ),
-            )
-        }
-    }
-}
-
-#[cfg(not(feature = "llama"))]
-pub fn model(_opts: &RunSettings) -> Check {
-    Check::new(
-        "model",
-        Status::Ok,
-        "not part of this build (the `llama` feature): runs need an OpenAI-compatible endpoint",
-    )
-}
+use runner::SandboxMode;
 
 /// The Chromium the browser tools would start. Fails when `--chromium` (or
 /// `PLANWRIGHT_CHROMIUM`) names no program; warns when none is installed (the browser tools

@@ -1,15 +1,13 @@
-//! `planwright doctor`: checks each part Planwright uses (the embedded model, Chromium,
-//! bubblewrap, the LLM endpoint, the database, the workspace root) and prints one line per
+//! `planwright doctor`: checks each part Planwright uses (the model providers' own checks:
+//! the embedded model's file, the LLM endpoint; Chromium, bubblewrap, Python, the database,
+//! the workspace root) and prints one line per
 //! check, `ok`, `warn` or `fail`, saying how to fix what is missing. Exit code 0 when no
 //! check failed, 1 otherwise.
 //!
 //! A part that is configured explicitly (`--model-path`, `PLANWRIGHT_CHROMIUM`, `--sandbox
 //! bwrap`, an endpoint) and does not work fails; an optional part merely absent warns.
 
-#[cfg(feature = "anthropic")]
-mod anthropic;
 mod checks;
-mod endpoint;
 
 use std::process::ExitCode;
 
@@ -60,6 +58,16 @@ impl Check {
         }
     }
 
+    /// A model provider's finding (`runner::providers::doctor`).
+    pub fn found(finding: domain::ports::Finding) -> Check {
+        let status = match finding.health {
+            domain::ports::Health::Ok => Status::Ok,
+            domain::ports::Health::Warn => Status::Warn,
+            domain::ports::Health::Fail => Status::Fail,
+        };
+        Check::new(finding.part, status, finding.detail)
+    }
+
     /// The check's line (no newline); the status word padded so details line up.
     pub fn line(&self, colour: bool) -> String {
         let word = self.status.word();
@@ -82,18 +90,13 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
         crate::terminal::print_stdout(&format!("{}\n", check.line(colour)));
     };
     let settings = args.opts.settings();
-    say(checks::model(&settings));
+    let timeout = std::time::Duration::from_secs(args.timeout_secs);
+    for finding in runner::providers::doctor(&settings, timeout).await {
+        say(Check::found(finding));
+    }
     say(checks::chromium(settings.chromium.as_deref()));
     say(checks::bubblewrap(settings.sandbox));
     say(checks::python());
-    #[cfg(feature = "anthropic")]
-    if settings.provider == Some(runner::Provider::Anthropic) {
-        say(anthropic::check(&settings, args.timeout_secs).await);
-    } else {
-        say(endpoint::check(&settings, args.timeout_secs).await);
-    }
-    #[cfg(not(feature = "anthropic"))]
-    say(endpoint::check(&settings, args.timeout_secs).await);
     say(checks::database(db).await);
     say(checks::workspace_root(
         &crate::cli::settings::workspace_root(args.workspace_root.as_ref(), db),
@@ -103,22 +106,6 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// A size in bytes as people read it (`1.1 GB`).
-#[cfg(feature = "llama")]
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]
@@ -135,13 +122,5 @@ mod tests {
             Check::new("x", Status::Fail, "y").line(true),
             "\x1b[31mfail\x1b[0m x: y"
         );
-    }
-
-    #[cfg(feature = "llama")]
-    #[test]
-    fn sizes_read_as_people_read_them() {
-        assert_eq!(human_size(999), "999 B");
-        assert_eq!(human_size(1_500), "1.5 KB");
-        assert_eq!(human_size(1_120_000_000), "1.1 GB");
     }
 }

@@ -1,7 +1,8 @@
 //! The port traits: everything the domain needs from the outside world.
 //!
 //! Adapters implement these (`adapter-openai` → [`LlmClient`], `adapter-tools-*` → [`Tool`],
-//! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`]); the app wires them
+//! `adapter-store-sqlite` → [`RunStore`], [`WorkQueue`], [`RunMailbox`], each LLM adapter →
+//! [`ModelProvider`]); the runner wires them
 //! together. Tests use the fakes of `crate::testing` or mock them with mockall.
 
 pub mod changes;
@@ -11,6 +12,7 @@ pub mod ids;
 pub mod llm;
 pub mod mailbox;
 pub mod planning_style;
+pub mod provider;
 pub mod search;
 pub mod sink;
 pub mod store;
@@ -26,6 +28,7 @@ pub use self::ids::*;
 pub use self::llm::MockLlmClient;
 pub use self::llm::{LlmClient, LlmError};
 pub use self::mailbox::*;
+pub use self::provider::*;
 pub use self::search::*;
 pub use self::sink::*;
 pub use self::store::*;

@@ -23,9 +23,9 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// The label value of a provider, model or tool the process does not know.
 pub const OTHER: &str = "other";
 
-/// The providers a label may name besides [`crate::Provider`]'s: the default
-/// OpenAI-compatible endpoint, a replayed cassette, and a runtime without labels.
-const OTHER_PROVIDERS: [&str; 3] = ["openai", "replay", "unknown"];
+/// The providers a label may name besides those of [`crate::providers`]: a replayed
+/// cassette, and a runtime without labels (or whose options name no provider it has).
+const OTHER_PROVIDERS: [&str; 2] = ["replay", "unknown"];
 
 /// The label values a process exposes (docs/observability.md, "Metrics"): the models it was
 /// configured with and the tools its runs are offered. A client's made-up model or a
@@ -64,12 +64,11 @@ fn bounded(known: bool, value: &str) -> String {
     if known { value } else { OTHER }.to_string()
 }
 
-/// A provider's label: one of [`crate::Provider`]'s names (or [`OTHER_PROVIDERS`]), else
+/// A provider's label: one of [`crate::providers`]' names (or [`OTHER_PROVIDERS`]), else
 /// [`OTHER`].
 fn provider_label(provider: &str) -> String {
-    use domain::model::names::Named as _;
-    let known = OTHER_PROVIDERS.contains(&provider)
-        || crate::Provider::all().iter().any(|p| p.name() == provider);
+    let known =
+        OTHER_PROVIDERS.contains(&provider) || crate::providers::names().contains(&provider);
     bounded(known, provider)
 }
 
@@ -327,7 +326,7 @@ mod tests {
             sink.count(&llm_called());
         }
         let labels = TraceLabels {
-            provider: "ollama".into(),
+            provider: "replay".into(),
             model: "gpt-4o-mini".into(),
             capture_message_content: false,
         };
@@ -343,7 +342,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("model=\"gpt-4o-mini\""), "{text}");
-        assert!(text.contains("provider=\"ollama\""), "{text}");
+        assert!(text.contains("provider=\"replay\""), "{text}");
         assert!(text.contains("model=\"other\""), "{text}");
         assert!(text.contains("tool=\"other\""), "{text}");
         assert!(text.contains("tool=\"shell_exec\""), "{text}");
