@@ -10,7 +10,8 @@ use http_client::RetryPolicy;
 /// `{base_url}/v1/messages`.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
-/// The environment variable the Anthropic SDKs read the key from; the app reads it too.
+/// The environment variable the Anthropic SDKs read the key from; `--provider anthropic`
+/// reads it too (`AnthropicProvider`).
 pub const API_KEY_VAR: &str = "ANTHROPIC_API_KEY";
 /// The environment variable the Anthropic SDKs read a base URL from (a proxy, a gateway).
 pub const BASE_URL_VAR: &str = "ANTHROPIC_BASE_URL";

@@ -55,8 +55,8 @@
 //! model's minimum (1024 tokens for most models) is simply not cached. Cache reads cost a
 //! tenth of input tokens, writes a quarter more.
 //!
-//! This is an adapter: the app depends on it, and `domain` must never depend on it (nor on
-//! HTTP at all); it depends on no other adapter.
+//! This is an adapter: the runner lists its provider (`runner::providers`), and `domain`
+//! must never depend on it (nor on HTTP at all); it depends on no other adapter.
 
 mod classify;
 mod client;

@@ -122,7 +122,6 @@ impl ModelProvider for AnthropicProvider {
         Ok(Connected {
             client: Arc::new(Self::client(config)?),
             secret,
-            notice: None,
         })
     }
 

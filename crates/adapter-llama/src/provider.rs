@@ -70,6 +70,13 @@ impl ModelProvider for EmbeddedProvider {
         &INFO
     }
 
+    /// The model file, when it is there (a missing one is `connect`'s error).
+    fn describe(&self, settings: &ProviderSettings) -> Option<String> {
+        let path = Self::model_path(settings);
+        path.is_file()
+            .then(|| format!("the embedded model {}", path.display()))
+    }
+
     fn connect(
         &self,
         settings: &ProviderSettings,
@@ -88,7 +95,6 @@ impl ModelProvider for EmbeddedProvider {
         Ok(Connected {
             client: Arc::new(client),
             secret: None,
-            notice: Some(format!("using the embedded model {}", path.display())),
         })
     }
 

@@ -32,8 +32,8 @@
 //!   no provider when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set.
 //! - The API key never appears in errors, logs or `Debug` output.
 //!
-//! This is an adapter: the app depends on it, and `domain` must never depend on it (nor on
-//! HTTP at all).
+//! This is an adapter: the runner lists its providers (`runner::providers`), and `domain`
+//! must never depend on it (nor on HTTP at all).
 
 mod classify;
 mod client;

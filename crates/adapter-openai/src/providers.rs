@@ -151,7 +151,6 @@ impl ModelProvider for Preset {
         Ok(Connected {
             client: Arc::new(client),
             secret,
-            notice: None,
         })
     }
 

@@ -1,8 +1,8 @@
 //! # http-client
 //!
 //! The one place that builds a `reqwest` client's trust and reads its errors, for every
-//! crate that talks HTTP out (`adapter-openai`, `adapter-anthropic`, `adapter-search`, the
-//! app's `doctor`):
+//! crate that talks HTTP out (`adapter-openai`, its `doctor` line included,
+//! `adapter-anthropic`, `adapter-search`):
 //!
 //! - [`client_builder`]: a `reqwest::ClientBuilder` trusting the configured extra root
 //!   certificates (PEM bundles, `--ca-cert`); the platform's roots are added only for an

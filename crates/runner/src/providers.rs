@@ -76,11 +76,18 @@ pub fn choose(args: &RunSettings) -> Result<Choice, RunnerError> {
             chosen: Chosen::Configured,
         });
     }
-    if let Some(url) = &args.base_url {
+    if providers.is_empty() {
+        return Err(RunnerError::Config(
+            "this planwright was built without any model provider (enable the `openai`, \
+             `anthropic` or `llama` feature)"
+                .into(),
+        ));
+    }
+    if ProviderSettings::set(&args.base_url).is_some() {
         return Err(RunnerError::Config(format!(
-            "--base-url {url}: no provider of this planwright serves an endpoint named only by \
-             its URL (it was built without the `openai` feature); name one with --provider \
-             ({})",
+            "--base-url names an endpoint, but no provider of this planwright serves one named \
+             only by its URL (it was built without the `openai` feature); name one with \
+             --provider ({})",
             names().join(", ")
         )));
     }
@@ -111,18 +118,17 @@ pub fn label(args: &RunSettings) -> String {
 }
 
 /// The run's LLM client from the provider the options pick; a choice made for the user
-/// (the embedded model for want of an endpoint) is said through `args.notices`.
+/// (the embedded model for want of an endpoint) is said through `args.notices` first.
 pub fn connect(args: &RunSettings) -> Result<Connected, RunnerError> {
     let choice = choose(args)?;
     let settings = settings(args, choice.provider.as_ref())?;
-    match choice.provider.connect(&settings, choice.chosen) {
-        Ok(connected) if choice.chosen == Chosen::Fallback => {
-            if let Some(notice) = &connected.notice {
-                args.notices
-                    .say(Level::Choice, &format!("{}: {notice}", unset_vars()));
-            }
-            Ok(connected)
+    if choice.chosen == Chosen::Fallback {
+        if let Some(what) = choice.provider.describe(&settings) {
+            args.notices
+                .say(Level::Choice, &format!("{}: using {what}", unset_vars()));
         }
+    }
+    match choice.provider.connect(&settings, choice.chosen) {
         Ok(connected) => Ok(connected),
         Err(e) if choice.chosen == Chosen::Fallback => Err(RunnerError::Config(format!(
             "no LLM endpoint configured ({}) and {e}",
@@ -169,6 +175,8 @@ pub async fn doctor(args: &RunSettings, timeout: Duration) -> Vec<Finding> {
             Err(_) => {}
         }
     }
+    // The model file's line before the endpoint's, whichever provider is picked.
+    findings.sort_by_key(|f| f.part == "endpoint");
     if let Ok(c) = &choice {
         if !findings.iter().any(|f| f.part == "endpoint") {
             findings.push(Finding::new(
@@ -220,7 +228,7 @@ fn plain_settings(args: &RunSettings) -> ProviderSettings {
     settings
 }
 
-/// The variables that configure an endpoint without `--provider`, as "A or B".
+/// The variables that configure an endpoint without `--provider`.
 fn endpoint_vars() -> Vec<&'static str> {
     infos()
         .iter()

@@ -96,16 +96,21 @@ pub fn parse(
         };
         let mut values = ProviderTable::new();
         for (key, value) in keys.iter() {
-            let Some(spec) = info.table.iter().find(|k| k.name == key.get_ref()) else {
-                let text = if super::keys::SECRET_KEYS.contains(&key.get_ref().as_ref()) {
+            if super::keys::SECRET_KEYS.contains(&key.get_ref().as_ref()) {
+                return Err(problem(
+                    key.span(),
                     format!(
                         "\"{}\" in providers.{} would put a secret in the file: name the \
                          environment variable that holds the key instead (api_key_env = \
                          \"MY_KEY\")",
                         key.get_ref(),
                         info.name
-                    )
-                } else {
+                    ),
+                ));
+            }
+            let Some(spec) = info.table.iter().find(|k| k.name == key.get_ref()) else {
+                return Err(problem(
+                    key.span(),
                     format!(
                         "unknown key \"{}\" in providers.{} (known: {})",
                         key.get_ref(),
@@ -115,9 +120,8 @@ pub fn parse(
                             .map(|k| k.name)
                             .collect::<Vec<_>>()
                             .join(", ")
-                    )
-                };
-                return Err(problem(key.span(), text));
+                    ),
+                ));
             };
             let wrong = || {
                 problem(
@@ -179,6 +183,13 @@ mod tests {
     fn each_providers_table_is_read_and_checked_as_its_description_says() {
         for info in with_tables() {
             let name = info.name;
+            for key in info.table {
+                assert!(
+                    !super::super::keys::SECRET_KEYS.contains(&key.name),
+                    "{name}.{} is a secret's key",
+                    key.name
+                );
+            }
             let mut text = format!("[providers.{name}]\n");
             let mut expected = ProviderTable::new();
             for key in info.table {

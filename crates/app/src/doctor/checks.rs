@@ -232,7 +232,7 @@ mod tests {
     fn a_missing_root_is_fine_when_its_parent_is_writable() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("a/b");
-        assert_eq!(workspace_root(&root).status, Status::Ok);
+        assert_eq!(workspace_root(&root).health, Status::Ok);
         assert_eq!(writable(&root).unwrap(), dir.path());
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
@@ -243,6 +243,6 @@ mod tests {
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
         let check = workspace_root(&file.join("runs"));
-        assert_eq!(check.status, Status::Fail, "{check:?}");
+        assert_eq!(check.health, Status::Fail, "{check:?}");
     }
 }

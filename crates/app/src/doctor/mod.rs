@@ -15,70 +15,36 @@ use crate::cli::DoctorArgs;
 use crate::terminal::{paint, Colour};
 use runner::database::Database;
 
-/// How a check went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ok,
-    Warn,
-    Fail,
-}
+/// One checked part (what it is, how it went, what was found or how to fix it) and how it
+/// went: the domain's, which the model providers' own checks give too.
+pub use domain::ports::{Finding as Check, Health as Status};
 
-impl Status {
-    fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-        }
-    }
-
-    fn colour(self) -> Colour {
-        match self {
-            Status::Ok => Colour::Green,
-            Status::Warn => Colour::Yellow,
-            Status::Fail => Colour::Red,
-        }
+fn word(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Warn => "warn",
+        Status::Fail => "fail",
     }
 }
 
-/// One checked part: what it is, how it went, and what was found or how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    pub part: &'static str,
-    pub status: Status,
-    pub detail: String,
+fn colour_of(status: Status) -> Colour {
+    match status {
+        Status::Ok => Colour::Green,
+        Status::Warn => Colour::Yellow,
+        Status::Fail => Colour::Red,
+    }
 }
 
-impl Check {
-    pub fn new(part: &'static str, status: Status, detail: impl Into<String>) -> Check {
-        Check {
-            part,
-            status,
-            detail: detail.into(),
-        }
-    }
-
-    /// A model provider's finding (`runner::providers::doctor`).
-    pub fn found(finding: domain::ports::Finding) -> Check {
-        let status = match finding.health {
-            domain::ports::Health::Ok => Status::Ok,
-            domain::ports::Health::Warn => Status::Warn,
-            domain::ports::Health::Fail => Status::Fail,
-        };
-        Check::new(finding.part, status, finding.detail)
-    }
-
-    /// The check's line (no newline); the status word padded so details line up.
-    pub fn line(&self, colour: bool) -> String {
-        let word = self.status.word();
-        let pad = " ".repeat(5 - word.len());
-        format!(
-            "{}{pad}{}: {}",
-            paint(word, self.status.colour(), colour),
-            self.part,
-            self.detail
-        )
-    }
+/// A check's line (no newline); the status word padded so details line up.
+pub fn line(check: &Check, colour: bool) -> String {
+    let word = word(check.health);
+    let pad = " ".repeat(5 - word.len());
+    format!(
+        "{}{pad}{}: {}",
+        paint(word, colour_of(check.health), colour),
+        check.part,
+        check.detail
+    )
 }
 
 /// Runs every check, prints its line on stdout as it is done, and picks the exit code.
@@ -86,13 +52,13 @@ pub async fn doctor(db: &Database, args: &DoctorArgs) -> ExitCode {
     let colour = crate::terminal::get().colour_stdout;
     let mut failed = false;
     let mut say = |check: Check| {
-        failed |= check.status == Status::Fail;
-        crate::terminal::print_stdout(&format!("{}\n", check.line(colour)));
+        failed |= check.health == Status::Fail;
+        crate::terminal::print_stdout(&format!("{}\n", line(&check, colour)));
     };
     let settings = args.opts.settings();
     let timeout = std::time::Duration::from_secs(args.timeout_secs);
     for finding in runner::providers::doctor(&settings, timeout).await {
-        say(Check::found(finding));
+        say(finding);
     }
     say(checks::chromium(settings.chromium.as_deref()));
     say(checks::bubblewrap(settings.sandbox));
@@ -115,11 +81,11 @@ mod tests {
     #[test]
     fn a_line_names_the_status_the_part_and_the_detail() {
         let c = Check::new("database", Status::Warn, "not created yet");
-        assert_eq!(c.line(false), "warn database: not created yet");
+        assert_eq!(line(&c, false), "warn database: not created yet");
         let c = Check::new("chromium", Status::Ok, "/usr/bin/chromium");
-        assert_eq!(c.line(false), "ok   chromium: /usr/bin/chromium");
+        assert_eq!(line(&c, false), "ok   chromium: /usr/bin/chromium");
         assert_eq!(
-            Check::new("x", Status::Fail, "y").line(true),
+            line(&Check::new("x", Status::Fail, "y"), true),
             "\x1b[31mfail\x1b[0m x: y"
         );
     }

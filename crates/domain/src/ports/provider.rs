@@ -225,9 +225,6 @@ pub struct Connected {
     pub client: Arc<dyn LlmClient>,
     /// The API key, kept out of recordings (`--record`).
     pub secret: Option<String>,
-    /// Something the user should hear about the choice (the embedded model picked), said
-    /// by the front end.
-    pub notice: Option<String>,
 }
 
 /// Why a provider could not serve a run.
@@ -280,6 +277,12 @@ pub trait ModelProvider: Send + Sync {
     /// is, the embedded provider serves the run.
     fn configured(&self, _settings: &ProviderSettings) -> bool {
         false
+    }
+
+    /// What serves the runs, in a few words ("the embedded model /path/to.gguf"), said to
+    /// the user before connecting when it was picked for them ([`Chosen::Fallback`]).
+    fn describe(&self, _settings: &ProviderSettings) -> Option<String> {
+        None
     }
 
     /// Its client for a run.
