@@ -162,18 +162,26 @@ pub async fn doctor(args: &RunSettings, timeout: Duration) -> Vec<Finding> {
     if let Err(e) = &choice {
         findings.push(Finding::new("endpoint", Health::Fail, e.to_string()));
     }
+    // Read once for every provider that talks to the outside.
+    let certs = crate::ca_certs::read(args);
     for provider in all() {
+        let info = provider.info();
         let chosen = match &choice {
-            Ok(c) if c.provider.info().name == provider.info().name => Some(c.chosen),
+            Ok(c) if c.provider.info().name == info.name => Some(c.chosen),
             _ => None,
         };
-        match settings(args, provider.as_ref()) {
-            Ok(settings) => findings.extend(provider.doctor(&settings, chosen, timeout).await),
-            Err(e) if chosen.is_some() => {
-                findings.push(Finding::new("endpoint", Health::Fail, e.to_string()))
+        let certs = match &certs {
+            _ if info.embedded => Vec::new(),
+            Ok(certs) => certs.clone(),
+            Err(e) => {
+                if chosen.is_some() {
+                    findings.push(Finding::new("endpoint", Health::Fail, e.to_string()));
+                }
+                continue;
             }
-            Err(_) => {}
-        }
+        };
+        let settings = with_certs(args, info, certs);
+        findings.extend(provider.doctor(&settings, chosen, timeout).await);
     }
     // The model file's line before the endpoint's, whichever provider is picked.
     findings.sort_by_key(|f| f.part == "endpoint");
@@ -204,16 +212,24 @@ pub fn settings(
     provider: &dyn ModelProvider,
 ) -> Result<ProviderSettings, RunnerError> {
     let info = provider.info();
+    let certs = if info.embedded {
+        Vec::new()
+    } else {
+        crate::ca_certs::read(args)?
+    };
+    Ok(with_certs(args, info, certs))
+}
+
+/// [`settings`] with the certificates already read.
+fn with_certs(args: &RunSettings, info: &ProviderInfo, certs: Vec<Vec<u8>>) -> ProviderSettings {
     let mut settings = plain_settings(args);
     settings.table = args
         .provider_tables
         .get(info.name)
         .cloned()
         .unwrap_or_default();
-    if !info.embedded {
-        settings.extra_root_certs = crate::ca_certs::read(args)?;
-    }
-    Ok(settings)
+    settings.extra_root_certs = certs;
+    settings
 }
 
 /// The options every provider reads, without its table or the certificates.

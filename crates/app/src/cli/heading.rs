@@ -14,8 +14,9 @@ pub const LIMITS: &str = "Limits";
 #[cfg(test)]
 pub const ALL: [&str; 7] = [MODEL, PLANNING, TOOLS, SAFETY, FILES, OUTPUT, LIMITS];
 
-/// The reference page's group of options without a heading.
-#[cfg(test)]
+/// The reference page's group of options without a heading (config/docs.rs, built with
+/// every provider only).
+#[cfg(all(test, feature = "openai", feature = "anthropic", feature = "llama"))]
 pub const GENERAL: &str = "General";
 
 #[cfg(test)]

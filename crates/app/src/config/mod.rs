@@ -8,7 +8,8 @@
 //! over user) > built-in defaults, applied by clap itself ([`apply`]).
 
 mod apply;
-#[cfg(test)]
+/// Only the default build, which has every provider, generates and checks the page.
+#[cfg(all(test, feature = "openai", feature = "anthropic", feature = "llama"))]
 mod docs;
 mod error;
 mod file;
