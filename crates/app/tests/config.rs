@@ -475,3 +475,23 @@ async fn help_shows_the_files_values_as_defaults() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("[default: 20]"));
 }
+
+/// A user file shared between builds: a `[providers.NAME]` table of a provider this build
+/// lacks is skipped with one warning naming its line; the rest of the file still applies.
+#[tokio::test]
+async fn a_table_of_a_provider_this_build_lacks_is_a_warning_not_an_error() {
+    let pw = Planwright::new();
+    write_user(
+        &pw,
+        "mode = \"dag\"\n\n[providers.no-such-provider]\nbase_url = \"http://x\"\n",
+    );
+    let out = pw.exec(&["config", "show", "--json"], &[]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(":3: [providers.no-such-provider] is not read"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["settings"]["mode"]["value"], "dag", "{v}");
+}

@@ -144,7 +144,8 @@ providers have one, and its keys, come from the provider's adapter. It belongs a
 top level, not in a profile; each key of the project file's (or `--config`'s) table replaces
 the user file's. Keys marked pinned are pinned in a project file like the top-level ones (see
 "Trust" above). The other providers (the OpenAI-compatible presets, the embedded model) are
-configured with the keys above.
+configured with the keys above. A table of a provider this build lacks (a file shared with a
+build that has it) is skipped with a warning naming its line.
 "#,
     );
     for info in &tables {

@@ -45,6 +45,9 @@ pub struct ConfigFile {
     /// `[trusted_projects."PATH"]` tables: the folders the user trusts and their pinned
     /// values (read from the user's file only; see [`super::trust`]).
     pub trusted_projects: BTreeMap<String, Pins>,
+    /// What was skipped while reading it, said once logging is set up (a table of a
+    /// provider this build lacks).
+    pub notes: Vec<String>,
 }
 
 impl ConfigFile {
@@ -135,8 +138,15 @@ pub fn parse(shown: &str, text: &str, keys: &[Key]) -> Result<ConfigFile, Config
                     .map_err(|p| src.error(p.span, p.text))?;
             }
             "providers" => {
-                file.providers = providers::parse(value, |offset| src.line(offset))
+                let parsed = providers::parse(value, |offset| src.line(offset))
                     .map_err(|p| src.error(p.span, p.text))?;
+                file.providers = parsed.tables;
+                file.notes.extend(
+                    parsed
+                        .skipped
+                        .iter()
+                        .map(|(name, line)| providers::skipped_note(shown, name, *line)),
+                );
             }
             "telemetry" => {
                 file.telemetry = telemetry::parse(value, |offset| src.line(offset))

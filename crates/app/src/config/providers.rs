@@ -55,11 +55,20 @@ pub fn with_tables() -> Vec<&'static ProviderInfo> {
         .collect()
 }
 
+/// What a file's `providers` value holds for this build.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub tables: ProviderTables,
+    /// The tables of providers this build lacks, skipped (name, line): a file shared with a
+    /// build that has them stays usable here.
+    pub skipped: Vec<(String, usize)>,
+}
+
 /// Reads the value of `providers`. `line`: a byte offset's line in the file.
 pub fn parse(
     value: &Spanned<DeValue<'_>>,
     line: impl Fn(usize) -> usize,
-) -> Result<ProviderTables, Problem> {
+) -> Result<Parsed, Problem> {
     let problem = |span: std::ops::Range<usize>, text: String| Problem { span, text };
     let DeValue::Table(providers) = value.get_ref() else {
         return Err(problem(
@@ -68,25 +77,13 @@ pub fn parse(
         ));
     };
     let known = with_tables();
-    let mut tables = ProviderTables::new();
+    let mut parsed = Parsed::default();
     for (name, table) in providers.iter() {
         let Some(info) = known.iter().copied().find(|i| i.name == name.get_ref()) else {
-            let names = known
-                .iter()
-                .map(|i| format!("[providers.{}]", i.name))
-                .collect::<Vec<_>>();
-            return Err(problem(
-                name.span(),
-                format!(
-                    "unknown provider table [providers.{}]: {} (the other providers are \
-                     configured with the top-level keys)",
-                    name.get_ref(),
-                    match names.as_slice() {
-                        [] => "no provider of this build has settings".to_string(),
-                        names => format!("only {} can be set here", names.join(", ")),
-                    }
-                ),
-            ));
+            parsed
+                .skipped
+                .push((name.get_ref().to_string(), line(name.span().start)));
+            continue;
         };
         let DeValue::Table(keys) = table.get_ref() else {
             return Err(problem(
@@ -148,7 +145,7 @@ pub fn parse(
             };
             values.insert(spec.name.to_string(), read);
         }
-        tables.insert(
+        parsed.tables.insert(
             info.name.to_string(),
             ParsedTable {
                 line: line(name.span().start),
@@ -157,7 +154,23 @@ pub fn parse(
             },
         );
     }
-    Ok(tables)
+    Ok(parsed)
+}
+
+/// The note saying that a file's table of a provider this build lacks was not read.
+pub fn skipped_note(file: &str, name: &str, line: usize) -> String {
+    let names = with_tables()
+        .iter()
+        .map(|i| format!("[providers.{}]", i.name))
+        .collect::<Vec<_>>();
+    format!(
+        "{file}:{line}: [providers.{name}] is not read: this build has no provider {name} \
+         with settings ({})",
+        match names.as_slice() {
+            [] => "none of its providers has settings".to_string(),
+            names => format!("it reads {}", names.join(", ")),
+        }
+    )
 }
 
 #[cfg(test)]
@@ -166,15 +179,27 @@ mod tests {
     use toml::de::DeTable;
 
     fn parsed(text: &str) -> Result<ProviderTables, String> {
-        let table = DeTable::parse(text).unwrap();
-        let value = table.get_ref().get("providers").unwrap();
-        parse(value, |_| 1).map_err(|p| p.text)
+        parsed_all(text).map(|p| p.tables)
     }
 
+    fn parsed_all(text: &str) -> Result<Parsed, String> {
+        let table = DeTable::parse(text).unwrap();
+        let value = table.get_ref().get("providers").unwrap();
+        parse(value, |offset| text[..offset].matches('\n').count() + 1).map_err(|p| p.text)
+    }
+
+    /// A table of a provider this build lacks (a file shared with a build that has it, or a
+    /// misspelt name) is skipped with a note naming its line, not refused.
     #[test]
-    fn an_unknown_provider_table_is_refused() {
-        let err = parsed("[providers.gemini]\nbase_url = \"x\"\n").unwrap_err();
-        assert!(err.contains("[providers.gemini]"), "{err}");
+    fn a_table_of_a_provider_this_build_lacks_is_skipped_and_noted() {
+        let p = parsed_all("\n[providers.gemini]\nbase_url = \"x\"\n").unwrap();
+        assert!(p.tables.is_empty());
+        assert_eq!(p.skipped, vec![("gemini".to_string(), 2)]);
+        let note = skipped_note("planwright.toml", "gemini", 2);
+        assert!(
+            note.starts_with("planwright.toml:2: [providers.gemini] is not read"),
+            "{note}"
+        );
     }
 
     /// Every key of every table is read by its type, checked, and pinned as its provider

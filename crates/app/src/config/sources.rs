@@ -171,6 +171,12 @@ impl Layers {
             }
         }
         files.extend(user);
+        notes.extend(
+            files
+                .iter()
+                .filter_map(|l| l.file.as_ref())
+                .flat_map(|f| f.notes.iter().cloned()),
+        );
         let profile = profile.or_else(|| {
             files.iter().find_map(|l| {
                 let file = l.file.as_ref()?;
