@@ -130,6 +130,19 @@ fn before_broken_fence(code: &str) -> &str {
     code
 }
 
+/// The program without a first line that only names a language (`python` right after
+/// ```` ```python ````): a small model repeated the fence's name there, and the program
+/// stopped on it (`NameError: name 'python' is not defined`) on every retry. No program
+/// opens with such a line on purpose.
+fn without_language_line(code: &str) -> &str {
+    let body = code.trim_start_matches(['\n', '\r']);
+    match body.split_once('\n') {
+        Some((first, rest)) if CodeLanguage::from_fence(first).is_some() => rest,
+        None if CodeLanguage::from_fence(body).is_some() => "",
+        _ => code,
+    }
+}
+
 pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<ToolCall> {
     let text = text.trim();
     let call = |name: &str, arguments: Value| ToolCall {
@@ -140,12 +153,12 @@ pub(crate) fn parse(text: &str, id: String, tools: &[ToolSchema]) -> Option<Tool
     if let Some(rest) = text.strip_prefix("```") {
         let (info, body) = rest.split_once('\n')?;
         let language = CodeLanguage::from_fence(info)?;
-        let code = before_broken_fence(
+        let code = without_language_line(before_broken_fence(
             body.trim_end()
                 .strip_suffix("```")
                 .unwrap_or(body)
                 .trim_end(),
-        );
+        ));
         // A small model that opens every turn with a fence writes its answer inside one
         // (a comment line, then `DONE: …`): that is the answer, not a program.
         let statements = code
@@ -511,6 +524,25 @@ mod tests {
         );
         let whole = parse("```bash\necho `date`\n```", "c".into()).unwrap();
         assert_eq!(args(&whole)["code"], json!("echo `date`\n"));
+    }
+
+    /// The fence's language repeated as the program's first line is dropped; a program that
+    /// uses such a word later, or opens with anything else, is left as written.
+    #[test]
+    fn a_first_line_naming_the_language_is_not_part_of_the_program() {
+        for (text, code) in [
+            ("```python\npython\nprint(1)\n```", "print(1)\n"),
+            ("```python\n\nPython3 \nprint(1)\n```", "print(1)\n"),
+            ("```bash\nbash\necho hi\n```", "echo hi\n"),
+            ("```python\nprint(1)\npython\n```", "print(1)\npython\n"),
+            (
+                "```python\npython = 3\nprint(python)\n```",
+                "python = 3\nprint(python)\n",
+            ),
+        ] {
+            let call = parse(text, "c".into()).unwrap();
+            assert_eq!(args(&call)["code"], json!(code), "{text}");
+        }
     }
 
     #[test]
