@@ -266,11 +266,12 @@ impl LlmClient for OpenAiClient {
         let text_protocol = self.inner.config.tool_protocol == ToolProtocol::Text
             && (!request.tools.is_empty() || has_tool_turns(&request));
         if !text_protocol {
-            return self
+            let reply = self
                 .send(&request)
                 .await
                 .map_err(|e| refusal_of(&request, e))
-                .map_err(hint);
+                .map_err(hint)?;
+            return Ok(text_tools::calls_in_text(reply, &request));
         }
         let reply = self
             .send(&text_tools::encode(&request))

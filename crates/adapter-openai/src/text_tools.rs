@@ -1,7 +1,9 @@
 //! The text tool protocol, for models without native tool calling (some Ollama models): the
 //! tools are described in the system prompt, the model answers with
 //! `{"tool": NAME, "arguments": {...}}` (or a list of them) in its content, and tool results
-//! go back as user messages.
+//! go back as user messages. Under native tool calling too, a reply with no `tool_calls`
+//! whose text holds a call in a call's shape is read as that call ([`calls_in_text`]): small
+//! models served by llama.cpp or Ollama often write their calls as text.
 
 use std::collections::HashMap;
 
@@ -105,14 +107,54 @@ fn instructions(request: &ChatRequest) -> String {
 /// Turns the tool calls the model wrote in its content into [`ToolCall`]s. Ids are
 /// `call_t<N>`, numbered after the calls already in the transcript, so they are unique
 /// within a conversation and the same on every run (record and replay rely on that).
-pub(crate) fn decode(mut reply: ChatResponse, request: &ChatRequest) -> ChatResponse {
+pub(crate) fn decode(reply: ChatResponse, request: &ChatRequest) -> ChatResponse {
+    decode_where(reply, request, |v| parse_calls(v).is_some())
+}
+
+/// Under native tool calling, a reply whose model wrote its call in its text instead: a
+/// small model behind llama.cpp's server or Ollama writes `{"name": …, "arguments": …}` in
+/// a ```` ```json ```` fence rather than its chat template's tool-call tags, so the server
+/// returns no `tool_calls` and the call was lost (docs/eval.md, "llama.cpp's server"). Read
+/// as calls only in a call's shape: every object has arguments or names an offered tool;
+/// a plain answer, or JSON that is data, stays text.
+pub(crate) fn calls_in_text(reply: ChatResponse, request: &ChatRequest) -> ChatResponse {
+    if !applies(request) {
+        return reply;
+    }
+    let offered = |name: &str| request.tools.iter().any(|t| t.name == name);
+    let shaped = |v: &Value| {
+        let objects: Vec<&Value> = match v {
+            Value::Array(items) => items.iter().collect(),
+            one => vec![one],
+        };
+        parse_calls(v).is_some()
+            && objects.iter().all(|o| {
+                ARGUMENT_KEYS.iter().any(|k| o.get(k).is_some())
+                    || o.get("tool")
+                        .or_else(|| o.get("name"))
+                        .and_then(Value::as_str)
+                        .is_some_and(offered)
+            })
+    };
+    decode_where(reply, request, shaped)
+}
+
+/// The keys a call object may hold its arguments under.
+const ARGUMENT_KEYS: [&str; 3] = ["arguments", "parameters", "args"];
+
+/// [`decode`] with the first JSON value of the content that `is_call` accepts.
+fn decode_where(
+    mut reply: ChatResponse,
+    request: &ChatRequest,
+    is_call: impl Fn(&Value) -> bool,
+) -> ChatResponse {
     if !reply.tool_calls.is_empty() {
         return reply; // the server called natively after all
     }
     let Some(content) = reply.content.clone() else {
         return reply;
     };
-    let Ok(found) = json_text::find_json(&content, |v| parse_calls(v).is_some()) else {
+    let Ok(found) = json_text::find_json(&content, is_call) else {
         return reply;
     };
     let Some(calls) = parse_calls(&found.value) else {
@@ -160,9 +202,7 @@ fn parse_calls(value: &Value) -> Option<Vec<(String, String)>> {
 /// as models trained on other formats write it.
 fn parse_call(value: &Value) -> Option<(String, String)> {
     let obj = value.as_object()?;
-    let args_key = ["arguments", "parameters", "args"]
-        .into_iter()
-        .find(|k| obj.contains_key(*k));
+    let args_key = ARGUMENT_KEYS.into_iter().find(|k| obj.contains_key(*k));
     let name = match obj.get("tool") {
         Some(Value::String(name)) => name,
         _ if args_key.is_some() => obj.get("name")?.as_str()?,
@@ -297,6 +337,43 @@ mod tests {
             assert_eq!(out.content.as_deref(), Some(text));
             assert_eq!(out.finish_reason.as_deref(), Some("stop"));
         }
+    }
+
+    /// Native tool calling with a model that wrote its call as text: read when it has a
+    /// call's shape; an answer that is JSON data, or names no offered tool and has no
+    /// arguments, stays text; a request offering no tools is left alone.
+    #[test]
+    fn a_call_written_as_text_under_native_calling_is_read_in_a_calls_shape_only() {
+        let r = request();
+        let fenced =
+            "```json\n{\n  \"name\": \"file_list\",\n  \"arguments\": {\"path\": \"src\"}\n}\n```";
+        let out = calls_in_text(reply(fenced), &r);
+        assert_eq!(out.tool_calls.len(), 1);
+        assert_eq!(out.tool_calls[0].name, "file_list");
+        assert_eq!(out.tool_calls[0].arguments, "{\"path\":\"src\"}");
+        assert_eq!(out.content, None);
+        // A name not offered, with arguments: a call (the domain answers that no such
+        // tool exists, and the model can correct it).
+        let unknown = calls_in_text(
+            reply("{\"name\": \"shell_run\", \"arguments\": {\"code\": \"ls\"}}"),
+            &r,
+        );
+        assert_eq!(unknown.tool_calls[0].name, "shell_run");
+        for text in [
+            "All done.",
+            "{\"files\": 3}",
+            "{\"tool\": \"hammer\"}",
+            "{\"name\": \"porto\", \"area_km2\": 99}",
+        ] {
+            let out = calls_in_text(reply(text), &r);
+            assert!(out.tool_calls.is_empty(), "{text}");
+            assert_eq!(out.content.as_deref(), Some(text));
+        }
+        let mut no_tools = r.clone();
+        no_tools.tools.clear();
+        assert!(calls_in_text(reply(fenced), &no_tools)
+            .tool_calls
+            .is_empty());
     }
 
     mod fuzz {
