@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::wire::arguments_text;
 use domain::model::json_text;
+use domain::tools::code::{CodeLanguage, CODE, CODE_RUN, LANGUAGE};
 
 /// Whether `request` goes out through the text protocol (it offers tools to call).
 pub(crate) fn applies(request: &ChatRequest) -> bool {
@@ -136,7 +137,7 @@ pub(crate) fn calls_in_text(reply: ChatResponse, request: &ChatRequest) -> ChatR
                         .is_some_and(offered)
             })
     };
-    decode_where(reply, request, shaped)
+    program_call(decode_where(reply, request, shaped), request)
 }
 
 /// The keys a call object may hold its arguments under.
@@ -160,15 +161,7 @@ fn decode_where(
     let Some(calls) = parse_calls(&found.value) else {
         return reply;
     };
-    // After every call already in the transcript, and after the highest `call_tN` in it (in
-    // case older turns were dropped), so ids never collide.
-    let calls_so_far = request.messages.iter().flat_map(|m| &m.tool_calls);
-    let count = calls_so_far.clone().count();
-    let highest = calls_so_far
-        .filter_map(|c| c.id.strip_prefix("call_t")?.parse::<usize>().ok())
-        .max()
-        .unwrap_or(0);
-    let before = count.max(highest);
+    let before = calls_before(request);
     reply.tool_calls = calls
         .into_iter()
         .enumerate()
@@ -187,6 +180,69 @@ fn decode_where(
     reply.content = (!prose.is_empty()).then(|| prose.to_owned());
     reply.finish_reason = Some("tool_calls".to_owned());
     reply
+}
+
+/// How many calls ids are numbered after: every call already in the transcript, and the
+/// highest `call_tN` in it (in case older turns were dropped), so ids never collide.
+fn calls_before(request: &ChatRequest) -> usize {
+    let calls_so_far = request.messages.iter().flat_map(|m| &m.tool_calls);
+    let count = calls_so_far.clone().count();
+    let highest = calls_so_far
+        .filter_map(|c| c.id.strip_prefix("call_t")?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
+    count.max(highest)
+}
+
+/// With `code_run` offered, a reply with no call whose text holds a program in fences
+/// (```` ```python ```` … ```` ``` ````): run as `code_run`, the way smolagents' `CodeAgent`
+/// reads any model's reply (docs/code-actions.md, "Programs in a reply's text"). A model
+/// asked for raw code in a tool's argument often writes it this way instead ("you can use
+/// the following Python code: …"), and the program was never run. Several blocks of one
+/// language are one program, in order; blocks of two languages, or one left open (a reply
+/// cut short), are no program.
+fn program_call(mut reply: ChatResponse, request: &ChatRequest) -> ChatResponse {
+    if !reply.tool_calls.is_empty() || !request.tools.iter().any(|t| t.name == CODE_RUN) {
+        return reply;
+    }
+    let Some((language, code)) = reply.content.as_deref().and_then(fenced_program) else {
+        return reply;
+    };
+    reply.tool_calls = vec![ToolCall {
+        id: format!("call_t{}", calls_before(request) + 1),
+        name: CODE_RUN.to_string(),
+        arguments: serde_json::json!({ LANGUAGE: language.name(), CODE: code }).to_string(),
+    }];
+    reply.finish_reason = Some("tool_calls".to_owned());
+    reply
+}
+
+/// The program of `text`'s fenced blocks in a language `code_run` runs (see
+/// [`program_call`]).
+fn fenced_program(text: &str) -> Option<(CodeLanguage, String)> {
+    let mut language: Option<CodeLanguage> = None;
+    let mut code = String::new();
+    let mut open: Option<Option<CodeLanguage>> = None;
+    for line in text.lines() {
+        let fence = line.trim_start().strip_prefix("```");
+        match (&open, fence) {
+            (None, Some(info)) => open = Some(CodeLanguage::from_fence(info)),
+            (Some(_), Some(rest)) if rest.trim().is_empty() => open = None,
+            (Some(Some(block)), _) => {
+                if language.is_some_and(|l| l != *block) {
+                    return None;
+                }
+                language = Some(*block);
+                code.push_str(line);
+                code.push('\n');
+            }
+            _ => {}
+        }
+    }
+    if matches!(open, Some(Some(_))) {
+        return None;
+    }
+    Some((language?, code))
 }
 
 /// `(name, arguments text)` of a call object or a non-empty list of them.
@@ -374,6 +430,53 @@ mod tests {
         assert!(calls_in_text(reply(fenced), &no_tools)
             .tool_calls
             .is_empty());
+    }
+
+    fn with_code_run(mut r: ChatRequest) -> ChatRequest {
+        r.tools.push(ToolSchema {
+            name: CODE_RUN.into(),
+            description: "Run a program".into(),
+            parameters: json!({"type": "object"}),
+        });
+        r
+    }
+
+    /// With `code_run` offered, a program in the reply's fences is run; its prose stays.
+    #[test]
+    fn a_fenced_program_in_the_text_is_a_code_run_call_when_code_run_is_offered() {
+        let r = with_code_run(request());
+        let text = "You can use this:\n\n```python\nrows = open('a.csv').read()\nprint(rows)\n```\n\nIt prints the file.";
+        let out = calls_in_text(reply(text), &r);
+        assert_eq!(out.tool_calls.len(), 1);
+        assert_eq!(out.tool_calls[0].name, CODE_RUN);
+        let args: Value = serde_json::from_str(&out.tool_calls[0].arguments).unwrap();
+        assert_eq!(
+            args,
+            json!({"language": "python", "code": "rows = open('a.csv').read()\nprint(rows)\n"})
+        );
+        assert_eq!(out.content.as_deref(), Some(text));
+        // Two blocks of one language are one program; an output block is not code.
+        let two = calls_in_text(
+            reply("```bash\ncd data\n```\nthen\n```sh\nls\n```\n```text\na b\n```"),
+            &r,
+        );
+        let args: Value = serde_json::from_str(&two.tool_calls[0].arguments).unwrap();
+        assert_eq!(args["code"], json!("cd data\nls\n"));
+        assert_eq!(args["language"], json!("bash"));
+        for text in [
+            "```python\nprint(1)\n```\n```bash\nls\n```",
+            "```python\nprint(1)\n",
+            "```text\nprint(1)\n```",
+            "no code here",
+        ] {
+            assert!(
+                calls_in_text(reply(text), &r).tool_calls.is_empty(),
+                "{text}"
+            );
+        }
+        // Without code_run offered, a program stays text.
+        let plain = calls_in_text(reply("```python\nprint(1)\n```"), &request());
+        assert!(plain.tool_calls.is_empty());
     }
 
     mod fuzz {
