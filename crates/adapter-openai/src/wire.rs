@@ -76,8 +76,24 @@ struct WireToolCallOut<'a> {
 #[derive(Debug, Serialize)]
 struct WireFunctionOut<'a> {
     name: &'a str,
-    arguments: &'a str,
+    arguments: std::borrow::Cow<'a, str>,
 }
+
+/// A past call's arguments as sent back: as the model wrote them when they are JSON, else
+/// as a JSON object holding that text. Servers that render the transcript through a chat
+/// template parse them (llama.cpp's answered HTTP 500 "Failed to parse tool call arguments
+/// as JSON" to every later request of a run whose model once wrote plain text there, and
+/// the run failed); the tool's answer to that call already said the arguments were invalid.
+fn sent_arguments(arguments: &str) -> std::borrow::Cow<'_, str> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok() {
+        std::borrow::Cow::Borrowed(arguments)
+    } else {
+        std::borrow::Cow::Owned(serde_json::json!({ UNPARSED_ARGUMENTS: arguments }).to_string())
+    }
+}
+
+/// The key [`sent_arguments`] puts arguments that were not JSON under.
+const UNPARSED_ARGUMENTS: &str = "unparsed_arguments";
 
 #[derive(Debug, Serialize)]
 struct WireTool<'a> {
@@ -192,7 +208,7 @@ fn wire_message(m: &ChatMessage, echo_reasoning: bool) -> WireMessage<'_> {
                     kind: "function",
                     function: WireFunctionOut {
                         name: &c.name,
-                        arguments: &c.arguments,
+                        arguments: sent_arguments(&c.arguments),
                     },
                 })
                 .collect()
@@ -515,6 +531,45 @@ mod tests {
         let b = body(&r);
         assert_eq!(b["temperature"], json!(0.5));
         assert_eq!(b["max_tokens"], json!(100));
+    }
+
+    /// A past call whose arguments were not JSON goes back as JSON holding them, so that a
+    /// server parsing the transcript does not refuse every later request.
+    #[test]
+    fn past_arguments_that_are_not_json_go_back_as_json() {
+        let call = |arguments: &str| ChatMessage {
+            role: Role::Assistant,
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "f".into(),
+                arguments: arguments.into(),
+            }],
+            tool_call_id: None,
+            reasoning_content: None,
+        };
+        for (written, sent) in [
+            (
+                "wrote 35 bytes",
+                json!({"unparsed_arguments": "wrote 35 bytes"}).to_string(),
+            ),
+            (
+                "{\"a\": 1",
+                json!({"unparsed_arguments": "{\"a\": 1"}).to_string(),
+            ),
+            ("{\"a\": 1}", "{\"a\": 1}".to_string()),
+            ("\"text\"", "\"text\"".to_string()),
+        ] {
+            let r = ChatRequest::new(
+                CallPurpose::Execute,
+                vec![call(written), ChatMessage::tool_result("c1", "invalid")],
+            );
+            assert_eq!(
+                body(&r)["messages"][0]["tool_calls"][0]["function"]["arguments"],
+                json!(sent),
+                "{written}"
+            );
+        }
     }
 
     #[test]
