@@ -130,11 +130,15 @@ pub(crate) fn calls_in_text(reply: ChatResponse, request: &ChatRequest) -> ChatR
         };
         parse_calls(v).is_some()
             && objects.iter().all(|o| {
+                let o = match o.get("function") {
+                    Some(inner @ Value::Object(_)) => inner,
+                    _ => o,
+                };
                 ARGUMENT_KEYS.iter().any(|k| o.get(k).is_some())
-                    || o.get("tool")
-                        .or_else(|| o.get("name"))
-                        .and_then(Value::as_str)
-                        .is_some_and(offered)
+                    || ["tool", "name", "function"]
+                        .iter()
+                        .filter_map(|k| o.get(k)?.as_str())
+                        .any(offered)
             })
     };
     program_call(decode_where(reply, request, shaped), request)
@@ -254,14 +258,19 @@ fn parse_calls(value: &Value) -> Option<Vec<(String, String)>> {
     }
 }
 
-/// `{"tool": NAME, "arguments": ...}`; also `{"name": NAME, "arguments"|"parameters": ...}`
-/// as models trained on other formats write it.
+/// `{"tool": NAME, "arguments": ...}`; also `{"name"|"function": NAME, "arguments"|"parameters": ...}`
+/// and `{"function": {"name": NAME, "arguments": ...}}` as models trained on other formats
+/// write it.
 fn parse_call(value: &Value) -> Option<(String, String)> {
     let obj = value.as_object()?;
     let args_key = ARGUMENT_KEYS.into_iter().find(|k| obj.contains_key(*k));
+    // OpenAI's own form nests the call: `{"function": {"name": …, "arguments": …}}`.
+    if let (Some(inner @ Value::Object(_)), 1) = (obj.get("function"), obj.len()) {
+        return parse_call(inner);
+    }
     let name = match obj.get("tool") {
         Some(Value::String(name)) => name,
-        _ if args_key.is_some() => obj.get("name")?.as_str()?,
+        _ if args_key.is_some() => obj.get("name").or_else(|| obj.get("function"))?.as_str()?,
         _ => return None,
     };
     let arguments = args_key.and_then(|k| obj.get(k)).cloned();
@@ -415,6 +424,16 @@ mod tests {
             &r,
         );
         assert_eq!(unknown.tool_calls[0].name, "shell_run");
+        // `function` in place of `name`, and OpenAI's nested form.
+        for text in [
+            "{\"function\": \"file_list\", \"arguments\": {\"path\": \"a\"}}",
+            "{\"function\": {\"name\": \"file_list\", \"arguments\": {\"path\": \"a\"}}}",
+        ] {
+            let out = calls_in_text(reply(text), &r);
+            assert_eq!(out.tool_calls.len(), 1, "{text}");
+            assert_eq!(out.tool_calls[0].name, "file_list", "{text}");
+            assert_eq!(out.tool_calls[0].arguments, "{\"path\":\"a\"}", "{text}");
+        }
         for text in [
             "All done.",
             "{\"files\": 3}",
