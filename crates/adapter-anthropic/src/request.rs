@@ -288,7 +288,7 @@ fn tool_input(arguments: &str) -> Value {
     }
     match serde_json::from_str::<Value>(arguments) {
         Ok(object @ Value::Object(_)) => object,
-        _ => json!({ "invalid_arguments": arguments }),
+        _ => domain::llm::transcript::invalid_arguments(arguments),
     }
 }
 

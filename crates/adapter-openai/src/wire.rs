@@ -80,20 +80,17 @@ struct WireFunctionOut<'a> {
 }
 
 /// A past call's arguments as sent back: as the model wrote them when they are JSON, else
-/// as a JSON object holding that text. Servers that render the transcript through a chat
-/// template parse them (llama.cpp's answered HTTP 500 "Failed to parse tool call arguments
-/// as JSON" to every later request of a run whose model once wrote plain text there, and
-/// the run failed); the tool's answer to that call already said the arguments were invalid.
+/// the domain's [`invalid_arguments`](domain::llm::transcript::invalid_arguments) object.
+/// Servers that render the transcript through a chat template parse them (llama.cpp's
+/// answered HTTP 500 "Failed to parse tool call arguments as JSON" to every later request
+/// of a run whose model once wrote plain text there, and the run failed).
 fn sent_arguments(arguments: &str) -> std::borrow::Cow<'_, str> {
     if serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok() {
         std::borrow::Cow::Borrowed(arguments)
     } else {
-        std::borrow::Cow::Owned(serde_json::json!({ UNPARSED_ARGUMENTS: arguments }).to_string())
+        std::borrow::Cow::Owned(domain::llm::transcript::invalid_arguments(arguments).to_string())
     }
 }
-
-/// The key [`sent_arguments`] puts arguments that were not JSON under.
-const UNPARSED_ARGUMENTS: &str = "unparsed_arguments";
 
 #[derive(Debug, Serialize)]
 struct WireTool<'a> {
@@ -551,11 +548,11 @@ mod tests {
         for (written, sent) in [
             (
                 "wrote 35 bytes",
-                json!({"unparsed_arguments": "wrote 35 bytes"}).to_string(),
+                json!({"invalid_arguments": "wrote 35 bytes"}).to_string(),
             ),
             (
                 "{\"a\": 1",
-                json!({"unparsed_arguments": "{\"a\": 1"}).to_string(),
+                json!({"invalid_arguments": "{\"a\": 1"}).to_string(),
             ),
             ("{\"a\": 1}", "{\"a\": 1}".to_string()),
             ("\"text\"", "\"text\"".to_string()),

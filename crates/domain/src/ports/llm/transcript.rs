@@ -8,6 +8,15 @@ use std::collections::HashSet;
 
 use super::{ChatMessage, ChatRequest, Role};
 
+/// A past call's arguments that were not what the wire wants, as the JSON object sent back
+/// in their place, so the model still sees what it wrote (the engine answered that call with
+/// an error): `{"invalid_arguments": TEXT}`. Servers that parse a transcript's arguments
+/// refuse the text itself (Anthropic's API wants an object; llama.cpp's server answered
+/// HTTP 500 to every later request of the run).
+pub fn invalid_arguments(arguments: &str) -> serde_json::Value {
+    serde_json::json!({ "invalid_arguments": arguments })
+}
+
 /// The text of the tool message given to a call that has no answer.
 pub const NO_RESULT: &str = "(no result recorded)";
 
