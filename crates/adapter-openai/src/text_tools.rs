@@ -124,22 +124,11 @@ pub(crate) fn calls_in_text(reply: ChatResponse, request: &ChatRequest) -> ChatR
     }
     let offered = |name: &str| request.tools.iter().any(|t| t.name == name);
     let shaped = |v: &Value| {
-        let objects: Vec<&Value> = match v {
-            Value::Array(items) => items.iter().collect(),
-            one => vec![one],
-        };
-        parse_calls(v).is_some()
-            && objects.iter().all(|o| {
-                let o = match o.get("function") {
-                    Some(inner @ Value::Object(_)) => inner,
-                    _ => o,
-                };
-                ARGUMENT_KEYS.iter().any(|k| o.get(k).is_some())
-                    || ["tool", "name", "function"]
-                        .iter()
-                        .filter_map(|k| o.get(k)?.as_str())
-                        .any(offered)
-            })
+        parse_calls(v).is_some_and(|calls| {
+            calls
+                .iter()
+                .all(|c| c.arguments.is_some() || offered(&c.name))
+        })
     };
     program_call(decode_where(reply, request, shaped), request)
 }
@@ -169,10 +158,10 @@ fn decode_where(
     reply.tool_calls = calls
         .into_iter()
         .enumerate()
-        .map(|(i, (name, arguments))| ToolCall {
+        .map(|(i, call)| ToolCall {
             id: format!("call_t{}", before + i + 1),
-            name,
-            arguments,
+            name: call.name,
+            arguments: arguments_text(call.arguments),
         })
         .collect();
     let prose = content[..found.span.start].trim_end();
@@ -249,8 +238,14 @@ fn fenced_program(text: &str) -> Option<(CodeLanguage, String)> {
     Some((language?, code))
 }
 
-/// `(name, arguments text)` of a call object or a non-empty list of them.
-fn parse_calls(value: &Value) -> Option<Vec<(String, String)>> {
+/// A call written as JSON: its tool's name and its arguments, `None` when it gave none.
+struct WrittenCall {
+    name: String,
+    arguments: Option<Value>,
+}
+
+/// The calls of a call object or a non-empty list of them.
+fn parse_calls(value: &Value) -> Option<Vec<WrittenCall>> {
     match value {
         Value::Array(items) if !items.is_empty() => items.iter().map(parse_call).collect(),
         Value::Object(_) => parse_call(value).map(|c| vec![c]),
@@ -261,7 +256,7 @@ fn parse_calls(value: &Value) -> Option<Vec<(String, String)>> {
 /// `{"tool": NAME, "arguments": ...}`; also `{"name"|"function": NAME, "arguments"|"parameters": ...}`
 /// and `{"function": {"name": NAME, "arguments": ...}}` as models trained on other formats
 /// write it.
-fn parse_call(value: &Value) -> Option<(String, String)> {
+fn parse_call(value: &Value) -> Option<WrittenCall> {
     let obj = value.as_object()?;
     let args_key = ARGUMENT_KEYS.into_iter().find(|k| obj.contains_key(*k));
     // OpenAI's own form nests the call: `{"function": {"name": …, "arguments": …}}`.
@@ -273,8 +268,10 @@ fn parse_call(value: &Value) -> Option<(String, String)> {
         _ if args_key.is_some() => obj.get("name").or_else(|| obj.get("function"))?.as_str()?,
         _ => return None,
     };
-    let arguments = args_key.and_then(|k| obj.get(k)).cloned();
-    Some((name.to_owned(), arguments_text(arguments)))
+    Some(WrittenCall {
+        name: name.to_owned(),
+        arguments: args_key.and_then(|k| obj.get(k)).cloned(),
+    })
 }
 
 #[cfg(test)]
