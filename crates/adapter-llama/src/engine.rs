@@ -54,7 +54,6 @@ pub(crate) struct Settings {
     pub add_bos: bool,
     /// Contexts kept (KV caches of different conversations).
     pub slots: usize,
-    pub seed: u32,
     /// Tokens per llama.cpp batch while reading a prompt (`n_batch` = `n_ubatch`); reuse
     /// is aligned to it.
     pub batch: usize,
@@ -73,6 +72,8 @@ pub(crate) struct Job {
     pub grammar: Option<String>,
     pub max_tokens: u32,
     pub temperature: f32,
+    /// The sampler's seed when `temperature` > 0.
+    pub seed: u32,
     pub reply: mpsc::SyncSender<Result<Generated, LlmError>>,
     /// Set when the caller no longer wants the answer: the thread stops at the next batch
     /// or token.
@@ -381,7 +382,7 @@ fn generate(
         LlamaSampler::chain_simple([
             LlamaSampler::top_k(40),
             LlamaSampler::temp(job.temperature),
-            LlamaSampler::dist(settings.seed),
+            LlamaSampler::dist(job.seed),
         ])
     } else {
         LlamaSampler::greedy()
@@ -480,7 +481,6 @@ mod tests {
             threads: i32::try_from(threads).unwrap_or(1),
             add_bos: false,
             slots: 1,
-            seed: 42,
             batch: usize::try_from(crate::DEFAULT_BATCH_TOKENS).unwrap_or(64),
         }
     }
@@ -502,6 +502,7 @@ mod tests {
             grammar: None,
             max_tokens,
             temperature: 0.0,
+            seed: 42,
             reply,
             cancel: Arc::new(AtomicBool::new(false)),
         }

@@ -30,7 +30,8 @@
 //!   from the schema (or a generic bounded object). Plain text is unconstrained. Every
 //!   grammar is bounded (strings ≤ 400 characters, arrays ≤ 16 items, at most one space
 //!   between tokens).
-//! - Decoding is deterministic: greedy by default; with a temperature, seeded sampling.
+//! - Decoding is deterministic: greedy by default; with a temperature, sampling seeded by the
+//!   request's seed (one per sampled call of a run) and the configured one.
 //! - A prompt that does not fit the context is [`LlmError::ContextTooLong`].
 //! - llama.cpp's own logs are dropped, or sent to `tracing` when debug logging is enabled
 //!   when the model is first loaded.
@@ -108,7 +109,8 @@ pub struct LlamaConfig {
     pub max_tokens: u32,
     /// CPU threads; default: the available cores.
     pub threads: Option<u32>,
-    /// Seed of the sampler when `temperature` > 0.
+    /// Seed of the sampler when `temperature` > 0; a request's own seed is mixed with it
+    /// (each sampled call of a run brings its own: `ChatRequest::seed`).
     pub seed: u32,
     /// 0 = greedy (the default). A request's own temperature overrides it.
     pub temperature: f32,
@@ -278,7 +280,6 @@ impl LlamaClient {
                 threads: i32::try_from(threads).unwrap_or(1),
                 add_bos,
                 slots: config.context_slots.max(1),
-                seed: config.seed,
                 batch: usize::try_from(config.batch_tokens).unwrap_or(1),
             },
         )
@@ -435,6 +436,11 @@ impl Inner {
             grammar: grammar.map(str::to_string),
             max_tokens,
             temperature,
+            // The request's seed (one per sampled call of a run) mixed with the configured
+            // one, so that a user's `seed` still changes every sampled call.
+            seed: request
+                .seed
+                .map_or(self.config.seed, |s| s ^ self.config.seed),
             reply,
             cancel,
         };

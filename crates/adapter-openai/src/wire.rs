@@ -31,6 +31,9 @@ pub(crate) struct WireRequest<'a> {
     response_format: Option<WireResponseFormat<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    /// Sent with a temperature only: OpenAI's and llama.cpp's `seed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     stream: bool,
@@ -168,6 +171,7 @@ pub(crate) fn build_request<'a>(
         tool_choice: has_tools.then(|| wire_tool_choice(&request.tool_choice)),
         response_format: wire_response_format(&request.response_format),
         temperature: request.temperature,
+        seed: request.seed.filter(|_| request.temperature.is_some()),
         max_tokens: request.max_tokens,
         stream: options.stream,
         stream_options: (options.stream && options.stream_usage).then_some(WireStreamOptions {
@@ -528,6 +532,18 @@ mod tests {
         let b = body(&r);
         assert_eq!(b["temperature"], json!(0.5));
         assert_eq!(b["max_tokens"], json!(100));
+        assert!(b.get("seed").is_none(), "no seed was set: {b}");
+    }
+
+    /// A sampled call's seed goes with it; without a temperature it means nothing and is
+    /// not sent.
+    #[test]
+    fn a_sampled_calls_seed_is_sent() {
+        let mut r = ChatRequest::new(CallPurpose::Other, vec![]);
+        r.seed = Some(7);
+        assert!(body(&r).get("seed").is_none());
+        r.temperature = Some(0.7);
+        assert_eq!(body(&r)["seed"], json!(7));
     }
 
     /// A past call whose arguments were not JSON goes back as JSON holding them, so that a

@@ -156,6 +156,22 @@ fn holds(text: &str, needle: &str) -> bool {
     })
 }
 
+/// Whether `answer` says every line of what a check `printed`, both read as written and
+/// made comparable ([`normalized`]: JSON in one layout), so that `[1, 2]` and `[1,2]` are
+/// the same list whichever side wrote it spaced.
+fn says(answer: &str, printed: &str) -> bool {
+    let all_held = |answer: &str, printed: &str| {
+        let printed = printed.trim();
+        !printed.is_empty()
+            && printed
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .all(|l| holds(answer, l))
+    };
+    let (answer_n, printed_n) = (normalized(answer), normalized(printed));
+    all_held(answer, printed) || all_held(answer, &printed_n) || all_held(&answer_n, &printed_n)
+}
+
 /// Whether a check that did not write a file printed its content instead (a reproduction
 /// told to "write x.txt containing …" may only print it): the same text, not empty.
 fn printed_as(content: &str, printed: &str) -> bool {
@@ -180,7 +196,7 @@ pub fn compare(run: &Produced, check: &Produced) -> Agreement {
                 why: "neither side wrote a file and the check printed nothing".to_string(),
             };
         }
-        return if printed.lines().all(|l| holds(&run.answer, l)) {
+        return if says(&run.answer, &check.answer) {
             Agreement::Agree {
                 compared: vec!["the answer".to_string()],
             }
@@ -410,6 +426,31 @@ mod tests {
         assert!(matches!(
             compare(&run, &produced(&[], &[], "  ")),
             Agreement::Undecided { .. }
+        ));
+    }
+
+    /// A list is the same list however either side spaced it; a different list is not.
+    #[test]
+    fn a_list_answer_agrees_whatever_its_spacing() {
+        let spaced = produced(&[], &[], "[115, 45, 20]");
+        let tight = produced(&[], &[], "[115,45,20]");
+        for (run, check) in [(&spaced, &tight), (&tight, &spaced), (&spaced, &spaced)] {
+            assert!(
+                matches!(compare(run, check), Agreement::Agree { .. }),
+                "{:?} against {:?}",
+                run.answer,
+                check.answer
+            );
+        }
+        assert!(matches!(
+            compare(&spaced, &produced(&[], &[], "[115,45,21]")),
+            Agreement::Disagree { .. }
+        ));
+        // Lines printed with a blank line between them are each looked for.
+        let run = produced(&[], &[], "riga and hanoi");
+        assert!(matches!(
+            compare(&run, &produced(&[], &[], "riga\n\nhanoi\n")),
+            Agreement::Agree { .. }
         ));
     }
 

@@ -135,9 +135,29 @@ pub struct ChatRequest {
     pub response_format: ResponseFormat,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// The sampler's seed when `temperature` samples. A run sets one per sampled call from
+    /// the call's journal key ([`sampling_seed`]): with one fixed seed every sampled call
+    /// drew the same random numbers and, its prompt barely changed, wrote the same program
+    /// as the call before (docs/code-actions.md, "A failed program written again"). `None`: the
+    /// provider's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     pub purpose: CallPurpose,
+}
+
+/// The seed of a sampled call whose journal key is `key` (FNV-1a folded to 32 bits): the
+/// same for the same call of a run, so a call made again samples as it did, and different
+/// from every other call's.
+pub fn sampling_seed(key: &str) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    // Folded: every bit of the hash counts.
+    (h ^ (h >> 32)) as u32
 }
 
 impl ChatRequest {
@@ -148,6 +168,7 @@ impl ChatRequest {
             tool_choice: ToolChoice::Auto,
             response_format: ResponseFormat::Text,
             temperature: None,
+            seed: None,
             max_tokens: None,
             purpose,
         }
@@ -311,5 +332,16 @@ mod tests {
             LlmError::Auth("a".into()).map_message(|m| m + "b"),
             LlmError::Auth("ab".into())
         );
+    }
+
+    #[test]
+    fn each_call_key_has_its_own_seed() {
+        assert_eq!(sampling_seed("exec:s1:2#1"), sampling_seed("exec:s1:2#1"));
+        let seeds: std::collections::HashSet<u32> =
+            ["exec:s1:1#1", "exec:s1:1#2", "exec:s1:2#1", "check:s1:1#1"]
+                .iter()
+                .map(|k| sampling_seed(k))
+                .collect();
+        assert_eq!(seeds.len(), 4);
     }
 }

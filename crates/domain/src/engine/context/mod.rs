@@ -28,7 +28,7 @@ use crate::model::observations::RunFacts;
 use crate::model::plan::Plan;
 use crate::model::verification::Checks;
 use crate::model::verification::Verification;
-use crate::ports::llm::{ChatRequest, ChatResponse};
+use crate::ports::llm::{sampling_seed, ChatRequest, ChatResponse};
 use crate::ports::{Clock, EventSink, LlmClient, RunStatus, RunStore, ToolContext, UserChannel};
 
 /// An LLM reply and where it came from.
@@ -413,6 +413,10 @@ impl RunContext {
         step_id: Option<&str>,
     ) -> Result<Reply, CallError> {
         let key = self.next_key(scope);
+        let mut request = request;
+        if request.temperature.is_some_and(|t| t > 0.0) && request.seed.is_none() {
+            request.seed = Some(sampling_seed(&key));
+        }
         let hash = request_hash(&request);
         if let Some(recorded) = self.journal.llm(&key, &request) {
             return Ok(Reply {

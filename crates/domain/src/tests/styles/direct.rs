@@ -535,6 +535,14 @@ async fn a_retry_samples_and_is_not_told_the_give_up() {
         temperatures[2..].iter().all(Option::is_some),
         "a retry samples: {temperatures:?}"
     );
+    // Each sampled call with its own seed (with one seed for all, every sampled call drew
+    // the same numbers and wrote what the call before it wrote); greedy calls with none.
+    let seeds: Vec<Option<u32>> = r.requests().iter().map(|q| q.seed).collect();
+    assert_eq!(seeds[..2], [None, None], "{seeds:?}");
+    assert!(
+        seeds[2].is_some() && seeds[3].is_some() && seeds[2] != seeds[3],
+        "{seeds:?}"
+    );
     let retry = r.requests()[2].messages[1]
         .content
         .clone()
