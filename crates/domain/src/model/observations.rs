@@ -289,6 +289,26 @@ pub fn same_program(a: &str, b: &str) -> bool {
     x == y || canonical(&x.join("\n")) == canonical(&y.join("\n"))
 }
 
+/// Whether program `outer` holds every line of program `inner`, in order (blank lines,
+/// comments, spacing and the `final_answer` lines left out): a check that wrote the run's
+/// program again inside a longer one (the workspace's own code pasted above it) runs the
+/// same computation and checks nothing (docs/verification.md).
+pub fn holds_program(outer: &str, inner: &str) -> bool {
+    let lines = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && !t.starts_with('#') && !t.contains("final_answer"))
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let (outer, inner) = (lines(outer), lines(inner));
+    if inner.is_empty() {
+        return false;
+    }
+    let mut rest = outer.iter();
+    inner.iter().all(|line| rest.any(|l| l == line))
+}
+
 /// A token of a program: a name, a literal (string or number) or one other character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
@@ -615,6 +635,27 @@ mod tests {
             tail(&text),
             "line 15\nline 16\nline 17\nline 18\nline 19\nline 20"
         );
+    }
+
+    /// A check that pasted the workspace's code above the run's program runs the run's
+    /// computation again (seen on the eval: both ran the module instead of renaming in it).
+    #[test]
+    fn a_program_pasted_inside_a_longer_one_is_held_by_it() {
+        let run = "from ledger import split\n\ndata = [2, 3]\nprint(split(data))\nfinal_answer(split(data))\n";
+        let check = "# ledger.py\ndef split(values):\n    return [v * 5 for v in values]\n\n# main\nfrom ledger import split\ndata = [2, 3]\n  print(split(data))\nfinal_answer(split(data))";
+        assert!(holds_program(check, run));
+        assert!(!holds_program(run, check));
+        // Out of order, or a line changed: another program.
+        assert!(!holds_program(
+            "print(split(data))\ndata = [2, 3]\nfrom ledger import split",
+            run
+        ));
+        assert!(!holds_program(
+            "from ledger import split\ndata = [2, 4]\nprint(split(data))",
+            run
+        ));
+        // A run program that is all answer line is never held.
+        assert!(!holds_program("final_answer(9)", "final_answer(9)"));
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub struct ChatRequest {
     /// The sampler's seed when `temperature` samples. A run sets one per sampled call from
     /// the call's journal key ([`sampling_seed`]): with one fixed seed every sampled call
     /// drew the same random numbers and, its prompt barely changed, wrote the same program
-    /// as the call before (docs/code-actions.md, "A failed program written again"). `None`: the
+    /// as the call before (docs/code-actions.md, "Each sampled call its own seed"). `None`: the
     /// provider's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u32>,

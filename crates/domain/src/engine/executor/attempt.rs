@@ -14,7 +14,6 @@ use crate::engine::failure::CallProblem;
 use crate::engine::SAMPLED_TEMPERATURE;
 use crate::error::{LlmError, StoreError};
 use crate::model::event::EventKind;
-use crate::model::observations::program;
 use crate::model::step_input::StepInput;
 use crate::model::tool_kind::{ToolEffect, ToolFamily};
 use crate::model::workspace_view::WorkspaceView;
@@ -54,16 +53,6 @@ pub(super) struct Attempt<'a> {
     claim_refused: bool,
     /// Whether the attempt's last acting call was a program that failed.
     last_program_failed: bool,
-    /// The programs of this attempt that failed. One written again unchanged is not run:
-    /// the answer is asked again, sampling (docs/code-actions.md, "A failed program written
-    /// again"). Measured, 28 of a row's 80 programs were a failed one again, byte for byte.
-    failed_programs: Vec<String>,
-    /// The last answer was set aside for repeating a failed program: the next one is taken
-    /// whatever it holds (one answer asked again per repeat).
-    set_aside: bool,
-    /// Whether the last answer was asked without `complete_step` (asked again the same way
-    /// when it is set aside).
-    asked_withheld: bool,
     /// Failures claimed right after a failing call and sent back to be fixed.
     give_ups_refused: u32,
     /// A retry of the step (an earlier attempt ended): its calls sample
@@ -163,9 +152,6 @@ impl<'a> Attempt<'a> {
             empty_answers: 0,
             claim_refused: false,
             last_program_failed: false,
-            failed_programs: Vec::new(),
-            set_aside: false,
-            asked_withheld: false,
             give_ups_refused: 0,
             retry: input.step.attempts() > 1,
             finish_withheld: false,
@@ -203,14 +189,6 @@ impl<'a> Attempt<'a> {
                 }
                 Asked::Ended(end) => return Ok(end),
             };
-            if !std::mem::take(&mut self.set_aside) && self.repeats_a_failed_program(&reply) {
-                self.set_aside = true;
-                self.sample_next = true;
-                self.finish_withheld = self.asked_withheld;
-                self.nudged(replayed, "wrote a failed program again")
-                    .await?;
-                continue;
-            }
             if let Some(end) = self.take_turn(&reply, replayed, &key).await? {
                 return Ok(end);
             }
@@ -226,7 +204,6 @@ impl<'a> Attempt<'a> {
     async fn ask(&mut self) -> Result<Asked, StoreError> {
         let choice = std::mem::take(&mut self.choice);
         let withheld = std::mem::take(&mut self.finish_withheld) && choice == ToolChoice::Auto;
-        self.asked_withheld = withheld;
         let tools: Vec<ToolSchema> = self
             .tools
             .iter()
@@ -385,14 +362,6 @@ impl<'a> Attempt<'a> {
 
     /// Journals a nudge of this step (`nudge` event), unless the turn is replayed from the
     /// journal, which holds it already.
-    /// Whether `reply` runs, unchanged, a program that already failed in this attempt.
-    fn repeats_a_failed_program(&self, reply: &ChatResponse) -> bool {
-        reply.tool_calls.iter().any(|call| {
-            program(&call.arguments)
-                .is_some_and(|code| self.failed_programs.iter().any(|f| f.trim() == code.trim()))
-        })
-    }
-
     async fn nudged(&self, replayed: bool, reason: &str) -> Result<(), StoreError> {
         if replayed {
             return Ok(());
@@ -603,11 +572,6 @@ impl<'a> Attempt<'a> {
         }
         self.last_program_failed = !(run.ok || run.interrupted)
             && tool_router::family_of(self.agent.toolbox.as_ref(), &call.name) == ToolFamily::Code;
-        if self.last_program_failed {
-            if let Some(code) = program(&call.arguments) {
-                self.failed_programs.push(code);
-            }
-        }
         for file in run.attachments {
             if !self.attachments.contains(&file) {
                 self.attachments.push(file);

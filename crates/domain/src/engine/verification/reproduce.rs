@@ -13,10 +13,9 @@ use crate::engine::executor::tool_call::{CallSite, StepTools};
 use crate::engine::executor::workspace_view::look;
 use crate::engine::failure::CallProblem;
 use crate::engine::runtime::Runtime;
-use crate::engine::SAMPLED_TEMPERATURE;
 use crate::error::Error;
 use crate::model::inputs::RecordedInput;
-use crate::model::observations::{program, same_program};
+use crate::model::observations::{holds_program, program, same_program};
 use crate::model::verification::Produced;
 use crate::model::workspace_view::ViewBudget;
 use crate::ports::llm::{CallPurpose, ChatMessage, ChatRequest, ToolChoice};
@@ -30,7 +29,7 @@ const PROGRAMS: u32 = 2;
 /// The sampling temperature of a reproduction: the first reads the task greedily, a second
 /// one (after a disagreement) samples, so that it is not the first again.
 fn temperature(round: u32) -> Option<f32> {
-    (round > 1).then_some(SAMPLED_TEMPERATURE)
+    (round > 1).then_some(crate::engine::SAMPLED_TEMPERATURE)
 }
 
 /// How a reproduction went.
@@ -139,54 +138,40 @@ pub(super) async fn reproduce(
     let scope = format!("check:{step_id}:{round}");
     // The run's own programs, before this check adds its own.
     let run_programs: Vec<String> = ctx.facts().programs().to_vec();
-    // The check's program that failed last: its fix written as the same program again is
-    // asked once more, sampling (as a step's: docs/code-actions.md, "A failed program
-    // written again").
-    let mut failed: Option<String> = None;
     for _ in 0..PROGRAMS {
-        let mut sample = temperature(round);
-        let mut asked_again = false;
-        let (reply, call) = loop {
-            let mut request = ChatRequest::new(CallPurpose::Other, messages.clone()).with_tools(
-                vec![code.clone()],
-                ToolChoice::Function(CODE_RUN.to_string()),
-            );
-            request.temperature = sample;
-            let reply = match ctx
-                .chat_replayable(&scope, agent.llm.as_ref(), request, Some(step_id))
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    return Ok(Reproduction::Failed(match e.recoverable()? {
-                        CallProblem::Cancelled => "the run was cancelled".to_string(),
-                        CallProblem::Llm(e) => format!("the model failed: {e}"),
-                    }))
-                }
-            };
-            let Some(call) = reply
-                .response
-                .tool_calls
-                .iter()
-                .find(|c| c.name == CODE_RUN)
-                .cloned()
-            else {
-                return Ok(Reproduction::Failed(
-                    "the check wrote no program".to_string(),
-                ));
-            };
-            let again = failed.as_deref().is_some_and(|f| {
-                program(&call.arguments).is_some_and(|code| code.trim() == f.trim())
-            });
-            if again && !asked_again {
-                asked_again = true;
-                sample = Some(SAMPLED_TEMPERATURE);
-                continue;
+        let mut request = ChatRequest::new(CallPurpose::Other, messages.clone()).with_tools(
+            vec![code.clone()],
+            ToolChoice::Function(CODE_RUN.to_string()),
+        );
+        request.temperature = temperature(round);
+        let reply = match ctx
+            .chat_replayable(&scope, agent.llm.as_ref(), request, Some(step_id))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(Reproduction::Failed(match e.recoverable()? {
+                    CallProblem::Cancelled => "the run was cancelled".to_string(),
+                    CallProblem::Llm(e) => format!("the model failed: {e}"),
+                }))
             }
-            break (reply, call);
         };
-        let copied = program(&call.arguments)
-            .is_some_and(|code| run_programs.iter().any(|p| same_program(p, &code)));
+        let Some(call) = reply
+            .response
+            .tool_calls
+            .iter()
+            .find(|c| c.name == CODE_RUN)
+            .cloned()
+        else {
+            return Ok(Reproduction::Failed(
+                "the check wrote no program".to_string(),
+            ));
+        };
+        let copied = program(&call.arguments).is_some_and(|code| {
+            run_programs
+                .iter()
+                .any(|p| same_program(p, &code) || holds_program(&code, p))
+        });
         if copied {
             return Ok(Reproduction::Copied);
         }
@@ -207,7 +192,6 @@ pub(super) async fn reproduce(
                 None => Reproduction::Failed("the scratch copy cannot be read".to_string()),
             });
         }
-        failed = program(&call.arguments);
         messages.push(ChatMessage::from_reply(&reply.response));
         for other in &reply.response.tool_calls {
             let text = if other.id == call.id {

@@ -501,67 +501,6 @@ async fn a_check_whose_program_keeps_failing_leaves_the_run_unverified() {
     );
 }
 
-/// A failed program written again unchanged is not run: the answer is asked again,
-/// sampling with its own seed (docs/code-actions.md, "A failed program written again").
-/// Only once per repeat: the answer after that is taken as it is.
-#[tokio::test]
-async fn a_failed_program_written_again_is_asked_again_sampling() {
-    let ws = numbers();
-    let h = run(
-        &ws,
-        TASK,
-        vec![
-            program("fail"),
-            program("fail"),
-            program("expr 4 + 5 > sum.txt\nfinal_answer sum.txt holds 9"),
-            // The check.
-            program("echo 9 > sum.txt"),
-        ],
-        direct(0),
-    )
-    .await;
-    assert_eq!(
-        h.outcome.status,
-        RunStatus::Completed,
-        "{:?}",
-        h.outcome.error
-    );
-    assert_eq!(h.nudges(), ["wrote a failed program again"]);
-    let requests = h.llm.requests();
-    // The set-aside answer never reached the transcript: the third request reads the
-    // first program and its failure, then asks again.
-    assert_eq!(requests[1].messages, requests[2].messages);
-    assert_eq!(requests[1].temperature, None);
-    assert!(requests[2].temperature.is_some() && requests[2].seed.is_some());
-    assert_eq!(ws.read("sum.txt").as_deref(), Some("9\n"));
-    assert!(h.outcome.verification.verified, "{:?}", h.checks());
-}
-
-/// A check's fix that is its failed program again is asked once more, sampling.
-#[tokio::test]
-async fn a_checks_failed_program_written_again_is_asked_again_sampling() {
-    let ws = numbers();
-    let h = run(
-        &ws,
-        TASK,
-        vec![
-            program("expr 4 + 5 > sum.txt"),
-            done("sum.txt holds 9"),
-            program("fail"),
-            program("fail"),
-            program("echo 9 > sum.txt"),
-        ],
-        direct(0),
-    )
-    .await;
-    assert_eq!(h.outcome.status, RunStatus::Completed);
-    let requests = h.llm.requests();
-    assert_eq!(requests[3].temperature, None, "the first fix is greedy");
-    assert!(requests[4].temperature.is_some(), "the same again: sampled");
-    assert_eq!(requests[3].messages, requests[4].messages);
-    assert!(h.outcome.verification.verified, "{:?}", h.checks());
-}
-
 #[tokio::test]
 async fn checks_switched_off_leave_every_run_unverified() {
     let ws = numbers();
@@ -793,7 +732,8 @@ async fn a_tool_called_in_a_program_is_made_and_the_program_run_again() {
         &ws,
         task,
         vec![
-            program("call browser_navigate http://127.0.0.1:9/code\necho $REPLY > code.txt\nfinal_answer wrote it"),
+            program("call browser_navigate http://127.0.0.1:9/code\necho $REPLY > page.txt\nmv page.txt code.txt\nfinal_answer wrote it"),
+            // The check: another program (one holding the run's would check nothing).
             program("call browser_navigate http://127.0.0.1:9/code\necho $REPLY > code.txt\ncat code.txt"),
         ],
         direct(0),
