@@ -16,7 +16,7 @@ use crate::model::verification::Checks;
 use crate::model::verification::{CheckVerdict, Verification};
 use crate::model::workspace_view::WorkspaceView;
 use crate::ports::checkpoints::CheckpointLog;
-use crate::ports::llm::{ChatRequest, ChatResponse};
+use crate::ports::llm::{fnv1a, ChatRequest, ChatResponse};
 
 /// What the log says about one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,18 +55,15 @@ pub(crate) struct Journal {
 
 /// A stable fingerprint of what was asked (the purpose is metadata and left out):
 /// `fnv1a:` and the 64-bit FNV-1a hash of the JSON of the messages, tools, tool choice and
-/// response format, each followed by a 0 byte. The definition is written here, so it stays
-/// the same across toolchains (std's `DefaultHasher` promises no such thing).
+/// response format, each followed by a 0 byte ([`fnv1a`], written out in the domain so it
+/// stays the same across toolchains).
 pub(crate) fn request_hash(request: &ChatRequest) -> String {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
-    for part in request_parts(request) {
-        for byte in part.bytes().chain(std::iter::once(0)) {
-            h ^= u64::from(byte);
-            h = h.wrapping_mul(PRIME);
-        }
-    }
+    let parts = request_parts(request);
+    let h = fnv1a(
+        parts
+            .iter()
+            .flat_map(|part| part.bytes().chain(std::iter::once(0))),
+    );
     format!("{HASH_PREFIX}{h:016x}")
 }
 

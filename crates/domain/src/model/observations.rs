@@ -274,10 +274,7 @@ pub fn same_program(a: &str, b: &str) -> bool {
     let lines = |s: &str| -> Vec<String> {
         s.lines()
             .map(str::trim_end)
-            .filter(|l| {
-                let t = l.trim_start();
-                !t.is_empty() && !t.starts_with('#') && !t.contains("final_answer")
-            })
+            .filter(|l| does_work(l.trim_start()))
             .map(str::to_string)
             .collect()
     };
@@ -289,6 +286,13 @@ pub fn same_program(a: &str, b: &str) -> bool {
     x == y || canonical(&x.join("\n")) == canonical(&y.join("\n"))
 }
 
+/// Whether a program's line (trimmed) does the program's work, as the comparisons of
+/// programs read it: not blank, not a whole-line comment, not the line handing over the
+/// answer (`final_answer`, the code tool's own function).
+fn does_work(trimmed: &str) -> bool {
+    !trimmed.is_empty() && !trimmed.starts_with('#') && !trimmed.contains("final_answer")
+}
+
 /// Whether program `outer` holds every line of program `inner`, in order (blank lines,
 /// comments, spacing and the `final_answer` lines left out): a check that wrote the run's
 /// program again inside a longer one (the workspace's own code pasted above it) runs the
@@ -297,7 +301,7 @@ pub fn holds_program(outer: &str, inner: &str) -> bool {
     let lines = |s: &str| -> Vec<String> {
         s.lines()
             .map(str::trim)
-            .filter(|t| !t.is_empty() && !t.starts_with('#') && !t.contains("final_answer"))
+            .filter(|t| does_work(t))
             .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect()
     };
@@ -638,7 +642,7 @@ mod tests {
     }
 
     /// A check that pasted the workspace's code above the run's program runs the run's
-    /// computation again (seen on the eval: both ran the module instead of renaming in it).
+    /// computation again: it cannot tell the run's answer from a misreading of the task.
     #[test]
     fn a_program_pasted_inside_a_longer_one_is_held_by_it() {
         let run = "from ledger import split\n\ndata = [2, 3]\nprint(split(data))\nfinal_answer(split(data))\n";

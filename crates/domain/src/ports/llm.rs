@@ -151,13 +151,20 @@ pub struct ChatRequest {
 /// same for the same call of a run, so a call made again samples as it did, and different
 /// from every other call's.
 pub fn sampling_seed(key: &str) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in key.bytes() {
-        h ^= u64::from(byte);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = fnv1a(key.bytes());
     // Folded: every bit of the hash counts.
     (h ^ (h >> 32)) as u32
+}
+
+/// The 64-bit FNV-1a hash of `bytes`, written here so that it stays the same across
+/// toolchains (std's `DefaultHasher` promises no such thing): request fingerprints in the
+/// journal and sampling seeds are made with it.
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes
+        .into_iter()
+        .fold(OFFSET, |h, byte| (h ^ u64::from(byte)).wrapping_mul(PRIME))
 }
 
 impl ChatRequest {
